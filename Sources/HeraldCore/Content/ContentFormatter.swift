@@ -1,0 +1,191 @@
+/// Turns messages into the words people see: previews, banner lines, notification titles and bodies.
+///
+/// This is the one place the wording rules live; the server (push), the clients (banners, local notifications)
+/// and `herald replay` all call it.
+public struct ContentFormatter: Hashable, Sendable {
+    /// The longest preview, in grapheme clusters, before it is cut and given an ellipsis.
+    public var previewLimit: Int
+    /// What stands in for a message that has an image and no text.
+    public var imagePlaceholder: String
+    /// What stands in for a message with neither text nor image.
+    public var emptyPlaceholder: String
+    /// The name used when a sender has no display name.
+    public var unknownSenderName: String
+    /// The title used for a group that has none.
+    public var untitledGroupName: String
+
+    /// The rules of SPEC section 3: 50 characters, `📷 Image`, `New message`.
+    public static let standard = ContentFormatter()
+
+    /// Creates a formatter; the defaults are the product's rules.
+    public init(
+        previewLimit: Int = 50,
+        imagePlaceholder: String = "📷 Image",
+        emptyPlaceholder: String = "New message",
+        unknownSenderName: String = "Someone",
+        untitledGroupName: String = "Group chat"
+    ) {
+        self.previewLimit = max(0, previewLimit)
+        self.imagePlaceholder = imagePlaceholder
+        self.emptyPlaceholder = emptyPlaceholder
+        self.unknownSenderName = unknownSenderName
+        self.untitledGroupName = untitledGroupName
+    }
+
+    /// The one-line preview of a message.
+    ///
+    /// White space runs (newlines included) fold to one space and the ends are trimmed. Longer than
+    /// ``previewLimit`` grapheme clusters: the first ``previewLimit``, trailing spaces trimmed, then `...`.
+    /// No text: ``imagePlaceholder`` if there is an image, else ``emptyPlaceholder``.
+    public func preview(text: String?, hasImage: Bool) -> String {
+        var (folded, cut) = Self.foldWhitespace(text ?? "", limit: previewLimit)
+        if folded.isEmpty {
+            return hasImage ? imagePlaceholder : emptyPlaceholder
+        }
+        if cut { folded.append("...") }
+        return folded
+    }
+
+    /// The preview of a message (see ``preview(text:hasImage:)``).
+    public func preview(of message: Message) -> String {
+        preview(text: message.text, hasImage: message.imageURL != nil)
+    }
+
+    /// The name to show for a person: their display name, or ``unknownSenderName`` when it is blank.
+    public func name(of person: Person) -> String {
+        let name = Self.foldWhitespace(person.displayName).text
+        return name.isEmpty ? unknownSenderName : name
+    }
+
+    /// The title to show for a group: its title, or ``untitledGroupName`` when it has none.
+    public func groupTitle(of conversation: Conversation) -> String {
+        let title = Self.foldWhitespace(conversation.title ?? "").text
+        return title.isEmpty ? untitledGroupName : title
+    }
+
+    /// Initials for an avatar placeholder: the first letters of the first and last words, upper-cased.
+    ///
+    /// `Alice Johnson` → `AJ`, `Bob` → `B`, a blank name → `?`.
+    public func initials(of name: String) -> String {
+        Self.initials(ofFolded: Self.foldWhitespace(name).text)
+    }
+
+    /// Initials of a name whose white space is already folded to single spaces.
+    static func initials(ofFolded name: String) -> String {
+        guard let first = name.first else { return "?" }
+        guard let space = name.utf8.lastIndex(of: UInt8(ascii: " ")) else { return first.uppercased() }
+        return first.uppercased() + name[name.index(after: space)].uppercased()
+    }
+
+    /// The in-app banner for a message: sender as title, `in <group>` as subtitle for groups, preview as body.
+    public func banner(for incoming: IncomingMessage) -> Banner {
+        let name = name(of: incoming.sender)
+        let subtitle: String? = switch incoming.conversation.kind {
+        case .direct: nil
+        case .group: "in \(groupTitle(of: incoming.conversation))"
+        }
+        return Banner(
+            id: incoming.message.id,
+            conversationID: incoming.conversation.id,
+            title: name,
+            subtitle: subtitle,
+            body: preview(of: incoming.message),
+            avatarURL: incoming.sender.avatarURL,
+            tone: .message
+        )
+    }
+
+    /// The system notification for a message; push notifications use the same words.
+    ///
+    /// Direct: `New message from <sender>`, body = preview. Group: `New message in <group>`,
+    /// body = `<sender>: <preview>`. The thread is the conversation id.
+    public func notification(for incoming: IncomingMessage) -> LocalNotification {
+        let name = name(of: incoming.sender)
+        let preview = preview(of: incoming.message)
+        switch incoming.conversation.kind {
+        case .direct:
+            return LocalNotification(
+                messageID: incoming.message.id,
+                title: "New message from \(name)",
+                body: preview,
+                thread: incoming.conversation.id
+            )
+        case .group:
+            return LocalNotification(
+                messageID: incoming.message.id,
+                title: "New message in \(groupTitle(of: incoming.conversation))",
+                body: "\(name): \(preview)",
+                thread: incoming.conversation.id
+            )
+        }
+    }
+
+    /// `text` with white space runs folded to one space and the ends trimmed, cut to `limit` grapheme clusters
+    /// (trailing space trimmed); `cut` tells whether anything was left out.
+    static func foldWhitespace(_ text: String, limit: Int = .max) -> (text: String, cut: Bool) {
+        var text = text
+        if let folded = text.withUTF8({ foldASCII($0, limit: limit) }) {
+            return folded
+        }
+        var folded = ""
+        var count = 0
+        var spaceBefore = false
+        for character in text {
+            if character.isFoldableSpace {
+                spaceBefore = count > 0
+                continue
+            }
+            if count + (spaceBefore ? 1 : 0) >= limit {
+                return (folded, true)
+            }
+            if spaceBefore {
+                folded.append(" ")
+                count += 1
+                spaceBefore = false
+            }
+            folded.append(character)
+            count += 1
+        }
+        return (folded, false)
+    }
+
+    /// ``foldWhitespace(_:limit:)`` for ASCII text, where every byte is one grapheme cluster (CR LF, the one pair,
+    /// is white space and folds anyway); nil if `bytes` is not all ASCII.
+    private static func foldASCII(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int) -> (text: String, cut: Bool)? {
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+        var cut = false
+        let folded = String(unsafeUninitializedCapacity: min(bytes.count, limit)) { buffer in
+            var count = 0
+            var spaceBefore = false
+            for byte in bytes {
+                if byte == 0x20 || (0x09...0x0D).contains(byte) {
+                    spaceBefore = count > 0
+                    continue
+                }
+                if count + (spaceBefore ? 1 : 0) >= limit {
+                    cut = true
+                    break
+                }
+                if spaceBefore {
+                    buffer[count] = 0x20
+                    count += 1
+                    spaceBefore = false
+                }
+                buffer[count] = byte
+                count += 1
+            }
+            return count
+        }
+        return (folded, cut)
+    }
+}
+
+extension Character {
+    /// White space, with a fast answer for ASCII.
+    fileprivate var isFoldableSpace: Bool {
+        if let ascii = asciiValue {
+            return ascii == 0x20 || (0x09...0x0D).contains(ascii)
+        }
+        return isWhitespace
+    }
+}

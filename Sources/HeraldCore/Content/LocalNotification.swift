@@ -1,0 +1,19 @@
+/// A system notification about a message: what the app posts when it is in the background, and what a push carries.
+public struct LocalNotification: Codable, Hashable, Sendable {
+    /// The message it is about; posting twice with the same id replaces rather than repeats.
+    public var messageID: String
+    /// `New message from <sender>` or `New message in <group>`.
+    public var title: String
+    /// The preview, prefixed with `<sender>: ` in groups.
+    public var body: String
+    /// The grouping id: the conversation id.
+    public var thread: String
+
+    /// Creates a notification.
+    public init(messageID: String, title: String, body: String, thread: String) {
+        self.messageID = messageID
+        self.title = title
+        self.body = body
+        self.thread = thread
+    }
+}

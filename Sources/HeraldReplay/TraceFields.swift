@@ -1,0 +1,123 @@
+import Foundation
+
+/// The fields of one JSON object in a trace, read with errors that name the line and the field.
+struct TraceFields {
+    let line: Int
+    let path: String
+    let values: [String: JSONValue]
+
+    init(line: Int, path: String = "", values: [String: JSONValue]) {
+        self.line = line
+        self.path = path
+        self.values = values
+    }
+
+    func error(_ message: String) -> ReplayError {
+        ReplayError(line: line, message: message)
+    }
+
+    private func name(_ key: String) -> String { "`\(path)\(key)`" }
+
+    /// Fails on any key not in `allowed`: a misspelt option must not be silently ignored.
+    func rejectUnknown(_ allowed: Set<String>, in event: String) throws {
+        if let unknown = values.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw error("`\(event)` has no field \(name(unknown))")
+        }
+    }
+
+    private func required(_ key: String) throws -> JSONValue {
+        guard let value = values[key] else { throw error("missing \(name(key))") }
+        return value
+    }
+
+    private func wrongType(_ key: String, _ expected: String, _ value: JSONValue) -> ReplayError {
+        error("\(name(key)) must be \(expected), not \(value.kind)")
+    }
+
+    func string(_ key: String) throws -> String {
+        let value = try required(key)
+        guard case .string(let text) = value else { throw wrongType(key, "a string", value) }
+        return text
+    }
+
+    /// A string, or nil when the key is absent or null.
+    func optionalString(_ key: String) throws -> String? {
+        guard let value = values[key], value != .null else { return nil }
+        guard case .string(let text) = value else { throw wrongType(key, "a string or null", value) }
+        return text
+    }
+
+    /// A string or null, where the key itself must be present.
+    func nullableString(_ key: String) throws -> String? {
+        _ = try required(key)
+        return try optionalString(key)
+    }
+
+    func optionalURL(_ key: String) throws -> URL? {
+        guard let text = try optionalString(key) else { return nil }
+        guard let url = URL(string: text) else { throw error("\(name(key)) is not a URL: \(text)") }
+        return url
+    }
+
+    func number(_ key: String) throws -> Double {
+        let value = try required(key)
+        guard case .number(let number) = value, number.isFinite else { throw wrongType(key, "a number", value) }
+        return number
+    }
+
+    func optionalNumber(_ key: String) throws -> Double? {
+        values[key] == nil ? nil : try number(key)
+    }
+
+    func optionalBool(_ key: String) throws -> Bool? {
+        guard let value = values[key] else { return nil }
+        guard case .bool(let flag) = value else { throw wrongType(key, "true or false", value) }
+        return flag
+    }
+
+    func bool(_ key: String) throws -> Bool {
+        _ = try required(key)
+        return try optionalBool(key)!
+    }
+
+    func object(_ key: String) throws -> TraceFields {
+        let value = try required(key)
+        guard case .object(let fields) = value else { throw wrongType(key, "an object", value) }
+        return TraceFields(line: line, path: "\(path)\(key).", values: fields)
+    }
+
+    /// A string naming one case of `T`.
+    func choice<T: RawRepresentable & CaseIterable>(_ key: String, of _: T.Type, among cases: [T]? = nil) throws -> T
+    where T.RawValue == String {
+        let text = try string(key)
+        let allowed = cases ?? Array(T.allCases)
+        guard let value = T(rawValue: text), allowed.contains(where: { $0.rawValue == text }) else {
+            let names = allowed.map { "`\($0.rawValue)`" }.joined(separator: ", ")
+            throw error("\(name(key)) must be one of \(names), not `\(text)`")
+        }
+        return value
+    }
+
+    /// Seconds as a ``Duration``, to the microsecond.
+    func seconds(_ key: String, allowZero: Bool) throws -> Duration? {
+        guard let value = try optionalNumber(key) else { return nil }
+        guard allowZero ? value >= 0 : value > 0 else {
+            throw error("\(name(key)) must be \(allowZero ? "zero or more" : "more than zero") seconds")
+        }
+        return Duration(seconds: value)
+    }
+}
+
+extension Duration {
+    /// A duration of `seconds`, rounded to the microsecond.
+    init(seconds: Double) {
+        self = .microseconds(Int64((seconds * 1_000_000).rounded()))
+    }
+
+    /// This duration in seconds, rounded to the microsecond.
+    var seconds: Double {
+        let (whole, attoseconds) = components
+        let micros = Double(whole) * 1_000_000 + (Double(attoseconds) / 1_000_000_000_000).rounded()
+        return micros / 1_000_000
+    }
+}

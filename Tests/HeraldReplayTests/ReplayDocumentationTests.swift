@@ -1,0 +1,93 @@
+import Foundation
+import HeraldReplay
+import Testing
+
+/// The worked examples of `docs/replay.md`: each trace with the timeline it must print.
+struct DocumentedExample: CustomTestStringConvertible, Sendable {
+    let title: String
+    let trace: String
+    let timeline: [String]
+
+    var testDescription: String { title }
+
+    static let all: [DocumentedExample] = {
+        let url = packageRoot.appendingPathComponent("docs/replay.md")
+        guard let text = try? String(contentsOf: url, encoding: .utf8) else { return [] }
+        var examples: [DocumentedExample] = []
+        var title = ""
+        var block: String?
+        var blocks: [String: String] = [:]
+        for line in text.components(separatedBy: "\n") {
+            if line.hasPrefix("### ") { title = String(line.dropFirst(4)) }
+            if let kind = block {
+                if line == "```" {
+                    block = nil
+                    if kind == "replay-timeline", let trace = blocks["replay-trace"], let timeline = blocks[kind] {
+                        examples.append(DocumentedExample(
+                            title: title, trace: trace, timeline: timeline.split(separator: "\n").map(String.init)))
+                        blocks = [:]
+                    }
+                } else {
+                    blocks[kind, default: ""] += line + "\n"
+                }
+            } else if line.hasPrefix("```json replay-") {
+                block = String(line.dropFirst("```json ".count))
+            }
+        }
+        return examples
+    }()
+}
+
+/// The package's root folder, found from this file's path.
+let packageRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The `herald` executable that `swift test` built beside the tests.
+let heraldExecutable: URL = {
+    let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    var folder = testBinary.deletingLastPathComponent()
+    while folder.path != "/" {
+        let candidate = folder.appendingPathComponent("herald")
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        folder = folder.deletingLastPathComponent()
+    }
+    return packageRoot.appendingPathComponent(".build/debug/herald")
+}()
+
+/// Runs `herald` with `arguments`, feeding `input` on standard input.
+func runHerald(_ arguments: [String], input: String) throws -> (status: Int32, stdout: String, stderr: String) {
+    let process = Process()
+    process.executableURL = heraldExecutable
+    process.arguments = arguments
+    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = stdout
+    process.standardError = stderr
+    try process.run()
+    stdin.fileHandleForWriting.write(Data(input.utf8))
+    try stdin.fileHandleForWriting.close()
+    let out = stdout.fileHandleForReading.readDataToEndOfFile()
+    let err = stderr.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+}
+
+@Suite("docs/replay.md: every example prints exactly its documented timeline")
+struct ReplayDocumentationTests {
+    @Test("the page has its nine examples")
+    func examplesFound() {
+        #expect(DocumentedExample.all.count == 9)
+    }
+
+    @Test("through the library", arguments: DocumentedExample.all)
+    func library(_ example: DocumentedExample) throws {
+        #expect(try Replay.timeline(forTrace: example.trace) == example.timeline)
+    }
+
+    @Test("through the herald binary, trace on standard input", arguments: DocumentedExample.all)
+    func binary(_ example: DocumentedExample) throws {
+        let result = try runHerald(["replay"], input: example.trace)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.split(separator: "\n").map(String.init) == example.timeline)
+    }
+}

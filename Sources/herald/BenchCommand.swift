@@ -21,15 +21,18 @@ struct BenchCommand: ParsableCommand {
         @Option(help: "How many conversations they are spread over (also the number of waiting banners measured).")
         var conversations = 10_000
 
+        @Option(help: "How many times to run it from scratch; the median is reported.")
+        var rounds = 5
+
         func validate() throws {
-            guard messages > 0, conversations > 0 else { throw ValidationError("counts must be positive") }
+            guard messages > 0, conversations > 0, rounds > 0 else { throw ValidationError("counts must be positive") }
         }
 
         func run() {
             #if DEBUG
             print("note: this is a debug build; use `swift run -c release herald bench engine` for real figures")
             #endif
-            print(EngineBenchmark.run(messages: messages, conversations: conversations).text)
+            print(EngineBenchmark.run(messages: messages, conversations: conversations, rounds: rounds).text)
         }
     }
 }

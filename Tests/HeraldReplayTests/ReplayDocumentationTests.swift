@@ -91,3 +91,15 @@ struct ReplayDocumentationTests {
         #expect(result.stdout.split(separator: "\n").map(String.init) == example.timeline)
     }
 }
+
+@Suite("The README's run command")
+struct ReadmeCommandTests {
+    @Test("the demo trace it names runs and shows three banners in turn")
+    func demoTrace() throws {
+        let trace = try String(contentsOf: packageRoot.appendingPathComponent("docs/traces/demo.jsonl"), encoding: .utf8)
+        let result = try runHerald(["replay", packageRoot.appendingPathComponent("docs/traces/demo.jsonl").path], input: "")
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.split(separator: "\n").map(String.init) == (try Replay.timeline(forTrace: trace)))
+        #expect(result.stdout.components(separatedBy: #""type":"show""#).count - 1 == 3)
+    }
+}

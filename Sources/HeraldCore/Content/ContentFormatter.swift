@@ -82,7 +82,7 @@ public struct ContentFormatter: Hashable, Sendable {
         let name = name(of: incoming.sender)
         let subtitle: String? = switch incoming.conversation.kind {
         case .direct: nil
-        case .group: "in \(groupTitle(of: incoming.conversation))"
+        case .group: "in " + groupTitle(of: incoming.conversation)
         }
         return Banner(
             id: incoming.message.id,
@@ -124,8 +124,10 @@ public struct ContentFormatter: Hashable, Sendable {
     /// (trailing space trimmed); `cut` tells whether anything was left out.
     static func foldWhitespace(_ text: String, limit: Int = .max) -> (text: String, cut: Bool) {
         var text = text
-        if let folded = text.withUTF8({ foldASCII($0, limit: limit) }) {
-            return folded
+        switch text.withUTF8({ foldASCII($0, limit: limit) }) {
+        case .unchanged: return (text, false)
+        case .folded(let folded, let cut): return (folded, cut)
+        case .notASCII: break
         }
         var folded = ""
         var count = 0
@@ -149,10 +151,24 @@ public struct ContentFormatter: Hashable, Sendable {
         return (folded, false)
     }
 
+    private enum ASCIIFolding {
+        case unchanged
+        case folded(String, cut: Bool)
+        case notASCII
+    }
+
     /// ``foldWhitespace(_:limit:)`` for ASCII text, where every byte is one grapheme cluster (CR LF, the one pair,
-    /// is white space and folds anyway); nil if `bytes` is not all ASCII.
-    private static func foldASCII(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int) -> (text: String, cut: Bool)? {
-        guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+    /// is white space and folds anyway). Text that is already folded and short enough is left as it is.
+    private static func foldASCII(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int) -> ASCIIFolding {
+        var clean = bytes.count <= limit
+        var spaceBefore = true
+        for byte in bytes {
+            guard byte < 0x80 else { return .notASCII }
+            let isSpace = byte == 0x20 || (0x09...0x0D).contains(byte)
+            if isSpace, byte != 0x20 || spaceBefore { clean = false }
+            spaceBefore = isSpace
+        }
+        if clean, !spaceBefore || bytes.isEmpty { return .unchanged }
         var cut = false
         let folded = String(unsafeUninitializedCapacity: min(bytes.count, limit)) { buffer in
             var count = 0
@@ -176,7 +192,7 @@ public struct ContentFormatter: Hashable, Sendable {
             }
             return count
         }
-        return (folded, cut)
+        return .folded(folded, cut: cut)
     }
 }
 

@@ -64,11 +64,11 @@ public struct Notifier: Hashable, Sendable {
     }
 
     /// Fires what is due up to `instant`, then handles `input` at `instant`.
-    public mutating func handle(_ input: NotifierInput, at instant: Duration) -> [TimedEffect] {
+    public mutating func handle(_ input: consuming NotifierInput, at instant: Duration) -> [TimedEffect] {
         var effects = EffectLog()
         queue.advance(to: instant, into: &effects)
         effects.begin(at: queue.now)
-        switch input {
+        switch consume input {
         case .message(let incoming):
             receive(incoming, into: &effects)
         case .app(let state):

@@ -11,14 +11,45 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
     ],
     targets: [
         // The notification engine: models, content, policy, banner queue. Foundation only, no I/O.
         .target(name: "HeraldCore"),
+        // The server: storage, HTTP API, live stream, presence.
+        .target(
+            name: "HeraldServer",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            resources: [.copy("Resources/openapi.yaml")]
+        ),
         // Trace-driven runs of the engine in virtual time (`herald replay`).
         .target(name: "HeraldReplay", dependencies: ["HeraldCore"]),
         // Benchmarks that print figures (`herald bench`); run them from a release build.
-        .target(name: "HeraldBenchmarks", dependencies: ["HeraldCore", "CHeapUsage"]),
+        .target(
+            name: "HeraldBenchmarks",
+            dependencies: [
+                "HeraldCore",
+                "HeraldServer",
+                "CHeapUsage",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ]
+        ),
         // The allocator's own count of bytes in use (glibc's mallinfo2, Darwin's zone statistics).
         .target(name: "CHeapUsage"),
         // The command line; kept thin: it parses arguments and calls the libraries.
@@ -28,11 +59,26 @@ let package = Package(
                 "HeraldCore",
                 "HeraldReplay",
                 "HeraldBenchmarks",
+                "HeraldServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
-        .testTarget(name: "HeraldReplayTests", dependencies: ["HeraldReplay", "HeraldCore"]),
+        // What the test suites share: finding the package and the built `herald`, running it.
+        .target(name: "HeraldTestSupport", path: "Tests/Support"),
+        .testTarget(name: "HeraldReplayTests", dependencies: ["HeraldReplay", "HeraldCore", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldServerTests",
+            dependencies: [
+                "HeraldServer",
+                "HeraldCore",
+                "HeraldTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldReplay
+import HeraldTestSupport
 import Testing
 
 @Suite("A malformed trace is an error that names its line; nothing is silently ignored")

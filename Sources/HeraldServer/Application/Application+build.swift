@@ -1,0 +1,89 @@
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// What the running server is made of: its settings, storage, live connections and token authority.
+///
+/// Tests build one and keep it, to ask the hub about presence or the store about what it holds.
+public struct ServerEnvironment: Sendable {
+    /// The settings it was made with.
+    public let configuration: ServerConfiguration
+    /// Where everything is kept.
+    public let store: any Store
+    /// The live connections and presence.
+    public let hub: Hub
+    /// Verifies and signs tokens.
+    public let tokens: TokenAuthority
+    let services: [any Service]
+
+    /// Opens the database (migrating it) and resolves the token secret.
+    public static func make(_ configuration: ServerConfiguration, logger: Logger) async throws -> ServerEnvironment {
+        let store = try await SQLiteStore.open(
+            path: configuration.databasePath, fullSync: configuration.fullSync, logger: logger)
+        return ServerEnvironment(
+            configuration: configuration,
+            store: store,
+            hub: Hub(),
+            tokens: await TokenAuthority(secret: try configuration.resolveSecret()),
+            services: [store.database]
+        )
+    }
+
+    var messenger: Messenger {
+        Messenger(store: store, hub: hub, limits: configuration.limits)
+    }
+}
+
+/// Builds the Herald server application: the router, the WebSocket upgrade, and the services it runs.
+///
+/// - Parameter onServerRunning: called with the bound port once the server listens (useful with port 0).
+public func buildApplication(
+    _ environment: ServerEnvironment,
+    logger: Logger,
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+    let router = buildRouter(environment, logger: logger)
+    let limits = environment.configuration.limits
+    var application = Application(
+        router: router,
+        server: .http1WebSocketUpgrade(
+            webSocketRouter: router,
+            configuration: .init(
+                http1: .init(),
+                ws: WebSocketServerConfiguration(
+                    maxFrameSize: limits.maxAcceptedFrameBytes,
+                    autoPing: .enabled(timePeriod: .seconds(30))
+                )
+            )
+        ),
+        configuration: .init(
+            address: .hostname(environment.configuration.host, port: environment.configuration.port),
+            serverName: "Herald"
+        ),
+        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+        logger: logger
+    )
+    application.addServices(environment.services)
+    if environment.configuration.demo {
+        // After the database service has started, before the server accepts anyone.
+        application.beforeServerStarts {
+            try await DemoData.seed(into: environment.store, hub: environment.hub)
+        }
+    }
+    return application
+}
+
+/// The routes: `/health` and `/openapi.yaml` for anyone; everything under `/v1` for callers with a valid token.
+public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Router<HeraldRequestContext> {
+    let router = Router(context: HeraldRequestContext.self)
+    router.add(middleware: ErrorMiddleware())
+    SystemController().addRoutes(to: router)
+    let v1 = router.group("v1")
+        .add(middleware: AuthenticationMiddleware(tokens: environment.tokens, users: UserDirectory(store: environment.store)))
+    ConversationsController(store: environment.store, messenger: environment.messenger).addRoutes(to: v1)
+    DevicesController(store: environment.store).addRoutes(to: v1)
+    StreamController(messenger: environment.messenger, limits: environment.configuration.limits).addRoutes(to: v1)
+    return router
+}

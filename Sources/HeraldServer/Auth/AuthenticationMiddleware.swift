@@ -1,0 +1,37 @@
+import Foundation
+import Hummingbird
+
+/// Verifies the caller's token (`Authorization: Bearer`, or `?token=` for the stream) and records who they are.
+///
+/// The user is created or updated from the claims the first time a token with new claims is seen.
+struct AuthenticationMiddleware: RouterMiddleware {
+    typealias Context = HeraldRequestContext
+
+    let tokens: TokenAuthority
+    let users: UserDirectory
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let token = Self.token(in: request) else {
+            throw APIError(.unauthorized, .missingToken, "send a token as `Authorization: Bearer <token>`")
+        }
+        let identity = try await tokens.verify(token)
+        try await users.remember(identity)
+        var context = context
+        context.identity = identity
+        return try await next(request, context)
+    }
+
+    private static func token(in request: Request) -> String? {
+        if let header = request.headers[.authorization] {
+            let parts = header.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "bearer" {
+                return String(parts[1]).trimmingCharacters(in: .whitespaces)
+            }
+            return nil
+        }
+        if let token = request.uri.queryParameters.get("token"), !token.isEmpty {
+            return token
+        }
+        return nil
+    }
+}

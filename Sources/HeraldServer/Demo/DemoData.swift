@@ -1,0 +1,44 @@
+import HeraldCore
+
+/// The demo: Alice, Bob and Charlie, a direct chat between each pair, a "Team Chat" group, and a few messages.
+public enum DemoData {
+    /// The demo users.
+    public static let people = [
+        Person(id: "alice", displayName: "Alice Johnson"),
+        Person(id: "bob", displayName: "Bob"),
+        Person(id: "charlie", displayName: "Charlie Davis"),
+    ]
+
+    /// Creates the demo data, or finds it if it is already there (running `--demo` twice adds nothing).
+    public static func seed(into store: any Store, hub: Hub) async throws {
+        for person in people {
+            try await store.upsertUser(person)
+        }
+        let (alice, bob, charlie) = (people[0], people[1], people[2])
+        let aliceBob = try await store.createConversation(kind: .direct, title: nil, memberIDs: ["alice", "bob"]).record
+        let aliceCharlie = try await store.createConversation(kind: .direct, title: nil, memberIDs: ["alice", "charlie"]).record
+        _ = try await store.createConversation(kind: .direct, title: nil, memberIDs: ["bob", "charlie"])
+        let team: ConversationRecord
+        if let existing = try await store.conversations(of: "alice").first(where: {
+            $0.record.conversation.kind == .group && $0.record.conversation.title == "Team Chat"
+        }) {
+            team = existing.record
+        } else {
+            team = try await store.createConversation(
+                kind: .group, title: "Team Chat", memberIDs: ["alice", "bob", "charlie"]).record
+        }
+        let messenger = Messenger(store: store, hub: hub, limits: ServerLimits())
+        let script: [(String, ConversationRecord, Person, String)] = [
+            ("demo-1", team, alice, "Morning all! Standup at 10?"),
+            ("demo-2", team, charlie, "Works for me"),
+            ("demo-3", aliceBob, bob, "Did you see the new designs?"),
+            ("demo-4", aliceBob, alice, "Yes! The second one reads much better."),
+            ("demo-5", aliceCharlie, charlie, "Lunch later?"),
+        ]
+        for (id, record, sender, text) in script {
+            _ = try await messenger.post(
+                to: record.conversation.id, clientID: id, text: text, imageURL: nil,
+                by: Identity(userID: sender.id, name: sender.displayName, picture: nil))
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Hummingbird
+
+/// An error a client can act on: an HTTP status, a stable machine-readable code, and a message for people.
+///
+/// Over HTTP it is the body `{"error": {"code": "...", "message": "..."}}`; on the stream, a frame
+/// `{"type": "error", "code": "...", "message": "...", "ref": ...}`.
+public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The stable codes; clients switch on these, so they never change meaning.
+    public enum Code: String, Codable, Hashable, Sendable, CaseIterable {
+        /// The body or frame is not valid JSON.
+        case invalidJSON = "invalid_json"
+        /// A field is missing, of the wrong type, or out of range.
+        case invalidRequest = "invalid_request"
+        /// A message's text is longer than the limit.
+        case textTooLong = "text_too_long"
+        /// A request body or stream frame is larger than the limit.
+        case tooLarge = "too_large"
+        /// A stream frame's `type` is not one the server knows.
+        case unknownType = "unknown_type"
+        /// No token was given.
+        case missingToken = "missing_token"
+        /// The token is malformed, unsigned, signed with another key or algorithm, or lacks a claim.
+        case invalidToken = "invalid_token"
+        /// The token's `exp` has passed.
+        case tokenExpired = "token_expired"
+        /// The caller is not a member of the conversation.
+        case notAMember = "not_a_member"
+        /// No conversation has that id.
+        case conversationNotFound = "conversation_not_found"
+        /// No such endpoint, or no such device.
+        case notFound = "not_found"
+        /// A message id is already used by another message.
+        case idConflict = "id_conflict"
+        /// Something failed on the server; it is logged.
+        case internalError = "internal"
+    }
+
+    /// The HTTP status it is sent with.
+    public var status: HTTPResponse.Status
+    /// The stable code.
+    public var code: Code
+    /// What went wrong, for a person.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ status: HTTPResponse.Status, _ code: Code, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    /// `code: message`.
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    static func invalidRequest(_ message: String) -> APIError { APIError(.badRequest, .invalidRequest, message) }
+    static let conversationNotFound = APIError(.notFound, .conversationNotFound, "no conversation has that id")
+    static let notAMember = APIError(.forbidden, .notAMember, "you are not a member of this conversation")
+
+    static func textTooLong(limit: Int) -> APIError {
+        APIError(.badRequest, .textTooLong, "text is longer than \(limit) characters")
+    }
+}
+
+/// The JSON body of an error response.
+struct ErrorBody: Codable, Sendable {
+    struct Detail: Codable, Sendable {
+        var code: APIError.Code
+        var message: String
+    }
+
+    var error: Detail
+}

@@ -1,0 +1,62 @@
+import Foundation
+import HeraldCore
+
+/// Posting and reading messages with the rules that hold for every way in (HTTP and the stream): only members,
+/// known conversations, limits on text, idempotent ids, and fan-out to the live connections in sequence order.
+struct Messenger: Sendable {
+    let store: any Store
+    let hub: Hub
+    let limits: ServerLimits
+
+    /// The conversation `id`, if `identity` is one of its members.
+    ///
+    /// - Throws: ``APIError`` `conversation_not_found` or `not_a_member`.
+    func conversation(_ id: String, for identity: Identity) async throws -> ConversationRecord {
+        guard let record = try await store.conversation(id: id) else { throw APIError.conversationNotFound }
+        guard record.memberIDs.contains(identity.userID) else { throw APIError.notAMember }
+        return record
+    }
+
+    /// Stores a message from `identity` and sends it to the members' connections.
+    ///
+    /// The same `clientID` from the same sender in the same conversation returns the stored message again.
+    func post(
+        to conversationID: String,
+        clientID: String?,
+        text: String?,
+        imageURL: String?,
+        by identity: Identity
+    ) async throws -> PostOutcome {
+        if let clientID {
+            guard !clientID.isEmpty, clientID.utf8.count <= 128 else {
+                throw APIError.invalidRequest("`id` must be 1 to 128 bytes")
+            }
+        }
+        if let text, text.count > limits.maxTextLength {
+            throw APIError.textTooLong(limit: limits.maxTextLength)
+        }
+        var image: URL?
+        if let imageURL {
+            guard let url = URL(string: imageURL), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+                throw APIError.invalidRequest("`imageURL` must be an http or https URL")
+            }
+            image = url
+        }
+        guard !(text ?? "").allSatisfy(\.isWhitespace) || image != nil else {
+            throw APIError.invalidRequest("a message needs `text` or an `imageURL`")
+        }
+        let record = try await conversation(conversationID, for: identity)
+        let draft = MessageDraft(
+            id: clientID ?? UUID().uuidString.lowercased(),
+            conversation: record.conversation,
+            sender: identity.person,
+            text: text,
+            imageURL: image
+        )
+        let hub = hub
+        let members = record.memberIDs
+        return try await store.post(draft) { stored in
+            hub.publish(stored, to: members)
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Logging
+import ServiceLifecycle
+import SQLiteNIO
+
+/// One SQLite connection whose work runs one job at a time, in order, so a job's transaction never interleaves
+/// with another's.
+///
+/// It is a `Service`: ``run()`` executes the jobs. On graceful shutdown it stops taking jobs, finishes the ones
+/// already queued, and closes the connection.
+final class SerialDatabase: Service {
+    private struct Job: Sendable {
+        let work: @Sendable (SQLiteConnection) async -> Void
+    }
+
+    let connection: SQLiteConnection
+    private let jobs: AsyncStream<Job>
+    private let jobSink: AsyncStream<Job>.Continuation
+    private let logger: Logger
+
+    init(connection: SQLiteConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+        (jobs, jobSink) = AsyncStream.makeStream()
+    }
+
+    /// Runs `work` after every job queued before it, and returns its result.
+    func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteConnection) async throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let job = Job { connection in
+                do {
+                    continuation.resume(returning: try await work(connection))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+            if case .terminated = jobSink.yield(job) {
+                continuation.resume(throwing: APIError(.serviceUnavailable, .internalError, "the server is shutting down"))
+            }
+        }
+    }
+
+    /// Runs `work` inside a transaction, rolled back if it throws.
+    func transaction<T: Sendable>(_ work: @escaping @Sendable (SQLiteConnection) async throws -> T) async throws -> T {
+        try await perform { connection in
+            _ = try await connection.query("BEGIN IMMEDIATE", [])
+            do {
+                let result = try await work(connection)
+                _ = try await connection.query("COMMIT", [])
+                return result
+            } catch {
+                _ = try? await connection.query("ROLLBACK", [])
+                throw error
+            }
+        }
+    }
+
+    func run() async throws {
+        await withGracefulShutdownHandler {
+            for await job in jobs {
+                await job.work(connection)
+            }
+        } onGracefulShutdown: { [jobSink] in
+            jobSink.finish()
+        }
+        try await connection.close()
+        logger.info("database closed")
+    }
+}

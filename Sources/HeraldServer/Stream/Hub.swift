@@ -1,0 +1,95 @@
+import HeraldCore
+import NIOConcurrencyHelpers
+
+/// What one connection tells the server about its device.
+public struct ConnectionPresence: Hashable, Sendable {
+    /// Foreground or background; a connection starts in the foreground.
+    public var appState: AppState
+    /// The conversation it has open, if any.
+    public var focus: String?
+}
+
+/// The live connections: who is connected, what each is looking at, and the fan-out of new messages.
+///
+/// Presence answers the push decision's questions (SPEC section 2, item 7): is this user looking at this
+/// conversation on any device, and is any of their devices in the foreground.
+public final class Hub: Sendable {
+    private struct Connection {
+        var userID: String
+        var outbox: Outbox
+        var presence: ConnectionPresence
+    }
+
+    private struct State {
+        var nextID = 0
+        var connections: [Int: Connection] = [:]
+        var byUser: [String: Set<Int>] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// Creates an empty hub.
+    public init() {}
+
+    func register(userID: String, outbox: Outbox) -> Int {
+        state.withLockedValue { state in
+            state.nextID += 1
+            let id = state.nextID
+            state.connections[id] = Connection(
+                userID: userID, outbox: outbox, presence: ConnectionPresence(appState: .foreground, focus: nil))
+            state.byUser[userID, default: []].insert(id)
+            return id
+        }
+    }
+
+    func unregister(_ id: Int) {
+        state.withLockedValue { state in
+            guard let connection = state.connections.removeValue(forKey: id) else { return }
+            state.byUser[connection.userID]?.remove(id)
+            if state.byUser[connection.userID]?.isEmpty == true {
+                state.byUser.removeValue(forKey: connection.userID)
+            }
+        }
+    }
+
+    func update(_ id: Int, _ change: (inout ConnectionPresence) -> Void) {
+        state.withLockedValue { state in
+            guard var connection = state.connections[id] else { return }
+            change(&connection.presence)
+            state.connections[id] = connection
+        }
+    }
+
+    /// Sends a stored message to every connection of its conversation's members. Never waits.
+    func publish(_ incoming: IncomingMessage, to memberIDs: [String]) {
+        let frame = OutboundFrame(seq: incoming.message.seq, text: ServerFrame.message(incoming).text)
+        let outboxes = state.withLockedValue { state in
+            memberIDs.flatMap { state.byUser[$0] ?? [] }.compactMap { state.connections[$0]?.outbox }
+        }
+        for outbox in outboxes {
+            outbox.send(frame)
+        }
+    }
+
+    /// The presence of each connection of `userID`.
+    public func presence(of userID: String) -> [ConnectionPresence] {
+        state.withLockedValue { state in
+            (state.byUser[userID] ?? []).sorted().compactMap { state.connections[$0]?.presence }
+        }
+    }
+
+    /// Whether `userID` has `conversationID` open, in the foreground, on any connected device.
+    public func isLooking(userID: String, at conversationID: String) -> Bool {
+        presence(of: userID).contains { $0.appState == .foreground && $0.focus == conversationID }
+    }
+
+    /// Whether any connected device of `userID` is in the foreground.
+    public func hasForegroundConnection(userID: String) -> Bool {
+        presence(of: userID).contains { $0.appState == .foreground }
+    }
+
+    /// How many connections are open.
+    public var connectionCount: Int {
+        state.withLockedValue { $0.connections.count }
+    }
+}

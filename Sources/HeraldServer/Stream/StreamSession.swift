@@ -1,0 +1,110 @@
+import Foundation
+import HeraldCore
+import HummingbirdWebSocket
+import Logging
+import NIOWebSocket
+
+/// One stream connection: catch up after `after`, say `ready`, then live messages; meanwhile read the client's
+/// focus, app state, sends and pings.
+///
+/// Messages published while catching up wait in the connection's outbox and are sent after `ready`, skipping
+/// any the catch-up already sent, so there is no gap and no duplicate.
+struct StreamSession {
+    let identity: Identity
+    let after: Int64?
+    let messenger: Messenger
+    let limits: ServerLimits
+    let logger: Logger
+
+    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        let outbox = Outbox(limit: limits.streamBufferFrames)
+        let connection = messenger.hub.register(userID: identity.userID, outbox: outbox)
+        defer { messenger.hub.unregister(connection) }
+        logger.debug("stream opened", metadata: ["user": "\(identity.userID)", "after": "\(after.map(String.init) ?? "none")"])
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await read(inbound, connection: connection, outbox: outbox)
+            }
+            group.addTask {
+                try await write(outbound, outbox: outbox)
+            }
+            // Whichever ends first (the client went away, or it fell too far behind) ends the other.
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+
+    private func write(_ outbound: WebSocketOutboundWriter, outbox: Outbox) async throws {
+        var sent = after ?? 0
+        if let after {
+            var cursor = after
+            while true {
+                let page = try await messenger.store.messages(
+                    for: identity.userID, after: cursor, limit: limits.catchUpPageSize)
+                for incoming in page {
+                    try await outbound.write(.text(ServerFrame.message(incoming).text))
+                    cursor = incoming.message.seq ?? cursor
+                }
+                if page.count < limits.catchUpPageSize { break }
+            }
+            sent = cursor
+            try await outbound.write(.text(ServerFrame.ready(seq: cursor).text))
+        } else {
+            try await outbound.write(.text(ServerFrame.ready(seq: try await messenger.store.latestSeq()).text))
+        }
+        for await frame in outbox.frames {
+            if let seq = frame.seq, seq <= sent { continue }
+            try await outbound.write(.text(frame.text))
+        }
+        if outbox.overflowed {
+            logger.notice("stream dropped: client too slow", metadata: ["user": "\(identity.userID)"])
+            try await outbound.close(.policyViolation, reason: "too slow: reconnect with after")
+        }
+    }
+
+    private func read(_ inbound: WebSocketInboundStream, connection: Int, outbox: Outbox) async throws {
+        for try await message in inbound.messages(maxSize: limits.maxAcceptedFrameBytes) {
+            guard case .text(let text) = message else {
+                outbox.send(error(APIError(.badRequest, .invalidRequest, "frames must be JSON text"), ref: nil))
+                continue
+            }
+            guard text.utf8.count <= limits.maxFrameBytes else {
+                let error = APIError(.contentTooLarge, .tooLarge, "a frame may be at most \(limits.maxFrameBytes) bytes")
+                outbox.send(self.error(error, ref: nil))
+                continue
+            }
+            do {
+                try await handle(try ClientFrame(parsing: text), connection: connection, outbox: outbox)
+            } catch {
+                outbox.send(self.error(APIError(error), ref: ClientFrame.reference(in: text)))
+            }
+        }
+        outbox.finish()
+    }
+
+    private func handle(_ frame: ClientFrame, connection: Int, outbox: Outbox) async throws {
+        switch frame {
+        case .focus(let conversationID):
+            messenger.hub.update(connection) { $0.focus = conversationID }
+        case .app(let state):
+            messenger.hub.update(connection) { $0.appState = state }
+        case .ping:
+            outbox.send(OutboundFrame(text: ServerFrame.pong.text))
+        case .send(let conversationID, let id, let text, let imageURL):
+            let outcome = try await messenger.post(
+                to: conversationID, clientID: id, text: text, imageURL: imageURL, by: identity)
+            switch outcome {
+            case .stored(let message), .existing(let message):
+                outbox.send(OutboundFrame(text: ServerFrame.ack(id: id, seq: message.seq ?? 0).text))
+            }
+        }
+    }
+
+    private func error(_ error: APIError, ref: String?) -> OutboundFrame {
+        if error.code == .internalError {
+            logger.error("stream frame failed", metadata: ["user": "\(identity.userID)", "error": "\(error)"])
+        }
+        return OutboundFrame(text: ServerFrame.error(error, ref: ref).text)
+    }
+}

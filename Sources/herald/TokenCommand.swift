@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import HeraldServer
+
+/// `herald token USER`: a token signed with the server's secret, as an app's backend would mint one.
+struct TokenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Print a token for USER, signed with the server's secret (HERALD_JWT_SECRET or <database>.secret)."
+    )
+
+    @Argument(help: "The user id (the token's sub).")
+    var user: String
+
+    @Option(help: "The display name (default: the user id).")
+    var name: String?
+
+    @Option(help: "A picture URL.")
+    var picture: String?
+
+    @Option(help: "The server's SQLite file, beside which its secret is kept (default ./herald.sqlite).")
+    var database: String?
+
+    @Option(help: "How many hours the token is valid.")
+    var hours = 24 * 30
+
+    func validate() throws {
+        guard !user.isEmpty, user.utf8.count <= 128 else { throw ValidationError("USER must be 1 to 128 bytes") }
+        guard hours > 0 else { throw ValidationError("--hours must be positive") }
+    }
+
+    func run() async throws {
+        var settings = ServerConfiguration.fromEnvironment()
+        if let database { settings.databasePath = database }
+        guard settings.databasePath != ":memory:" || settings.jwtSecret != nil else {
+            throw ValidationError("an in-memory server's secret is its own; set HERALD_JWT_SECRET for both")
+        }
+        let authority = await TokenAuthority(secret: try settings.resolveSecret())
+        print(try await authority.token(
+            userID: user, name: name ?? user, picture: picture, lifetime: .seconds(hours * 3600)))
+    }
+}

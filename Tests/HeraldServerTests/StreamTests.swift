@@ -1,0 +1,216 @@
+import Foundation
+import HeraldServer
+import Testing
+
+@Suite("The live stream", .timeLimit(.minutes(1)))
+struct StreamTests {
+    @Test("a message from one member reaches the other's stream; a non-member's stream gets nothing")
+    func delivery() async throws {
+        try await TestServer.run { server in
+            let (alice, bob, charlie) = try await (server.token("alice", name: "Alice Johnson"), server.token("bob", name: "Bob"), server.token("charlie"))
+            let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let aliceStream = try await server.stream(alice)
+            let charlieStream = try await server.stream(charlie)
+            var aliceFrames = FrameReader(aliceStream)
+            var charlieFrames = FrameReader(charlieStream)
+            _ = try await aliceFrames.untilReady()
+            _ = try await charlieFrames.untilReady()
+
+            let posted = try await server.post(bob, to: chat, text: "Hey, are you there?")
+            let frame = try await aliceFrames.next()
+            #expect(frame.type == "message")
+            #expect(frame.message == posted)
+            #expect(frame.conversation?.id == chat)
+            #expect(frame.conversation?.kind == "direct")
+            #expect(frame.sender?.id == "bob")
+            #expect(frame.sender?.name == "Bob")
+
+            #expect(try await charlieFrames.drain(charlieStream).isEmpty, "a non-member's stream gets nothing")
+            aliceStream.close()
+            charlieStream.close()
+        }
+    }
+
+    @Test("a non-member's post gets 403 not_a_member; an unknown conversation 404 conversation_not_found")
+    func membership() async throws {
+        try await TestServer.run { server in
+            let (alice, charlie) = try await (server.token("alice"), server.token("charlie"))
+            let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let forbidden = try await server.request(
+                "POST", "/v1/conversations/\(chat)/messages", token: charlie, body: #"{"text": "hi"}"#)
+            #expect(forbidden.status == 403)
+            #expect(forbidden.errorCode == "not_a_member")
+            let reading = try await server.request("GET", "/v1/conversations/\(chat)/messages", token: charlie)
+            #expect(reading.status == 403)
+            let unknown = try await server.request(
+                "POST", "/v1/conversations/no-such-id/messages", token: alice, body: #"{"text": "hi"}"#)
+            #expect(unknown.status == 404)
+            #expect(unknown.errorCode == "conversation_not_found")
+        }
+    }
+
+    @Test("the same client id over HTTP stores one message: 201, then 200 with the same message")
+    func idempotentHTTP() async throws {
+        try await TestServer.run { server in
+            let (alice, bob) = try await (server.token("alice"), server.token("bob"))
+            let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let stream = try await server.stream(alice)
+            var frames = FrameReader(stream)
+            _ = try await frames.untilReady()
+            let body = #"{"id": "c0ffee", "text": "once"}"#
+            let first = try await server.request("POST", "/v1/conversations/\(chat)/messages", token: bob, body: body)
+            let second = try await server.request("POST", "/v1/conversations/\(chat)/messages", token: bob, body: body)
+            #expect(first.status == 201)
+            #expect(second.status == 200)
+            #expect(try first.decode(MessageJSON.self) == second.decode(MessageJSON.self))
+            let delivered = try await frames.drain(stream)
+            #expect(delivered.map(\.message?.id) == ["c0ffee"], "delivered once")
+            let stored = try await server.request("GET", "/v1/conversations/\(chat)/messages", token: alice)
+            #expect(try stored.decode(MessageListJSON.self).messages.count == 1)
+
+            let stolen = try await server.request("POST", "/v1/conversations/\(chat)/messages", token: alice, body: body)
+            #expect(stolen.status == 409, "someone else's id is a conflict, never their message")
+            #expect(stolen.errorCode == "id_conflict")
+            stream.close()
+        }
+    }
+
+    @Test("the same client id over the stream: one message, and an ack with its seq each time")
+    func idempotentStream() async throws {
+        try await TestServer.run { server in
+            let (alice, bob) = try await (server.token("alice"), server.token("bob"))
+            let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let bobStream = try await server.stream(bob)
+            let aliceStream = try await server.stream(alice)
+            var bobFrames = FrameReader(bobStream)
+            var aliceFrames = FrameReader(aliceStream)
+            _ = try await bobFrames.untilReady()
+            _ = try await aliceFrames.untilReady()
+            let send = #"{"type": "send", "conversation": "\#(chat)", "id": "b-1", "text": "over the stream"}"#
+            bobStream.send(send)
+            bobStream.send(send)
+            let bobSaw = try await bobFrames.drain(bobStream)
+            let acks = bobSaw.filter { $0.type == "ack" }
+            #expect(acks.count == 2)
+            #expect(acks.allSatisfy { $0.id == "b-1" && $0.seq == acks.first?.seq })
+            #expect(bobSaw.filter { $0.type == "message" }.count == 1, "the sender's other devices see it once")
+            let aliceSaw = try await aliceFrames.drain(aliceStream)
+            #expect(aliceSaw.map(\.type) == ["message"])
+            #expect(aliceSaw.first?.message?.seq == acks.first?.seq)
+            bobStream.close()
+            aliceStream.close()
+        }
+    }
+
+    @Test("a client away while 100 messages are posted at once resumes with after: each once, in seq order")
+    func resume() async throws {
+        try await TestServer.run { server in
+            let (alice, bob) = try await (server.token("alice"), server.token("bob"))
+            let chat = try await server.createConversation(alice, kind: "group", title: "Busy", members: ["bob"])
+            let first = try await server.stream(alice)
+            var frames = FrameReader(first)
+            let ready = try await frames.untilReady().ready
+            let seen = try #require(ready.seq)
+            first.close()
+            _ = try await first.closed()
+
+            let posted = try await withThrowingTaskGroup(of: MessageJSON.self) { group in
+                for index in 0..<100 {
+                    group.addTask { try await server.post(bob, to: chat, id: "m\(index)", text: "message \(index)") }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let resumed = try await server.stream(alice, after: seen)
+            var resumedFrames = FrameReader(resumed)
+            let (messages, caughtUp) = try await resumedFrames.untilReady()
+            let seqs = messages.compactMap(\.message?.seq)
+            #expect(seqs == posted.map(\.seq).sorted())
+            #expect(Set(messages.compactMap(\.message?.id)) == Set((0..<100).map { "m\($0)" }))
+            #expect(caughtUp.seq == seqs.last)
+            #expect(try await resumedFrames.drain(resumed).isEmpty)
+            resumed.close()
+        }
+    }
+
+    @Test("messages posted while a client is catching up arrive after ready, with no gap and no duplicate")
+    func resumeDuringPosting() async throws {
+        try await TestServer.run { server in
+            let (alice, bob) = try await (server.token("alice"), server.token("bob"))
+            let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            for index in 0..<300 {
+                try await server.post(bob, to: chat, id: "before-\(index)", text: "before \(index)")
+            }
+            let posting = Task {
+                for index in 0..<200 {
+                    try await server.post(bob, to: chat, id: "during-\(index)", text: "during \(index)")
+                }
+            }
+            let stream = try await server.stream(alice, after: 0)
+            var frames = FrameReader(stream)
+            var ids: [String] = []
+            var seqs: [Int64] = []
+            var readySeen = false
+            while ids.count < 500 {
+                let frame = try await frames.next()
+                switch frame.type {
+                case "message":
+                    ids.append(frame.message!.id)
+                    seqs.append(frame.message!.seq)
+                case "ready":
+                    #expect(!readySeen)
+                    readySeen = true
+                    #expect(frame.seq == seqs.last)
+                default:
+                    Issue.record("unexpected \(frame.type)")
+                }
+            }
+            try await posting.value
+            #expect(readySeen)
+            #expect(seqs == seqs.sorted() && Set(seqs).count == 500, "in order, no duplicate")
+            #expect(Set(ids) == Set((0..<300).map { "before-\($0)" } + (0..<200).map { "during-\($0)" }))
+            #expect(try await frames.drain(stream).isEmpty)
+            stream.close()
+        }
+    }
+
+    @Test("presence: each connection's app state and open conversation, as the push decision asks")
+    func presence() async throws {
+        try await TestServer.run { server in
+            let alice = try await server.token("alice")
+            let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let hub = server.environment.hub
+            #expect(hub.presence(of: "alice").isEmpty)
+            let phone = try await server.stream(alice)
+            let laptop = try await server.stream(alice)
+            var phoneFrames = FrameReader(phone)
+            var laptopFrames = FrameReader(laptop)
+            _ = try await phoneFrames.untilReady()
+            _ = try await laptopFrames.untilReady()
+            #expect(hub.hasForegroundConnection(userID: "alice"), "a connection starts in the foreground")
+            #expect(!hub.isLooking(userID: "alice", at: chat))
+
+            phone.send(#"{"type": "focus", "conversation": "\#(chat)"}"#)
+            _ = try await phoneFrames.drain(phone)
+            #expect(hub.isLooking(userID: "alice", at: chat))
+
+            phone.send(#"{"type": "app", "state": "background"}"#)
+            _ = try await phoneFrames.drain(phone)
+            #expect(!hub.isLooking(userID: "alice", at: chat), "a backgrounded app is not looking")
+            #expect(hub.hasForegroundConnection(userID: "alice"), "the laptop still is")
+
+            laptop.send(#"{"type": "app", "state": "background"}"#)
+            _ = try await laptopFrames.drain(laptop)
+            #expect(!hub.hasForegroundConnection(userID: "alice"))
+
+            phone.close()
+            _ = try await phone.closed()
+            laptop.close()
+            _ = try await laptop.closed()
+            #expect(hub.presence(of: "alice").isEmpty, "closed connections leave no presence")
+        }
+    }
+}
+
+struct MessageListJSON: Decodable {
+    var messages: [MessageJSON]
+}

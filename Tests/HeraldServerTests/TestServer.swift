@@ -1,0 +1,295 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HeraldCore
+import HeraldServer
+import Hummingbird
+import HummingbirdWSClient
+import Logging
+import ServiceLifecycle
+
+/// The real Herald application, on port 0 with an in-memory database, for the length of a test.
+struct TestServer {
+    let environment: ServerEnvironment
+    let port: Int
+
+    static let secret = "test-secret-0123456789-abcdefghijklmnop"
+
+    /// Starts a server, runs `body` against it, and shuts it down gracefully.
+    static func run(
+        configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: (TestServer) async throws -> Void
+    ) async throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.databasePath = ":memory:"
+        configuration.jwtSecret = secret
+        configure(&configuration)
+        var logger = Logger(label: "herald-test")
+        logger.logLevel = .critical
+        let environment = try await ServerEnvironment.make(configuration, logger: logger)
+        let (ports, portSink) = AsyncStream<Int>.makeStream()
+        let app = buildApplication(environment, logger: logger) { port in portSink.yield(port) }
+        let services = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await services.run() }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw TestFailure("the server did not start") }
+            do {
+                try await body(TestServer(environment: environment, port: port))
+            } catch {
+                await services.triggerGracefulShutdown()
+                throw error
+            }
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+        }
+    }
+
+    /// A token for `user`, signed with the server's secret.
+    func token(_ user: String, name: String? = nil) async throws -> String {
+        try await environment.tokens.token(userID: user, name: name ?? user.capitalized)
+    }
+
+    /// An HTTP request; the response's status and body.
+    func request(
+        _ method: String,
+        _ path: String,
+        token: String? = nil,
+        body: String? = nil,
+        headers: [String: String] = [:]
+    ) async throws -> HTTPResult {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let body {
+            request.httpBody = Data(body.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return HTTPResult(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data)
+    }
+
+    /// Creates a conversation as `token`'s user; its id.
+    func createConversation(_ token: String, kind: String, title: String? = nil, members: [String]) async throws -> String {
+        let title = title.map { #", "title": "\#($0)""# } ?? ""
+        let members = members.map { "\"\($0)\"" }.joined(separator: ", ")
+        let result = try await request(
+            "POST", "/v1/conversations", token: token, body: #"{"kind": "\#(kind)"\#(title), "members": [\#(members)]}"#)
+        guard result.status == 201 || result.status == 200 else {
+            throw TestFailure("creating a conversation failed: \(result.status) \(result.text)")
+        }
+        return try result.decode(ConversationJSON.self).id
+    }
+
+    /// Posts a message as `token`'s user; the stored message.
+    @discardableResult
+    func post(_ token: String, to conversation: String, id: String? = nil, text: String) async throws -> MessageJSON {
+        let body = try String(decoding: JSONEncoder().encode(["id": id, "text": text].compactMapValues { $0 }), as: UTF8.self)
+        let result = try await request("POST", "/v1/conversations/\(conversation)/messages", token: token, body: body)
+        guard result.status == 201 || result.status == 200 else {
+            throw TestFailure("posting failed: \(result.status) \(result.text)")
+        }
+        return try result.decode(MessageJSON.self)
+    }
+
+    /// Opens a stream as `token`'s user.
+    func stream(_ token: String, after: Int64? = nil) async throws -> TestSocket {
+        let query = after.map { "&after=\($0)" } ?? ""
+        return try await TestSocket.connect(url: "ws://127.0.0.1:\(port)/v1/stream?token=\(token)\(query)")
+    }
+}
+
+/// An HTTP response in a test.
+struct HTTPResult {
+    var status: Int
+    var body: Data
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try JSONDecoder().decode(T.self, from: body)
+    }
+
+    /// The error code of an error body, if it is one.
+    var errorCode: String? {
+        (try? decode(ErrorJSON.self))?.error.code
+    }
+}
+
+struct ErrorJSON: Decodable {
+    struct Detail: Decodable {
+        var code: String
+        var message: String
+    }
+
+    var error: Detail
+}
+
+struct ConversationJSON: Decodable, Equatable {
+    var id: String
+    var kind: String
+    var title: String?
+    var members: [String]
+}
+
+struct MessageJSON: Decodable, Equatable {
+    var id: String
+    var seq: Int64
+    var conversationId: String
+    var senderId: String
+    var text: String?
+    var imageURL: String?
+    var createdAt: String
+}
+
+/// Any frame the server sends.
+struct FrameJSON: Decodable {
+    struct Ref: Decodable {
+        var id: String
+        var kind: String?
+        var title: String?
+        var name: String?
+        var avatarURL: String?
+    }
+
+    var type: String
+    var message: MessageJSON?
+    var conversation: Ref?
+    var sender: Ref?
+    var seq: Int64?
+    var id: String?
+    var code: String?
+    var ref: String?
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A WebSocket client for tests: frames in order, sends, and how it closed.
+final class TestSocket: Sendable {
+    private enum Command: Sendable {
+        case text(String)
+        case close
+    }
+
+    let frames: AsyncStream<String>
+    private let commands: AsyncStream<Command>.Continuation
+    private let connection: Task<WebSocketCloseFrame?, any Error>
+
+    private init(frames: AsyncStream<String>, commands: AsyncStream<Command>.Continuation, connection: Task<WebSocketCloseFrame?, any Error>) {
+        self.frames = frames
+        self.commands = commands
+        self.connection = connection
+    }
+
+    /// Connects and waits for the upgrade; throws if the server refuses it.
+    static func connect(url: String, readsFrames: Bool = true) async throws -> TestSocket {
+        let (frames, frameSink) = AsyncStream<String>.makeStream()
+        let (commands, commandSink) = AsyncStream<Command>.makeStream()
+        let (opened, openedSink) = AsyncStream<Void>.makeStream()
+        var logger = Logger(label: "test-socket")
+        logger.logLevel = .critical
+        let connection = Task {
+            defer {
+                frameSink.finish()
+                openedSink.finish()
+            }
+            return try await WebSocketClient.connect(
+                url: url,
+                configuration: .init(maxFrameSize: 2 << 20),
+                logger: logger
+            ) { inbound, outbound, _ in
+                openedSink.yield()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        guard readsFrames else {
+                            try await Task.sleep(for: .seconds(3600))
+                            return
+                        }
+                        for try await message in inbound.messages(maxSize: 2 << 20) {
+                            if case .text(let text) = message { frameSink.yield(text) }
+                        }
+                        frameSink.finish()
+                    }
+                    group.addTask {
+                        for await command in commands {
+                            switch command {
+                            case .text(let text): try await outbound.write(.text(text))
+                            case .close:
+                                try await outbound.close(.normalClosure, reason: nil)
+                                return
+                            }
+                        }
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
+            }
+        }
+        var iterator = opened.makeAsyncIterator()
+        guard await iterator.next() != nil else {
+            _ = try await connection.value
+            throw TestFailure("the stream was refused")
+        }
+        return TestSocket(frames: frames, commands: commandSink, connection: connection)
+    }
+
+    func send(_ text: String) {
+        commands.yield(.text(text))
+    }
+
+    func close() {
+        commands.yield(.close)
+    }
+
+    /// The close frame the server sent, once the connection is over.
+    func closed() async throws -> WebSocketCloseFrame? {
+        try await connection.value
+    }
+}
+
+/// Reads a socket's frames in order. (Tests that read carry a time limit, so a missing frame fails them.)
+struct FrameReader {
+    private var iterator: AsyncStream<String>.Iterator
+
+    init(_ socket: TestSocket) {
+        iterator = socket.frames.makeAsyncIterator()
+    }
+
+    /// The next frame; fails if the connection ended.
+    mutating func next() async throws -> FrameJSON {
+        guard let text = await iterator.next() else { throw TestFailure("the stream ended") }
+        return try JSONDecoder().decode(FrameJSON.self, from: Data(text.utf8))
+    }
+
+    /// The next frame's text, or nil if the connection ended.
+    mutating func nextText() async -> String? {
+        await iterator.next()
+    }
+
+    /// Frames up to and including the first `ready`.
+    mutating func untilReady() async throws -> (messages: [FrameJSON], ready: FrameJSON) {
+        var messages: [FrameJSON] = []
+        while true {
+            let frame = try await next()
+            if frame.type == "ready" { return (messages, frame) }
+            messages.append(frame)
+        }
+    }
+
+    /// Sends a ping and returns every frame before its pong: what the server had queued for this connection.
+    mutating func drain(_ socket: TestSocket) async throws -> [FrameJSON] {
+        socket.send(#"{"type": "ping"}"#)
+        var frames: [FrameJSON] = []
+        while true {
+            let frame = try await next()
+            if frame.type == "pong" { return frames }
+            frames.append(frame)
+        }
+    }
+}

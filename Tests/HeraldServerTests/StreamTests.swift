@@ -206,6 +206,9 @@ struct StreamTests {
             _ = try await phone.closed()
             laptop.close()
             _ = try await laptop.closed()
+            for _ in 0..<200 where !hub.presence(of: "alice").isEmpty {
+                try await Task.sleep(for: .milliseconds(10))
+            }
             #expect(hub.presence(of: "alice").isEmpty, "closed connections leave no presence")
         }
     }

@@ -1,10 +1,8 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HeraldCore
 import HeraldServer
 import Hummingbird
+import HummingbirdTesting
 import HummingbirdWSClient
 import Logging
 import ServiceLifecycle
@@ -27,7 +25,7 @@ struct TestServer {
         configuration.jwtSecret = secret
         configure(&configuration)
         var logger = Logger(label: "herald-test")
-        logger.logLevel = .critical
+        logger.logLevel = ProcessInfo.processInfo.environment["HERALD_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
         let environment = try await ServerEnvironment.make(configuration, logger: logger)
         let (ports, portSink) = AsyncStream<Int>.makeStream()
         let app = buildApplication(environment, logger: logger) { port in portSink.yield(port) }
@@ -57,19 +55,18 @@ struct TestServer {
         _ method: String,
         _ path: String,
         token: String? = nil,
-        body: String? = nil,
-        headers: [String: String] = [:]
+        body: String? = nil
     ) async throws -> HTTPResult {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
-        request.httpMethod = method
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        if let body {
-            request.httpBody = Data(body.utf8)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return HTTPResult(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data)
+        var fields = HTTPFields()
+        if let token { fields[.authorization] = "Bearer \(token)" }
+        if body != nil { fields[.contentType] = "application/json" }
+        let client = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(20)))
+        client.connect()
+        let response = try await client.execute(
+            TestClient.Request(path, method: HTTPRequest.Method(method)!, authority: "127.0.0.1", headers: fields,
+                               body: body.map { ByteBuffer(string: $0) }))
+        try? await client.shutdown()
+        return HTTPResult(status: response.status.code, body: response.body.map { Data($0.readableBytesView) } ?? Data())
     }
 
     /// Creates a conversation as `token`'s user; its id.
@@ -156,13 +153,36 @@ struct FrameJSON: Decodable {
     }
 
     var type: String
+    /// A `message` frame's message.
     var message: MessageJSON?
+    /// An `error` frame's message.
+    var errorMessage: String?
     var conversation: Ref?
     var sender: Ref?
     var seq: Int64?
     var id: String?
     var code: String?
     var ref: String?
+
+    private enum CodingKeys: String, CodingKey {
+        case type, message, conversation, sender, seq, id, code, ref
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try container.decode(String.self, forKey: .type)
+        if type == "error" {
+            errorMessage = try container.decodeIfPresent(String.self, forKey: .message)
+        } else {
+            message = try container.decodeIfPresent(MessageJSON.self, forKey: .message)
+        }
+        conversation = try container.decodeIfPresent(Ref.self, forKey: .conversation)
+        sender = try container.decodeIfPresent(Ref.self, forKey: .sender)
+        seq = try container.decodeIfPresent(Int64.self, forKey: .seq)
+        id = try container.decodeIfPresent(String.self, forKey: .id)
+        code = try container.decodeIfPresent(String.self, forKey: .code)
+        ref = try container.decodeIfPresent(String.self, forKey: .ref)
+    }
 }
 
 struct TestFailure: Error, CustomStringConvertible {

@@ -1,19 +1,36 @@
 import Hummingbird
 import HummingbirdWebSocket
+import NIOWebSocket
 
 /// `GET /v1/stream?after=SEQ`: the WebSocket of live messages (see ``StreamSession``).
+///
+/// It authenticates on its own rather than behind the `/v1` middleware: a WebSocket client cannot read the
+/// status of a refused upgrade, so a bad token on an upgrade request is accepted, answered with an `error` frame
+/// carrying the code, and closed (1008). A plain GET gets the usual JSON 401.
 struct StreamController {
     let messenger: Messenger
     let limits: ServerLimits
+    let authentication: AuthenticationMiddleware
 
-    func addRoutes(to group: RouterGroup<HeraldRequestContext>) {
-        group.ws("stream") { request, context in
-            _ = try context.requireIdentity()
+    func addRoutes(to router: Router<HeraldRequestContext>) {
+        router.ws("v1/stream") { request, _ in
+            if request.headers[.upgrade]?.lowercased() != "websocket" {
+                _ = try await authentication.authenticate(request)
+            }
             _ = try Self.after(in: request)
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
+            let identity: Identity
+            do {
+                identity = try await authentication.authenticate(context.request)
+            } catch {
+                let refusal = APIError(error)
+                try await outbound.write(.text(ServerFrame.error(refusal, ref: nil).text))
+                try await outbound.close(.policyViolation, reason: refusal.code.rawValue)
+                return
+            }
             let session = StreamSession(
-                identity: try context.requestContext.requireIdentity(),
+                identity: identity,
                 after: try Self.after(in: context.request),
                 messenger: messenger,
                 limits: limits,

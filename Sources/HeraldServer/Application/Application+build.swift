@@ -80,10 +80,12 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
     let router = Router(context: HeraldRequestContext.self)
     router.add(middleware: ErrorMiddleware())
     SystemController().addRoutes(to: router)
-    let v1 = router.group("v1")
-        .add(middleware: AuthenticationMiddleware(tokens: environment.tokens, users: UserDirectory(store: environment.store)))
+    let authentication = AuthenticationMiddleware(tokens: environment.tokens, users: UserDirectory(store: environment.store))
+    StreamController(
+        messenger: environment.messenger, limits: environment.configuration.limits, authentication: authentication
+    ).addRoutes(to: router)
+    let v1 = router.group("v1").add(middleware: authentication)
     ConversationsController(store: environment.store, messenger: environment.messenger).addRoutes(to: v1)
     DevicesController(store: environment.store).addRoutes(to: v1)
-    StreamController(messenger: environment.messenger, limits: environment.configuration.limits).addRoutes(to: v1)
     return router
 }

@@ -11,14 +11,21 @@ struct AuthenticationMiddleware: RouterMiddleware {
     let users: UserDirectory
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.identity = try await authenticate(request)
+        return try await next(request, context)
+    }
+
+    /// The caller of `request`, from its token.
+    ///
+    /// - Throws: ``APIError`` `missing_token`, `invalid_token` or `token_expired`.
+    func authenticate(_ request: Request) async throws -> Identity {
         guard let token = Self.token(in: request) else {
             throw APIError(.unauthorized, .missingToken, "send a token as `Authorization: Bearer <token>`")
         }
         let identity = try await tokens.verify(token)
         try await users.remember(identity)
-        var context = context
-        context.identity = identity
-        return try await next(request, context)
+        return identity
     }
 
     private static func token(in request: Request) -> String? {

@@ -121,4 +121,12 @@ public struct DeviceRegistration: Hashable, Sendable, Codable {
     public var platform: Platform
     /// Its push token (or, for Web Push, its subscription).
     public var token: String
+
+    /// Creates a registration.
+    public init(id: String, userID: String, platform: Platform, token: String) {
+        self.id = id
+        self.userID = userID
+        self.platform = platform
+        self.token = token
+    }
 }

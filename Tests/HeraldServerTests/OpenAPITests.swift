@@ -1,0 +1,104 @@
+import Foundation
+import HeraldServer
+import HeraldTestSupport
+import Logging
+import Testing
+
+/// Reads the parts of Herald's OpenAPI document these tests compare with the code. The document is kept in a
+/// plain block style (two-space indents), which this reader relies on.
+struct OpenAPIDocument {
+    let lines: [String]
+
+    init() throws {
+        let url = packageRoot.appendingPathComponent("Sources/HeraldServer/Resources/openapi.yaml")
+        lines = try String(contentsOf: url, encoding: .utf8).components(separatedBy: "\n")
+    }
+
+    private static func indent(_ line: String) -> Int { line.prefix { $0 == " " }.count }
+
+    /// `METHOD /path` for every operation.
+    var operations: Set<String> {
+        var result: Set<String> = []
+        var inPaths = false
+        var path: String?
+        for line in lines {
+            if Self.indent(line) == 0 { inPaths = line == "paths:"; continue }
+            guard inPaths else { continue }
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if Self.indent(line) == 2, text.hasPrefix("/") { path = String(text.dropLast()) }
+            if Self.indent(line) == 4, let path, ["get:", "post:", "put:", "delete:", "patch:"].contains(text) {
+                result.insert("\(text.dropLast().uppercased()) \(path)")
+            }
+        }
+        return result
+    }
+
+    /// The lines of one schema under `components.schemas`.
+    private func schema(_ name: String) -> ArraySlice<String> {
+        guard let schemas = lines.firstIndex(of: "  schemas:"),
+              let start = lines[schemas...].firstIndex(of: "    \(name):")
+        else { return [] }
+        let end = lines[(start + 1)...].firstIndex { Self.indent($0) <= 4 && !$0.isEmpty } ?? lines.endIndex
+        return lines[(start + 1)..<end]
+    }
+
+    /// A schema's `required` list.
+    func required(_ name: String) -> Set<String> {
+        guard let line = schema(name).first(where: { $0.hasPrefix("      required: [") }) else { return [] }
+        let list = line.drop { $0 != "[" }.dropFirst().prefix { $0 != "]" }
+        return Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+    }
+
+    /// A string schema's enum values, written as a block list.
+    func enumValues(_ name: String) -> Set<String> {
+        Set(schema(name).filter { $0.hasPrefix("        - ") }.map { String($0.dropFirst(10)) })
+    }
+}
+
+@Suite("openapi.yaml stays true to the code", .timeLimit(.minutes(1)))
+struct OpenAPITests {
+    @Test("it describes exactly the routes the router has")
+    func routes() async throws {
+        try await TestServer.run { server in
+            let router = buildRouter(server.environment, logger: Logger(label: "openapi-test"))
+            let routes = Set(router.routes.map { route in
+                let path = route.path.description.split(separator: "/").map { part in
+                    part.hasPrefix(":") ? "{\(part.dropFirst())}" : String(part)
+                }
+                return "\(route.method.rawValue) /" + path.joined(separator: "/")
+            })
+            let documented = try OpenAPIDocument().operations
+            #expect(routes == documented)
+        }
+    }
+
+    @Test("its error codes are exactly the server's")
+    func errorCodes() throws {
+        #expect(try OpenAPIDocument().enumValues("ErrorCode") == Set(APIError.Code.allCases.map(\.rawValue)))
+    }
+
+    @Test("its schemas name exactly the fields the server sends")
+    func schemas() async throws {
+        let document = try OpenAPIDocument()
+        try await TestServer.run { server in
+            let alice = try await server.token("alice")
+            let created = try await server.request(
+                "POST", "/v1/conversations", token: alice, body: #"{"kind": "group", "title": "T", "members": []}"#)
+            let conversation = try Self.keys(created.body)
+            #expect(conversation == document.required("Conversation"))
+            let id = try created.decode(ConversationJSON.self).id
+            let posted = try await server.request(
+                "POST", "/v1/conversations/\(id)/messages", token: alice, body: #"{"text": "hi"}"#)
+            #expect(try Self.keys(posted.body) == document.required("Message"))
+            let listed = try await server.request("GET", "/v1/conversations", token: alice)
+            let list = try JSONSerialization.jsonObject(with: listed.body) as? [String: [[String: Any]]]
+            #expect(Set(list?["conversations"]?.first?.keys.map { $0 } ?? []) == document.required("ConversationSummary"))
+            let failed = try await server.request("GET", "/v1/conversations")
+            #expect(try Self.keys(failed.body) == document.required("Error"))
+        }
+    }
+
+    private static func keys(_ body: Data) throws -> Set<String> {
+        Set((try JSONSerialization.jsonObject(with: body) as? [String: Any])?.keys.map { $0 } ?? [])
+    }
+}

@@ -57,16 +57,7 @@ struct TestServer {
         token: String? = nil,
         body: String? = nil
     ) async throws -> HTTPResult {
-        var fields = HTTPFields()
-        if let token { fields[.authorization] = "Bearer \(token)" }
-        if body != nil { fields[.contentType] = "application/json" }
-        let client = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(20)))
-        client.connect()
-        let response = try await client.execute(
-            TestClient.Request(path, method: HTTPRequest.Method(method)!, authority: "127.0.0.1", headers: fields,
-                               body: body.map { ByteBuffer(string: $0) }))
-        try? await client.shutdown()
-        return HTTPResult(status: response.status.code, body: response.body.map { Data($0.readableBytesView) } ?? Data())
+        try await HTTPClient.request(port: port, method, path, token: token, body: body)
     }
 
     /// Creates a conversation as `token`'s user; its id.
@@ -96,6 +87,22 @@ struct TestServer {
     func stream(_ token: String, after: Int64? = nil) async throws -> TestSocket {
         let query = after.map { "&after=\($0)" } ?? ""
         return try await TestSocket.connect(url: "ws://127.0.0.1:\(port)/v1/stream?token=\(token)\(query)")
+    }
+}
+
+/// One HTTP request to a server on this machine.
+enum HTTPClient {
+    static func request(port: Int, _ method: String, _ path: String, token: String? = nil, body: String? = nil) async throws -> HTTPResult {
+        var fields = HTTPFields()
+        if let token { fields[.authorization] = "Bearer \(token)" }
+        if body != nil { fields[.contentType] = "application/json" }
+        let client = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(20)))
+        client.connect()
+        let response = try await client.execute(
+            TestClient.Request(path, method: HTTPRequest.Method(method)!, authority: "127.0.0.1", headers: fields,
+                               body: body.map { ByteBuffer(string: $0) }))
+        try? await client.shutdown()
+        return HTTPResult(status: response.status.code, body: response.body.map { Data($0.readableBytesView) } ?? Data())
     }
 }
 

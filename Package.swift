@@ -48,6 +48,9 @@ let package = Package(
                 "HeraldServer",
                 "CHeapUsage",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // The allocator's own count of bytes in use (glibc's mallinfo2, Darwin's zone statistics).

@@ -6,7 +6,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks that print figures; build with -c release for meaningful numbers.",
-        subcommands: [Engine.self]
+        subcommands: [Engine.self, Stream.self]
     )
 
     /// `herald bench engine`.
@@ -33,6 +33,43 @@ struct BenchCommand: ParsableCommand {
             print("note: this is a debug build; use `swift run -c release herald bench engine` for real figures")
             #endif
             print(EngineBenchmark.run(messages: messages, conversations: conversations, rounds: rounds).text)
+        }
+    }
+
+    /// `herald bench stream`.
+    struct Stream: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Post-to-receive latency and deliveries a second, many clients on one in-process server."
+        )
+
+        @Option(help: "Connected clients, one user each.")
+        var clients = 1_000
+
+        @Option(help: "Members of each group conversation.")
+        var groupSize = 10
+
+        @Option(help: "Messages posted a second.")
+        var rate = 1_000
+
+        @Option(help: "Seconds of posting.")
+        var seconds = 10
+
+        func validate() throws {
+            guard clients > 0, groupSize > 0, rate > 0, seconds > 0 else {
+                throw ValidationError("every number must be positive")
+            }
+        }
+
+        func run() async throws {
+            #if DEBUG
+            print("note: this is a debug build; use `swift run -c release herald bench stream` for real figures")
+            #endif
+            var options = StreamBenchmark.Options()
+            options.clients = clients
+            options.groupSize = groupSize
+            options.rate = rate
+            options.duration = .seconds(seconds)
+            print(try await StreamBenchmark.run(options).text)
         }
     }
 }

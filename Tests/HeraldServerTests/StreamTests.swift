@@ -217,3 +217,38 @@ struct StreamTests {
 struct MessageListJSON: Decodable {
     var messages: [MessageJSON]
 }
+
+@Suite("A slow reader cannot hold up others", .timeLimit(.minutes(1)))
+struct SlowReaderTests {
+    @Test("a client that stops reading is dropped once its bounded buffer fills; the others get everything")
+    func slowReader() async throws {
+        try await TestServer.run(configure: { $0.limits.streamBufferFrames = 16 }) { server in
+            let (alice, bob, charlie) = try await (server.token("alice"), server.token("bob"), server.token("charlie"))
+            let chat = try await server.createConversation(alice, kind: "group", title: "Firehose", members: ["bob", "charlie"])
+            let stalled = try await TestSocket.connect(
+                url: "ws://127.0.0.1:\(server.port)/v1/stream?token=\(charlie)", readsFrames: false)
+            let reader = try await server.stream(alice)
+            var frames = FrameReader(reader)
+            _ = try await frames.untilReady()
+            let sender = try await server.stream(bob)
+            let text = String(repeating: "x", count: 3_900)
+            let count = 1_500
+            for index in 0..<count {
+                sender.send(#"{"type": "send", "conversation": "\#(chat)", "id": "f\#(index)", "text": "\#(text)"}"#)
+            }
+            var received = 0
+            while received < count {
+                if try await frames.next().type == "message" { received += 1 }
+            }
+            #expect(received == count, "the reading member got every message")
+            let hub = server.environment.hub
+            for _ in 0..<500 where !hub.presence(of: "charlie").isEmpty {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(hub.presence(of: "charlie").isEmpty, "the stalled connection was dropped")
+            reader.close()
+            sender.close()
+            stalled.close()
+        }
+    }
+}

@@ -54,7 +54,8 @@ public func buildApplication(
                 http1: .init(),
                 ws: WebSocketServerConfiguration(
                     maxFrameSize: limits.maxAcceptedFrameBytes,
-                    autoPing: .enabled(timePeriod: .seconds(30))
+                    autoPing: .enabled(timePeriod: .seconds(30)),
+                    closeTimeout: .seconds(5)
                 )
             )
         ),

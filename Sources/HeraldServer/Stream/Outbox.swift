@@ -13,11 +13,15 @@ struct OutboundFrame: Sendable {
 /// hold up anyone else.
 final class Outbox: Sendable {
     let frames: AsyncStream<OutboundFrame>
+    /// Yields once, when the queue overflows.
+    let overflows: AsyncStream<Void>
     private let sink: AsyncStream<OutboundFrame>.Continuation
+    private let overflowSink: AsyncStream<Void>.Continuation
     private let overflow = NIOLockedValueBox(false)
 
     init(limit: Int) {
         (frames, sink) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(max(1, limit)))
+        (overflows, overflowSink) = AsyncStream.makeStream()
     }
 
     /// Queues `frame`, or closes the queue if it is full.
@@ -25,6 +29,8 @@ final class Outbox: Sendable {
         if case .dropped = sink.yield(frame) {
             overflow.withLockedValue { $0 = true }
             sink.finish()
+            overflowSink.yield()
+            overflowSink.finish()
         }
     }
 
@@ -34,5 +40,6 @@ final class Outbox: Sendable {
     /// Ends the queue; frames already in it are still delivered.
     func finish() {
         sink.finish()
+        overflowSink.finish()
     }
 }

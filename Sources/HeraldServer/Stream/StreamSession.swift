@@ -29,7 +29,10 @@ struct StreamSession {
             group.addTask {
                 try await write(outbound, outbox: outbox)
             }
-            // Whichever ends first (the client went away, or it fell too far behind) ends the other.
+            group.addTask {
+                try await dropIfStuck(outbox)
+            }
+            // Whichever ends first (the client went away, or it fell too far behind) ends the others.
             defer { group.cancelAll() }
             try await group.next()
         }
@@ -61,6 +64,21 @@ struct StreamSession {
             logger.notice("stream dropped: client too slow", metadata: ["user": "\(identity.userID)"])
             try await outbound.close(.policyViolation, reason: "too slow: reconnect with after")
         }
+    }
+
+    /// After an overflow the writer drains what was queued and closes with 1008. A client that stopped reading
+    /// altogether leaves the writer blocked in a socket write; after a second this gives up on it, ending the
+    /// session so the connection is dropped.
+    private func dropIfStuck(_ outbox: Outbox) async throws {
+        var overflows = outbox.overflows.makeAsyncIterator()
+        guard await overflows.next() != nil else {
+            // No overflow: nothing to watch. Stay until the session ends and cancels this.
+            while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+            return
+        }
+        try await Task.sleep(for: .seconds(1))
+        logger.notice("stream dropped: client stopped reading", metadata: ["user": "\(identity.userID)"])
+        throw CancellationError()
     }
 
     private func read(_ inbound: WebSocketInboundStream, connection: Int, outbox: Outbox) async throws {

@@ -20,13 +20,15 @@ public struct ServerEnvironment: Sendable {
 
     /// Opens the database (migrating it) and resolves the token secret.
     public static func make(_ configuration: ServerConfiguration, logger: Logger) async throws -> ServerEnvironment {
+        // Settings first: nothing may fail once the database is open, or its connection would go unclosed.
+        let secret = try configuration.resolveSecret()
         let store = try await SQLiteStore.open(
             path: configuration.databasePath, fullSync: configuration.fullSync, logger: logger)
         return ServerEnvironment(
             configuration: configuration,
             store: store,
             hub: Hub(),
-            tokens: await TokenAuthority(secret: try configuration.resolveSecret()),
+            tokens: await TokenAuthority(secret: secret),
             services: [store.database]
         )
     }

@@ -15,11 +15,16 @@ public final class SQLiteStore: Store {
     public static func open(path: String, fullSync: Bool = false, logger: Logger) async throws -> SQLiteStore {
         let storage: SQLiteConnection.Storage = path == ":memory:" ? .memory : .file(path: path)
         let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
-        for pragma in ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = \(fullSync ? "FULL" : "NORMAL")",
-                       "PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 5000"] {
-            _ = try await connection.query(pragma, [])
+        do {
+            for pragma in ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = \(fullSync ? "FULL" : "NORMAL")",
+                           "PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 5000"] {
+                _ = try await connection.query(pragma, [])
+            }
+            try await SQLiteMigrations.migrate(connection, logger: logger)
+        } catch {
+            try? await connection.close()
+            throw error
         }
-        try await SQLiteMigrations.migrate(connection, logger: logger)
         return SQLiteStore(database: SerialDatabase(connection: connection, logger: logger))
     }
 

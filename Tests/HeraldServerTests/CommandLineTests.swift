@@ -1,0 +1,48 @@
+import Foundation
+import HeraldServer
+import HeraldTestSupport
+import Testing
+
+@Suite("herald token and the token secret", .timeLimit(.minutes(1)))
+struct CommandLineTests {
+    @Test("herald token makes the secret beside the database on first use, and signs with it, as the server will")
+    func tokenCommand() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-token-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("herald.sqlite").path
+        let result = try runHerald(["token", "alice", "--name", "Alice Johnson", "--database", database], input: "")
+        #expect(result.status == 0, "\(result.stderr)")
+        let secretFile = database + ".secret"
+        let attributes = try FileManager.default.attributesOfItem(atPath: secretFile)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "readable by its owner only")
+
+        var configuration = ServerConfiguration()
+        configuration.databasePath = database
+        let authority = await TokenAuthority(secret: try configuration.resolveSecret())
+        let identity = try await authority.verify(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(identity.userID == "alice")
+        #expect(identity.name == "Alice Johnson")
+
+        let again = try runHerald(["token", "bob", "--database", database], input: "")
+        #expect(try await authority.verify(again.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).userID == "bob",
+                "the kept secret is reused")
+    }
+
+    @Test("a secret shorter than 32 bytes is refused with a clear message, not a crash")
+    func shortSecret() throws {
+        let process = Process()
+        process.executableURL = heraldExecutable
+        process.arguments = ["serve", "--port", "0", "--database", ":memory:"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["HERALD_JWT_SECRET": "short"]) { $1 }
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus != 0)
+        #expect(message.contains("HERALD_JWT_SECRET must be at least 32 bytes"))
+    }
+}

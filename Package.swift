@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
         .library(name: "HeraldReplay", targets: ["HeraldReplay"]),
+        .library(name: "HeraldClient", targets: ["HeraldClient"]),
         .executable(name: "herald", targets: ["herald"]),
     ],
     dependencies: [
@@ -37,6 +38,16 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             resources: [.copy("Resources/openapi.yaml")]
+        ),
+        // The Swift client: connect, resume, reconnect, report focus and app state, feed the engine.
+        .target(
+            name: "HeraldClient",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         // Trace-driven runs of the engine in virtual time (`herald replay`).
         .target(name: "HeraldReplay", dependencies: ["HeraldCore"]),
@@ -74,6 +85,7 @@ let package = Package(
             name: "HeraldServerTests",
             dependencies: [
                 "HeraldServer",
+                "HeraldClient",
                 "HeraldCore",
                 "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),

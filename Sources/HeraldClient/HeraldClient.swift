@@ -1,0 +1,224 @@
+import Foundation
+import HeraldCore
+import HummingbirdWSClient
+import Logging
+import NIOConcurrencyHelpers
+
+/// A connection to a Herald server for one user's device: it keeps the stream open, resumes after every drop,
+/// and tells the app what arrives.
+///
+/// - Call ``run()`` from a task the app owns; it connects, reconnects with exponential back-off and jitter, and
+///   returns when that task is cancelled.
+/// - ``events()`` gives a stream of ``ClientEvent``s; each call is a new subscriber.
+/// - Messages are surfaced once: the client remembers the last `seq` it saw, resumes after it, and skips anything
+///   at or below it.
+/// - ``send(_:to:id:)`` queues a message that is sent, and sent again after reconnects, until the server
+///   acknowledges or refuses it; the id makes the retries safe.
+/// - ``focus(_:)`` and ``setAppState(_:)`` are reported now and again after every reconnect, so the server always
+///   knows what this device is looking at.
+public final class HeraldClient: Sendable {
+    private struct State {
+        var lastSeq: Int64?
+        var focus: String?
+        var appState: AppState = .foreground
+        var pending: [PendingSend] = []
+        var wake: AsyncStream<Void>.Continuation?
+        var drop: AsyncStream<Void>.Continuation?
+        var subscribers: [UUID: AsyncStream<ClientEvent>.Continuation] = [:]
+        var liveSince: ContinuousClock.Instant?
+    }
+
+    /// The settings it connects with.
+    public let configuration: ClientConfiguration
+    private let state: NIOLockedValueBox<State>
+    private let logger: Logger
+
+    /// Creates a client; `resumeAfter` is the last `seq` the app has already shown (nil: only new messages).
+    public init(configuration: ClientConfiguration, resumeAfter: Int64? = nil, logger: Logger = Logger(label: "herald-client")) {
+        self.configuration = configuration
+        self.logger = logger
+        state = NIOLockedValueBox(State(lastSeq: resumeAfter))
+    }
+
+    /// A new stream of events from now on. It ends when ``run()`` returns.
+    public func events() -> AsyncStream<ClientEvent> {
+        let (stream, continuation) = AsyncStream<ClientEvent>.makeStream()
+        let id = UUID()
+        continuation.onTermination = { [state] _ in
+            state.withLockedValue { _ = $0.subscribers.removeValue(forKey: id) }
+        }
+        state.withLockedValue { $0.subscribers[id] = continuation }
+        return stream
+    }
+
+    /// The last sequence number seen: what to resume after.
+    public var lastSeq: Int64? { state.withLockedValue { $0.lastSeq } }
+
+    /// Queues a message; returns its id. It is retried across reconnects until acknowledged or refused.
+    @discardableResult
+    public func send(_ text: String, to conversationID: String, id: String = UUID().uuidString.lowercased()) -> String {
+        let wake = state.withLockedValue { state in
+            state.pending.append(PendingSend(id: id, conversationID: conversationID, text: text))
+            return state.wake
+        }
+        wake?.yield()
+        return id
+    }
+
+    /// Reports the conversation on screen (nil: none).
+    public func focus(_ conversationID: String?) {
+        state.withLockedValue { state in
+            state.focus = conversationID
+            return state.wake
+        }?.yield()
+    }
+
+    /// Reports whether the app is in the foreground.
+    public func setAppState(_ appState: AppState) {
+        state.withLockedValue { state in
+            state.appState = appState
+            return state.wake
+        }?.yield()
+    }
+
+    /// Closes the current connection; the client connects again after its back-off (after a network change, say).
+    public func reconnect() {
+        state.withLockedValue { $0.drop }?.yield()
+    }
+
+    /// Keeps the stream open until the calling task is cancelled.
+    public func run() async {
+        var attempt = 0
+        emit(.state(.connecting))
+        while !Task.isCancelled {
+            let (drops, dropSink) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            state.withLockedValue {
+                $0.drop = dropSink
+                $0.liveSince = nil
+            }
+            do {
+                try await WebSocketClient.connect(
+                    url: configuration.streamURL(after: lastSeq),
+                    configuration: .init(maxFrameSize: 1 << 20),
+                    logger: logger
+                ) { inbound, outbound, _ in
+                    try await self.session(inbound: inbound, outbound: outbound, drops: drops)
+                }
+            } catch {
+                logger.debug("stream ended", metadata: ["error": "\(error)"])
+            }
+            if Task.isCancelled { break }
+            let stable = state.withLockedValue { state -> Bool in
+                defer { state.wake = nil; state.drop = nil }
+                guard let since = state.liveSince else { return false }
+                return since.duration(to: .now) >= configuration.stableAfter
+            }
+            if stable { attempt = 0 }
+            attempt += 1
+            let delay = configuration.backoff(attempt: attempt, random: Double.random(in: 0...1))
+            emit(.state(.reconnecting(attempt: attempt, delay: delay)))
+            try? await Task.sleep(for: delay)
+        }
+        let subscribers = state.withLockedValue { $0.subscribers.values }
+        for subscriber in subscribers { subscriber.finish() }
+    }
+
+    private func session(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, drops: AsyncStream<Void>) async throws {
+        let (wakes, wakeSink) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        state.withLockedValue { $0.wake = wakeSink }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var reported: (focus: String??, app: AppState?) = (nil, nil)
+                var sent: Set<String> = []
+                try await self.flush(outbound, reported: &reported, sent: &sent)
+                for await _ in wakes {
+                    try await self.flush(outbound, reported: &reported, sent: &sent)
+                }
+            }
+            group.addTask {
+                for try await message in inbound.messages(maxSize: 1 << 20) {
+                    guard case .text(let text) = message else { continue }
+                    self.handle(text)
+                }
+            }
+            group.addTask {
+                var iterator = drops.makeAsyncIterator()
+                if await iterator.next() != nil { throw CancellationError() }
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+
+    /// Writes what the server has not been told on this connection: focus, app state, pending sends.
+    private func flush(
+        _ outbound: WebSocketOutboundWriter,
+        reported: inout (focus: String??, app: AppState?),
+        sent: inout Set<String>
+    ) async throws {
+        let (focus, appState, pending) = state.withLockedValue { ($0.focus, $0.appState, $0.pending) }
+        if reported.focus == nil || reported.focus! != focus {
+            try await outbound.write(.text(ClientFrames.focus(focus)))
+            reported.focus = .some(focus)
+        }
+        if reported.app != appState {
+            try await outbound.write(.text(ClientFrames.app(appState)))
+            reported.app = appState
+        }
+        for send in pending where !sent.contains(send.id) {
+            try await outbound.write(.text(ClientFrames.send(send)))
+            sent.insert(send.id)
+        }
+    }
+
+    private func handle(_ text: String) {
+        let frame: StreamFrame
+        do {
+            frame = try StreamFrame(parsing: text)
+        } catch {
+            logger.warning("unreadable frame", metadata: ["error": "\(error)"])
+            return
+        }
+        switch frame {
+        case .message(let incoming):
+            let seq = incoming.message.seq ?? 0
+            let isNew = state.withLockedValue { state -> Bool in
+                if let last = state.lastSeq, seq <= last { return false }
+                state.lastSeq = seq
+                return true
+            }
+            if isNew { emit(.message(incoming)) }
+        case .ready(let seq):
+            state.withLockedValue { state in
+                state.lastSeq = max(state.lastSeq ?? seq, seq)
+                state.liveSince = .now
+            }
+            emit(.state(.live))
+        case .ack(let id, let seq):
+            let known = state.withLockedValue { state -> Bool in
+                guard let index = state.pending.firstIndex(where: { $0.id == id }) else { return false }
+                state.pending.remove(at: index)
+                return true
+            }
+            if known { emit(.acknowledged(id: id, seq: seq)) }
+        case .error(let code, let message, let ref):
+            guard let ref, code != "internal" else {
+                logger.notice("stream error", metadata: ["code": "\(code)", "message": "\(message)"])
+                return
+            }
+            let known = state.withLockedValue { state -> Bool in
+                guard let index = state.pending.firstIndex(where: { $0.id == ref }) else { return false }
+                state.pending.remove(at: index)
+                return true
+            }
+            if known { emit(.refused(id: ref, code: code, message: message)) }
+        case .pong, .unknown:
+            break
+        }
+    }
+
+    private func emit(_ event: ClientEvent) {
+        let subscribers = state.withLockedValue { Array($0.subscribers.values) }
+        for subscriber in subscribers { subscriber.yield(event) }
+    }
+}

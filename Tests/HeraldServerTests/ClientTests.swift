@@ -1,0 +1,196 @@
+import Foundation
+import HeraldClient
+import HeraldCore
+import HeraldServer
+import NIOConcurrencyHelpers
+import Testing
+
+/// What a client and its notifier surfaced, gathered from their streams.
+final class ClientRecord: Sendable {
+    private let box = NIOLockedValueBox<(messages: [Message], shows: [String], skips: [String: SkipReason], live: Int)>(([], [], [:], 0))
+
+    func watch(_ client: HeraldClient) -> Task<Void, Never> {
+        let events = client.events()
+        return Task {
+            for await event in events {
+                switch event {
+                case .message(let incoming): box.withLockedValue { $0.messages.append(incoming.message) }
+                case .state(.live): box.withLockedValue { $0.live += 1 }
+                default: break
+                }
+            }
+        }
+    }
+
+    func watch<C>(_ live: LiveNotifications<C>) -> Task<Void, Never> {
+        Task {
+            for await effect in live.effects {
+                switch effect {
+                case .show(let banner): box.withLockedValue { $0.shows.append(banner.id) }
+                case .skip(let id, let reason): box.withLockedValue { $0.skips[id] = reason }
+                default: break
+                }
+            }
+        }
+    }
+
+    var messages: [Message] { box.withLockedValue { $0.messages } }
+    var shows: [String] { box.withLockedValue { $0.shows } }
+    var skips: [String: SkipReason] { box.withLockedValue { $0.skips } }
+    var liveCount: Int { box.withLockedValue { $0.live } }
+
+    /// Waits (bounded by the test's time limit) until `condition` holds.
+    func wait(until condition: @Sendable (ClientRecord) -> Bool) async throws {
+        while !condition(self) { try await Task.sleep(for: .milliseconds(10)) }
+    }
+}
+
+@Suite("HeraldClient against a live server", .timeLimit(.minutes(1)))
+struct ClientTests {
+    static func database() throws -> (folder: URL, path: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-client-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return (folder, folder.appendingPathComponent("herald.sqlite").path)
+    }
+
+    static func client(port: Int, token: String) -> HeraldClient {
+        var configuration = ClientConfiguration(server: URL(string: "http://127.0.0.1:\(port)")!, token: token)
+        configuration.initialBackoff = .milliseconds(50)
+        configuration.maximumBackoff = .milliseconds(400)
+        return HeraldClient(configuration: configuration, resumeAfter: 0)
+    }
+
+    @Test("the socket closed and the server restarted while messages flow: each arrives once, no banner shows twice")
+    func cutsWhileFlowing() async throws {
+        let (folder, path) = try Self.database()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let record = ClientRecord()
+        let acked = NIOLockedValueBox<[String]>([])
+        var port = 0
+        var chat = ""
+        var bob = ""
+        var running: Task<Void, Never>?
+        var watchers: [Task<Void, Never>] = []
+
+        try await TestServer.run(configure: { $0.databasePath = path }) { server in
+            port = server.port
+            let alice = try await server.token("alice", name: "Alice Johnson")
+            bob = try await server.token("bob", name: "Bob")
+            chat = try await server.createConversation(alice, kind: "group", title: "Team Chat", members: ["bob"])
+            let client = Self.client(port: port, token: alice)
+            let live = LiveNotifications(client: client, userID: "alice")
+            watchers = [record.watch(client), record.watch(live)]
+            running = Task { await live.run() }
+            try await record.wait { $0.liveCount >= 1 }
+
+            for index in 0..<40 {
+                let message = try await server.post(bob, to: chat, id: "a\(index)", text: "before \(index)")
+                acked.withLockedValue { $0.append(message.id) }
+                if index == 15 { client.reconnect() }
+            }
+            try await record.wait { $0.messages.count >= 40 }
+        }
+        // The server is down; the client keeps trying. It comes back on the same port and file.
+        try await TestServer.run(configure: { $0.databasePath = path; $0.port = port }) { server in
+            for index in 0..<30 {
+                let message = try await server.post(bob, to: chat, id: "b\(index)", text: "after \(index)")
+                acked.withLockedValue { $0.append(message.id) }
+            }
+            try await record.wait { $0.messages.count >= 70 }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        running?.cancel()
+        await running?.value
+        for watcher in watchers { await watcher.value }
+
+        let ids = record.messages.map(\.id)
+        #expect(ids.count == 70)
+        #expect(Set(ids) == Set(acked.withLockedValue { $0 }), "every acknowledged message arrived")
+        #expect(Set(ids).count == ids.count, "none twice")
+        let seqs = record.messages.compactMap(\.seq)
+        #expect(seqs == seqs.sorted(), "in order")
+        #expect(Set(record.shows).count == record.shows.count, "no banner shows twice")
+        #expect(record.liveCount >= 3, "connected, reconnected after the cut, and after the restart")
+    }
+
+    @Test("after a reconnect the focus is restored: the server knows, and the open conversation gets no banner")
+    func focusRestored() async throws {
+        let (folder, path) = try Self.database()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let record = ClientRecord()
+        var port = 0
+        var withBob = ""
+        var withCharlie = ""
+        var running: Task<Void, Never>?
+        var watchers: [Task<Void, Never>] = []
+
+        try await TestServer.run(configure: { $0.databasePath = path }) { server in
+            port = server.port
+            let alice = try await server.token("alice", name: "Alice Johnson")
+            withBob = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            withCharlie = try await server.createConversation(alice, kind: "direct", members: ["charlie"])
+            let client = Self.client(port: port, token: alice)
+            let live = LiveNotifications(client: client, userID: "alice")
+            watchers = [record.watch(client), record.watch(live)]
+            running = Task { await live.run() }
+            live.open(withBob)
+            try await record.wait { $0.liveCount >= 1 }
+            while !server.environment.hub.isLooking(userID: "alice", at: withBob) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        try await TestServer.run(configure: { $0.databasePath = path; $0.port = port }) { server in
+            try await record.wait { $0.liveCount >= 2 }
+            let hub = server.environment.hub
+            while !hub.isLooking(userID: "alice", at: withBob) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(hub.isLooking(userID: "alice", at: withBob), "the new server knows what she is looking at")
+            let (bob, charlie) = try await (server.token("bob", name: "Bob"), server.token("charlie", name: "Charlie Davis"))
+            try await server.post(bob, to: withBob, id: "open-chat", text: "Hey, are you there?")
+            try await server.post(charlie, to: withCharlie, id: "other-chat", text: "Hey, are you there?")
+            try await record.wait { $0.skips["open-chat"] != nil && $0.shows.contains("other-chat") }
+        }
+        running?.cancel()
+        await running?.value
+        for watcher in watchers { await watcher.value }
+        #expect(record.skips["open-chat"] == .active)
+        #expect(!record.shows.contains("open-chat"))
+        #expect(record.shows == ["other-chat"])
+    }
+
+    @Test("sends are retried until acknowledged, refused ones are reported once, and back-off grows then resets")
+    func sendsAndBackoff() async throws {
+        try await TestServer.run { server in
+            let alice = try await server.token("alice")
+            let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let client = Self.client(port: server.port, token: alice)
+            let events = client.events()
+            let sent = client.send("queued before connecting", to: chat, id: "early")
+            let refused = client.send("nowhere", to: "no-such-conversation", id: "lost")
+            let running = Task { await client.run() }
+            var acknowledged: [String] = []
+            var refusals: [String: String] = [:]
+            for await event in events {
+                switch event {
+                case .acknowledged(let id, _): acknowledged.append(id)
+                case .refused(let id, let code, _): refusals[id] = code
+                default: break
+                }
+                if acknowledged.count == 1, refusals.count == 1 { break }
+            }
+            #expect(acknowledged == [sent])
+            #expect(refusals == [refused: "conversation_not_found"])
+            running.cancel()
+            await running.value
+        }
+        var configuration = ClientConfiguration(server: URL(string: "http://127.0.0.1:1")!, token: "x")
+        configuration.jitter = 0
+        #expect(configuration.backoff(attempt: 1, random: 0.5) == .milliseconds(250))
+        #expect(configuration.backoff(attempt: 3, random: 0.5) == .seconds(1))
+        #expect(configuration.backoff(attempt: 20, random: 0.5) == .seconds(30), "capped")
+        configuration.jitter = 0.2
+        #expect(configuration.backoff(attempt: 1, random: 0) == .milliseconds(200))
+        #expect(configuration.backoff(attempt: 1, random: 1) == .milliseconds(300))
+    }
+}

@@ -49,6 +49,10 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // Terminal plumbing the Swift C library overlay does not export: raw mode, size, character widths.
+        .target(name: "CTerminal"),
+        // `herald chat`: the terminal chat client, its screen as a pure function of its model.
+        .target(name: "HeraldChat", dependencies: ["HeraldCore", "HeraldClient", "CTerminal"]),
         // Trace-driven runs of the engine in virtual time (`herald replay`).
         .target(name: "HeraldReplay", dependencies: ["HeraldCore"]),
         // Benchmarks that print figures (`herald bench`); run them from a release build.
@@ -74,6 +78,8 @@ let package = Package(
                 "HeraldReplay",
                 "HeraldBenchmarks",
                 "HeraldServer",
+                "HeraldClient",
+                "HeraldChat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -81,6 +87,7 @@ let package = Package(
         // What the test suites share: finding the package and the built `herald`, running it.
         .target(name: "HeraldTestSupport", path: "Tests/Support"),
         .testTarget(name: "HeraldReplayTests", dependencies: ["HeraldReplay", "HeraldCore", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldChatTests", dependencies: ["HeraldChat", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [

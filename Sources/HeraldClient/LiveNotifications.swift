@@ -11,7 +11,8 @@ import HeraldCore
 /// for await effect in live.effects { ... }       // .show, .update, .dismiss, .navigate, .local, ...
 /// ```
 ///
-/// Focus and app state go to both the device's ``Notifier`` and the server (so pushes follow them); a tapped
+/// Messages of the first catch-up (the history from `resumeAfter`) do not notify; everything after it does,
+/// including messages caught up after a reconnect. Focus and app state go to both the device's ``Notifier`` and the server (so pushes follow them); a tapped
 /// banner's conversation becomes the focus by itself.
 public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Duration {
     /// The connection.
@@ -64,8 +65,15 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
             group.addTask { await self.client.run() }
             group.addTask { await self.driver.run() }
             group.addTask {
+                // The first catch-up is history the user is about to see, not news; after that, what arrives
+                // (live, or caught up after a reconnect) notifies.
+                var caughtUp = false
                 for await event in events {
-                    if case .message(let incoming) = event { self.driver.send(.message(incoming)) }
+                    switch event {
+                    case .message(let incoming) where caughtUp: self.driver.send(.message(incoming))
+                    case .state(.live): caughtUp = true
+                    default: break
+                    }
                 }
             }
             group.addTask {

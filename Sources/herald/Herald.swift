@@ -6,6 +6,6 @@ struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "Herald: tells chat users about messages in the conversations they are not looking at.",
-        subcommands: [ServeCommand.self, TokenCommand.self, ReplayCommand.self, BenchCommand.self]
+        subcommands: [ServeCommand.self, ChatCommand.self, TokenCommand.self, ReplayCommand.self, BenchCommand.self]
     )
 }

@@ -1,0 +1,86 @@
+import HeraldClient
+import HeraldCore
+
+/// Everything the chat screen shows: conversations, the open one, the input line, the banner, the connection.
+struct ChatModel {
+    /// One conversation as the list and the chat view show it.
+    struct Room {
+        var conversation: Conversation
+        var messages: [(sender: String, text: String, mine: Bool)] = []
+        var names: [String: String] = [:]
+        var unread = 0
+        var lastSeq: Int64 = 0
+    }
+
+    /// The banner on screen, entering or leaving.
+    struct BannerView {
+        var banner: Banner
+        var since: ContinuousClock.Instant
+        var leaving = false
+    }
+
+    let me: String
+    let formatter = ContentFormatter.standard
+    var connection: ConnectionState = .connecting
+    private(set) var rooms: [Room] = []
+    private(set) var openID: String?
+    var input = ""
+    var banner: BannerView?
+    var paused = false
+    var terminalFocused = true
+    var notice: String?
+
+    init(me: String) {
+        self.me = me
+    }
+
+    /// A message from the stream: into its room, counted unread unless it is open or mine.
+    mutating func receive(_ incoming: IncomingMessage) {
+        let index: Int
+        if let existing = rooms.firstIndex(where: { $0.conversation.id == incoming.conversation.id }) {
+            index = existing
+        } else {
+            rooms.append(Room(conversation: incoming.conversation))
+            index = rooms.count - 1
+        }
+        let mine = incoming.sender.id == me
+        let name = formatter.name(of: incoming.sender)
+        rooms[index].names[incoming.sender.id] = name
+        rooms[index].messages.append((name, Self.body(of: incoming), mine))
+        rooms[index].lastSeq = incoming.message.seq ?? rooms[index].lastSeq
+        if !mine, incoming.conversation.id != openID { rooms[index].unread += 1 }
+        rooms.sort { $0.lastSeq > $1.lastSeq }
+    }
+
+    private static func body(of incoming: IncomingMessage) -> String {
+        let text = (incoming.message.text ?? "").split(whereSeparator: \.isNewline).joined(separator: " ")
+        if text.isEmpty { return incoming.message.imageURL == nil ? "New message" : "📷 Image" }
+        return text
+    }
+
+    /// Opens a conversation (nil: none); its unread count clears.
+    mutating func open(_ conversationID: String?) {
+        openID = conversationID
+        if let index = rooms.firstIndex(where: { $0.conversation.id == conversationID }) {
+            rooms[index].unread = 0
+        }
+    }
+
+    /// The conversation `offset` places from the open one in the list (the first one when none is open).
+    func neighbour(_ offset: Int) -> String? {
+        guard !rooms.isEmpty else { return nil }
+        guard let current = rooms.firstIndex(where: { $0.conversation.id == openID }) else {
+            return rooms.first?.conversation.id
+        }
+        return rooms[(current + offset + rooms.count) % rooms.count].conversation.id
+    }
+
+    /// The open conversation.
+    var openRoom: Room? { rooms.first { $0.conversation.id == openID } }
+
+    /// A room's name: the group's title, or the other person in a direct chat.
+    func title(of room: Room) -> String {
+        if room.conversation.kind == .group { return formatter.groupTitle(of: room.conversation) }
+        return room.names.first { $0.key != me }?.value ?? "Direct chat"
+    }
+}

@@ -1,0 +1,101 @@
+import HeraldClient
+import HeraldCore
+
+/// Draws the model: a pure function from model, size and time to the terminal's lines (with ANSI styles).
+///
+/// ```
+/// Herald · alice · live
+/// Team Chat        2 │ Bob: Morning all!
+/// > Bob              │ Alice Johnson: Yes!
+/// ...
+/// ↑↓ chats · Enter send · ^O open banner · ^X dismiss · ^P pause · ^C quit
+/// > typed text
+/// ```
+/// The banner is drawn over the top rows, above everything, sliding down as it enters and up as it leaves.
+enum ChatScreen {
+    static let bold = "\u{1B}[1m", dim = "\u{1B}[2m", reverse = "\u{1B}[7m", reset = "\u{1B}[0m"
+    static let listWidth = 24
+    static let slideStep: Duration = .milliseconds(60)
+    static let help = "↑↓ chats · Enter send · ^O open banner · ^X dismiss · ^P pause · ^C quit"
+
+    static func render(_ model: ChatModel, rows: Int, columns: Int, now: ContinuousClock.Instant) -> [String] {
+        let rows = max(rows, 6), columns = max(columns, 30)
+        var lines: [String] = []
+        let state: String = switch model.connection {
+        case .connecting: "connecting"
+        case .live: "live"
+        case .reconnecting(let attempt, _): "reconnecting (\(attempt))"
+        }
+        let title = model.openRoom.map { " · \(model.title(of: $0))" } ?? ""
+        lines.append(reverse + TextWidth.pad(" Herald · \(model.me)\(title) · \(state)", columns: columns) + reset)
+
+        let bodyRows = rows - 3
+        let chatWidth = columns - listWidth - 3
+        let history = model.openRoom.map { room in
+            room.messages.suffix(bodyRows).map { ($0.mine ? "You" : $0.sender) + ": " + $0.text }
+        } ?? ["", "  Choose a chat with ↑ and ↓."]
+        let historyLines = Array(repeating: "", count: max(0, bodyRows - history.count)) + history.suffix(bodyRows)
+        for row in 0..<bodyRows {
+            var left = ""
+            if row < model.rooms.count {
+                let room = model.rooms[row]
+                let marker = room.conversation.id == model.openID ? "> " : "  "
+                let unread = room.unread > 0 ? " \(room.unread)" : ""
+                let name = TextWidth.fit(model.title(of: room), columns: listWidth - 2 - TextWidth.of(unread))
+                left = TextWidth.pad(marker + name + String(repeating: " ", count: max(0, listWidth - 2 - TextWidth.of(name) - TextWidth.of(unread))) + unread, columns: listWidth)
+                if room.conversation.id == model.openID { left = bold + left + reset }
+            } else {
+                left = String(repeating: " ", count: listWidth)
+            }
+            lines.append(left + " │ " + TextWidth.pad(historyLines[row], columns: chatWidth))
+        }
+        let status = model.notice.map { "  · \($0)" } ?? ""
+        lines.append(dim + TextWidth.pad(help + status, columns: columns) + reset)
+        lines.append(TextWidth.pad("> " + model.input, columns: columns))
+
+        let overlay = banner(model, columns: columns, now: now)
+        for (index, line) in overlay.enumerated() where index < lines.count {
+            lines[index] = line
+        }
+        return lines
+    }
+
+    /// The banner's visible rows: the bottom of its box, more of it each step as it slides down.
+    static func banner(_ model: ChatModel, columns: Int, now: ContinuousClock.Instant) -> [String] {
+        guard let view = model.banner else { return [] }
+        let box = boxLines(view.banner, paused: model.paused, columns: columns)
+        let steps = Int(view.since.duration(to: now) / slideStep)
+        let visible = view.leaving ? box.count - 1 - steps : steps + 1
+        guard visible > 0 else { return [] }
+        return Array(box.suffix(min(box.count, visible)))
+    }
+
+    /// The banner box: 2 columns of margin each side, initials, bold name, `in <group>`, the preview.
+    static func boxLines(_ banner: Banner, paused: Bool, columns: Int) -> [String] {
+        let width = columns - 4
+        let inner = width - 4
+        let margin = "  "
+        var headline: String
+        let initials = banner.initials.map { "[\($0)] " } ?? ""
+        let subtitle = banner.subtitle.map { " " + $0 } ?? ""
+        let count = banner.count > 1 ? " (\(banner.count))" : ""
+        let pause = paused ? "  ⏸" : ""
+        headline = TextWidth.fit(initials + banner.title + count + subtitle + pause, columns: inner)
+        let plainHeadline = headline
+        let nameEnd = initials.count + banner.title.count
+        if plainHeadline.count >= nameEnd {
+            let prefix = String(plainHeadline.prefix(initials.count))
+            let name = String(plainHeadline.dropFirst(initials.count).prefix(banner.title.count))
+            let rest = String(plainHeadline.dropFirst(nameEnd))
+            headline = prefix + bold + name + reset + reverse + rest
+        }
+        let padding = String(repeating: " ", count: max(0, inner - TextWidth.of(plainHeadline)))
+        let body = TextWidth.pad(banner.body ?? "", columns: inner)
+        return [
+            margin + "╭" + String(repeating: "─", count: width - 2) + "╮" + margin,
+            margin + "│ " + reverse + headline + padding + reset + " │" + margin,
+            margin + "│ " + body + " │" + margin,
+            margin + "╰" + String(repeating: "─", count: width - 2) + "╯" + margin,
+        ]
+    }
+}

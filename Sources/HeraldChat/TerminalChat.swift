@@ -1,0 +1,201 @@
+import CTerminal
+import Dispatch
+import Foundation
+import HeraldClient
+import HeraldCore
+
+/// `herald chat`: a full-screen terminal client driven by ``LiveNotifications``, the same engine as every client.
+///
+/// The terminal's focus reporting stands for foreground and background: with the terminal unfocused, messages
+/// become desktop notifications through OSC 9 and OSC 777. The terminal is restored on exit, Ctrl-C and SIGTERM.
+public final class TerminalChat: Sendable {
+    private enum Input: Sendable {
+        case bytes([UInt8])
+        case resize
+        case quit
+        case client(ClientEvent)
+        case effect(NotificationEffect)
+        case tick
+    }
+
+    private let client: HeraldClient
+    private let live: LiveNotifications<ContinuousClock>
+    private let me: String
+
+    /// A chat for `userID` over `client`.
+    public init(client: HeraldClient, userID: String) {
+        self.client = client
+        self.me = userID
+        live = LiveNotifications(client: client, userID: userID)
+    }
+
+    /// Runs until the user quits (Ctrl-C, Ctrl-D) or the process gets SIGTERM; the terminal is always restored.
+    public func run() async throws {
+        guard herald_terminal_raw(STDIN_FILENO) == 0 else {
+            throw TerminalError("herald chat needs a terminal (standard input is not one)")
+        }
+        Self.write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[?1004h")
+        defer {
+            Self.write("\u{1B}[?1004l\u{1B}[?25h\u{1B}[?1049l")
+            herald_terminal_restore(STDIN_FILENO)
+        }
+        let (inputs, sink) = AsyncStream<Input>.makeStream()
+        let sources = Self.watchTerminal(sink)
+        defer { sources.forEach { $0.cancel() } }
+
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.live.run() }
+            group.addTask {
+                for await event in self.client.events() { sink.yield(.client(event)) }
+            }
+            group.addTask {
+                for await effect in self.live.effects { sink.yield(.effect(effect)) }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(60))
+                    sink.yield(.tick)
+                }
+            }
+            await self.loop(inputs)
+            group.cancelAll()
+        }
+    }
+
+    private func loop(_ inputs: AsyncStream<Input>) async {
+        var model = ChatModel(me: me)
+        var keys = KeyParser()
+        var lastFrame: [String] = []
+        let clock = ContinuousClock()
+        for await input in inputs {
+            switch input {
+            case .quit:
+                return
+            case .resize:
+                lastFrame = []
+            case .tick:
+                if let banner = model.banner, banner.leaving, banner.since.duration(to: clock.now) > .seconds(1) {
+                    model.banner = nil
+                }
+            case .client(let event):
+                switch event {
+                case .message(let incoming): model.receive(incoming)
+                case .state(let state): model.connection = state
+                case .refused(_, let code, _): model.notice = "not sent: \(code)"
+                case .acknowledged: break
+                }
+            case .effect(let effect):
+                apply(effect, to: &model, now: clock.now)
+            case .bytes(let bytes):
+                for key in keys.feed(bytes) {
+                    if handle(key, model: &model) == false { return }
+                }
+            }
+            let frame = Self.size().map { ChatScreen.render(model, rows: $0.rows, columns: $0.columns, now: clock.now) } ?? []
+            if frame != lastFrame {
+                Self.write("\u{1B}[H" + frame.joined(separator: "\r\n"))
+                lastFrame = frame
+            }
+        }
+    }
+
+    private func apply(_ effect: NotificationEffect, to model: inout ChatModel, now: ContinuousClock.Instant) {
+        switch effect {
+        case .show(let banner):
+            model.banner = .init(banner: banner, since: now)
+            model.paused = false
+        case .update(let banner):
+            model.banner?.banner = banner
+        case .dismiss:
+            if let banner = model.banner { model.banner = .init(banner: banner.banner, since: now, leaving: true) }
+            model.paused = false
+        case .navigate(let conversationID):
+            model.open(conversationID)
+        case .local(let notification):
+            // The terminal's own notifications: OSC 9 (iTerm2, kitty, WezTerm...) and OSC 777 (rxvt, foot...).
+            let title = Self.oscSafe(notification.title), body = Self.oscSafe(notification.body)
+            Self.write("\u{1B}]9;\(title): \(body)\u{07}\u{1B}]777;notify;\(title);\(body)\u{07}")
+            model.notice = "notified: \(notification.title)"
+        case .drop, .skip:
+            break
+        }
+    }
+
+    /// Handles a key; false to quit.
+    private func handle(_ key: Key, model: inout ChatModel) -> Bool {
+        switch key {
+        case .quit:
+            return false
+        case .character(let character):
+            model.input.append(character)
+        case .backspace:
+            if !model.input.isEmpty { model.input.removeLast() }
+        case .enter:
+            let text = model.input.trimmingCharacters(in: .whitespaces)
+            if !text.isEmpty, let open = model.openRoom {
+                client.send(text, to: open.conversation.id)
+                model.input = ""
+            }
+        case .up, .down:
+            if let next = model.neighbour(key == .up ? -1 : 1) {
+                model.open(next)
+                live.open(next)
+            }
+        case .openBanner:
+            live.gesture(.tap)
+        case .dismissBanner:
+            live.gesture(.close)
+        case .pauseBanner:
+            guard model.banner != nil else { break }
+            model.paused.toggle()
+            live.gesture(model.paused ? .touchDown : .touchUp)
+        case .focusIn:
+            model.terminalFocused = true
+            live.setAppState(.foreground)
+        case .focusOut:
+            model.terminalFocused = false
+            live.setAppState(.background)
+        }
+        return true
+    }
+
+    private static func watchTerminal(_ sink: AsyncStream<Input>.Continuation) -> [any DispatchSourceProtocol] {
+        let queue = DispatchQueue(label: "herald.chat.terminal")
+        let reader = DispatchSource.makeReadSource(fileDescriptor: STDIN_FILENO, queue: queue)
+        reader.setEventHandler {
+            var buffer = [UInt8](repeating: 0, count: 1024)
+            let count = read(STDIN_FILENO, &buffer, buffer.count)
+            if count > 0 { sink.yield(.bytes(Array(buffer[..<count]))) } else { sink.yield(.quit) }
+        }
+        var sources: [any DispatchSourceProtocol] = [reader]
+        for (number, input) in [(SIGWINCH, Input.resize), (SIGTERM, .quit), (SIGINT, .quit), (SIGHUP, .quit)] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { sink.yield(input) }
+            sources.append(source)
+        }
+        sources.forEach { $0.resume() }
+        return sources
+    }
+
+    private static func size() -> (rows: Int, columns: Int)? {
+        var rows: Int32 = 0, columns: Int32 = 0
+        guard herald_terminal_size(STDOUT_FILENO, &rows, &columns) == 0 else { return nil }
+        return (Int(rows), Int(columns))
+    }
+
+    private static func oscSafe(_ text: String) -> String {
+        String(text.unicodeScalars.filter { $0.value >= 0x20 && $0 != ";" && $0.value != 0x7F }.map(Character.init))
+    }
+
+    private static func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}
+
+/// A terminal the chat cannot use.
+public struct TerminalError: Error, CustomStringConvertible {
+    /// What is wrong.
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

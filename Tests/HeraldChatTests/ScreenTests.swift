@@ -1,0 +1,68 @@
+@testable import HeraldChat
+import HeraldCore
+import Testing
+
+@Suite("The chat screen")
+struct ScreenTests {
+    @Test("widths: emoji and East Asian text take two columns, combining marks none")
+    func widths() {
+        #expect(TextWidth.of("Bob") == 3)
+        #expect(TextWidth.of("中文") == 4)
+        #expect(TextWidth.of("👋🏽") == 2)
+        #expect(TextWidth.of("👨‍👩‍👧") == 2)
+        #expect(TextWidth.of("e\u{301}") == 1)
+        #expect(TextWidth.fit("中文中文", columns: 5) == "中文…")
+        #expect(TextWidth.of(TextWidth.pad("👋 hi", columns: 10)) == 10)
+    }
+
+    @Test("every line is exactly as wide as the terminal, banner or not")
+    func linesFit() {
+        var model = ChatModel(me: "alice")
+        let team = Conversation(id: "team", kind: .group, title: "Team Chat 中文")
+        model.receive(IncomingMessage(
+            message: Message(id: "m1", conversationID: "team", senderID: "bob", text: "👋🏽 Hi 中文 " + String(repeating: "x", count: 200), seq: 1),
+            conversation: team, sender: Person(id: "bob", displayName: "Bob")))
+        model.open("team")
+        let clock = ContinuousClock()
+        let banner = ContentFormatter.standard.banner(for: IncomingMessage(
+            message: Message(id: "m2", conversationID: "c", senderID: "charlie", text: "Hey, are you there?"),
+            conversation: Conversation(id: "c", kind: .group, title: "Team Chat"),
+            sender: Person(id: "charlie", displayName: "Charlie Davis")))
+        model.banner = .init(banner: banner, since: clock.now - .seconds(1))
+        for columns in [40, 80, 123] {
+            let lines = ScreenTests.visible(ChatScreen.render(model, rows: 20, columns: columns, now: clock.now))
+            #expect(lines.count == 20)
+            #expect(lines.allSatisfy { TextWidth.of($0) == columns }, "\(columns) columns")
+            #expect(lines[1].contains("[CD] Charlie Davis in Team Chat"))
+            #expect(lines[2].contains("Hey, are you there?"))
+        }
+    }
+
+    @Test("a banner slides down over the top rows as it enters, and up as it leaves")
+    func slide() {
+        var model = ChatModel(me: "alice")
+        let clock = ContinuousClock()
+        let start = clock.now
+        let banner = Banner.general(id: "g", message: "Saved", tone: .success)
+        model.banner = .init(banner: banner, since: start)
+        #expect(ChatScreen.banner(model, columns: 40, now: start).count == 1)
+        #expect(ChatScreen.banner(model, columns: 40, now: start + ChatScreen.slideStep * 3).count == 4)
+        model.banner = .init(banner: banner, since: start, leaving: true)
+        #expect(ChatScreen.banner(model, columns: 40, now: start).count == 3)
+        #expect(ChatScreen.banner(model, columns: 40, now: start + ChatScreen.slideStep * 3).isEmpty)
+    }
+
+    /// The text a line shows, without ANSI styles.
+    static func visible(_ lines: [String]) -> [String] {
+        lines.map { line in
+            var result = ""
+            var inEscape = false
+            for character in line {
+                if character == "\u{1B}" { inEscape = true; continue }
+                if inEscape { if character.isLetter { inEscape = false }; continue }
+                result.append(character)
+            }
+            return result
+        }
+    }
+}

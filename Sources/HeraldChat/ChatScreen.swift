@@ -49,8 +49,8 @@ enum ChatScreen {
             }
             lines.append(left + " │ " + TextWidth.pad(historyLines[row], columns: chatWidth))
         }
-        let status = model.notice.map { "  · \($0)" } ?? ""
-        lines.append(dim + TextWidth.pad(help + status, columns: columns) + reset)
+        let notice = model.notice.map { "\($0) · " } ?? ""
+        lines.append(dim + TextWidth.pad(notice + help, columns: columns) + reset)
         lines.append(TextWidth.pad("> " + model.input, columns: columns))
 
         let overlay = banner(model, columns: columns, now: now)

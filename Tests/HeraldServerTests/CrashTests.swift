@@ -3,50 +3,6 @@ import HeraldServer
 import HeraldTestSupport
 import Testing
 
-/// `herald serve` as a child process.
-final class ServerProcess: @unchecked Sendable {
-    let process = Process()
-    let port: Int
-
-    /// Starts the server on a free port with `database`, and waits until it listens.
-    init(database: String, secret: String) throws {
-        process.executableURL = heraldExecutable
-        process.arguments = ["serve", "--port", "0", "--database", database]
-        process.environment = ProcessInfo.processInfo.environment.merging(["HERALD_JWT_SECRET": secret]) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var text = ""
-        let deadline = Date().addingTimeInterval(30)
-        while !text.contains("\n"), Date() < deadline {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
-        }
-        guard let range = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-              let port = Int(text[range].split(separator: ":").last ?? "")
-        else {
-            process.terminate()
-            throw TestFailure("the server did not say where it listens: \(text)")
-        }
-        self.port = port
-    }
-
-    /// SIGKILL: no shutdown, no flush.
-    func kill() {
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
-
-    /// SIGTERM, and wait for the graceful exit.
-    func terminate() -> Int32 {
-        process.terminate()
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-}
-
 /// Counts acknowledged sends across tasks.
 actor Acknowledged {
     private(set) var ids: [String] = []

@@ -34,3 +34,57 @@ public func runHerald(_ arguments: [String], input: String) throws -> (status: I
     return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
 }
 
+
+/// `herald serve` as a child process.
+public final class ServerProcess: @unchecked Sendable {
+    let process = Process()
+    /// The port it listens on.
+    public let port: Int
+
+    /// Starts the server on a free port with `database`, and waits until it listens. Without `secret`, the server
+    /// keeps its own beside the database.
+    public init(database: String, secret: String? = nil, demo: Bool = false) throws {
+        process.executableURL = heraldExecutable
+        process.arguments = ["serve", "--port", "0", "--database", database] + (demo ? ["--demo"] : [])
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_JWT_SECRET"] = secret
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        let deadline = Date().addingTimeInterval(30)
+        while !text.contains("\n"), Date() < deadline {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+        }
+        guard let range = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+              let port = Int(text[range].split(separator: ":").last ?? "")
+        else {
+            process.terminate()
+            throw ProcessFailure("the server did not say where it listens: \(text)")
+        }
+        self.port = port
+    }
+
+    /// SIGKILL: no shutdown, no flush.
+    public func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM, and wait for the graceful exit.
+    public func terminate() -> Int32 {
+        process.terminate()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+/// A child process that did not do what a test needs.
+public struct ProcessFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

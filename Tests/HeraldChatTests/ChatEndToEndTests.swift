@@ -1,0 +1,140 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// Runs a command and returns its standard output (nothing, without `capture`: a command that leaves a daemon
+/// behind, like the first tmux command, would hold the pipe open for ever).
+@discardableResult
+func shell(_ arguments: [String], capture: Bool = true) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = capture ? output : FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = capture ? output.fileHandleForReading.readDataToEndOfFile() : Data()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// `herald chat` in a tmux session: keys in, screen out.
+struct TmuxChat {
+    let session = "herald-e2e-\(UUID().uuidString.prefix(8))"
+
+    func start(_ command: String) throws {
+        try shell(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command], capture: false)
+    }
+
+    func keys(_ keys: String...) throws {
+        try shell(["tmux", "send-keys", "-t", session] + keys, capture: false)
+    }
+
+    var screen: [String] {
+        (try? shell(["tmux", "capture-pane", "-p", "-t", session]))?.components(separatedBy: "\n") ?? []
+    }
+
+    /// Waits up to `timeout` for `condition` on the screen; the screen when it held, or nil.
+    func wait(_ timeout: Duration = .seconds(10), for condition: ([String]) -> Bool) async throws -> [String]? {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            let lines = screen
+            if condition(lines) { return lines }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        return nil
+    }
+
+    func stop() {
+        _ = try? shell(["tmux", "kill-session", "-t", session], capture: false)
+    }
+}
+
+/// Posts as `user` through the HTTP API, with curl.
+struct Poster {
+    let port: Int
+    let database: String
+
+    func token(_ user: String, name: String) throws -> String {
+        try runHerald(["token", user, "--name", name, "--database", database], input: "").stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The id of `user`'s direct chat with `other`.
+    func directChat(_ token: String, with other: String) throws -> String {
+        let json = try shell(["curl", "-s", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/v1/conversations"])
+        let list = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: [[String: Any]]]
+        let chat = list?["conversations"]?.first { ($0["kind"] as? String) == "direct" && (($0["members"] as? [String]) ?? []).contains(other) }
+        guard let id = chat?["id"] as? String else { throw ProcessFailure("no direct chat with \(other): \(json)") }
+        return id
+    }
+
+    func post(_ token: String, to conversation: String, _ text: String) throws {
+        try shell(["curl", "-s", "-o", "/dev/null", "-H", "Authorization: Bearer \(token)",
+                   "http://127.0.0.1:\(port)/v1/conversations/\(conversation)/messages", "-d", #"{"text": "\#(text)"}"#])
+    }
+}
+
+@Suite("herald chat in a real terminal (tmux), against a live demo server", .timeLimit(.minutes(1)))
+struct ChatEndToEndTests {
+    @Test("a message from Charlie shows a banner at the top within 1 s; the open key switches; the open chat gets none; an ignored banner goes after 4 s")
+    func banners() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-chat-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("herald.sqlite").path
+        let server = try ServerProcess(database: database, demo: true)
+        defer { _ = server.terminate() }
+        let tmux = TmuxChat()
+        defer { tmux.stop() }
+        try tmux.start("\(heraldExecutable.path) chat --server http://127.0.0.1:\(server.port) --as alice --database \(database)")
+        let poster = Poster(port: server.port, database: database)
+        let (charlie, bob) = try (poster.token("charlie", name: "Charlie Davis"), poster.token("bob", name: "Bob"))
+        let withAlice = try poster.directChat(charlie, with: "alice")
+        let bobWithAlice = try poster.directChat(bob, with: "alice")
+
+        #expect(try await tmux.wait { $0.first?.contains("· live") == true } != nil, "connected")
+        for _ in 0..<4 where try await tmux.wait(.milliseconds(300), for: { $0.first?.contains("· Bob ·") == true }) == nil {
+            try tmux.keys("Down")
+        }
+        #expect(tmux.screen.first?.contains("Herald · alice · Bob · live") == true, "Alice has her chat with Bob open")
+
+        let posted = ContinuousClock.now
+        try poster.post(charlie, to: withAlice, "Hey, are you there?")
+        let shown = try await tmux.wait(.seconds(1)) { lines in
+            lines.prefix(4).contains { $0.contains("[CD] Charlie Davis") } && lines.prefix(4).contains { $0.contains("Hey, are you there?") }
+        }
+        #expect(shown != nil, "the banner is at the top within 1 s (\(posted.duration(to: .now)))")
+
+        try tmux.keys("C-o")
+        #expect(try await tmux.wait(.seconds(2)) { $0.first?.contains("· Charlie Davis · live") == true } != nil,
+                "the open key switched to Charlie's chat")
+        #expect(try await tmux.wait(.seconds(2)) { !$0.prefix(4).contains { $0.contains("╭") } } != nil)
+
+        try poster.post(charlie, to: withAlice, "Now you are looking")
+        #expect(try await tmux.wait(.seconds(2)) { $0.contains { $0.contains("Charlie Davis: Now you are looking") } } != nil)
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(!tmux.screen.prefix(4).contains { $0.contains("╭") }, "a message in the open chat shows no banner")
+
+        try poster.post(bob, to: bobWithAlice, "Ignored banner")
+        let appeared = try await tmux.wait(.seconds(2)) { $0.prefix(4).contains { $0.contains("Ignored banner") } }
+        #expect(appeared != nil)
+        let since = ContinuousClock.now
+        try await Task.sleep(for: .seconds(3))
+        #expect(tmux.screen.prefix(4).contains { $0.contains("Ignored banner") }, "still there at 3 s")
+        let gone = try await tmux.wait(.seconds(3)) { !$0.prefix(4).contains { $0.contains("Ignored banner") } }
+        #expect(gone != nil, "gone after 4 s")
+        let lifetime = since.duration(to: .now)
+        #expect(lifetime < .seconds(5), "dismissed at about 4 s (\(lifetime) after it was seen)")
+
+        try tmux.keys("-l", "\u{1B}[O")
+        try await Task.sleep(for: .milliseconds(300))
+        try poster.post(bob, to: bobWithAlice, "Are you still there?")
+        #expect(try await tmux.wait(.seconds(2)) { $0.contains { $0.contains("notified: New message from Bob") } } != nil,
+                "with the terminal unfocused, a message becomes a desktop notification, not a banner")
+        #expect(!tmux.screen.prefix(4).contains { $0.contains("╭") })
+
+        try tmux.keys("C-c")
+    }
+}

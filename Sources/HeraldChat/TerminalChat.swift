@@ -34,9 +34,11 @@ public final class TerminalChat: Sendable {
         guard herald_terminal_raw(STDIN_FILENO) == 0 else {
             throw TerminalError("herald chat needs a terminal (standard input is not one)")
         }
-        Self.write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[?1004h")
+        // Alternate screen, no cursor, focus reporting, and no auto-wrap: terminals disagree about the width of
+        // some emoji sequences, and a line one column too wide must be clipped, never wrapped onto the next.
+        Self.write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[?1004h\u{1B}[?7l")
         defer {
-            Self.write("\u{1B}[?1004l\u{1B}[?25h\u{1B}[?1049l")
+            Self.write("\u{1B}[?7h\u{1B}[?1004l\u{1B}[?25h\u{1B}[?1049l")
             herald_terminal_restore(STDIN_FILENO)
         }
         let (inputs, sink) = AsyncStream<Input>.makeStream()
@@ -93,7 +95,7 @@ public final class TerminalChat: Sendable {
             }
             let frame = Self.size().map { ChatScreen.render(model, rows: $0.rows, columns: $0.columns, now: clock.now) } ?? []
             if frame != lastFrame {
-                Self.write("\u{1B}[H" + frame.joined(separator: "\r\n"))
+                Self.write(frame.enumerated().map { "\u{1B}[\($0.offset + 1);1H" + $0.element + "\u{1B}[K" }.joined())
                 lastFrame = frame
             }
         }

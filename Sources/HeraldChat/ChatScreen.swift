@@ -35,18 +35,9 @@ enum ChatScreen {
             room.messages.suffix(bodyRows).map { ($0.mine ? "You" : $0.sender) + ": " + $0.text }
         } ?? ["", "  Choose a chat with ↑ and ↓."]
         let historyLines = Array(repeating: "", count: max(0, bodyRows - history.count)) + history.suffix(bodyRows)
+        let list = listLines(model)
         for row in 0..<bodyRows {
-            var left = ""
-            if row < model.rooms.count {
-                let room = model.rooms[row]
-                let marker = room.conversation.id == model.openID ? "> " : "  "
-                let unread = room.unread > 0 ? " \(room.unread)" : ""
-                let name = TextWidth.fit(model.title(of: room), columns: listWidth - 2 - TextWidth.of(unread))
-                left = TextWidth.pad(marker + name + String(repeating: " ", count: max(0, listWidth - 2 - TextWidth.of(name) - TextWidth.of(unread))) + unread, columns: listWidth)
-                if room.conversation.id == model.openID { left = bold + left + reset }
-            } else {
-                left = String(repeating: " ", count: listWidth)
-            }
+            let left = row < list.count ? list[row] : String(repeating: " ", count: listWidth)
             lines.append(left + " │ " + TextWidth.pad(historyLines[row], columns: chatWidth))
         }
         let notice = model.notice.map { "\($0) · " } ?? ""
@@ -58,6 +49,19 @@ enum ChatScreen {
             lines[index] = line
         }
         return lines
+    }
+
+    /// The conversation list: each chat's name with its unread count, then its last message, dimmed.
+    static func listLines(_ model: ChatModel) -> [String] {
+        model.rooms.flatMap { room -> [String] in
+            let open = room.conversation.id == model.openID
+            let unread = room.unread > 0 ? " \(room.unread)" : ""
+            let name = TextWidth.fit(model.title(of: room), columns: listWidth - 2 - TextWidth.of(unread))
+            let gap = String(repeating: " ", count: max(0, listWidth - 2 - TextWidth.of(name) - TextWidth.of(unread)))
+            let head = TextWidth.pad((open ? "> " : "  ") + name + gap + unread, columns: listWidth)
+            let last = room.messages.last.map { ($0.mine ? "You" : $0.sender.split(separator: " ").first.map(String.init) ?? "") + ": " + $0.text } ?? ""
+            return [open ? bold + head + reset : head, dim + TextWidth.pad("  " + last, columns: listWidth) + reset]
+        }
     }
 
     /// The banner's visible rows: the bottom of its box, more of it each step as it slides down.

@@ -118,12 +118,12 @@ struct ChatEndToEndTests {
         #expect(!tmux.screen.prefix(4).contains { $0.contains("╭") }, "a message in the open chat shows no banner")
 
         try poster.post(bob, to: bobWithAlice, "Ignored banner")
-        let appeared = try await tmux.wait(.seconds(2)) { $0.prefix(4).contains { $0.contains("Ignored banner") } }
+        let appeared = try await tmux.wait(.seconds(2)) { $0.prefix(4).contains { $0.contains("│ Ignored banner") } }
         #expect(appeared != nil)
         let since = ContinuousClock.now
         try await Task.sleep(for: .seconds(3))
-        #expect(tmux.screen.prefix(4).contains { $0.contains("Ignored banner") }, "still there at 3 s")
-        let gone = try await tmux.wait(.seconds(3)) { !$0.prefix(4).contains { $0.contains("Ignored banner") } }
+        #expect(tmux.screen.prefix(4).contains { $0.contains("│ Ignored banner") }, "still there at 3 s")
+        let gone = try await tmux.wait(.seconds(3)) { !$0.prefix(4).contains { $0.contains("│ Ignored banner") } }
         #expect(gone != nil, "gone after 4 s")
         let lifetime = since.duration(to: .now)
         #expect(lifetime < .seconds(5), "dismissed at about 4 s (\(lifetime) after it was seen)")

@@ -38,6 +38,28 @@ struct ScreenTests {
         }
     }
 
+    @Test("the list shows each chat with its unread count and a preview of its last message")
+    func list() {
+        var model = ChatModel(me: "alice")
+        let team = Conversation(id: "team", kind: .group, title: "Team Chat")
+        let direct = Conversation(id: "ab", kind: .direct)
+        let bob = Person(id: "bob", displayName: "Bob")
+        model.receive(IncomingMessage(message: Message(id: "1", conversationID: "ab", senderID: "bob", text: "Hi", seq: 1), conversation: direct, sender: bob))
+        model.receive(IncomingMessage(message: Message(id: "2", conversationID: "team", senderID: "bob", text: "Standup?", seq: 2), conversation: team, sender: bob))
+        model.receive(IncomingMessage(message: Message(id: "3", conversationID: "team", senderID: "charlie", text: "Yes", seq: 3), conversation: team,
+                                      sender: Person(id: "charlie", displayName: "Charlie Davis")))
+        let lines = ScreenTests.visible(ChatScreen.listLines(model))
+        #expect(lines.count == 4)
+        #expect(lines.allSatisfy { TextWidth.of($0) == ChatScreen.listWidth })
+        #expect(lines[0].hasPrefix("  Team Chat") && lines[0].hasSuffix(" 2"), "newest first, with its unread count")
+        #expect(lines[1] == TextWidth.pad("  Charlie: Yes", columns: ChatScreen.listWidth), "its last message")
+        #expect(lines[2].hasPrefix("  Bob") && lines[2].hasSuffix(" 1"))
+        #expect(lines[3] == TextWidth.pad("  Bob: Hi", columns: ChatScreen.listWidth))
+        model.open("team")
+        #expect(ScreenTests.visible(ChatScreen.listLines(model))[0].hasPrefix("> Team Chat"))
+        #expect(!ScreenTests.visible(ChatScreen.listLines(model))[0].hasSuffix("2"), "opening clears the unread count")
+    }
+
     @Test("a banner slides down over the top rows as it enters, and up as it leaves")
     func slide() {
         var model = ChatModel(me: "alice")

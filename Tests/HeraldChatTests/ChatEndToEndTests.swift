@@ -80,8 +80,7 @@ struct Poster {
 struct ChatEndToEndTests {
     @Test("a message from Charlie shows a banner at the top within 1 s; the open key switches; the open chat gets none; an ignored banner goes after 4 s")
     func banners() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-chat-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try makeTemporaryFolder("herald-chat")
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("herald.sqlite").path
         let server = try ServerProcess(database: database, demo: true)

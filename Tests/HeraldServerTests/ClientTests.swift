@@ -2,6 +2,7 @@ import Foundation
 import HeraldClient
 import HeraldCore
 import HeraldServer
+import HeraldTestSupport
 import NIOConcurrencyHelpers
 import Testing
 
@@ -48,8 +49,7 @@ final class ClientRecord: Sendable {
 @Suite("HeraldClient against a live server", .timeLimit(.minutes(1)))
 struct ClientTests {
     static func database() throws -> (folder: URL, path: String) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-client-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try makeTemporaryFolder("herald-client")
         return (folder, folder.appendingPathComponent("herald.sqlite").path)
     }
 

@@ -7,8 +7,7 @@ import Testing
 struct CommandLineTests {
     @Test("herald token makes the secret beside the database on first use, and signs with it, as the server will")
     func tokenCommand() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-token-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try makeTemporaryFolder("herald-token")
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("herald.sqlite").path
         let result = try runHerald(["token", "alice", "--name", "Alice Johnson", "--database", database], input: "")

@@ -14,8 +14,7 @@ actor Acknowledged {
 struct CrashTests {
     @Test("the server killed with SIGKILL during a run of acknowledged sends keeps every acknowledged message")
     func sigkill() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-crash-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try makeTemporaryFolder("herald-crash")
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("herald.sqlite").path
         let secret = TestServer.secret

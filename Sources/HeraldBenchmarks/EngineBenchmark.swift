@@ -174,11 +174,3 @@ public enum EngineBenchmark {
         return (waiting, Double(after - before) / Double(waiting))
     }
 }
-
-extension Duration {
-    /// This duration in seconds.
-    var seconds: Double {
-        let (whole, attoseconds) = components
-        return Double(whole) + Double(attoseconds) / 1e18
-    }
-}

@@ -27,6 +27,7 @@ struct ChatModel {
     var input = ""
     var banner: BannerView?
     var paused = false
+    /// Whether the terminal has focus; without it the app counts as in the background.
     var terminalFocused = true
     var notice: String?
 
@@ -52,10 +53,12 @@ struct ChatModel {
         rooms.sort { $0.lastSeq > $1.lastSeq }
     }
 
+    /// The whole text on one line, with the formatter's placeholders for an image or nothing (no 50-character cut:
+    /// the chat view shows messages in full).
+    private static let fullText = ContentFormatter(previewLimit: .max)
+
     private static func body(of incoming: IncomingMessage) -> String {
-        let text = (incoming.message.text ?? "").split(whereSeparator: \.isNewline).joined(separator: " ")
-        if text.isEmpty { return incoming.message.imageURL == nil ? "New message" : "📷 Image" }
-        return text
+        fullText.preview(of: incoming.message)
     }
 
     /// Opens a conversation (nil: none); its unread count clears.

@@ -27,7 +27,8 @@ enum ChatScreen {
         case .reconnecting(let attempt, _): "reconnecting (\(attempt))"
         }
         let title = model.openRoom.map { " · \(model.title(of: $0))" } ?? ""
-        lines.append(reverse + TextWidth.pad(" Herald · \(model.me)\(title) · \(state)", columns: columns) + reset)
+        let away = model.terminalFocused ? "" : " · away: desktop notifications"
+        lines.append(reverse + TextWidth.pad(" Herald · \(model.me)\(title) · \(state)\(away)", columns: columns) + reset)
 
         let bodyRows = rows - 3
         let chatWidth = columns - listWidth - 3

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// Where a client connects, as whom, and how it retries.
 public struct ClientConfiguration: Sendable {
@@ -38,11 +39,5 @@ public struct ClientConfiguration: Sendable {
         let base = min(initialBackoff.seconds * pow(2, exponent), maximumBackoff.seconds)
         let varied = base * (1 + jitter * (2 * random - 1))
         return .microseconds(Int64(max(0, varied) * 1_000_000))
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -14,7 +14,7 @@ struct TimelineLine: Encodable {
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
-        try container.encode(timed.at.seconds, forKey: .at)
+        try container.encode(timed.at.roundedSeconds, forKey: .at)
         switch timed.effect {
         case .dismiss(let bannerID, let reason):
             try container.encode("dismiss", forKey: .type)

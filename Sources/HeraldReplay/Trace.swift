@@ -55,7 +55,7 @@ public struct Trace: Hashable, Sendable {
             let seconds = try fields.number("at")
             guard seconds >= 0 else { throw fields.error("`at` must not be negative") }
             let at = Duration(seconds: seconds)
-            guard at >= last else { throw fields.error("`at` goes back in time (\(seconds) after \(last.seconds))") }
+            guard at >= last else { throw fields.error("`at` goes back in time (\(seconds) after \(last.roundedSeconds))") }
             last = at
 
             let event = try fields.string("event")

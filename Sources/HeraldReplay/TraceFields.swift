@@ -114,10 +114,8 @@ extension Duration {
         self = .microseconds(Int64((seconds * 1_000_000).rounded()))
     }
 
-    /// This duration in seconds, rounded to the microsecond.
-    var seconds: Double {
-        let (whole, attoseconds) = components
-        let micros = Double(whole) * 1_000_000 + (Double(attoseconds) / 1_000_000_000_000).rounded()
-        return micros / 1_000_000
+    /// This duration in seconds, rounded to the microsecond (so `5.1` prints as `5.1`).
+    var roundedSeconds: Double {
+        (seconds * 1_000_000).rounded() / 1_000_000
     }
 }

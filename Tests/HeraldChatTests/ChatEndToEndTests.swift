@@ -94,6 +94,8 @@ struct ChatEndToEndTests {
         let bobWithAlice = try poster.directChat(bob, with: "alice")
 
         #expect(try await tmux.wait { $0.first?.contains("· live") == true } != nil, "connected")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(!tmux.screen.prefix(4).contains { $0.contains("╭") }, "the demo's history raises no banner")
         for _ in 0..<4 where try await tmux.wait(.milliseconds(300), for: { $0.first?.contains("· Bob ·") == true }) == nil {
             try tmux.keys("Down")
         }
@@ -133,6 +135,7 @@ struct ChatEndToEndTests {
         #expect(try await tmux.wait(.seconds(2)) { $0.contains { $0.contains("notified: New message from Bob") } } != nil,
                 "with the terminal unfocused, a message becomes a desktop notification, not a banner")
         #expect(!tmux.screen.prefix(4).contains { $0.contains("╭") })
+        #expect(tmux.screen.first?.contains("away") == true, "the title bar says the chat counts as away")
 
         try tmux.keys("C-c")
     }

@@ -1,3 +1,4 @@
+import Foundation
 @testable import HeraldChat
 import HeraldCore
 import Testing
@@ -58,6 +59,20 @@ struct ScreenTests {
         model.open("team")
         #expect(ScreenTests.visible(ChatScreen.listLines(model))[0].hasPrefix("> Team Chat"))
         #expect(!ScreenTests.visible(ChatScreen.listLines(model))[0].hasSuffix("2"), "opening clears the unread count")
+    }
+
+    @Test("the chat view shows whole messages on one line, with the formatter's placeholders")
+    func history() {
+        var model = ChatModel(me: "alice")
+        let room = Conversation(id: "ab", kind: .direct)
+        let bob = Person(id: "bob", displayName: "Bob")
+        let long = String(repeating: "word ", count: 20) + "end"
+        for (id, text, image) in [("1", "two\nlines", nil), ("2", nil, URL(string: "https://example.com/a.png")), ("3", long, nil)] as [(String, String?, URL?)] {
+            model.receive(IncomingMessage(message: Message(id: id, conversationID: "ab", senderID: "bob", text: text, imageURL: image, seq: Int64(id)),
+                                          conversation: room, sender: bob))
+        }
+        model.open("ab")
+        #expect(model.openRoom?.messages.map(\.text) == ["two lines", "📷 Image", long.trimmingCharacters(in: .whitespaces)])
     }
 
     @Test("a banner slides down over the top rows as it enters, and up as it leaves")

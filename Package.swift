@@ -23,11 +23,14 @@ let package = Package(
     targets: [
         // The notification engine: models, content, policy, banner queue. Foundation only, no I/O.
         .target(name: "HeraldCore"),
+        // The stream's frames and the API's message, one Codable definition for server and clients.
+        .target(name: "HeraldProtocol", dependencies: ["HeraldCore"]),
         // The server: storage, HTTP API, live stream, presence.
         .target(
             name: "HeraldServer",
             dependencies: [
                 "HeraldCore",
+                "HeraldProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
@@ -44,6 +47,7 @@ let package = Package(
             name: "HeraldClient",
             dependencies: [
                 "HeraldCore",
+                "HeraldProtocol",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

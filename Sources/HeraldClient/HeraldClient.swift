@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldProtocol
 import HummingbirdWSClient
 import Logging
 import NIOConcurrencyHelpers
@@ -158,23 +159,26 @@ public final class HeraldClient: Sendable {
     ) async throws {
         let (focus, appState, pending) = state.withLockedValue { ($0.focus, $0.appState, $0.pending) }
         if reported.focus == nil || reported.focus! != focus {
-            try await outbound.write(.text(ClientFrames.focus(focus)))
+            try await outbound.write(.text(ClientFrame.focus(conversationID: focus).text))
             reported.focus = .some(focus)
         }
         if reported.app != appState {
-            try await outbound.write(.text(ClientFrames.app(appState)))
+            try await outbound.write(.text(ClientFrame.app(appState).text))
             reported.app = appState
         }
         for send in pending where !sent.contains(send.id) {
-            try await outbound.write(.text(ClientFrames.send(send)))
+            try await outbound.write(.text(send.frame.text))
             sent.insert(send.id)
         }
     }
 
     private func handle(_ text: String) {
-        let frame: StreamFrame
+        let frame: ServerFrame
         do {
-            frame = try StreamFrame(parsing: text)
+            frame = try ServerFrame(parsing: text)
+        } catch let unknown as UnknownFrameType {
+            logger.debug("frame type from a newer server ignored", metadata: ["type": "\(unknown.type)"])
+            return
         } catch {
             logger.warning("unreadable frame", metadata: ["error": "\(error)"])
             return
@@ -212,7 +216,7 @@ public final class HeraldClient: Sendable {
                 return true
             }
             if known { emit(.refused(id: ref, code: code, message: message)) }
-        case .pong, .unknown:
+        case .pong:
             break
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import Hummingbird
+import HeraldProtocol
 
 /// `/v1/conversations`: create and list conversations, post and read messages, read markers and muting.
 struct ConversationsController {
@@ -57,13 +58,13 @@ struct ConversationsController {
         var imageURL: String?
     }
 
-    @Sendable func postMessage(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<MessageBody> {
+    @Sendable func postMessage(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<WireMessage> {
         let identity = try context.requireIdentity()
         let id = try context.parameters.require("id")
         let body = try await request.decodeJSON(as: PostRequest.self, context: context)
         switch try await messenger.post(to: id, clientID: body.id, text: body.text, imageURL: body.imageURL, by: identity) {
-        case .stored(let message): return EditedResponse(status: .created, response: MessageBody(message))
-        case .existing(let message): return EditedResponse(status: .ok, response: MessageBody(message))
+        case .stored(let message): return EditedResponse(status: .created, response: WireMessage(message))
+        case .existing(let message): return EditedResponse(status: .ok, response: WireMessage(message))
         }
     }
 
@@ -77,7 +78,7 @@ struct ConversationsController {
         guard (1...200).contains(limit) else { throw APIError.invalidRequest("`limit` must be from 1 to 200") }
         _ = try await messenger.conversation(id, for: identity)
         let messages = try await store.messages(in: id, after: after, before: before, limit: Int(limit))
-        return MessageList(messages: messages.map(MessageBody.init))
+        return MessageList(messages: messages.map(WireMessage.init))
     }
 
     struct ReadRequest: Decodable {
@@ -149,13 +150,13 @@ struct ConversationBody: ResponseEncodable, Sendable {
 /// A conversation in the caller's list.
 struct ConversationListItem: Encodable, Sendable {
     var conversation: ConversationBody
-    var lastMessage: MessageBody?
+    var lastMessage: WireMessage?
     var unreadCount: Int
     var muted: Bool
 
     init(_ summary: ConversationSummary) {
         conversation = ConversationBody(summary.record)
-        lastMessage = summary.lastMessage.map(MessageBody.init)
+        lastMessage = summary.lastMessage.map(WireMessage.init)
         unreadCount = summary.unreadCount
         muted = summary.muted
     }
@@ -180,7 +181,7 @@ struct ConversationList: ResponseEncodable, Sendable {
 
 /// `{"messages": [...]}`.
 struct MessageList: ResponseEncodable, Sendable {
-    var messages: [MessageBody]
+    var messages: [WireMessage]
 }
 
-extension MessageBody: ResponseEncodable {}
+extension WireMessage: ResponseEncodable {}

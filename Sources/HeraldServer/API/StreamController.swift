@@ -1,6 +1,7 @@
 import Hummingbird
 import HummingbirdWebSocket
 import NIOWebSocket
+import HeraldProtocol
 
 /// `GET /v1/stream?after=SEQ`: the WebSocket of live messages (see ``StreamSession``).
 ///
@@ -25,7 +26,7 @@ struct StreamController {
                 identity = try await authentication.authenticate(context.request)
             } catch {
                 let refusal = APIError(error)
-                try await outbound.write(.text(ServerFrame.error(refusal, ref: nil).text))
+                try await outbound.write(.text(ServerFrame.refusal(refusal, ref: nil).text))
                 try await outbound.close(.policyViolation, reason: refusal.code.rawValue)
                 return
             }

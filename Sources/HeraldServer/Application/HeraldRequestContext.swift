@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
+import HeraldProtocol
 
 /// The request context of every Herald route: who is calling (set by ``AuthenticationMiddleware``), Herald's
 /// JSON coding, and the body limit.

@@ -1,4 +1,5 @@
 import Hummingbird
+import HeraldProtocol
 
 /// An error a client can act on: an HTTP status, a stable machine-readable code, and a message for people.
 ///
@@ -58,6 +59,13 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
 
     static func textTooLong(limit: Int) -> APIError {
         APIError(.badRequest, .textTooLong, "text is longer than \(limit) characters")
+    }
+}
+
+extension ServerFrame {
+    /// The stream's `error` frame for `error`, about the `send` with id `ref`, if any.
+    static func refusal(_ error: APIError, ref: String?) -> ServerFrame {
+        .error(code: error.code.rawValue, message: error.message, ref: ref)
     }
 }
 

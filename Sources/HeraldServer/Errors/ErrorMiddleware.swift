@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import HeraldProtocol
 
 /// The first middleware of the router, so it also wraps the router's not-found responder: every failure, from
 /// any route, middleware or the router itself (an unknown path), becomes a JSON error body with a stable code.
@@ -45,6 +46,8 @@ extension APIError {
             case .badRequest: self.init(.badRequest, .invalidRequest, httpError.body ?? "bad request")
             default: self.init(httpError.status, .internalError, httpError.body ?? httpError.status.reasonPhrase)
             }
+        case let unknown as UnknownFrameType:
+            self.init(.badRequest, .unknownType, "unknown frame type `\(unknown.type)`")
         case let decodingError as DecodingError:
             self = APIError.decoding(decodingError)
         case is NIOTooManyBytesError:

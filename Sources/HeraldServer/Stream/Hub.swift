@@ -1,5 +1,6 @@
 import HeraldCore
 import NIOConcurrencyHelpers
+import HeraldProtocol
 
 /// What one connection tells the server about its device.
 public struct ConnectionPresence: Hashable, Sendable {

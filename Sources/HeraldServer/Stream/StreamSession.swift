@@ -3,6 +3,7 @@ import HeraldCore
 import HummingbirdWebSocket
 import Logging
 import NIOWebSocket
+import HeraldProtocol
 
 /// One stream connection: catch up after `after`, say `ready`, then live messages; meanwhile read the client's
 /// focus, app state, sends and pings.
@@ -123,6 +124,6 @@ struct StreamSession {
         if error.code == .internalError {
             logger.error("stream frame failed", metadata: ["user": "\(identity.userID)", "error": "\(error)"])
         }
-        return OutboundFrame(text: ServerFrame.error(error, ref: ref).text)
+        return OutboundFrame(text: ServerFrame.refusal(error, ref: ref).text)
     }
 }

@@ -1,0 +1,13 @@
+import HeraldProtocol
+
+/// A message waiting for its `ack`.
+struct PendingSend: Hashable, Sendable {
+    var id: String
+    var conversationID: String
+    var text: String
+
+    /// The `send` frame that posts it.
+    var frame: ClientFrame {
+        .send(conversationID: conversationID, id: id, text: text, imageURL: nil)
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import HeraldCore
+
+/// A frame the server sends on the stream (docs/protocol.md). The server encodes it; clients decode it.
+public enum ServerFrame: Codable, Hashable, Sendable {
+    /// A new message in one of the user's conversations, with what a notification needs.
+    case message(IncomingMessage)
+    /// Everything after the client's `after` has been sent; live messages follow.
+    case ready(seq: Int64)
+    /// A `send` was stored.
+    case ack(id: String, seq: Int64)
+    /// Something the client sent was refused; `ref` names the `send` it was about, if any.
+    case error(code: String, message: String, ref: String?)
+    /// The answer to a `ping`.
+    case pong
+
+    private enum Key: String, CodingKey {
+        case type, message, conversation, sender, seq, id, code, ref
+    }
+
+    private struct Room: Codable {
+        var id: String
+        var kind: Conversation.Kind
+        var title: String?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(title, forKey: .title)
+        }
+    }
+
+    private struct Sender: Codable {
+        var id: String
+        var name: String
+        var avatarURL: String?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(name, forKey: .name)
+            try container.encode(avatarURL, forKey: .avatarURL)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        switch self {
+        case .message(let incoming):
+            try container.encode("message", forKey: .type)
+            try container.encode(WireMessage(incoming.message), forKey: .message)
+            let conversation = incoming.conversation
+            try container.encode(Room(id: conversation.id, kind: conversation.kind, title: conversation.title), forKey: .conversation)
+            let sender = incoming.sender
+            try container.encode(
+                Sender(id: sender.id, name: sender.displayName, avatarURL: sender.avatarURL?.absoluteString), forKey: .sender)
+        case .ready(let seq):
+            try container.encode("ready", forKey: .type)
+            try container.encode(seq, forKey: .seq)
+        case .ack(let id, let seq):
+            try container.encode("ack", forKey: .type)
+            try container.encode(id, forKey: .id)
+            try container.encode(seq, forKey: .seq)
+        case .error(let code, let message, let ref):
+            try container.encode("error", forKey: .type)
+            try container.encode(code, forKey: .code)
+            try container.encode(message, forKey: .message)
+            try container.encode(ref, forKey: .ref)
+        case .pong:
+            try container.encode("pong", forKey: .type)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        switch try container.decode(String.self, forKey: .type) {
+        case "message":
+            let body = try container.decode(WireMessage.self, forKey: .message)
+            let room = try container.decode(Room.self, forKey: .conversation)
+            let sender = try container.decode(Sender.self, forKey: .sender)
+            self = .message(IncomingMessage(
+                message: body.message,
+                conversation: Conversation(id: room.id, kind: room.kind, title: room.title),
+                sender: Person(id: sender.id, displayName: sender.name, avatarURL: sender.avatarURL.flatMap(URL.init(string:)))
+            ))
+        case "ready": self = .ready(seq: try container.decode(Int64.self, forKey: .seq))
+        case "ack": self = .ack(id: try container.decode(String.self, forKey: .id), seq: try container.decode(Int64.self, forKey: .seq))
+        case "error":
+            self = .error(code: try container.decode(String.self, forKey: .code),
+                          message: try container.decode(String.self, forKey: .message),
+                          ref: try container.decodeIfPresent(String.self, forKey: .ref))
+        case "pong": self = .pong
+        case let other: throw UnknownFrameType(type: other)
+        }
+    }
+
+    /// The frame as JSON text.
+    public var text: String { WireJSON.string(self) }
+
+    /// Reads a text frame.
+    ///
+    /// - Throws: `DecodingError` for text that is not a frame; ``UnknownFrameType`` for a `type` it does not know.
+    public init(parsing text: String) throws {
+        self = try WireJSON.decoder().decode(ServerFrame.self, from: Data(text.utf8))
+    }
+}
+
+/// A frame a client sends on the stream (docs/protocol.md). Clients encode it; the server decodes it.
+public enum ClientFrame: Codable, Hashable, Sendable {
+    /// The conversation on screen, or nil.
+    case focus(conversationID: String?)
+    /// Foreground or background.
+    case app(AppState)
+    /// Post a message; answered with `ack`, or `error` carrying `id` as `ref`.
+    case send(conversationID: String, id: String, text: String?, imageURL: String?)
+    /// Keep-alive; answered with `pong`.
+    case ping
+
+    private enum Key: String, CodingKey {
+        case type, conversation, state, id, text, imageURL
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        switch self {
+        case .focus(let conversationID):
+            try container.encode("focus", forKey: .type)
+            try container.encode(conversationID, forKey: .conversation)
+        case .app(let state):
+            try container.encode("app", forKey: .type)
+            try container.encode(state, forKey: .state)
+        case .send(let conversationID, let id, let text, let imageURL):
+            try container.encode("send", forKey: .type)
+            try container.encode(conversationID, forKey: .conversation)
+            try container.encode(id, forKey: .id)
+            try container.encodeIfPresent(text, forKey: .text)
+            try container.encodeIfPresent(imageURL, forKey: .imageURL)
+        case .ping:
+            try container.encode("ping", forKey: .type)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        switch try container.decode(String.self, forKey: .type) {
+        case "focus": self = .focus(conversationID: try container.decodeIfPresent(String.self, forKey: .conversation))
+        case "app": self = .app(try container.decode(AppState.self, forKey: .state))
+        case "send":
+            self = .send(
+                conversationID: try container.decode(String.self, forKey: .conversation),
+                id: try container.decode(String.self, forKey: .id),
+                text: try container.decodeIfPresent(String.self, forKey: .text),
+                imageURL: try container.decodeIfPresent(String.self, forKey: .imageURL)
+            )
+        case "ping": self = .ping
+        case let other: throw UnknownFrameType(type: other)
+        }
+    }
+
+    /// The frame as JSON text.
+    public var text: String { WireJSON.string(self) }
+
+    /// Reads a text frame.
+    ///
+    /// - Throws: `DecodingError` for text that is not a frame; ``UnknownFrameType`` for a `type` it does not know.
+    public init(parsing text: String) throws {
+        self = try WireJSON.decoder().decode(ClientFrame.self, from: Data(text.utf8))
+    }
+
+    /// The `id` of a frame, read leniently so an error about a malformed `send` can still name it.
+    public static func reference(in text: String) -> String? {
+        struct Reference: Decodable { var id: String? }
+        return (try? JSONDecoder().decode(Reference.self, from: Data(text.utf8)))?.id
+    }
+}
+
+/// A frame whose `type` this side does not know.
+public struct UnknownFrameType: Error, Hashable, Sendable {
+    /// The `type` it had.
+    public var type: String
+}

@@ -2,36 +2,28 @@ import Foundation
 import HeraldTestSupport
 import Testing
 
-/// Runs a command and returns its standard output (nothing, without `capture`: a command that leaves a daemon
-/// behind, like the first tmux command, would hold the pipe open for ever).
+/// Runs a command to its end and returns its standard output (nothing, without `capture`: a command that leaves a
+/// daemon behind, like the first tmux command, would hold the pipe open for ever).
 @discardableResult
-func shell(_ arguments: [String], capture: Bool = true) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = capture ? output : FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = capture ? output.fileHandleForReading.readDataToEndOfFile() : Data()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
+func shell(_ arguments: [String], capture: Bool = true) async throws -> String {
+    try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), arguments, capture: capture).stdout
 }
 
 /// `herald chat` in a tmux session: keys in, screen out.
 struct TmuxChat {
     let session = "herald-e2e-\(UUID().uuidString.prefix(8))"
 
-    func start(_ command: String) throws {
-        try shell(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command], capture: false)
+    func start(_ command: String) async throws {
+        try await shell(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command], capture: false)
     }
 
-    func keys(_ keys: String...) throws {
-        try shell(["tmux", "send-keys", "-t", session] + keys, capture: false)
+    func keys(_ keys: String...) async throws {
+        try await shell(["tmux", "send-keys", "-t", session] + keys, capture: false)
     }
 
-    var screen: [String] {
-        (try? shell(["tmux", "capture-pane", "-p", "-t", session]))?.components(separatedBy: "\n") ?? []
+    /// The lines on the screen now.
+    func screen() async -> [String] {
+        (try? await shell(["tmux", "capture-pane", "-p", "-t", session]))?.components(separatedBy: "\n") ?? []
     }
 
     /// Waits up to `timeout` for `condition` on the screen; the screen when it held, or nil.
@@ -39,15 +31,21 @@ struct TmuxChat {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while clock.now < deadline {
-            let lines = screen
+            let lines = await screen()
             if condition(lines) { return lines }
             try await Task.sleep(for: .milliseconds(25))
         }
         return nil
     }
 
+    /// Ends the session, without waiting (for a `defer`).
     func stop() {
-        _ = try? shell(["tmux", "kill-session", "-t", session], capture: false)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["tmux", "kill-session", "-t", session]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        _ = try? ChildProcess(process)
     }
 }
 
@@ -56,23 +54,23 @@ struct Poster {
     let port: Int
     let database: String
 
-    func token(_ user: String, name: String) throws -> String {
-        try runHerald(["token", user, "--name", name, "--database", database], input: "").stdout
+    func token(_ user: String, name: String) async throws -> String {
+        try await runHerald(["token", user, "--name", name, "--database", database]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The id of `user`'s direct chat with `other`.
-    func directChat(_ token: String, with other: String) throws -> String {
-        let json = try shell(["curl", "-s", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/v1/conversations"])
+    func directChat(_ token: String, with other: String) async throws -> String {
+        let json = try await shell(["curl", "-s", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/v1/conversations"])
         let list = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: [[String: Any]]]
         let chat = list?["conversations"]?.first { ($0["kind"] as? String) == "direct" && (($0["members"] as? [String]) ?? []).contains(other) }
         guard let id = chat?["id"] as? String else { throw ProcessFailure("no direct chat with \(other): \(json)") }
         return id
     }
 
-    func post(_ token: String, to conversation: String, _ text: String) throws {
-        try shell(["curl", "-s", "-o", "/dev/null", "-H", "Authorization: Bearer \(token)",
-                   "http://127.0.0.1:\(port)/v1/conversations/\(conversation)/messages", "-d", #"{"text": "\#(text)"}"#])
+    func post(_ token: String, to conversation: String, _ text: String) async throws {
+        try await shell(["curl", "-s", "-o", "/dev/null", "-H", "Authorization: Bearer \(token)",
+                         "http://127.0.0.1:\(port)/v1/conversations/\(conversation)/messages", "-d", #"{"text": "\#(text)"}"#])
     }
 }
 
@@ -83,60 +81,60 @@ struct ChatEndToEndTests {
         let folder = try makeTemporaryFolder("herald-chat")
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("herald.sqlite").path
-        let server = try ServerProcess(database: database, demo: true)
-        defer { _ = server.terminate() }
+        let server = try await ServerProcess(database: database, demo: true)
+        defer { server.stop() }
         let tmux = TmuxChat()
         defer { tmux.stop() }
-        try tmux.start("\(heraldExecutable.path) chat --server http://127.0.0.1:\(server.port) --as alice --database \(database)")
+        try await tmux.start("\(heraldExecutable.path) chat --server http://127.0.0.1:\(server.port) --as alice --database \(database)")
         let poster = Poster(port: server.port, database: database)
-        let (charlie, bob) = try (poster.token("charlie", name: "Charlie Davis"), poster.token("bob", name: "Bob"))
-        let withAlice = try poster.directChat(charlie, with: "alice")
-        let bobWithAlice = try poster.directChat(bob, with: "alice")
+        let (charlie, bob) = try await (poster.token("charlie", name: "Charlie Davis"), poster.token("bob", name: "Bob"))
+        let withAlice = try await poster.directChat(charlie, with: "alice")
+        let bobWithAlice = try await poster.directChat(bob, with: "alice")
 
         #expect(try await tmux.wait { $0.first?.contains("· live") == true } != nil, "connected")
         try await Task.sleep(for: .milliseconds(300))
-        #expect(!tmux.screen.prefix(4).contains { $0.contains("╭") }, "the demo's history raises no banner")
+        #expect(!(await tmux.screen()).prefix(4).contains { $0.contains("╭") }, "the demo's history raises no banner")
         for _ in 0..<4 where try await tmux.wait(.milliseconds(300), for: { $0.first?.contains("· Bob ·") == true }) == nil {
-            try tmux.keys("Down")
+            try await tmux.keys("Down")
         }
-        #expect(tmux.screen.first?.contains("Herald · alice · Bob · live") == true, "Alice has her chat with Bob open")
+        #expect((await tmux.screen()).first?.contains("Herald · alice · Bob · live") == true, "Alice has her chat with Bob open")
 
         let posted = ContinuousClock.now
-        try poster.post(charlie, to: withAlice, "Hey, are you there?")
+        try await poster.post(charlie, to: withAlice, "Hey, are you there?")
         let shown = try await tmux.wait(.seconds(1)) { lines in
             lines.prefix(4).contains { $0.contains("[CD] Charlie Davis") } && lines.prefix(4).contains { $0.contains("Hey, are you there?") }
         }
         #expect(shown != nil, "the banner is at the top within 1 s (\(posted.duration(to: .now)))")
 
-        try tmux.keys("C-o")
+        try await tmux.keys("C-o")
         #expect(try await tmux.wait(.seconds(2)) { $0.first?.contains("· Charlie Davis · live") == true } != nil,
                 "the open key switched to Charlie's chat")
         #expect(try await tmux.wait(.seconds(2)) { !$0.prefix(4).contains { $0.contains("╭") } } != nil)
 
-        try poster.post(charlie, to: withAlice, "Now you are looking")
+        try await poster.post(charlie, to: withAlice, "Now you are looking")
         #expect(try await tmux.wait(.seconds(2)) { $0.contains { $0.contains("Charlie Davis: Now you are looking") } } != nil)
         try await Task.sleep(for: .milliseconds(500))
-        #expect(!tmux.screen.prefix(4).contains { $0.contains("╭") }, "a message in the open chat shows no banner")
+        #expect(!(await tmux.screen()).prefix(4).contains { $0.contains("╭") }, "a message in the open chat shows no banner")
 
-        try poster.post(bob, to: bobWithAlice, "Ignored banner")
+        try await poster.post(bob, to: bobWithAlice, "Ignored banner")
         let appeared = try await tmux.wait(.seconds(2)) { $0.prefix(4).contains { $0.contains("│ Ignored banner") } }
         #expect(appeared != nil)
         let since = ContinuousClock.now
         try await Task.sleep(for: .seconds(3))
-        #expect(tmux.screen.prefix(4).contains { $0.contains("│ Ignored banner") }, "still there at 3 s")
+        #expect((await tmux.screen()).prefix(4).contains { $0.contains("│ Ignored banner") }, "still there at 3 s")
         let gone = try await tmux.wait(.seconds(3)) { !$0.prefix(4).contains { $0.contains("│ Ignored banner") } }
         #expect(gone != nil, "gone after 4 s")
         let lifetime = since.duration(to: .now)
         #expect(lifetime < .seconds(5), "dismissed at about 4 s (\(lifetime) after it was seen)")
 
-        try tmux.keys("-l", "\u{1B}[O")
+        try await tmux.keys("-l", "\u{1B}[O")
         try await Task.sleep(for: .milliseconds(300))
-        try poster.post(bob, to: bobWithAlice, "Are you still there?")
+        try await poster.post(bob, to: bobWithAlice, "Are you still there?")
         #expect(try await tmux.wait(.seconds(2)) { $0.contains { $0.contains("notified: New message from Bob") } } != nil,
                 "with the terminal unfocused, a message becomes a desktop notification, not a banner")
-        #expect(!tmux.screen.prefix(4).contains { $0.contains("╭") })
-        #expect(tmux.screen.first?.contains("away") == true, "the title bar says the chat counts as away")
+        #expect(!(await tmux.screen()).prefix(4).contains { $0.contains("╭") })
+        #expect((await tmux.screen()).first?.contains("away") == true, "the title bar says the chat counts as away")
 
-        try tmux.keys("C-c")
+        try await tmux.keys("C-c")
     }
 }

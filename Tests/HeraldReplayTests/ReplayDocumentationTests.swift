@@ -52,8 +52,8 @@ struct ReplayDocumentationTests {
     }
 
     @Test("through the herald binary, trace on standard input", arguments: DocumentedExample.all)
-    func binary(_ example: DocumentedExample) throws {
-        let result = try runHerald(["replay"], input: example.trace)
+    func binary(_ example: DocumentedExample) async throws {
+        let result = try await runHerald(["replay"], input: example.trace)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.split(separator: "\n").map(String.init) == example.timeline)
     }
@@ -62,9 +62,9 @@ struct ReplayDocumentationTests {
 @Suite("The README's run command")
 struct ReadmeCommandTests {
     @Test("the demo trace it names runs and shows three banners in turn")
-    func demoTrace() throws {
+    func demoTrace() async throws {
         let trace = try String(contentsOf: packageRoot.appendingPathComponent("docs/traces/demo.jsonl"), encoding: .utf8)
-        let result = try runHerald(["replay", packageRoot.appendingPathComponent("docs/traces/demo.jsonl").path], input: "")
+        let result = try await runHerald(["replay", packageRoot.appendingPathComponent("docs/traces/demo.jsonl").path], input: "")
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.split(separator: "\n").map(String.init) == (try Replay.timeline(forTrace: trace)))
         #expect(result.stdout.components(separatedBy: #""type":"show""#).count - 1 == 3)

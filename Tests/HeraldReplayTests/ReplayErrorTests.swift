@@ -74,16 +74,16 @@ struct ReplayErrorTests {
     }
 
     @Test("the binary prints the error on standard error, nothing on standard output, and exits 65")
-    func binaryExit() throws {
-        let result = try runHerald(["replay"], input: Self.configure + "\n" + #"{"at":1,"event":"tap","dy":-60}"# + "\n")
+    func binaryExit() async throws {
+        let result = try await runHerald(["replay"], input: Self.configure + "\n" + #"{"at":1,"event":"tap","dy":-60}"# + "\n")
         #expect(result.status == 65)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr == "herald replay: stdin: line 2: `tap` has no field `dy`\n")
     }
 
     @Test("a trace file that cannot be read is a usage error")
-    func missingFile() throws {
-        let result = try runHerald(["replay", "/nonexistent/trace.jsonl"], input: "")
+    func missingFile() async throws {
+        let result = try await runHerald(["replay", "/nonexistent/trace.jsonl"], input: "")
         #expect(result.status != 0)
         #expect(result.stderr.contains("cannot read /nonexistent/trace.jsonl"))
     }

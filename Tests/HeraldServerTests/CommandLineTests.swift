@@ -10,7 +10,7 @@ struct CommandLineTests {
         let folder = try makeTemporaryFolder("herald-token")
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("herald.sqlite").path
-        let result = try runHerald(["token", "alice", "--name", "Alice Johnson", "--database", database], input: "")
+        let result = try await runHerald(["token", "alice", "--name", "Alice Johnson", "--database", database], input: "")
         #expect(result.status == 0, "\(result.stderr)")
         let secretFile = database + ".secret"
         let attributes = try FileManager.default.attributesOfItem(atPath: secretFile)
@@ -23,25 +23,18 @@ struct CommandLineTests {
         #expect(identity.userID == "alice")
         #expect(identity.name == "Alice Johnson")
 
-        let again = try runHerald(["token", "bob", "--database", database], input: "")
+        let again = try await runHerald(["token", "bob", "--database", database], input: "")
         #expect(try await authority.verify(again.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).userID == "bob",
                 "the kept secret is reused")
     }
 
     @Test("a secret shorter than 32 bytes is refused with a clear message, not a crash")
-    func shortSecret() throws {
-        let process = Process()
-        process.executableURL = heraldExecutable
-        process.arguments = ["serve", "--port", "0", "--database", ":memory:"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["HERALD_JWT_SECRET": "short"]) { $1 }
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationReason == .exit)
-        #expect(process.terminationStatus != 0)
-        #expect(message.contains("HERALD_JWT_SECRET must be at least 32 bytes"))
+    func shortSecret() async throws {
+        let result = try await runHerald(
+            ["serve", "--port", "0", "--database", ":memory:"], environment: ["HERALD_JWT_SECRET": "short"]
+        )
+        #expect(result.reason == .exit)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("HERALD_JWT_SECRET must be at least 32 bytes"))
     }
 }

@@ -21,7 +21,8 @@ struct CrashTests {
         let tokens = await TokenAuthority(secret: secret)
         let (alice, bob) = try await (tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"))
 
-        let first = try ServerProcess(database: database, secret: secret)
+        let first = try await ServerProcess(database: database, secret: secret)
+        defer { first.stop() }
         let client = RemoteServer(port: first.port)
         let chat = try await client.createConversation(alice, members: ["bob"])
         let acknowledged = Acknowledged()
@@ -39,14 +40,15 @@ struct CrashTests {
                 while await acknowledged.count < 200 {
                     try await Task.sleep(for: .milliseconds(5))
                 }
-                first.kill()
+                await first.kill()
             }
             try await group.waitForAll()
         }
         let acked = await acknowledged.ids
         #expect(acked.count >= 200)
 
-        let second = try ServerProcess(database: database, secret: secret)
+        let second = try await ServerProcess(database: database, secret: secret)
+        defer { second.stop() }
         let restarted = RemoteServer(port: second.port)
         var stored: Set<String> = []
         var after: Int64 = 0
@@ -58,7 +60,7 @@ struct CrashTests {
         }
         let lost = Set(acked).subtracting(stored)
         #expect(lost.isEmpty, "acknowledged but lost: \(lost.sorted().prefix(10))")
-        #expect(second.terminate() == 0, "SIGTERM stops it gracefully")
+        #expect(await second.terminate() == 0, "SIGTERM stops it gracefully")
     }
 }
 

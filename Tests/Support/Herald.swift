@@ -16,34 +16,111 @@ public let heraldExecutable: URL = {
     return packageRoot.appendingPathComponent(".build/debug/herald")
 }()
 
-/// Runs `herald` with `arguments`, feeding `input` on standard input.
-public func runHerald(_ arguments: [String], input: String) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = heraldExecutable
-    process.arguments = arguments
-    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    stdin.fileHandleForWriting.write(Data(input.utf8))
-    try stdin.fileHandleForWriting.close()
-    let out = stdout.fileHandleForReading.readDataToEndOfFile()
-    let err = stderr.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+// Child processes, without blocking Swift concurrency's threads.
+//
+// On Linux, Swift concurrency runs on as many threads as the machine has cores, and Foundation learns that a child
+// exited from a handler that needs one of those same threads. A test that blocks its thread in `waitUntilExit()` or
+// `readDataToEndOfFile()` can therefore wait for ever on a 2-core machine once two tests do it at once (it did, in
+// CI). So every wait here is asynchronous: exits arrive through `terminationHandler`, and blocking reads of a pipe
+// run on a thread of their own.
+
+/// Runs `body` on a new thread of its own and returns its result, leaving Swift concurrency's threads free.
+public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(returning: body()) }
+    }
 }
 
+/// A started child process whose exit can be awaited.
+public final class ChildProcess: Sendable {
+    /// The process; started already.
+    public let process: Process
+    private let exit: Task<Process.TerminationReason, Never>
+
+    /// Starts `process` (configured, not yet running).
+    public init(_ process: Process) throws {
+        let (exits, continuation) = AsyncStream.makeStream(of: Process.TerminationReason.self)
+        process.terminationHandler = { finished in
+            continuation.yield(finished.terminationReason)
+            continuation.finish()
+        }
+        try process.run()
+        self.process = process
+        exit = Task { await exits.first { _ in true } ?? .exit }
+    }
+
+    /// Waits for the process to exit; its exit status (or signal) and whether it exited rather than being killed.
+    @discardableResult
+    public func exited() async -> (status: Int32, reason: Process.TerminationReason) {
+        let reason = await exit.value
+        return (process.terminationStatus, reason)
+    }
+
+    /// Sends `signal` (SIGTERM by default) without waiting.
+    public func signal(_ signal: Int32 = SIGTERM) {
+        if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
+    }
+}
+
+/// What a finished child process printed, and how it ended.
+public struct ProcessResult: Sendable {
+    /// Its exit status, or the signal that ended it.
+    public var status: Int32
+    /// `.exit` when it exited, `.uncaughtSignal` when a signal ended it.
+    public var reason: Process.TerminationReason
+    /// Its standard output (empty when not captured).
+    public var stdout: String
+    /// Its standard error (empty when not captured).
+    public var stderr: String
+}
+
+/// Runs `executable` with `arguments` to its end, feeding it `input`, and returns what it printed. Without
+/// `capture`, its output goes nowhere: a command that leaves a daemon behind (the first tmux command) would keep a
+/// pipe open for ever.
+public func runProcess(
+    _ executable: URL, _ arguments: [String], input: String = "", environment: [String: String] = [:], capture: Bool = true
+) async throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
+    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = capture ? stdout : FileHandle.nullDevice
+    process.standardError = capture ? stderr : FileHandle.nullDevice
+    let child = try ChildProcess(process)
+    let writer = stdin.fileHandleForWriting
+    async let written: Void = onOwnThread {
+        writer.write(Data(input.utf8))
+        try? writer.close()
+    }
+    async let out = capture ? onOwnThread { stdout.fileHandleForReading.readDataToEndOfFile() } : Data()
+    async let err = capture ? onOwnThread { stderr.fileHandleForReading.readDataToEndOfFile() } : Data()
+    let (_, output, errors) = await (written, out, err)
+    let (status, reason) = await child.exited()
+    return ProcessResult(
+        status: status, reason: reason,
+        stdout: String(decoding: output, as: UTF8.self), stderr: String(decoding: errors, as: UTF8.self)
+    )
+}
+
+/// Runs `herald` with `arguments` to its end, feeding `input` on standard input.
+public func runHerald(_ arguments: [String], input: String = "", environment: [String: String] = [:]) async throws -> ProcessResult {
+    try await runProcess(heraldExecutable, arguments, input: input, environment: environment)
+}
 
 /// `herald serve` as a child process.
-public final class ServerProcess: @unchecked Sendable {
-    let process = Process()
+public final class ServerProcess: Sendable {
+    private let child: ChildProcess
     /// The port it listens on.
     public let port: Int
 
-    /// Starts the server on a free port with `database`, and waits until it listens. Without `secret`, the server
-    /// keeps its own beside the database.
-    public init(database: String, secret: String? = nil, demo: Bool = false) throws {
+    /// Starts the server on a free port with `database`, and waits (up to 30 s) until it says where it listens.
+    /// Without `secret`, the server keeps its own beside the database.
+    public init(database: String, secret: String? = nil, demo: Bool = false) async throws {
+        let process = Process()
         process.executableURL = heraldExecutable
         process.arguments = ["serve", "--port", "0", "--database", database] + (demo ? ["--demo"] : [])
         var environment = ProcessInfo.processInfo.environment
@@ -52,34 +129,51 @@ public final class ServerProcess: @unchecked Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
-        var text = ""
-        let deadline = Date().addingTimeInterval(30)
-        while !text.contains("\n"), Date() < deadline {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
+        let child = try ChildProcess(process)
+        self.child = child
+        let watchdog = Task { [child] in
+            try await Task.sleep(for: .seconds(30))
+            child.signal(SIGKILL)
         }
-        guard let range = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-              let port = Int(text[range].split(separator: ":").last ?? "")
+        defer { watchdog.cancel() }
+        let firstLine = await onOwnThread { Self.firstLine(of: output.fileHandleForReading) }
+        guard let range = firstLine.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+              let port = Int(firstLine[range].split(separator: ":").last ?? "")
         else {
-            process.terminate()
-            throw ProcessFailure("the server did not say where it listens: \(text)")
+            child.signal(SIGKILL)
+            throw ProcessFailure("the server did not say where it listens: \(firstLine)")
         }
         self.port = port
     }
 
-    /// SIGKILL: no shutdown, no flush.
-    public func kill() {
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    /// Reads up to the first newline, then goes on reading (on this thread, to the end) so the server never blocks
+    /// on a full pipe; the text up to the first newline, or all there was if the server ended first.
+    private static func firstLine(of handle: FileHandle) -> String {
+        var text = ""
+        while !text.contains("\n") {
+            let data = handle.availableData
+            if data.isEmpty { return text }
+            text += String(decoding: data, as: UTF8.self)
+        }
+        Thread.detachNewThread { while !handle.availableData.isEmpty {} }
+        return text
     }
 
-    /// SIGTERM, and wait for the graceful exit.
-    public func terminate() -> Int32 {
-        process.terminate()
-        process.waitUntilExit()
-        return process.terminationStatus
+    /// SIGKILL: no shutdown, no flush; returns once it is gone.
+    public func kill() async {
+        child.signal(SIGKILL)
+        await child.exited()
+    }
+
+    /// SIGTERM, and wait for the graceful exit; its exit status.
+    public func terminate() async -> Int32 {
+        child.signal(SIGTERM)
+        return await child.exited().status
+    }
+
+    /// SIGTERM without waiting, for a `defer`.
+    public func stop() {
+        child.signal(SIGTERM)
     }
 }
 

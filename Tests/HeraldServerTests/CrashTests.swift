@@ -1,5 +1,6 @@
 import Foundation
 import HeraldServer
+import NIOCore
 import HeraldTestSupport
 import Testing
 
@@ -10,7 +11,7 @@ actor Acknowledged {
     var count: Int { ids.count }
 }
 
-@Suite("Durability", .timeLimit(.minutes(2)))
+@Suite("Durability and shutdown", .timeLimit(.minutes(2)))
 struct CrashTests {
     @Test("the server killed with SIGKILL during a run of acknowledged sends keeps every acknowledged message")
     func sigkill() async throws {
@@ -61,6 +62,51 @@ struct CrashTests {
         let lost = Set(acked).subtracting(stored)
         #expect(lost.isEmpty, "acknowledged but lost: \(lost.sorted().prefix(10))")
         #expect(await second.terminate() == 0, "SIGTERM stops it gracefully")
+    }
+
+    @Test("SIGTERM: new connections are refused, a request already in flight is answered and kept, and it exits 0")
+    func gracefulShutdown() async throws {
+        let folder = try makeTemporaryFolder("herald-shutdown")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("herald.sqlite").path
+        let secret = TestServer.secret
+        let tokens = await TokenAuthority(secret: secret)
+        let (alice, bob) = try await (tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"))
+        let server = try await ServerProcess(database: database, secret: secret)
+        defer { server.stop() }
+        let chat = try await RemoteServer(port: server.port).createConversation(alice, members: ["bob"])
+
+        // A post whose body is only half sent when the signal comes: in flight, and held there by the client.
+        let body = #"{"id": "in-flight", "text": "Sent while the server stops"}"#
+        let head = "POST /v1/conversations/\(chat)/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            + "Authorization: Bearer \(bob)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+        let connection = try await connectTCP(port: server.port)
+        let response = try await connection.executeThenClose { inbound, outbound in
+            try await outbound.write(ByteBuffer(string: head + body.prefix(20)))
+            try await Task.sleep(for: .milliseconds(300))
+            server.stop()
+            var refused = false
+            for _ in 0..<250 where !refused {
+                do {
+                    try await connectTCP(port: server.port).executeThenClose { _, _ in }
+                    try await Task.sleep(for: .milliseconds(20))
+                } catch {
+                    refused = true
+                }
+            }
+            #expect(refused, "it stops accepting connections")
+            try await outbound.write(ByteBuffer(string: String(body.dropFirst(20))))
+            var text = ""
+            for try await buffer in inbound { text += String(buffer: buffer) }
+            return text
+        }
+        #expect(response.hasPrefix("HTTP/1.1 201"), "the request in flight is answered: \(response.prefix(200))")
+        #expect(await server.exited() == 0, "and then it exits cleanly")
+
+        let restarted = try await ServerProcess(database: database, secret: secret)
+        defer { restarted.stop() }
+        let stored = try await RemoteServer(port: restarted.port).messages(alice, in: chat, after: 0)
+        #expect(stored.map(\.id) == ["in-flight"], "the message it acknowledged is kept")
     }
 }
 

@@ -2,6 +2,16 @@ import Foundation
 import NIOCore
 import NIOPosix
 
+/// A plain TCP connection to `port` on loopback, for tests that need to control every byte.
+func connectTCP(port: Int) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+    try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .connect(host: "127.0.0.1", port: port) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }
+        }
+}
+
 /// What a server put on the wire in answer to a WebSocket upgrade, read with a plain TCP connection: the status
 /// line, then each frame's opcode and payload. For checking exactly what a refused stream sends.
 struct RawWebSocketExchange {
@@ -20,12 +30,7 @@ struct RawWebSocketExchange {
 
     /// Upgrades `path` on `port` and reads until the server closes the connection (or `limit` bytes).
     static func run(port: Int, path: String, limit: Int = 1 << 16) async throws -> RawWebSocketExchange {
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connect(host: "127.0.0.1", port: port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                }
-            }
+        let channel = try await connectTCP(port: port)
         var received: [UInt8] = []
         try await channel.executeThenClose { inbound, outbound in
             let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"

@@ -167,8 +167,13 @@ public final class ServerProcess: Sendable {
 
     /// SIGTERM, and wait for the graceful exit; its exit status.
     public func terminate() async -> Int32 {
-        child.signal(SIGTERM)
-        return await child.exited().status
+        stop()
+        return await exited()
+    }
+
+    /// Waits for it to exit; its exit status.
+    public func exited() async -> Int32 {
+        await child.exited().status
     }
 
     /// SIGTERM without waiting, for a `defer`.

@@ -38,6 +38,22 @@ struct TmuxChat {
         return nil
     }
 
+    /// Types `line` and Enter, as a user at the pane's shell would.
+    func type(_ line: String) async throws {
+        try await keys("-l", line)
+        try await keys("Enter")
+    }
+
+    /// A tmux format (`#{...}`) for the pane: its modes, its size, its process.
+    func format(_ format: String) async throws -> String {
+        try await shell(["tmux", "display-message", "-p", "-t", session, format]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Makes the window `columns` × `rows`, as a user dragging its corner would.
+    func resize(columns: Int, rows: Int) async throws {
+        try await shell(["tmux", "resize-window", "-t", session, "-x", "\(columns)", "-y", "\(rows)"], capture: false)
+    }
+
     /// Ends the session, without waiting (for a `defer`).
     func stop() {
         let process = Process()
@@ -136,5 +152,50 @@ struct ChatEndToEndTests {
         #expect((await tmux.screen()).first?.contains("away") == true, "the title bar says the chat counts as away")
 
         try await tmux.keys("C-c")
+    }
+
+    @Test("a resize redraws at the new size; after Ctrl-C, and after SIGTERM, the terminal is exactly as it was")
+    func terminalCare() async throws {
+        let folder = try makeTemporaryFolder("herald-chat-terminal")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("herald.sqlite").path
+        let server = try await ServerProcess(database: database, demo: true)
+        defer { server.stop() }
+        let tmux = TmuxChat()
+        defer { tmux.stop() }
+        try await tmux.start("env -i PATH=/usr/bin:/bin TERM=screen PS1='$ ' bash --norc --noprofile")
+        let shellProcess = try await tmux.format("#{pane_pid}")
+        let saved = folder.appendingPathComponent("stty").path
+        try await tmux.type("stty -g > \(saved); clear")
+        let chat = "\(heraldExecutable.path) chat --server http://127.0.0.1:\(server.port) --as alice --database \(database)"
+
+        for ending in ["Ctrl-C", "SIGTERM"] {
+            try await tmux.type(chat)
+            #expect(try await tmux.wait { $0.first?.contains("· live") == true } != nil, "connected")
+            #expect(try await tmux.format("#{alternate_on} #{cursor_flag} #{wrap_flag}") == "1 0 0",
+                    "while it runs: the alternate screen, no cursor, no auto-wrap")
+            if ending == "Ctrl-C" {
+                let help = "↑↓ chats · Enter send"
+                #expect((await tmux.screen()).dropFirst(28).first?.contains(help) == true, "the help line is above the input line, the 30th")
+                try await tmux.resize(columns: 72, rows: 20)
+                let redrawn = try await tmux.wait(.seconds(2)) { $0.count >= 20 && $0[18].contains(help) }
+                #expect(redrawn != nil, "after a resize to 20 rows, the help line is the 19th")
+                #expect(redrawn?.first?.contains("Herald · alice") == true, "with the title on top")
+                try await tmux.keys("C-c")
+            } else {
+                let process = try await shell(["pgrep", "-P", shellProcess]).trimmingCharacters(in: .whitespacesAndNewlines)
+                try await shell(["kill", "-TERM", process], capture: false)
+            }
+            var modes = ""
+            for _ in 0..<200 where modes != "0 1 1" {
+                try await Task.sleep(for: .milliseconds(25))
+                modes = try await tmux.format("#{alternate_on} #{cursor_flag} #{wrap_flag}")
+            }
+            #expect(modes == "0 1 1", "after \(ending): the main screen, the cursor and auto-wrap are back")
+            try await tmux.type("clear; stty -g | cmp -s - \(saved); echo termios-$?")
+            #expect(try await tmux.wait(.seconds(5)) { $0.contains("termios-0") } != nil,
+                    "after \(ending): the terminal's settings are the ones it had before (echo, line editing)")
+            try await tmux.type("clear")
+        }
     }
 }

@@ -34,6 +34,9 @@ public final class HeraldClient: Sendable {
     private let state: NIOLockedValueBox<State>
     private let logger: Logger
 
+    /// The HTTP API as the same user: conversations with unread counts, history, read markers.
+    public var api: HeraldAPI { HeraldAPI(configuration: configuration) }
+
     /// Creates a client; `resumeAfter` is the last `seq` the app has already shown (nil: only new messages).
     public init(configuration: ClientConfiguration, resumeAfter: Int64? = nil, logger: Logger = Logger(label: "herald-client")) {
         self.configuration = configuration

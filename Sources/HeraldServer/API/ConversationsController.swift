@@ -24,7 +24,7 @@ struct ConversationsController {
         var members: [String]
     }
 
-    @Sendable func create(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<ConversationBody> {
+    @Sendable func create(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<WireConversation> {
         let identity = try context.requireIdentity()
         let body = try await request.decodeJSON(as: CreateRequest.self, context: context)
         var members = Set(body.members)
@@ -43,13 +43,13 @@ struct ConversationsController {
             title: body.kind == .group ? title : nil,
             memberIDs: Array(members)
         )
-        return EditedResponse(status: created ? .created : .ok, response: ConversationBody(record))
+        return EditedResponse(status: created ? .created : .ok, response: WireConversation(record))
     }
 
-    @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> ConversationList {
+    @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> WireConversationList {
         let identity = try context.requireIdentity()
         let summaries = try await store.conversations(of: identity.userID)
-        return ConversationList(conversations: summaries.map(ConversationListItem.init))
+        return WireConversationList(conversations: summaries.map(WireConversationSummary.init))
     }
 
     struct PostRequest: Decodable {
@@ -68,7 +68,7 @@ struct ConversationsController {
         }
     }
 
-    @Sendable func listMessages(_ request: Request, context: HeraldRequestContext) async throws -> MessageList {
+    @Sendable func listMessages(_ request: Request, context: HeraldRequestContext) async throws -> WireMessageList {
         let identity = try context.requireIdentity()
         let id = try context.parameters.require("id")
         let query = request.uri.queryParameters
@@ -78,7 +78,7 @@ struct ConversationsController {
         guard (1...200).contains(limit) else { throw APIError.invalidRequest("`limit` must be from 1 to 200") }
         _ = try await messenger.conversation(id, for: identity)
         let messages = try await store.messages(in: id, after: after, before: before, limit: Int(limit))
-        return MessageList(messages: messages.map(WireMessage.init))
+        return WireMessageList(messages: messages.map(WireMessage.init))
     }
 
     struct ReadRequest: Decodable {
@@ -120,68 +120,20 @@ struct ConversationsController {
     }
 }
 
-/// A conversation as the API shows it.
-struct ConversationBody: ResponseEncodable, Sendable {
-    var id: String
-    var kind: Conversation.Kind
-    var title: String?
-    var members: [String]
-
+extension WireConversation: ResponseEncodable {
     init(_ record: ConversationRecord) {
-        id = record.conversation.id
-        kind = record.conversation.kind
-        title = record.conversation.title
-        members = record.memberIDs
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(kind, forKey: .kind)
-        try container.encode(title, forKey: .title)
-        try container.encode(members, forKey: .members)
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case id, kind, title, members
+        self.init(id: record.conversation.id, kind: record.conversation.kind, title: record.conversation.title,
+                  members: record.memberIDs)
     }
 }
 
-/// A conversation in the caller's list.
-struct ConversationListItem: Encodable, Sendable {
-    var conversation: ConversationBody
-    var lastMessage: WireMessage?
-    var unreadCount: Int
-    var muted: Bool
-
+extension WireConversationSummary {
     init(_ summary: ConversationSummary) {
-        conversation = ConversationBody(summary.record)
-        lastMessage = summary.lastMessage.map(WireMessage.init)
-        unreadCount = summary.unreadCount
-        muted = summary.muted
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case lastMessage, unreadCount, muted
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        try conversation.encode(to: encoder)
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(lastMessage, forKey: .lastMessage)
-        try container.encode(unreadCount, forKey: .unreadCount)
-        try container.encode(muted, forKey: .muted)
+        self.init(conversation: WireConversation(summary.record), lastMessage: summary.lastMessage.map(WireMessage.init),
+                  unreadCount: summary.unreadCount, readUpTo: summary.readUpTo, muted: summary.muted)
     }
 }
 
-/// `{"conversations": [...]}`.
-struct ConversationList: ResponseEncodable, Sendable {
-    var conversations: [ConversationListItem]
-}
-
-/// `{"messages": [...]}`.
-struct MessageList: ResponseEncodable, Sendable {
-    var messages: [WireMessage]
-}
-
+extension WireConversationList: ResponseEncodable {}
+extension WireMessageList: ResponseEncodable {}
 extension WireMessage: ResponseEncodable {}

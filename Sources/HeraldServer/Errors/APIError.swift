@@ -68,13 +68,3 @@ extension ServerFrame {
         .error(code: error.code.rawValue, message: error.message, ref: ref)
     }
 }
-
-/// The JSON body of an error response.
-struct ErrorBody: Codable, Sendable {
-    struct Detail: Codable, Sendable {
-        var code: APIError.Code
-        var message: String
-    }
-
-    var error: Detail
-}

@@ -91,7 +91,7 @@ extension APIError {
 
     /// The HTTP response carrying this error.
     func response() -> Response {
-        let body = ErrorBody(error: .init(code: code, message: message))
+        let body = WireError(code: code.rawValue, message: message)
         let data = (try? JSONEncoder().encode(body)) ?? Data(#"{"error":{"code":"internal","message":""}}"#.utf8)
         return Response(
             status: status,

@@ -97,7 +97,7 @@ public final class SQLiteStore: Store {
         try await database.perform { connection in
             let rows = try await connection.query(
                 """
-                SELECT c.id, c.kind, c.title, me.muted,
+                SELECT c.id, c.kind, c.title, me.muted, me.read_seq,
                        (SELECT group_concat(user_id, char(31)) FROM members WHERE conversation_id = c.id) AS member_ids,
                        (SELECT count(*) FROM messages m
                           WHERE m.conversation_id = c.id AND m.seq > me.read_seq AND m.sender_id <> ?1) AS unread,
@@ -120,6 +120,7 @@ public final class SQLiteStore: Store {
                     record: ConversationRecord(conversation: conversation, memberIDs: members.sorted()),
                     lastMessage: lastMessage,
                     unreadCount: Int(row.column("unread")?.integer ?? 0),
+                    readUpTo: Int64(row.column("read_seq")?.integer ?? 0),
                     muted: row.column("muted")?.integer == 1
                 )
             }

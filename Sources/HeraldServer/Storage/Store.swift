@@ -17,6 +17,8 @@ public struct ConversationSummary: Hashable, Sendable {
     public var lastMessage: Message?
     /// Messages from others after the member's read marker.
     public var unreadCount: Int
+    /// The member's read marker: the `seq` up to which they have read.
+    public var readUpTo: Int64
     /// Whether the member muted it.
     public var muted: Bool
 }

@@ -1,0 +1,123 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldCore
+import HeraldProtocol
+import NIOCore
+import NIOHTTP1
+
+/// Herald's HTTP API for one signed-in user: their conversations with unread counts, a conversation's history, and
+/// read markers. The live stream is ``HeraldClient``; this is what an app asks when it opens, or opens a chat.
+///
+/// ```swift
+/// let api = HeraldAPI(configuration: ClientConfiguration(server: url, token: token))
+/// for summary in try await api.conversations() { print(summary.conversation.id, summary.unreadCount) }
+/// try await api.markRead(conversationID, upTo: lastSeq)
+/// ```
+public struct HeraldAPI: Sendable {
+    /// The server and the user's token.
+    public let configuration: ClientConfiguration
+    /// How long one request may take.
+    public var timeout: TimeAmount = .seconds(30)
+    private let http: HTTPClient
+
+    /// An API client for `configuration`'s server and user, using `httpClient` (the process-wide shared one by
+    /// default).
+    public init(configuration: ClientConfiguration, httpClient: HTTPClient = .shared) {
+        self.configuration = configuration
+        http = httpClient
+    }
+
+    /// The user's conversations, most recently active first, each with its last message, unread count and the
+    /// user's read marker.
+    public func conversations() async throws -> [WireConversationSummary] {
+        try await request(.GET, "/v1/conversations", as: WireConversationList.self).conversations
+    }
+
+    /// Starts a conversation with `members` (the user is always one); a direct chat that already exists is returned.
+    public func createConversation(kind: Conversation.Kind, title: String? = nil, members: [String]) async throws -> WireConversation {
+        struct Body: Encodable {
+            var kind: Conversation.Kind
+            var title: String?
+            var members: [String]
+        }
+        return try await request(.POST, "/v1/conversations", body: Body(kind: kind, title: title, members: members),
+                                 as: WireConversation.self)
+    }
+
+    /// Messages of one conversation, oldest first: the first `limit` after `after`, else the last `limit` (before
+    /// `before`, if given). The server caps `limit`.
+    public func messages(in conversationID: String, after: Int64? = nil, before: Int64? = nil, limit: Int? = nil) async throws -> [WireMessage] {
+        var query: [String] = []
+        if let after { query.append("after=\(after)") }
+        if let before { query.append("before=\(before)") }
+        if let limit { query.append("limit=\(limit)") }
+        let path = "/v1/conversations/\(Self.escape(conversationID))/messages" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+        return try await request(.GET, path, as: WireMessageList.self).messages
+    }
+
+    /// Moves the user's read marker in a conversation up to `seq` (it never moves back).
+    public func markRead(_ conversationID: String, upTo seq: Int64) async throws {
+        struct Body: Encodable { var upTo: Int64 }
+        try await send(.POST, "/v1/conversations/\(Self.escape(conversationID))/read", body: Body(upTo: seq))
+    }
+
+    // MARK: Requests
+
+    private func request<Answer: Decodable>(
+        _ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none, as answer: Answer.Type
+    ) async throws -> Answer {
+        let data = try await send(method, path, body: body)
+        do {
+            return try WireJSON.decoder().decode(Answer.self, from: data)
+        } catch {
+            throw HeraldAPIError(status: 0, code: "bad_response", message: "the server's answer to \(method) \(path) was not understood: \(error)")
+        }
+    }
+
+    @discardableResult
+    private func send(_ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none) async throws -> Data {
+        let base = configuration.server.absoluteString.hasSuffix("/")
+            ? String(configuration.server.absoluteString.dropLast()) : configuration.server.absoluteString
+        var request = HTTPClientRequest(url: base + path)
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer \(configuration.token)")
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: try WireJSON.encoder().encode(body)))
+        }
+        let response = try await http.execute(request, timeout: timeout)
+        let bytes = try await response.body.collect(upTo: 16 << 20)
+        let data = Data(bytes.readableBytesView)
+        guard (200..<300).contains(response.status.code) else {
+            let wire = try? WireJSON.decoder().decode(WireError.self, from: data)
+            throw HeraldAPIError(
+                status: Int(response.status.code), code: wire?.error.code ?? "http_\(response.status.code)",
+                message: wire?.error.message ?? "\(method) \(path) answered \(response.status)"
+            )
+        }
+        return data
+    }
+
+    private static func escape(_ component: String) -> String {
+        component.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? component
+    }
+}
+
+/// The server refused a request: its HTTP status and the error's stable code (see `docs/protocol.md`).
+public struct HeraldAPIError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The HTTP status (0 when the answer could not be read).
+    public var status: Int
+    /// The stable code, such as `forbidden` or `not_found`.
+    public var code: String
+    /// The server's explanation.
+    public var message: String
+
+    /// An error with these parts.
+    public init(status: Int, code: String, message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code) (\(status)): \(message)" }
+}

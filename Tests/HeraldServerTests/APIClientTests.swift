@@ -1,0 +1,75 @@
+import Foundation
+import HeraldClient
+import HeraldCore
+import HeraldProtocol
+import Testing
+
+@Suite("HeraldAPI, the client's HTTP side, against a live server", .timeLimit(.minutes(1)))
+struct APIClientTests {
+    static func api(port: Int, token: String) -> HeraldAPI {
+        HeraldAPI(configuration: ClientConfiguration(server: URL(string: "http://127.0.0.1:\(port)")!, token: token))
+    }
+
+    @Test("conversations with unread counts and read markers; history in pages; marking read clears the count")
+    func conversationsAndReadMarkers() async throws {
+        try await TestServer.run { server in
+            let (alice, bob) = try await (server.token("alice"), server.token("bob"))
+            let aliceAPI = Self.api(port: server.port, token: alice), bobAPI = Self.api(port: server.port, token: bob)
+            let chat = try await aliceAPI.createConversation(kind: .direct, members: ["bob"])
+            #expect(chat.kind == .direct && Set(chat.members) == ["alice", "bob"])
+            #expect(try await bobAPI.createConversation(kind: .direct, members: ["alice"]).id == chat.id,
+                    "the same direct chat, not a second one")
+            for index in 1...5 {
+                _ = try await server.post(alice, to: chat.id, text: "message \(index)")
+            }
+
+            let list = try await bobAPI.conversations()
+            #expect(list.map(\.conversation.id) == [chat.id])
+            #expect(list.first?.unreadCount == 5)
+            #expect(list.first?.readUpTo == 0)
+            #expect(list.first?.lastMessage?.text == "message 5")
+            #expect(try await aliceAPI.conversations().first?.unreadCount == 0, "one's own messages are never unread")
+
+            let all = try await bobAPI.messages(in: chat.id)
+            #expect(all.map(\.text) == (1...5).map { "message \($0)" })
+            let page = try await bobAPI.messages(in: chat.id, after: all[1].seq, limit: 2)
+            #expect(page.map(\.text) == ["message 3", "message 4"])
+            #expect(try await bobAPI.messages(in: chat.id, before: all[2].seq).map(\.text) == ["message 1", "message 2"])
+
+            try await bobAPI.markRead(chat.id, upTo: all[2].seq)
+            let read = try await bobAPI.conversations().first
+            #expect(read?.unreadCount == 2)
+            #expect(read?.readUpTo == all[2].seq)
+            try await bobAPI.markRead(chat.id, upTo: all[0].seq)
+            #expect(try await bobAPI.conversations().first?.readUpTo == all[2].seq, "a read marker never moves back")
+        }
+    }
+
+    @Test("refusals arrive as HeraldAPIError with the status and the stable code")
+    func refusals() async throws {
+        try await TestServer.run { server in
+            let (alice, charlie) = try await (server.token("alice"), server.token("charlie"))
+            let chat = try await Self.api(port: server.port, token: alice).createConversation(kind: .group, title: "Private", members: [])
+            let outsider = Self.api(port: server.port, token: charlie)
+            let forbidden = await Self.refusal { _ = try await outsider.messages(in: chat.id) }
+            #expect(forbidden?.status == 403 && forbidden?.code == "not_a_member")
+            let unknown = await Self.refusal { try await outsider.markRead("no-such-chat", upTo: 1) }
+            #expect(unknown?.status == 404 && unknown?.code == "conversation_not_found")
+            let badToken = await Self.refusal { _ = try await Self.api(port: server.port, token: "not-a-token").conversations() }
+            #expect(badToken?.status == 401 && badToken?.code == "invalid_token")
+        }
+    }
+
+    /// The ``HeraldAPIError`` that `body` throws, or nil (recorded as an issue) if it throws nothing or another error.
+    static func refusal(_ body: () async throws -> Void) async -> HeraldAPIError? {
+        do {
+            try await body()
+            Issue.record("the server accepted it")
+        } catch let error as HeraldAPIError {
+            return error
+        } catch {
+            Issue.record("not a HeraldAPIError: \(error)")
+        }
+        return nil
+    }
+}

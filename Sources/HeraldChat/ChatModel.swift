@@ -6,10 +6,12 @@ struct ChatModel {
     /// One conversation as the list and the chat view show it.
     struct Room {
         var conversation: Conversation
-        var messages: [(sender: String, text: String, mine: Bool)] = []
+        var messages: [(sender: String, text: String, mine: Bool, seq: Int64)] = []
         var names: [String: String] = [:]
         var unread = 0
         var lastSeq: Int64 = 0
+        /// The user's read marker here, as the server has it (or will, once ``ChatModel/takeRead()`` is sent).
+        var readUpTo: Int64 = 0
     }
 
     /// The banner on screen, entering or leaving.
@@ -47,9 +49,10 @@ struct ChatModel {
         let mine = incoming.sender.id == me
         let name = formatter.name(of: incoming.sender)
         rooms[index].names[incoming.sender.id] = name
-        rooms[index].messages.append((name, Self.body(of: incoming), mine))
-        rooms[index].lastSeq = incoming.message.seq ?? rooms[index].lastSeq
-        if !mine, incoming.conversation.id != openID { rooms[index].unread += 1 }
+        let seq = incoming.message.seq ?? rooms[index].lastSeq
+        rooms[index].messages.append((name, Self.body(of: incoming), mine, seq))
+        rooms[index].lastSeq = max(rooms[index].lastSeq, seq)
+        if !mine, incoming.conversation.id != openID, seq > rooms[index].readUpTo { rooms[index].unread += 1 }
         rooms.sort { $0.lastSeq > $1.lastSeq }
     }
 
@@ -67,6 +70,28 @@ struct ChatModel {
         if let index = rooms.firstIndex(where: { $0.conversation.id == conversationID }) {
             rooms[index].unread = 0
         }
+    }
+
+    /// The user's read markers from the server (conversation id → seq): each chat's unread count becomes the
+    /// messages from others after its marker, so counts carry over from earlier sessions and other devices.
+    mutating func applyReadMarkers(_ markers: [String: Int64]) {
+        for index in rooms.indices {
+            guard let marker = markers[rooms[index].conversation.id] else { continue }
+            rooms[index].readUpTo = max(rooms[index].readUpTo, marker)
+            let room = rooms[index]
+            rooms[index].unread = room.conversation.id == openID
+                ? 0 : room.messages.count { !$0.mine && $0.seq > room.readUpTo }
+        }
+    }
+
+    /// The read marker to send for the open chat, if it moved: what is on screen counts as read, but only while the
+    /// terminal has focus. Recorded as sent.
+    mutating func takeRead() -> (conversationID: String, seq: Int64)? {
+        guard terminalFocused, let index = rooms.firstIndex(where: { $0.conversation.id == openID }),
+              rooms[index].lastSeq > rooms[index].readUpTo
+        else { return nil }
+        rooms[index].readUpTo = rooms[index].lastSeq
+        return (rooms[index].conversation.id, rooms[index].lastSeq)
     }
 
     /// The conversation `offset` places from the open one in the list (the first one when none is open).

@@ -15,6 +15,7 @@ public final class TerminalChat: Sendable {
         case quit
         case client(ClientEvent)
         case effect(NotificationEffect)
+        case readMarkers([String: Int64])
         case tick
     }
 
@@ -59,13 +60,14 @@ public final class TerminalChat: Sendable {
                     sink.yield(.tick)
                 }
             }
-            await self.loop(inputs)
+            await self.loop(inputs, sink)
             group.cancelAll()
         }
     }
 
-    private func loop(_ inputs: AsyncStream<Input>) async {
+    private func loop(_ inputs: AsyncStream<Input>, _ sink: AsyncStream<Input>.Continuation) async {
         var model = ChatModel(me: me)
+        var markersLoaded = false
         var keys = KeyParser()
         var lastFrame: [String] = []
         let clock = ContinuousClock()
@@ -82,16 +84,31 @@ public final class TerminalChat: Sendable {
             case .client(let event):
                 switch event {
                 case .message(let incoming): model.receive(incoming)
-                case .state(let state): model.connection = state
+                case .state(let state):
+                    model.connection = state
+                    // Once the history is in, the server's read markers turn it into unread counts.
+                    if state == .live, !markersLoaded {
+                        Task { [api = client.api] in
+                            if let list = try? await api.conversations() {
+                                sink.yield(.readMarkers(Dictionary(list.map { ($0.conversation.id, $0.readUpTo) }) { $1 }))
+                            }
+                        }
+                    }
                 case .refused(_, let code, _): model.notice = "not sent: \(code)"
                 case .acknowledged: break
                 }
             case .effect(let effect):
                 apply(effect, to: &model, now: clock.now)
+            case .readMarkers(let markers):
+                model.applyReadMarkers(markers)
+                markersLoaded = true
             case .bytes(let bytes):
                 for key in keys.feed(bytes) {
                     if handle(key, model: &model) == false { return }
                 }
+            }
+            if let read = model.takeRead() {
+                Task { [api = client.api] in try? await api.markRead(read.conversationID, upTo: read.seq) }
             }
             let frame = Self.size().map { ChatScreen.render(model, rows: $0.rows, columns: $0.columns, now: clock.now) } ?? []
             if frame != lastFrame {

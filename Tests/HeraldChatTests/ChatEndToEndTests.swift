@@ -84,6 +84,13 @@ struct Poster {
         return id
     }
 
+    /// `user`'s unread count in `conversation`, as the server has it.
+    func unread(_ token: String, in conversation: String) async throws -> Int? {
+        let json = try await shell(["curl", "-s", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/v1/conversations"])
+        let list = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: [[String: Any]]]
+        return list?["conversations"]?.first { ($0["id"] as? String) == conversation }?["unreadCount"] as? Int
+    }
+
     func post(_ token: String, to conversation: String, _ text: String) async throws {
         try await shell(["curl", "-s", "-o", "/dev/null", "-H", "Authorization: Bearer \(token)",
                          "http://127.0.0.1:\(port)/v1/conversations/\(conversation)/messages", "-d", #"{"text": "\#(text)"}"#])
@@ -126,6 +133,13 @@ struct ChatEndToEndTests {
         #expect(try await tmux.wait(.seconds(2)) { $0.first?.contains("· Charlie Davis · live") == true } != nil,
                 "the open key switched to Charlie's chat")
         #expect(try await tmux.wait(.seconds(2)) { !$0.prefix(4).contains { $0.contains("╭") } } != nil)
+        let alice = try await poster.token("alice", name: "Alice Johnson")
+        var unread: Int? = nil
+        for _ in 0..<40 where unread != 0 {
+            try await Task.sleep(for: .milliseconds(25))
+            unread = try await poster.unread(alice, in: withAlice)
+        }
+        #expect(unread == 0, "opening the chat read it, on the server too, for her other sessions and devices")
 
         try await poster.post(charlie, to: withAlice, "Now you are looking")
         #expect(try await tmux.wait(.seconds(2)) { $0.contains { $0.contains("Charlie Davis: Now you are looking") } } != nil)

@@ -1,0 +1,58 @@
+@testable import HeraldChat
+import HeraldCore
+import Testing
+
+@Suite("The chat's unread counts follow the server's read markers")
+struct ChatModelTests {
+    static let team = Conversation(id: "team", kind: .group, title: "Team Chat")
+    static let direct = Conversation(id: "ab", kind: .direct)
+
+    static func message(_ seq: Int64, in conversation: Conversation, from sender: String) -> IncomingMessage {
+        IncomingMessage(
+            message: Message(id: "m\(seq)", conversationID: conversation.id, senderID: sender, text: "text \(seq)", seq: seq),
+            conversation: conversation, sender: Person(id: sender, displayName: sender.capitalized))
+    }
+
+    /// Alice's history: Bob and Charlie in the team chat (seq 1, 2, 4), Alice herself (3), Bob directly (5, 6).
+    static func history() -> ChatModel {
+        var model = ChatModel(me: "alice")
+        model.receive(message(1, in: team, from: "bob"))
+        model.receive(message(2, in: team, from: "charlie"))
+        model.receive(message(3, in: team, from: "alice"))
+        model.receive(message(4, in: team, from: "bob"))
+        model.receive(message(5, in: direct, from: "bob"))
+        model.receive(message(6, in: direct, from: "bob"))
+        return model
+    }
+
+    static func unread(_ model: ChatModel) -> [String: Int] {
+        Dictionary(uniqueKeysWithValues: model.rooms.map { ($0.conversation.id, $0.unread) })
+    }
+
+    @Test("messages from others after the marker are unread; one's own never are")
+    func markers() {
+        var model = Self.history()
+        model.applyReadMarkers(["team": 2, "ab": 6])
+        #expect(Self.unread(model) == ["team": 1, "ab": 0])
+        model.receive(Self.message(7, in: Self.direct, from: "bob"))
+        #expect(Self.unread(model) == ["team": 1, "ab": 1], "a new message counts on top")
+        model.applyReadMarkers(["ab": 5])
+        #expect(model.rooms.first { $0.conversation.id == "ab" }?.readUpTo == 6, "a marker never moves back")
+    }
+
+    @Test("the open chat is read up to its last message, once per new message, and only while the terminal has focus")
+    func readingMovesTheMarker() {
+        var model = Self.history()
+        model.applyReadMarkers(["team": 0, "ab": 0])
+        #expect(model.takeRead() == nil, "nothing open, nothing read")
+        model.open("team")
+        #expect(model.takeRead()! == ("team", 4))
+        #expect(model.takeRead() == nil, "already sent")
+        model.terminalFocused = false
+        model.receive(Self.message(8, in: Self.team, from: "charlie"))
+        #expect(model.takeRead() == nil, "nobody is looking")
+        model.terminalFocused = true
+        #expect(model.takeRead()! == ("team", 8), "read when the terminal has focus again")
+        #expect(Self.unread(model)["ab"] == 2)
+    }
+}

@@ -97,10 +97,20 @@ struct Poster {
     }
 }
 
-@Suite("herald chat in a real terminal (tmux), against a live demo server", .timeLimit(.minutes(1)))
-struct ChatEndToEndTests {
-    @Test("a message from Charlie shows a banner at the top within 1 s; the open key switches; the open chat gets none; an ignored banner goes after 4 s")
-    func banners() async throws {
+/// What one end-to-end test works with: a demo server on its own database, and a tmux session.
+struct DemoTerminal {
+    let folder: URL
+    let database: String
+    let server: ServerProcess
+    let tmux: TmuxChat
+
+    /// `herald chat` as Alice against this server.
+    var aliceChat: String {
+        "\(heraldExecutable.path) chat --server http://127.0.0.1:\(server.port) --as alice --database \(database)"
+    }
+
+    /// Runs `body` with a fresh demo server and tmux session; both end with it, and the folder is removed.
+    static func run(_ body: (DemoTerminal) async throws -> Void) async throws {
         let folder = try makeTemporaryFolder("herald-chat")
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("herald.sqlite").path
@@ -108,8 +118,21 @@ struct ChatEndToEndTests {
         defer { server.stop() }
         let tmux = TmuxChat()
         defer { tmux.stop() }
-        try await tmux.start("\(heraldExecutable.path) chat --server http://127.0.0.1:\(server.port) --as alice --database \(database)")
-        let poster = Poster(port: server.port, database: database)
+        try await body(DemoTerminal(folder: folder, database: database, server: server, tmux: tmux))
+    }
+}
+
+@Suite("herald chat in a real terminal (tmux), against a live demo server", .timeLimit(.minutes(1)))
+struct ChatEndToEndTests {
+    @Test("a message from Charlie shows a banner at the top within 1 s; the open key switches; the open chat gets none; an ignored banner goes after 4 s")
+    func banners() async throws {
+        try await DemoTerminal.run(banners)
+    }
+
+    private func banners(_ demo: DemoTerminal) async throws {
+        let tmux = demo.tmux
+        try await tmux.start(demo.aliceChat)
+        let poster = Poster(port: demo.server.port, database: demo.database)
         let (charlie, bob) = try await (poster.token("charlie", name: "Charlie Davis"), poster.token("bob", name: "Bob"))
         let withAlice = try await poster.directChat(charlie, with: "alice")
         let bobWithAlice = try await poster.directChat(bob, with: "alice")
@@ -170,18 +193,16 @@ struct ChatEndToEndTests {
 
     @Test("a resize redraws at the new size; after Ctrl-C, and after SIGTERM, the terminal is exactly as it was")
     func terminalCare() async throws {
-        let folder = try makeTemporaryFolder("herald-chat-terminal")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let database = folder.appendingPathComponent("herald.sqlite").path
-        let server = try await ServerProcess(database: database, demo: true)
-        defer { server.stop() }
-        let tmux = TmuxChat()
-        defer { tmux.stop() }
+        try await DemoTerminal.run(terminalCare)
+    }
+
+    private func terminalCare(_ demo: DemoTerminal) async throws {
+        let tmux = demo.tmux
         try await tmux.start("env -i PATH=/usr/bin:/bin TERM=screen PS1='$ ' bash --norc --noprofile")
         let shellProcess = try await tmux.format("#{pane_pid}")
-        let saved = folder.appendingPathComponent("stty").path
+        let saved = demo.folder.appendingPathComponent("stty").path
         try await tmux.type("stty -g > \(saved); clear")
-        let chat = "\(heraldExecutable.path) chat --server http://127.0.0.1:\(server.port) --as alice --database \(database)"
+        let chat = demo.aliceChat
 
         for ending in ["Ctrl-C", "SIGTERM"] {
             try await tmux.type(chat)

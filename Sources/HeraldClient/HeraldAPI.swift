@@ -107,7 +107,7 @@ public struct HeraldAPI: Sendable {
 public struct HeraldAPIError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The HTTP status (0 when the answer could not be read).
     public var status: Int
-    /// The stable code, such as `forbidden` or `not_found`.
+    /// The stable code, such as `not_a_member` or `conversation_not_found`.
     public var code: String
     /// The server's explanation.
     public var message: String

@@ -19,11 +19,6 @@ public struct WireConversation: Codable, Hashable, Sendable {
         self.members = members
     }
 
-    /// The conversation it describes.
-    public var conversation: Conversation {
-        Conversation(id: id, kind: kind, title: title)
-    }
-
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
@@ -105,7 +100,7 @@ public struct WireMessageList: Codable, Hashable, Sendable {
 public struct WireError: Codable, Hashable, Sendable {
     /// The error's stable code and its explanation.
     public struct Detail: Codable, Hashable, Sendable {
-        /// The stable code, such as `forbidden`.
+        /// The stable code, such as `not_a_member`.
         public var code: String
         /// A sentence for people.
         public var message: String

@@ -56,12 +56,7 @@ struct TmuxChat {
 
     /// Ends the session, without waiting (for a `defer`).
     func stop() {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["tmux", "kill-session", "-t", session]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        _ = try? ChildProcess(process)
+        _ = try? ChildProcess(makeProcess(URL(fileURLWithPath: "/usr/bin/env"), ["tmux", "kill-session", "-t", session]))
     }
 }
 

@@ -31,6 +31,22 @@ public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async 
     }
 }
 
+/// A process for `executable` with `arguments`; its environment is the test's with `environment` laid over it (a nil
+/// value removes the variable), and its output goes nowhere until a caller says otherwise.
+public func makeProcess(_ executable: URL, _ arguments: [String], environment: [String: String?] = [:]) -> Process {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    if !environment.isEmpty {
+        var merged = ProcessInfo.processInfo.environment
+        for (name, value) in environment { merged[name] = value }
+        process.environment = merged
+    }
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    return process
+}
+
 /// A started child process whose exit can be awaited.
 public final class ChildProcess: Sendable {
     /// The process; started already.
@@ -49,7 +65,7 @@ public final class ChildProcess: Sendable {
         exit = Task { await exits.first { _ in true } ?? .exit }
     }
 
-    /// Waits for the process to exit; its exit status (or signal) and whether it exited rather than being killed.
+    /// Waits for the process to exit; its exit status (or the number of the signal that ended it), and which it was.
     @discardableResult
     public func exited() async -> (status: Int32, reason: Process.TerminationReason) {
         let reason = await exit.value
@@ -78,18 +94,15 @@ public struct ProcessResult: Sendable {
 /// `capture`, its output goes nowhere: a command that leaves a daemon behind (the first tmux command) would keep a
 /// pipe open for ever.
 public func runProcess(
-    _ executable: URL, _ arguments: [String], input: String = "", environment: [String: String] = [:], capture: Bool = true
+    _ executable: URL, _ arguments: [String], input: String = "", environment: [String: String?] = [:], capture: Bool = true
 ) async throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    if !environment.isEmpty {
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    }
+    let process = makeProcess(executable, arguments, environment: environment)
     let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
     process.standardInput = stdin
-    process.standardOutput = capture ? stdout : FileHandle.nullDevice
-    process.standardError = capture ? stderr : FileHandle.nullDevice
+    if capture {
+        process.standardOutput = stdout
+        process.standardError = stderr
+    }
     let child = try ChildProcess(process)
     let writer = stdin.fileHandleForWriting
     async let written: Void = onOwnThread {
@@ -107,7 +120,7 @@ public func runProcess(
 }
 
 /// Runs `herald` with `arguments` to its end, feeding `input` on standard input.
-public func runHerald(_ arguments: [String], input: String = "", environment: [String: String] = [:]) async throws -> ProcessResult {
+public func runHerald(_ arguments: [String], input: String = "", environment: [String: String?] = [:]) async throws -> ProcessResult {
     try await runProcess(heraldExecutable, arguments, input: input, environment: environment)
 }
 
@@ -120,15 +133,12 @@ public final class ServerProcess: Sendable {
     /// Starts the server on a free port with `database`, and waits (up to 30 s) until it says where it listens.
     /// Without `secret`, the server keeps its own beside the database.
     public init(database: String, secret: String? = nil, demo: Bool = false) async throws {
-        let process = Process()
-        process.executableURL = heraldExecutable
-        process.arguments = ["serve", "--port", "0", "--database", database] + (demo ? ["--demo"] : [])
-        var environment = ProcessInfo.processInfo.environment
-        environment["HERALD_JWT_SECRET"] = secret
-        process.environment = environment
+        let process = makeProcess(
+            heraldExecutable, ["serve", "--port", "0", "--database", database] + (demo ? ["--demo"] : []),
+            environment: ["HERALD_JWT_SECRET": secret]
+        )
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
         let child = try ChildProcess(process)
         self.child = child
         let watchdog = Task { [child] in

@@ -2,28 +2,44 @@ import Foundation
 import HeraldTestSupport
 import Testing
 
-/// Runs a command to its end and returns its standard output (nothing, without `capture`: a command that leaves a
-/// daemon behind, like the first tmux command, would hold the pipe open for ever).
+/// Runs a command (found on the `PATH`) to its end and returns its standard output.
 @discardableResult
-func shell(_ arguments: [String], capture: Bool = true) async throws -> String {
-    try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), arguments, capture: capture).stdout
+func shell(_ arguments: [String]) async throws -> String {
+    try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), arguments).stdout
 }
 
-/// `herald chat` in a tmux session: keys in, screen out.
+/// `herald chat` in a tmux session of its own tmux server (never the user's): keys in, screen out.
 struct TmuxChat {
-    let session = "herald-e2e-\(UUID().uuidString.prefix(8))"
+    /// The server's socket, in the test's own folder.
+    let socket: String
+    let session = "chat"
 
+    /// A tmux command line for this server, without the user's configuration.
+    private func tmux(_ arguments: [String]) -> [String] {
+        ["tmux", "-S", socket, "-f", "/dev/null"] + arguments
+    }
+
+    /// Starts the server with `command` in its one pane, and waits (up to 10 s) until the session is there. The client
+    /// that starts the server is not awaited: the server it leaves behind keeps the descriptor by which Foundation
+    /// learns of the client's exit, so that exit is reported only when the server ends.
     func start(_ command: String) async throws {
-        try await shell(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command], capture: false)
+        _ = try ChildProcess(makeProcess(
+            URL(fileURLWithPath: "/usr/bin/env"), tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", command])
+        ))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), tmux(["has-session", "-t", session])).status != 0 {
+            guard ContinuousClock.now < deadline else { throw ProcessFailure("tmux did not start a session for: \(command)") }
+            try await Task.sleep(for: .milliseconds(25))
+        }
     }
 
     func keys(_ keys: String...) async throws {
-        try await shell(["tmux", "send-keys", "-t", session] + keys, capture: false)
+        try await shell(tmux(["send-keys", "-t", session] + keys))
     }
 
     /// The lines on the screen now.
     func screen() async -> [String] {
-        (try? await shell(["tmux", "capture-pane", "-p", "-t", session]))?.components(separatedBy: "\n") ?? []
+        (try? await shell(tmux(["capture-pane", "-p", "-t", session])))?.components(separatedBy: "\n") ?? []
     }
 
     /// Waits up to `timeout` for `condition` on the screen; the screen when it held, or nil.
@@ -46,17 +62,17 @@ struct TmuxChat {
 
     /// A tmux format (`#{...}`) for the pane: its modes, its size, its process.
     func format(_ format: String) async throws -> String {
-        try await shell(["tmux", "display-message", "-p", "-t", session, format]).trimmingCharacters(in: .whitespacesAndNewlines)
+        try await shell(tmux(["display-message", "-p", "-t", session, format])).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Makes the window `columns` × `rows`, as a user dragging its corner would.
     func resize(columns: Int, rows: Int) async throws {
-        try await shell(["tmux", "resize-window", "-t", session, "-x", "\(columns)", "-y", "\(rows)"], capture: false)
+        try await shell(tmux(["resize-window", "-t", session, "-x", "\(columns)", "-y", "\(rows)"]))
     }
 
-    /// Ends the session, without waiting (for a `defer`).
-    func stop() {
-        _ = try? ChildProcess(makeProcess(URL(fileURLWithPath: "/usr/bin/env"), ["tmux", "kill-session", "-t", session]))
+    /// Ends the server and its session.
+    func stop() async {
+        _ = try? await shell(tmux(["kill-server"]))
     }
 }
 
@@ -72,7 +88,7 @@ struct Poster {
 
     /// The id of `user`'s direct chat with `other`.
     func directChat(_ token: String, with other: String) async throws -> String {
-        let json = try await shell(["curl", "-s", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/v1/conversations"])
+        let json = try await shell(["curl", "-s", "-m", "10", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/v1/conversations"])
         let list = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: [[String: Any]]]
         let chat = list?["conversations"]?.first { ($0["kind"] as? String) == "direct" && (($0["members"] as? [String]) ?? []).contains(other) }
         guard let id = chat?["id"] as? String else { throw ProcessFailure("no direct chat with \(other): \(json)") }
@@ -81,13 +97,13 @@ struct Poster {
 
     /// `user`'s unread count in `conversation`, as the server has it.
     func unread(_ token: String, in conversation: String) async throws -> Int? {
-        let json = try await shell(["curl", "-s", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/v1/conversations"])
+        let json = try await shell(["curl", "-s", "-m", "10", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/v1/conversations"])
         let list = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: [[String: Any]]]
         return list?["conversations"]?.first { ($0["id"] as? String) == conversation }?["unreadCount"] as? Int
     }
 
     func post(_ token: String, to conversation: String, _ text: String) async throws {
-        try await shell(["curl", "-s", "-o", "/dev/null", "-H", "Authorization: Bearer \(token)",
+        try await shell(["curl", "-s", "-m", "10", "-o", "/dev/null", "-H", "Authorization: Bearer \(token)",
                          "http://127.0.0.1:\(port)/v1/conversations/\(conversation)/messages", "-d", #"{"text": "\#(text)"}"#])
     }
 }
@@ -104,16 +120,23 @@ struct DemoTerminal {
         "\(heraldExecutable.path) chat --server http://127.0.0.1:\(server.port) --as alice --database \(database)"
     }
 
-    /// Runs `body` with a fresh demo server and tmux session; both end with it, and the folder is removed.
+    /// Runs `body` with a fresh demo server and tmux session; both end with it, before the folder that holds their
+    /// files is removed.
     static func run(_ body: (DemoTerminal) async throws -> Void) async throws {
         let folder = try makeTemporaryFolder("herald-chat")
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("herald.sqlite").path
         let server = try await ServerProcess(database: database, demo: true)
-        defer { server.stop() }
-        let tmux = TmuxChat()
-        defer { tmux.stop() }
-        try await body(DemoTerminal(folder: folder, database: database, server: server, tmux: tmux))
+        let tmux = TmuxChat(socket: folder.appendingPathComponent("tmux").path)
+        var failure: (any Error)?
+        do {
+            try await body(DemoTerminal(folder: folder, database: database, server: server, tmux: tmux))
+        } catch {
+            failure = error
+        }
+        await tmux.stop()
+        #expect(await server.terminate() == 0, "the server stops gracefully with a chat connected")
+        if let failure { throw failure }
     }
 }
 
@@ -214,7 +237,7 @@ struct ChatEndToEndTests {
                 try await tmux.keys("C-c")
             } else {
                 let process = try await shell(["pgrep", "-P", shellProcess]).trimmingCharacters(in: .whitespacesAndNewlines)
-                try await shell(["kill", "-TERM", process], capture: false)
+                try await shell(["kill", "-TERM", process])
             }
             var modes = ""
             for _ in 0..<200 where modes != "0 1 1" {

@@ -18,11 +18,17 @@ public let heraldExecutable: URL = {
 
 // Child processes, without blocking Swift concurrency's threads.
 //
-// On Linux, Swift concurrency runs on as many threads as the machine has cores, and Foundation learns that a child
-// exited from a handler that needs one of those same threads. A test that blocks its thread in `waitUntilExit()` or
-// `readDataToEndOfFile()` can therefore wait for ever on a 2-core machine once two tests do it at once (it did, in
-// CI). So every wait here is asynchronous: exits arrive through `terminationHandler`, and blocking reads of a pipe
-// run on a thread of their own.
+// On Linux, Swift concurrency runs on as many threads as the machine has cores. A test that blocks its thread in
+// `waitUntilExit()` or `readDataToEndOfFile()` holds one of them, and a few such tests at once starve everything else
+// (it happened, in CI). So every wait here is asynchronous: exits arrive through `terminationHandler`, and blocking
+// reads of a pipe run on a thread of their own.
+//
+// Two more things about Foundation's `Process` on Linux shape what follows:
+// - a child inherits the blocked signals of the thread that started it, and Dispatch's threads block nearly all; a
+//   tmux server started that way never notices its panes exit and ignores `kill-server`. Children are therefore
+//   started with no signals blocked, as from a shell.
+// - it learns that a child exited when a socket the child inherits is closed. A child that leaves a daemon behind
+//   (the tmux client that starts a server) is reported only once the daemon ends too; never await such a child.
 
 /// Runs `body` on a new thread of its own and returns its result, leaving Swift concurrency's threads free.
 public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
@@ -60,9 +66,19 @@ public final class ChildProcess: Sendable {
             continuation.yield(finished.terminationReason)
             continuation.finish()
         }
-        try process.run()
+        try Self.runWithNoSignalsBlocked(process)
         self.process = process
         exit = Task { await exits.first { _ in true } ?? .exit }
+    }
+
+    /// Starts `process` from this thread with no signals blocked for the moment it takes, so the child begins with
+    /// none blocked either.
+    private static func runWithNoSignalsBlocked(_ process: Process) throws {
+        var none = sigset_t(), saved = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, &saved)
+        defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+        try process.run()
     }
 
     /// Waits for the process to exit; its exit status (or the number of the signal that ended it), and which it was.
@@ -84,33 +100,30 @@ public struct ProcessResult: Sendable {
     public var status: Int32
     /// `.exit` when it exited, `.uncaughtSignal` when a signal ended it.
     public var reason: Process.TerminationReason
-    /// Its standard output (empty when not captured).
+    /// Its standard output.
     public var stdout: String
-    /// Its standard error (empty when not captured).
+    /// Its standard error.
     public var stderr: String
 }
 
-/// Runs `executable` with `arguments` to its end, feeding it `input`, and returns what it printed. Without
-/// `capture`, its output goes nowhere: a command that leaves a daemon behind (the first tmux command) would keep a
-/// pipe open for ever.
+/// Runs `executable` with `arguments` to its end, feeding it `input`, and returns what it printed. Not for a command
+/// that leaves a daemon behind: the daemon would hold its pipes, and its exit report, open for ever.
 public func runProcess(
-    _ executable: URL, _ arguments: [String], input: String = "", environment: [String: String?] = [:], capture: Bool = true
+    _ executable: URL, _ arguments: [String], input: String = "", environment: [String: String?] = [:]
 ) async throws -> ProcessResult {
     let process = makeProcess(executable, arguments, environment: environment)
     let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
     process.standardInput = stdin
-    if capture {
-        process.standardOutput = stdout
-        process.standardError = stderr
-    }
+    process.standardOutput = stdout
+    process.standardError = stderr
     let child = try ChildProcess(process)
     let writer = stdin.fileHandleForWriting
     async let written: Void = onOwnThread {
         writer.write(Data(input.utf8))
         try? writer.close()
     }
-    async let out = capture ? onOwnThread { stdout.fileHandleForReading.readDataToEndOfFile() } : Data()
-    async let err = capture ? onOwnThread { stderr.fileHandleForReading.readDataToEndOfFile() } : Data()
+    async let out = onOwnThread { stdout.fileHandleForReading.readDataToEndOfFile() }
+    async let err = onOwnThread { stderr.fileHandleForReading.readDataToEndOfFile() }
     let (_, output, errors) = await (written, out, err)
     let (status, reason) = await child.exited()
     return ProcessResult(

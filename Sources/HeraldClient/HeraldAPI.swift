@@ -5,8 +5,9 @@ import HeraldProtocol
 import NIOCore
 import NIOHTTP1
 
-/// Herald's HTTP API for one signed-in user: their conversations with unread counts, a conversation's history, and
-/// read markers. The live stream is ``HeraldClient``; this is what an app asks when it opens, or opens a chat.
+/// Herald's HTTP API for one signed-in user: their conversations with unread counts, a conversation's history, read
+/// markers, and posting without a stream. The live stream is ``HeraldClient``; this is what an app asks when it
+/// opens, or opens a chat, and how a notification's quick reply is sent when no stream is open.
 ///
 /// ```swift
 /// let api = HeraldAPI(configuration: ClientConfiguration(server: url, token: token))
@@ -55,10 +56,24 @@ public struct HeraldAPI: Sendable {
         return try await request(.GET, path, as: WireMessageList.self).messages
     }
 
+    /// Posts a message to a conversation and returns it as stored, with its `seq`. The same `id` again stores nothing
+    /// new and returns the message stored the first time, so a post whose answer was lost can simply be repeated;
+    /// without an `id` the server makes one, and a repeat is a second message.
+    @discardableResult
+    public func postMessage(in conversationID: String, text: String?, imageURL: String? = nil, id: String? = nil) async throws -> WireMessage {
+        struct Body: Encodable {
+            var id: String?
+            var text: String?
+            var imageURL: String?
+        }
+        return try await request(.POST, "/v1/conversations/\(Self.escape(conversationID))/messages",
+                                 body: Body(id: id, text: text, imageURL: imageURL), as: WireMessage.self)
+    }
+
     /// Moves the user's read marker in a conversation up to `seq` (it never moves back).
     public func markRead(_ conversationID: String, upTo seq: Int64) async throws {
         struct Body: Encodable { var upTo: Int64 }
-        try await send(.POST, "/v1/conversations/\(Self.escape(conversationID))/read", body: Body(upTo: seq))
+        try await perform(.POST, "/v1/conversations/\(Self.escape(conversationID))/read", body: Body(upTo: seq))
     }
 
     // MARK: Requests
@@ -66,7 +81,7 @@ public struct HeraldAPI: Sendable {
     private func request<Answer: Decodable>(
         _ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none, as answer: Answer.Type
     ) async throws -> Answer {
-        let data = try await send(method, path, body: body)
+        let data = try await perform(method, path, body: body)
         do {
             return try WireJSON.decoder().decode(Answer.self, from: data)
         } catch {
@@ -75,7 +90,7 @@ public struct HeraldAPI: Sendable {
     }
 
     @discardableResult
-    private func send(_ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none) async throws -> Data {
+    private func perform(_ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none) async throws -> Data {
         let base = configuration.server.absoluteString.hasSuffix("/")
             ? String(configuration.server.absoluteString.dropLast()) : configuration.server.absoluteString
         var request = HTTPClientRequest(url: base + path)

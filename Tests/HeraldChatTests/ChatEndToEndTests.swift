@@ -1,4 +1,5 @@
 import Foundation
+import HeraldClient
 import HeraldTestSupport
 import Testing
 
@@ -76,7 +77,7 @@ struct TmuxChat {
     }
 }
 
-/// Posts as `user` through the HTTP API, with curl.
+/// Users of the demo server acting through the HTTP API, as other people's apps would.
 struct Poster {
     let port: Int
     let database: String
@@ -86,25 +87,24 @@ struct Poster {
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// The id of `user`'s direct chat with `other`.
-    func directChat(_ token: String, with other: String) async throws -> String {
-        let json = try await shell(["curl", "-s", "-m", "10", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/v1/conversations"])
-        let list = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: [[String: Any]]]
-        let chat = list?["conversations"]?.first { ($0["kind"] as? String) == "direct" && (($0["members"] as? [String]) ?? []).contains(other) }
-        guard let id = chat?["id"] as? String else { throw ProcessFailure("no direct chat with \(other): \(json)") }
-        return id
+    func api(_ token: String) -> HeraldAPI {
+        HeraldAPI(configuration: ClientConfiguration(server: URL(string: "http://127.0.0.1:\(port)")!, token: token))
     }
 
-    /// `user`'s unread count in `conversation`, as the server has it.
+    /// The id of `token`'s user's direct chat with `other`.
+    func directChat(_ token: String, with other: String) async throws -> String {
+        let chat = try await api(token).conversations().first { $0.conversation.kind == .direct && $0.conversation.members.contains(other) }
+        guard let chat else { throw ProcessFailure("no direct chat with \(other)") }
+        return chat.conversation.id
+    }
+
+    /// The unread count of `token`'s user in `conversation`, as the server has it.
     func unread(_ token: String, in conversation: String) async throws -> Int? {
-        let json = try await shell(["curl", "-s", "-m", "10", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/v1/conversations"])
-        let list = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: [[String: Any]]]
-        return list?["conversations"]?.first { ($0["id"] as? String) == conversation }?["unreadCount"] as? Int
+        try await api(token).conversations().first { $0.conversation.id == conversation }?.unreadCount
     }
 
     func post(_ token: String, to conversation: String, _ text: String) async throws {
-        try await shell(["curl", "-s", "-m", "10", "-o", "/dev/null", "-H", "Authorization: Bearer \(token)",
-                         "http://127.0.0.1:\(port)/v1/conversations/\(conversation)/messages", "-d", #"{"text": "\#(text)"}"#])
+        try await api(token).postMessage(in: conversation, text: text)
     }
 }
 

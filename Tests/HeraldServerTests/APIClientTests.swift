@@ -45,6 +45,24 @@ struct APIClientTests {
         }
     }
 
+    @Test("posting without a stream: the message as stored; the same id again is that message, not a second one")
+    func posting() async throws {
+        try await TestServer.run { server in
+            let (alice, bob) = try await (server.token("alice"), server.token("bob"))
+            let aliceAPI = Self.api(port: server.port, token: alice), bobAPI = Self.api(port: server.port, token: bob)
+            let chat = try await aliceAPI.createConversation(kind: .direct, members: ["bob"])
+            let reply = try await bobAPI.postMessage(in: chat.id, text: "On my way", id: "quick-reply-1")
+            #expect(reply.id == "quick-reply-1" && reply.senderId == "bob" && reply.conversationId == chat.id && reply.seq > 0)
+            #expect(try await bobAPI.postMessage(in: chat.id, text: "On my way", id: "quick-reply-1") == reply,
+                    "a repeated post (its answer lost) returns the first one")
+            let picture = try await aliceAPI.postMessage(in: chat.id, text: nil, imageURL: "https://example.com/cat.jpg")
+            #expect(picture.imageURL == "https://example.com/cat.jpg" && !picture.id.isEmpty && picture.seq > reply.seq)
+            #expect(try await aliceAPI.messages(in: chat.id).map(\.id) == [reply.id, picture.id])
+            let tooLong = await Self.refusal { try await bobAPI.postMessage(in: chat.id, text: String(repeating: "a", count: 4_001)) }
+            #expect(tooLong?.status == 400 && tooLong?.code == "text_too_long")
+        }
+    }
+
     @Test("refusals arrive as HeraldAPIError with the status and the stable code")
     func refusals() async throws {
         try await TestServer.run { server in

@@ -10,7 +10,7 @@ struct ChatModel {
         var names: [String: String] = [:]
         var unread = 0
         var lastSeq: Int64 = 0
-        /// The user's read marker here, as the server has it (or will, once ``ChatModel/takeRead()`` is sent).
+        /// The user's read marker here, as the server has it (or will, once ``ChatModel/takeReads()`` are sent).
         var readUpTo: Int64 = 0
     }
 
@@ -23,7 +23,9 @@ struct ChatModel {
 
     let me: String
     let formatter = ContentFormatter.standard
-    var connection: ConnectionState = .connecting
+    var connection: ConnectionState = .connecting {
+        didSet { if connection == .live, oldValue != .live { resendFailedReads = true } }
+    }
     private(set) var rooms: [Room] = []
     private(set) var openID: String?
     var input = ""
@@ -32,6 +34,9 @@ struct ChatModel {
     /// Whether the terminal has focus; without it the app counts as in the background.
     var terminalFocused = true
     var notice: String?
+    /// Read markers the server did not take (conversation id → seq), sent again once the connection is live again.
+    private var failedReads: [String: Int64] = [:]
+    private var resendFailedReads = false
 
     init(me: String) {
         self.me = me
@@ -84,14 +89,27 @@ struct ChatModel {
         }
     }
 
-    /// The read marker to send for the open chat, if it moved: what is on screen counts as read, but only while the
-    /// terminal has focus. Recorded as sent.
-    mutating func takeRead() -> (conversationID: String, seq: Int64)? {
-        guard terminalFocused, let index = rooms.firstIndex(where: { $0.conversation.id == openID }),
-              rooms[index].lastSeq > rooms[index].readUpTo
-        else { return nil }
-        rooms[index].readUpTo = rooms[index].lastSeq
-        return (rooms[index].conversation.id, rooms[index].lastSeq)
+    /// The read markers to send now, recorded as sent: the open chat's, if it moved (what is on screen counts as
+    /// read, but only while the terminal has focus), and, after a reconnect, those that failed before.
+    mutating func takeReads() -> [(conversationID: String, seq: Int64)] {
+        var reads: [String: Int64] = [:]
+        if resendFailedReads {
+            reads = failedReads
+            failedReads = [:]
+            resendFailedReads = false
+        }
+        if terminalFocused, let index = rooms.firstIndex(where: { $0.conversation.id == openID }),
+           rooms[index].lastSeq > rooms[index].readUpTo {
+            rooms[index].readUpTo = rooms[index].lastSeq
+            reads[rooms[index].conversation.id] = rooms[index].lastSeq
+        }
+        return reads.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    /// A read marker the server did not take: kept, and sent again after the next reconnect (not at once: a server
+    /// that refuses now would be asked again and again).
+    mutating func readFailed(_ conversationID: String, upTo seq: Int64) {
+        failedReads[conversationID] = max(failedReads[conversationID] ?? 0, seq)
     }
 
     /// The conversation `offset` places from the open one in the list (the first one when none is open).

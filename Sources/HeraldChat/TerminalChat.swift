@@ -16,6 +16,7 @@ public final class TerminalChat: Sendable {
         case client(ClientEvent)
         case effect(NotificationEffect)
         case readMarkers([String: Int64])
+        case readFailed(conversationID: String, seq: Int64)
         case tick
     }
 
@@ -102,13 +103,21 @@ public final class TerminalChat: Sendable {
             case .readMarkers(let markers):
                 model.applyReadMarkers(markers)
                 markersLoaded = true
+            case .readFailed(let conversationID, let seq):
+                model.readFailed(conversationID, upTo: seq)
             case .bytes(let bytes):
                 for key in keys.feed(bytes) {
                     if handle(key, model: &model) == false { return }
                 }
             }
-            if let read = model.takeRead() {
-                Task { [api = client.api] in try? await api.markRead(read.conversationID, upTo: read.seq) }
+            for read in model.takeReads() {
+                Task { [api = client.api] in
+                    do {
+                        try await api.markRead(read.conversationID, upTo: read.seq)
+                    } catch {
+                        sink.yield(.readFailed(conversationID: read.conversationID, seq: read.seq))
+                    }
+                }
             }
             let frame = Self.size().map { ChatScreen.render(model, rows: $0.rows, columns: $0.columns, now: clock.now) } ?? []
             if frame != lastFrame {

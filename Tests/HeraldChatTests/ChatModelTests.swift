@@ -44,15 +44,43 @@ struct ChatModelTests {
     func readingMovesTheMarker() {
         var model = Self.history()
         model.applyReadMarkers(["team": 0, "ab": 0])
-        #expect(model.takeRead() == nil, "nothing open, nothing read")
+        #expect(Self.reads(&model) == [], "nothing open, nothing read")
         model.open("team")
-        #expect(model.takeRead()! == ("team", 4))
-        #expect(model.takeRead() == nil, "already sent")
+        #expect(Self.reads(&model) == ["team 4"])
+        #expect(Self.reads(&model) == [], "already sent")
         model.terminalFocused = false
         model.receive(Self.message(8, in: Self.team, from: "charlie"))
-        #expect(model.takeRead() == nil, "nobody is looking")
+        #expect(Self.reads(&model) == [], "nobody is looking")
         model.terminalFocused = true
-        #expect(model.takeRead()! == ("team", 8), "read when the terminal has focus again")
+        #expect(Self.reads(&model) == ["team 8"], "read when the terminal has focus again")
         #expect(Self.unread(model)["ab"] == 2)
+    }
+
+    @Test("a read marker the server did not take is sent again after the next reconnect, not before, and once")
+    func failedReadsAreRetried() {
+        var model = Self.history()
+        model.connection = .live
+        model.applyReadMarkers(["team": 0, "ab": 0])
+        model.open("team")
+        #expect(Self.reads(&model) == ["team 4"])
+        model.readFailed("team", upTo: 4)
+        model.open("ab")
+        #expect(Self.reads(&model) == ["ab 6"], "the failed one waits: asking again at once would repeat the failure")
+        model.readFailed("ab", upTo: 6)
+        model.connection = .reconnecting(attempt: 1, delay: .milliseconds(250))
+        #expect(Self.reads(&model) == [])
+        model.connection = .live
+        #expect(Self.reads(&model) == ["ab 6", "team 4"], "both again once the connection is back")
+        #expect(Self.reads(&model) == [], "and only once")
+        model.readFailed("ab", upTo: 6)
+        model.receive(Self.message(9, in: Self.direct, from: "bob"))
+        model.connection = .reconnecting(attempt: 1, delay: .milliseconds(250))
+        model.connection = .live
+        #expect(Self.reads(&model) == ["ab 9"], "a newer marker for the open chat replaces the failed one")
+    }
+
+    /// What `takeReads()` returns, as "conversation seq" lines.
+    static func reads(_ model: inout ChatModel) -> [String] {
+        model.takeReads().map { "\($0.conversationID) \($0.seq)" }
     }
 }

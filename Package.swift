@@ -60,7 +60,7 @@ let package = Package(
         // Terminal plumbing the Swift C library overlay does not export: raw mode, size, character widths.
         .target(name: "CTerminal"),
         // `herald chat`: the terminal chat client, its screen as a pure function of its model.
-        .target(name: "HeraldChat", dependencies: ["HeraldCore", "HeraldClient", "CTerminal"]),
+        .target(name: "HeraldChat", dependencies: ["HeraldCore", "HeraldProtocol", "HeraldClient", "CTerminal"]),
         // Trace-driven runs of the engine in virtual time (`herald replay`).
         .target(name: "HeraldReplay", dependencies: ["HeraldCore"]),
         // Benchmarks that print figures (`herald bench`); run them from a release build.

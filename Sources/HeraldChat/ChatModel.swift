@@ -77,6 +77,21 @@ struct ChatModel {
         }
     }
 
+    /// A conversation the server lists, with the members who have names: a room for it if it has none yet (a chat
+    /// with no messages still belongs in the list), and the names it is shown by.
+    mutating func learn(_ conversation: Conversation, people: [Person]) {
+        let index: Int
+        if let existing = rooms.firstIndex(where: { $0.conversation.id == conversation.id }) {
+            index = existing
+        } else {
+            rooms.append(Room(conversation: conversation))
+            index = rooms.count - 1
+        }
+        for person in people where rooms[index].names[person.id] == nil {
+            rooms[index].names[person.id] = formatter.name(of: person)
+        }
+    }
+
     /// The user's read markers from the server (conversation id → seq): each chat's unread count becomes the
     /// messages from others after its marker, so counts carry over from earlier sessions and other devices.
     mutating func applyReadMarkers(_ markers: [String: Int64]) {

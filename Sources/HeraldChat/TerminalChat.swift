@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import HeraldClient
 import HeraldCore
+import HeraldProtocol
 
 /// `herald chat`: a full-screen terminal client driven by ``LiveNotifications``, the same engine as every client.
 ///
@@ -15,7 +16,7 @@ public final class TerminalChat: Sendable {
         case quit
         case client(ClientEvent)
         case effect(NotificationEffect)
-        case readMarkers([String: Int64])
+        case listed([WireConversationSummary])
         case readFailed(conversationID: String, seq: Int64)
         case tick
     }
@@ -68,7 +69,7 @@ public final class TerminalChat: Sendable {
 
     private func loop(_ inputs: AsyncStream<Input>, _ sink: AsyncStream<Input>.Continuation) async {
         var model = ChatModel(me: me)
-        var markersLoaded = false
+        var listLoaded = false
         var keys = KeyParser()
         var lastFrame: [String] = []
         let clock = ContinuousClock()
@@ -87,12 +88,11 @@ public final class TerminalChat: Sendable {
                 case .message(let incoming): model.receive(incoming)
                 case .state(let state):
                     model.connection = state
-                    // Once the history is in, the server's read markers turn it into unread counts.
-                    if state == .live, !markersLoaded {
+                    // Once the history is in, the server's list adds the chats without messages, and its read
+                    // markers turn the history into unread counts.
+                    if state == .live, !listLoaded {
                         Task { [api = client.api] in
-                            if let list = try? await api.conversations() {
-                                sink.yield(.readMarkers(Dictionary(list.map { ($0.conversation.id, $0.readUpTo) }) { $1 }))
-                            }
+                            if let list = try? await api.conversations() { sink.yield(.listed(list)) }
                         }
                     }
                 case .refused(_, let code, _): model.notice = "not sent: \(code)"
@@ -100,9 +100,12 @@ public final class TerminalChat: Sendable {
                 }
             case .effect(let effect):
                 apply(effect, to: &model, now: clock.now)
-            case .readMarkers(let markers):
-                model.applyReadMarkers(markers)
-                markersLoaded = true
+            case .listed(let list):
+                for summary in list {
+                    model.learn(summary.conversation.conversation, people: summary.conversation.people.map(\.person))
+                }
+                model.applyReadMarkers(Dictionary(list.map { ($0.conversation.id, $0.readUpTo) }) { $1 })
+                listLoaded = true
             case .readFailed(let conversationID, let seq):
                 model.readFailed(conversationID, upTo: seq)
             case .bytes(let bytes):

@@ -31,19 +31,6 @@ public enum ServerFrame: Codable, Hashable, Sendable {
         }
     }
 
-    private struct Sender: Codable {
-        var id: String
-        var name: String
-        var avatarURL: String?
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(id, forKey: .id)
-            try container.encode(name, forKey: .name)
-            try container.encode(avatarURL, forKey: .avatarURL)
-        }
-    }
-
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
         switch self {
@@ -52,9 +39,7 @@ public enum ServerFrame: Codable, Hashable, Sendable {
             try container.encode(WireMessage(incoming.message), forKey: .message)
             let conversation = incoming.conversation
             try container.encode(Room(id: conversation.id, kind: conversation.kind, title: conversation.title), forKey: .conversation)
-            let sender = incoming.sender
-            try container.encode(
-                Sender(id: sender.id, name: sender.displayName, avatarURL: sender.avatarURL?.absoluteString), forKey: .sender)
+            try container.encode(WirePerson(incoming.sender), forKey: .sender)
         case .ready(let seq):
             try container.encode("ready", forKey: .type)
             try container.encode(seq, forKey: .seq)
@@ -78,11 +63,11 @@ public enum ServerFrame: Codable, Hashable, Sendable {
         case "message":
             let body = try container.decode(WireMessage.self, forKey: .message)
             let room = try container.decode(Room.self, forKey: .conversation)
-            let sender = try container.decode(Sender.self, forKey: .sender)
+            let sender = try container.decode(WirePerson.self, forKey: .sender)
             self = .message(IncomingMessage(
                 message: body.message,
                 conversation: Conversation(id: room.id, kind: room.kind, title: room.title),
-                sender: Person(id: sender.id, displayName: sender.name, avatarURL: sender.avatarURL.flatMap(URL.init(string:)))
+                sender: sender.person
             ))
         case "ready": self = .ready(seq: try container.decode(Int64.self, forKey: .seq))
         case "ack": self = .ack(id: try container.decode(String.self, forKey: .id), seq: try container.decode(Int64.self, forKey: .seq))

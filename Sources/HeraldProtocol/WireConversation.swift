@@ -1,6 +1,41 @@
+import Foundation
 import HeraldCore
 
-/// A conversation as the API shows it: `{"id", "kind", "title", "members"}`.
+/// A person as the API and the stream show them: `{"id", "name", "avatarURL"}`.
+public struct WirePerson: Codable, Hashable, Sendable {
+    /// The user id.
+    public var id: String
+    /// The display name, from their latest token.
+    public var name: String
+    /// Their picture, if their token named one.
+    public var avatarURL: String?
+
+    /// A person with these fields.
+    public init(id: String, name: String, avatarURL: String?) {
+        self.id = id
+        self.name = name
+        self.avatarURL = avatarURL
+    }
+
+    /// `person` on the wire.
+    public init(_ person: Person) {
+        self.init(id: person.id, name: person.displayName, avatarURL: person.avatarURL?.absoluteString)
+    }
+
+    /// The person it describes.
+    public var person: Person {
+        Person(id: id, displayName: name, avatarURL: avatarURL.flatMap(URL.init(string:)))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(avatarURL, forKey: .avatarURL)
+    }
+}
+
+/// A conversation as the API shows it: `{"id", "kind", "title", "members", "people"}`.
 public struct WireConversation: Codable, Hashable, Sendable {
     /// The conversation id.
     public var id: String
@@ -10,13 +45,35 @@ public struct WireConversation: Codable, Hashable, Sendable {
     public var title: String?
     /// Every member's user id.
     public var members: [String]
+    /// The members who have signed in at least once, with their names: what a client shows for a direct chat
+    /// before it has any messages. A member who never signed in has no name yet and is only in ``members``.
+    public var people: [WirePerson]
 
     /// A conversation with these fields.
-    public init(id: String, kind: Conversation.Kind, title: String?, members: [String]) {
+    public init(id: String, kind: Conversation.Kind, title: String?, members: [String], people: [WirePerson]) {
         self.id = id
         self.kind = kind
         self.title = title
         self.members = members
+        self.people = people
+    }
+
+    /// Its id, kind and title.
+    public var conversation: Conversation {
+        Conversation(id: id, kind: kind, title: title)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, kind, title, members, people
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        kind = try container.decode(Conversation.Kind.self, forKey: .kind)
+        title = try container.decodeIfPresent(String.self, forKey: .title)
+        members = try container.decode([String].self, forKey: .members)
+        people = try container.decodeIfPresent([WirePerson].self, forKey: .people) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -25,6 +82,7 @@ public struct WireConversation: Codable, Hashable, Sendable {
         try container.encode(kind, forKey: .kind)
         try container.encode(title, forKey: .title)
         try container.encode(members, forKey: .members)
+        try container.encode(people, forKey: .people)
     }
 }
 

@@ -149,13 +149,17 @@ struct ChatEndToEndTests {
 
     private func banners(_ demo: DemoTerminal) async throws {
         let tmux = demo.tmux
-        try await tmux.start(demo.aliceChat)
         let poster = Poster(port: demo.server.port, database: demo.database)
+        let dana = try await poster.token("dana", name: "Dana Scully")
+        _ = try await poster.api(dana).createConversation(kind: .direct, members: ["alice"])
+        try await tmux.start(demo.aliceChat)
         let (charlie, bob) = try await (poster.token("charlie", name: "Charlie Davis"), poster.token("bob", name: "Bob"))
         let withAlice = try await poster.directChat(charlie, with: "alice")
         let bobWithAlice = try await poster.directChat(bob, with: "alice")
 
         #expect(try await tmux.wait { $0.first?.contains("· live") == true } != nil, "connected")
+        #expect(try await tmux.wait(.seconds(2)) { $0.contains { $0.contains("Dana Scully") } } != nil,
+                "a chat with no messages yet is in the list, by the other person's name")
         try await Task.sleep(for: .milliseconds(300))
         #expect(!(await tmux.screen()).prefix(4).contains { $0.contains("╭") }, "the demo's history raises no banner")
         for _ in 0..<4 where try await tmux.wait(.milliseconds(300), for: { $0.first?.contains("· Bob ·") == true }) == nil {

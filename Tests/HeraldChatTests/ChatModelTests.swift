@@ -79,6 +79,24 @@ struct ChatModelTests {
         #expect(Self.reads(&model) == ["ab 9"], "a newer marker for the open chat replaces the failed one")
     }
 
+    @Test("a chat without messages is in the list, by the other person's name; a listed chat's names fill in")
+    func listedChats() {
+        var model = Self.history()
+        let quiet = Conversation(id: "ac", kind: .direct)
+        model.learn(quiet, people: [Person(id: "alice", displayName: "Alice Johnson"), Person(id: "charlie", displayName: "Charlie Davis")])
+        model.learn(Self.team, people: [Person(id: "dana", displayName: "Dana")])
+        model.applyReadMarkers(["ac": 0, "team": 4, "ab": 6])
+        #expect(model.rooms.map(\.conversation.id) == ["ab", "team", "ac"], "the quiet chat last, the others by their newest message")
+        #expect(model.rooms.map { model.title(of: $0) } == ["Bob", "Team Chat", "Charlie Davis"])
+        #expect(Self.unread(model) == ["ab": 0, "team": 0, "ac": 0])
+        #expect(model.rooms.first { $0.conversation.id == "team" }?.messages.count == 4, "learning a chat again keeps its history")
+        model.learn(Conversation(id: "ae", kind: .direct), people: [Person(id: "alice", displayName: "Alice Johnson")])
+        #expect(model.title(of: model.rooms.last!) == "Direct chat", "the other person never signed in: no name, and never a raw id")
+        model.receive(Self.message(7, in: quiet, from: "charlie"))
+        #expect(model.rooms.first?.conversation.id == "ac", "its first message moves it to the top")
+        #expect(Self.unread(model)["ac"] == 1)
+    }
+
     /// What `takeReads()` returns, as "conversation seq" lines.
     static func reads(_ model: inout ChatModel) -> [String] {
         model.takeReads().map { "\($0.conversationID) \($0.seq)" }

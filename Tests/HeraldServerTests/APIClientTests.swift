@@ -45,6 +45,33 @@ struct APIClientTests {
         }
     }
 
+    @Test("people: the members who have signed in, with their current names; one who never did is only a member id")
+    func people() async throws {
+        try await TestServer.run { server in
+            let (alice, bob) = try await (server.token("alice", name: "Alice Johnson"), server.token("bob", name: "Bob"))
+            let bobAPI = Self.api(port: server.port, token: bob)
+            _ = try await bobAPI.conversations()  // Bob signs in once
+            let aliceAPI = Self.api(port: server.port, token: alice)
+            let direct = try await aliceAPI.createConversation(kind: .direct, members: ["bob"])
+            #expect(direct.people == [WirePerson(id: "alice", name: "Alice Johnson", avatarURL: nil), WirePerson(id: "bob", name: "Bob", avatarURL: nil)])
+            let group = try await aliceAPI.createConversation(kind: .group, title: "Launch", members: ["bob", "dana"])
+            #expect(group.members == ["alice", "bob", "dana"])
+            #expect(group.people.map(\.id) == ["alice", "bob"], "Dana never signed in: no name to show yet")
+
+            let renamed = try await server.token("bob", name: "Bob Smith")
+            _ = try await Self.api(port: server.port, token: renamed).conversations()
+            let list = try await aliceAPI.conversations()
+            #expect(Set(list.map(\.conversation.id)) == [direct.id, group.id], "listed with no messages yet")
+            for summary in list {
+                #expect(summary.conversation.people.first { $0.id == "bob" }?.name == "Bob Smith", "the name from his latest token")
+            }
+            let dana = try await server.token("dana", name: "Dana")
+            _ = try await Self.api(port: server.port, token: dana).conversations()
+            #expect(try await aliceAPI.conversations().first { $0.conversation.id == group.id }?.conversation.people.map(\.id)
+                    == ["alice", "bob", "dana"], "once she signs in, she has a name")
+        }
+    }
+
     @Test("posting without a stream: the message as stored; the same id again is that message, not a second one")
     func posting() async throws {
         try await TestServer.run { server in

@@ -123,7 +123,7 @@ struct ConversationsController {
 extension WireConversation: ResponseEncodable {
     init(_ record: ConversationRecord) {
         self.init(id: record.conversation.id, kind: record.conversation.kind, title: record.conversation.title,
-                  members: record.memberIDs)
+                  members: record.memberIDs, people: record.people.map(WirePerson.init))
     }
 }
 

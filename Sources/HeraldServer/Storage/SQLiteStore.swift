@@ -70,9 +70,7 @@ public final class SQLiteStore: Store {
                 _ = try await connection.query(
                     "INSERT INTO members (conversation_id, user_id) VALUES (?1, ?2)", [.text(id), .text(member)])
             }
-            let record = ConversationRecord(
-                conversation: Conversation(id: id, kind: kind, title: title), memberIDs: members)
-            return (record, true)
+            return (try await Self.conversation(id: id, on: connection)!, true)
         }
     }
 
@@ -86,11 +84,22 @@ public final class SQLiteStore: Store {
         let rows = try await connection.query("SELECT id, kind, title FROM conversations WHERE id = ?1", [.text(id)])
         guard let row = rows.first else { return nil }
         let members = try await connection.query(
-            "SELECT user_id FROM members WHERE conversation_id = ?1 ORDER BY user_id", [.text(id)])
-        return ConversationRecord(
-            conversation: try conversation(from: row),
-            memberIDs: members.compactMap { $0.column("user_id")?.string }
+            """
+            SELECT u.id, u.name, u.picture FROM members m JOIN users u ON u.id = m.user_id
+            WHERE m.conversation_id = ?1 ORDER BY u.id
+            """,
+            [.text(id)]
         )
+        let memberIDs = members.compactMap { $0.column("id")?.string }
+        let people = Dictionary(members.compactMap(person(from:)).map { ($0.id, $0) }) { first, _ in first }
+        return ConversationRecord(
+            conversation: try conversation(from: row), memberIDs: memberIDs, people: memberIDs.compactMap { people[$0] })
+    }
+
+    /// The user in a row of `id`, `name`, `picture`, if they have a name (they signed in at least once).
+    private static func person(from row: SQLiteRow) -> Person? {
+        guard let id = row.column("id")?.string, let name = row.column("name")?.string, !name.isEmpty else { return nil }
+        return Person(id: id, displayName: name, avatarURL: row.column("picture")?.string.flatMap(URL.init(string:)))
     }
 
     public func conversations(of userID: String) async throws -> [ConversationSummary] {
@@ -111,13 +120,25 @@ public final class SQLiteStore: Store {
                 """,
                 [.text(userID)]
             )
+            // The people of all these conversations at once, rather than a query per conversation.
+            let known = try await connection.query(
+                """
+                SELECT DISTINCT u.id, u.name, u.picture FROM members mine
+                JOIN members m ON m.conversation_id = mine.conversation_id
+                JOIN users u ON u.id = m.user_id
+                WHERE mine.user_id = ?1
+                """,
+                [.text(userID)]
+            )
+            let people = Dictionary(known.compactMap(Self.person(from:)).map { ($0.id, $0) }) { first, _ in first }
             return try rows.map { row in
                 let conversation = try Self.conversation(from: row)
-                let members = (row.column("member_ids")?.string ?? "").split(separator: "\u{1F}").map(String.init)
+                let members = (row.column("member_ids")?.string ?? "").split(separator: "\u{1F}").map(String.init).sorted()
                 let lastMessage: Message? = row.column("seq")?.integer == nil
                     ? nil : try Self.message(from: row, idColumn: "message_id", conversationID: conversation.id)
                 return ConversationSummary(
-                    record: ConversationRecord(conversation: conversation, memberIDs: members.sorted()),
+                    record: ConversationRecord(
+                        conversation: conversation, memberIDs: members, people: members.compactMap { people[$0] }),
                     lastMessage: lastMessage,
                     unreadCount: Int(row.column("unread")?.integer ?? 0),
                     readUpTo: Int64(row.column("read_seq")?.integer ?? 0),

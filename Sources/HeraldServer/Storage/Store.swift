@@ -7,6 +7,8 @@ public struct ConversationRecord: Hashable, Sendable {
     public var conversation: Conversation
     /// The user ids of its members.
     public var memberIDs: [String]
+    /// The members who have signed in at least once (so have a name), in id order.
+    public var people: [Person]
 }
 
 /// A conversation as one member sees it in their list.

@@ -44,13 +44,7 @@ struct ChatModel {
 
     /// A message from the stream: into its room, counted unread unless it is open or mine.
     mutating func receive(_ incoming: IncomingMessage) {
-        let index: Int
-        if let existing = rooms.firstIndex(where: { $0.conversation.id == incoming.conversation.id }) {
-            index = existing
-        } else {
-            rooms.append(Room(conversation: incoming.conversation))
-            index = rooms.count - 1
-        }
+        let index = roomIndex(for: incoming.conversation)
         let mine = incoming.sender.id == me
         let name = formatter.name(of: incoming.sender)
         rooms[index].names[incoming.sender.id] = name
@@ -80,16 +74,17 @@ struct ChatModel {
     /// A conversation the server lists, with the members who have names: a room for it if it has none yet (a chat
     /// with no messages still belongs in the list), and the names it is shown by.
     mutating func learn(_ conversation: Conversation, people: [Person]) {
-        let index: Int
-        if let existing = rooms.firstIndex(where: { $0.conversation.id == conversation.id }) {
-            index = existing
-        } else {
-            rooms.append(Room(conversation: conversation))
-            index = rooms.count - 1
-        }
+        let index = roomIndex(for: conversation)
         for person in people where rooms[index].names[person.id] == nil {
             rooms[index].names[person.id] = formatter.name(of: person)
         }
+    }
+
+    /// The index of `conversation`'s room, made (at the end of the list) if there is none.
+    private mutating func roomIndex(for conversation: Conversation) -> Int {
+        if let existing = rooms.firstIndex(where: { $0.conversation.id == conversation.id }) { return existing }
+        rooms.append(Room(conversation: conversation))
+        return rooms.count - 1
     }
 
     /// The user's read markers from the server (conversation id → seq): each chat's unread count becomes the

@@ -90,10 +90,11 @@ public final class SQLiteStore: Store {
             """,
             [.text(id)]
         )
-        let memberIDs = members.compactMap { $0.column("id")?.string }
-        let people = Dictionary(members.compactMap(person(from:)).map { ($0.id, $0) }) { first, _ in first }
         return ConversationRecord(
-            conversation: try conversation(from: row), memberIDs: memberIDs, people: memberIDs.compactMap { people[$0] })
+            conversation: try conversation(from: row),
+            memberIDs: members.compactMap { $0.column("id")?.string },
+            people: members.compactMap(person(from:))
+        )
     }
 
     /// The user in a row of `id`, `name`, `picture`, if they have a name (they signed in at least once).

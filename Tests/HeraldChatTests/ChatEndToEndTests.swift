@@ -3,10 +3,13 @@ import HeraldClient
 import HeraldTestSupport
 import Testing
 
+/// `env`, which runs a command found on the `PATH`.
+let env = URL(fileURLWithPath: "/usr/bin/env")
+
 /// Runs a command (found on the `PATH`) to its end and returns its standard output.
 @discardableResult
 func shell(_ arguments: [String]) async throws -> String {
-    try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), arguments).stdout
+    try await runProcess(env, arguments).stdout
 }
 
 /// `herald chat` in a tmux session of its own tmux server (never the user's): keys in, screen out.
@@ -24,11 +27,9 @@ struct TmuxChat {
     /// that starts the server is not awaited: the server it leaves behind keeps the descriptor by which Foundation
     /// learns of the client's exit, so that exit is reported only when the server ends.
     func start(_ command: String) async throws {
-        _ = try ChildProcess(makeProcess(
-            URL(fileURLWithPath: "/usr/bin/env"), tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", command])
-        ))
+        _ = try ChildProcess(makeProcess(env, tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", command])))
         let deadline = ContinuousClock.now + .seconds(10)
-        while try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), tmux(["has-session", "-t", session])).status != 0 {
+        while try await runProcess(env, tmux(["has-session", "-t", session])).status != 0 {
             guard ContinuousClock.now < deadline else { throw ProcessFailure("tmux did not start a session for: \(command)") }
             try await Task.sleep(for: .milliseconds(25))
         }

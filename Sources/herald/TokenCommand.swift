@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldProtocol
 import HeraldServer
 
 /// `herald token USER`: a token signed with the server's secret, as an app's backend would mint one.
@@ -25,12 +26,15 @@ struct TokenCommand: AsyncParsableCommand {
     var hours = 24 * 30
 
     func validate() throws {
-        guard !user.isEmpty, user.utf8.count <= 128 else { throw ValidationError("USER must be 1 to 128 bytes") }
+        if let problem = HeraldID.problem(with: user) { throw ValidationError("USER \(problem)") }
+        if let name, name.count > TokenAuthority.maxNameLength {
+            throw ValidationError("--name must be at most \(TokenAuthority.maxNameLength) characters")
+        }
         guard hours > 0 else { throw ValidationError("--hours must be positive") }
     }
 
     func run() async throws {
-        var settings = ServerConfiguration.fromEnvironment()
+        var settings = try ServerConfiguration.fromEnvironment()
         if let database { settings.databasePath = database }
         guard settings.databasePath != ":memory:" || settings.jwtSecret != nil else {
             throw ValidationError("an in-memory server's secret is its own; set HERALD_JWT_SECRET for both")

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldProtocol
 import JWTKit
 
 /// Who is calling: the user named by a verified token.
@@ -15,7 +16,7 @@ public struct Identity: Hashable, Sendable {
     public var person: Person { Person(id: userID, displayName: name, avatarURL: picture) }
 }
 
-/// The claims of a Herald token: `sub` (user id), `name`, optional `picture`, `exp`.
+/// The claims of a Herald token: `sub` (user id), `name`, optional `picture`, `exp`, and optional `nbf` and `iat`.
 public struct HeraldClaims: JWTPayload, Equatable {
     /// The user id.
     public var sub: SubjectClaim
@@ -25,20 +26,33 @@ public struct HeraldClaims: JWTPayload, Equatable {
     public var picture: String?
     /// When the token expires.
     public var exp: ExpirationClaim
+    /// The token is not valid before this time.
+    public var nbf: NotBeforeClaim?
+    /// When the token was issued.
+    public var iat: IssuedAtClaim?
 
     /// Creates claims.
-    public init(userID: String, name: String, picture: String? = nil, expires: Date) {
+    public init(userID: String, name: String, picture: String? = nil, expires: Date, notBefore: Date? = nil, issuedAt: Date? = nil) {
         sub = SubjectClaim(value: userID)
         self.name = name
         self.picture = picture
         exp = ExpirationClaim(value: expires)
+        nbf = notBefore.map(NotBeforeClaim.init(value:))
+        iat = issuedAt.map(IssuedAtClaim.init(value:))
     }
 
-    /// Checks the expiry and that the user id is usable.
+    /// How far a token's `nbf` and `iat` may lie in the future, for clocks that disagree a little.
+    public static let leeway: TimeInterval = 60
+
+    /// Checks the times: not expired, not before its `nbf`, not issued in the future (each with ``leeway``).
     public func verify(using algorithm: some JWTAlgorithm) async throws {
         try exp.verifyNotExpired()
-        guard !sub.value.isEmpty, sub.value.utf8.count <= 128 else {
-            throw JWTError.claimVerificationFailure(failedClaim: sub, reason: "sub must be 1 to 128 bytes")
+        let later = Date().addingTimeInterval(Self.leeway)
+        if let nbf, nbf.value > later {
+            throw JWTError.claimVerificationFailure(failedClaim: nbf, reason: "the token is not valid yet (nbf)")
+        }
+        if let iat, iat.value > later {
+            throw JWTError.claimVerificationFailure(failedClaim: iat, reason: "the token was issued in the future (iat)")
         }
     }
 }
@@ -47,6 +61,9 @@ public struct HeraldClaims: JWTPayload, Equatable {
 public struct TokenAuthority: Sendable {
     private let keys: JWTKeyCollection
 
+    /// The longest display name a token may carry, in characters.
+    public static let maxNameLength = 200
+
     /// Creates an authority for `secret`.
     public init(secret: String) async {
         keys = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
@@ -54,17 +71,29 @@ public struct TokenAuthority: Sendable {
 
     /// The identity in `token`.
     ///
-    /// - Throws: ``APIError`` `token_expired` or `invalid_token` (malformed, another algorithm such as `none`,
-    ///   a bad signature, a missing claim).
+    /// - Throws: ``APIError`` `token_expired`, or `invalid_token`: malformed; a header whose `alg` is not `HS256`
+    ///   or that names `crit` extensions; a bad signature; a missing claim; `nbf` or `iat` in the future; a `sub`
+    ///   that is not a usable id (see ``HeraldID``); a `name` over 200 characters or holding U+0000.
+    ///   A `picture` that is not an http or https URL is ignored.
     public func verify(_ token: String) async throws -> Identity {
+        let claims: HeraldClaims
         do {
-            let claims = try await keys.verify(token, as: HeraldClaims.self)
-            return Identity(userID: claims.sub.value, name: claims.name, picture: claims.picture.flatMap(URL.init(string:)))
+            try Self.checkHeader(of: token)
+            claims = try await keys.verify(token, as: HeraldClaims.self)
         } catch let error as JWTError where error.failedClaim is ExpirationClaim {
             throw APIError(.unauthorized, .tokenExpired, "the token has expired")
+        } catch let error as APIError {
+            throw error
         } catch {
-            throw APIError(.unauthorized, .invalidToken, "the token is not valid: \(Self.reason(error))")
+            throw Self.invalid(Self.reason(error))
         }
+        if let problem = HeraldID.problem(with: claims.sub.value) {
+            throw Self.invalid("its sub \(problem)")
+        }
+        guard claims.name.count <= Self.maxNameLength, !ControlCharacters.containsNUL(claims.name) else {
+            throw Self.invalid("its name must be at most \(Self.maxNameLength) characters, without U+0000")
+        }
+        return Identity(userID: claims.sub.value, name: claims.name, picture: claims.picture.flatMap(Input.webURL))
     }
 
     /// A token for `userID`, valid for `lifetime`.
@@ -75,9 +104,29 @@ public struct TokenAuthority: Sendable {
         lifetime: Duration = .seconds(30 * 24 * 3600)
     ) async throws -> String {
         let seconds = Double(lifetime.components.seconds)
+        let now = Date()
         return try await keys.sign(
-            HeraldClaims(userID: userID, name: name, picture: picture, expires: Date().addingTimeInterval(seconds))
+            HeraldClaims(userID: userID, name: name, picture: picture, expires: now.addingTimeInterval(seconds), issuedAt: now)
         )
+    }
+
+    /// The JOSE header must say `HS256`: the key collection would otherwise accept an HS256 signature under any
+    /// `alg`, and a token should mean exactly what it says.
+    private static func checkHeader(of token: String) throws {
+        struct Header: Decodable {
+            var alg: String?
+            var crit: [String]?
+        }
+        guard let encoded = token.split(separator: ".", omittingEmptySubsequences: false).first,
+              let data = Data(base64URL: String(encoded)),
+              let header = try? JSONDecoder().decode(Header.self, from: data)
+        else { throw invalid("malformed") }
+        guard header.alg == "HS256" else { throw invalid("the header's alg must be HS256") }
+        guard header.crit == nil else { throw invalid("the header names critical extensions this server does not know") }
+    }
+
+    private static func invalid(_ reason: String) -> APIError {
+        APIError(.unauthorized, .invalidToken, "the token is not valid: \(reason)")
     }
 
     private static func reason(_ error: any Error) -> String {

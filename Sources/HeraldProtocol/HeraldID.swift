@@ -1,0 +1,72 @@
+import Foundation
+
+/// The rules every id in Herald follows: user ids (a token's `sub`), conversation, message and device ids.
+///
+/// An id is 1 to 128 bytes of UTF-8, has no control characters (U+0000 to U+001F, U+007F to U+009F), and is
+/// already in Unicode NFC. The last rule is what makes ids safe to compare: Swift's `==` on strings is canonical
+/// equivalence, so `"jose\u{301}"` equals `"josé"` and `"\u{212A}evin"` (Kelvin sign) equals `"Kevin"`, while
+/// the database compares bytes. NFC is the single canonical form of each equivalence class, so among NFC strings
+/// equal means byte for byte equal, in Swift and in SQL alike, and one person can never pass for another.
+public enum HeraldID {
+    /// The longest id, in bytes of UTF-8.
+    public static let maxBytes = 128
+
+    /// Why a string is not a usable id.
+    public enum Problem: Error, Hashable, Sendable, CustomStringConvertible {
+        /// It is empty.
+        case empty
+        /// It is longer than ``HeraldID/maxBytes``.
+        case tooLong
+        /// It contains a control character.
+        case controlCharacter
+        /// It is not in Unicode NFC.
+        case notNormalized
+
+        public var description: String {
+            switch self {
+            case .empty: "is empty"
+            case .tooLong: "is longer than \(HeraldID.maxBytes) bytes"
+            case .controlCharacter: "contains a control character"
+            case .notNormalized: "is not in Unicode NFC (normalize it before sending)"
+            }
+        }
+    }
+
+    /// What is wrong with `id`, or nil when it is a usable id.
+    public static func problem(with id: String) -> Problem? {
+        let bytes = id.utf8
+        if bytes.isEmpty { return .empty }
+        if bytes.count > maxBytes { return .tooLong }
+        if id.unicodeScalars.contains(where: ControlCharacters.isControl) { return .controlCharacter }
+        if !isNFC(id) { return .notNormalized }
+        return nil
+    }
+
+    /// Whether `text` is in Unicode NFC, compared byte for byte with its normalized form.
+    public static func isNFC(_ text: String) -> Bool {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return true }
+        return text.precomposedStringWithCanonicalMapping.utf8.elementsEqual(text.utf8)
+    }
+
+    /// Ids in the order the database keeps them: by their UTF-8 bytes.
+    public static func sorted(_ ids: some Sequence<String>) -> [String] {
+        ids.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+}
+
+/// Control characters: C0 (U+0000 to U+001F), DEL (U+007F) and C1 (U+0080 to U+009F).
+///
+/// They have no place in ids, and a terminal or a page must never receive them from the network as anything but
+/// inert text: an ESC starts an escape sequence, a C1 CSI (U+009B) does too on some terminals.
+public enum ControlCharacters {
+    /// Whether `scalar` is a C0 or C1 control character or DEL.
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// Whether `text` contains U+0000, which no stored text may hold (SQLite reads text up to it, PostgreSQL
+    /// refuses it).
+    public static func containsNUL(_ text: String) -> Bool {
+        text.utf8.contains(0)
+    }
+}

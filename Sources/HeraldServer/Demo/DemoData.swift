@@ -10,7 +10,8 @@ public enum DemoData {
     ]
 
     /// Creates the demo data, or finds it if it is already there (running `--demo` twice adds nothing).
-    public static func seed(into store: any Store, hub: Hub) async throws {
+    public static func seed(_ environment: ServerEnvironment) async throws {
+        let store = environment.store
         for person in people {
             try await store.upsertUser(person)
         }
@@ -19,7 +20,7 @@ public enum DemoData {
         let aliceCharlie = try await store.createConversation(kind: .direct, title: nil, memberIDs: ["alice", "charlie"]).record
         _ = try await store.createConversation(kind: .direct, title: nil, memberIDs: ["bob", "charlie"])
         let team: ConversationRecord
-        if let existing = try await store.conversations(of: "alice").first(where: {
+        if let existing = try await store.conversations(of: "alice", after: nil, limit: 100, mutedOnly: false).summaries.first(where: {
             $0.record.conversation.kind == .group && $0.record.conversation.title == "Team Chat"
         }) {
             team = existing.record
@@ -27,7 +28,7 @@ public enum DemoData {
             team = try await store.createConversation(
                 kind: .group, title: "Team Chat", memberIDs: ["alice", "bob", "charlie"]).record
         }
-        let messenger = Messenger(store: store, hub: hub, limits: ServerLimits())
+        let messenger = environment.messenger
         let script: [(String, ConversationRecord, Person, String)] = [
             ("demo-1", team, alice, "Morning all! Standup at 10?"),
             ("demo-2", team, charlie, "Works for me"),

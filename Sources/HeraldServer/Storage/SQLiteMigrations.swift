@@ -54,6 +54,47 @@ enum SQLiteMigrations {
             """,
             "CREATE INDEX devices_by_user ON devices(user_id)",
         ],
+        [
+            // A direct chat is found by its two members, each prefixed by its length in bytes: no separator that a
+            // user id could contain.
+            """
+            UPDATE conversations SET direct_key = (
+                SELECT length(CAST(min(user_id) AS BLOB)) || ':' || min(user_id)
+                    || length(CAST(max(user_id) AS BLOB)) || ':' || max(user_id)
+                FROM members WHERE conversation_id = conversations.id)
+            WHERE kind = 'direct'
+            """,
+            // Each member's list is ordered by activity (the conversation's latest seq) and read a page at a time.
+            "ALTER TABLE members ADD COLUMN activity INTEGER NOT NULL DEFAULT 0",
+            "UPDATE members SET activity = coalesce((SELECT max(seq) FROM messages WHERE conversation_id = members.conversation_id), 0)",
+            "CREATE INDEX members_by_activity ON members(user_id, activity, conversation_id)",
+            "CREATE INDEX members_muted ON members(user_id, conversation_id) WHERE muted = 1",
+            // Unread counts from the index alone.
+            "DROP INDEX messages_by_conversation",
+            "CREATE INDEX messages_by_conversation ON messages(conversation_id, seq, sender_id)",
+            // Devices belong to their user (keyed by user and id); a push token belongs to one device, the newest.
+            """
+            CREATE TABLE devices_by_owner (
+                user_id TEXT NOT NULL REFERENCES users(id),
+                id TEXT NOT NULL,
+                platform TEXT NOT NULL,
+                token TEXT NOT NULL,
+                updated_at REAL NOT NULL,
+                PRIMARY KEY (user_id, id)
+            )
+            """,
+            """
+            INSERT INTO devices_by_owner (user_id, id, platform, token, updated_at)
+            SELECT user_id, id, platform, token, updated_at FROM devices
+            WHERE rowid IN (SELECT rowid FROM (SELECT rowid, max(updated_at) FROM devices GROUP BY platform, token))
+            """,
+            "DROP TABLE devices",
+            "ALTER TABLE devices_by_owner RENAME TO devices",
+            "CREATE UNIQUE INDEX devices_by_token ON devices(platform, token)",
+            // Whether a server has the database open: set at start, cleared at a clean stop (see SQLiteStore.open).
+            "CREATE TABLE server_state (id INTEGER PRIMARY KEY CHECK (id = 1), running INTEGER NOT NULL)",
+            "INSERT INTO server_state (id, running) VALUES (1, 0)",
+        ],
     ]
 
     static func migrate(_ connection: SQLiteConnection, logger: Logger) async throws {

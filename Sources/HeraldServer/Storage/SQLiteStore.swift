@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldProtocol
 import Logging
 import SQLiteNIO
 
@@ -11,21 +12,83 @@ import SQLiteNIO
 public final class SQLiteStore: Store {
     let database: SerialDatabase
 
-    /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one) and migrates it.
+    /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one), checks it and
+    /// migrates it.
+    ///
+    /// A file database is refused, with a ``StorageError`` that says why and what to do, when another server holds
+    /// it (its `<path>-lock`), when `PRAGMA quick_check` finds it damaged, or when the server that last used it
+    /// stopped without closing it and its write-ahead log (`<path>-wal`) is gone: then the messages committed
+    /// since the last checkpoint are lost, and serving the file would give their `seq` numbers again.
     public static func open(path: String, fullSync: Bool = false, logger: Logger) async throws -> SQLiteStore {
-        let storage: SQLiteConnection.Storage = path == ":memory:" ? .memory : .file(path: path)
-        let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
-        do {
-            for pragma in ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = \(fullSync ? "FULL" : "NORMAL")",
-                           "PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 5000"] {
-                _ = try await connection.query(pragma, [])
+        guard path != ":memory:" else {
+            let connection = try await SQLiteConnection.open(storage: .memory, logger: logger)
+            do {
+                try await configure(connection, fullSync: fullSync)
+                try await SQLiteMigrations.migrate(connection, logger: logger)
+            } catch {
+                try? await connection.close()
+                throw error
             }
+            return SQLiteStore(database: SerialDatabase(connection: connection, lock: nil, logger: logger))
+        }
+        let lock = try DatabaseLock.acquire(databasePath: path)
+        let walExisted = FileManager.default.fileExists(atPath: path + "-wal")
+        let connection: SQLiteConnection
+        do {
+            connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        } catch {
+            lock.release()
+            throw StorageError("cannot open the database \(path): \(Self.reason(error))")
+        }
+        do {
+            try await configure(connection, fullSync: fullSync)
+            try await checkIntegrity(connection, path: path)
             try await SQLiteMigrations.migrate(connection, logger: logger)
+            try await markInUse(connection, path: path, walExisted: walExisted)
         } catch {
             try? await connection.close()
-            throw error
+            lock.release()
+            throw error as? StorageError ?? StorageError("cannot use the database \(path): \(Self.reason(error))")
         }
-        return SQLiteStore(database: SerialDatabase(connection: connection, logger: logger))
+        return SQLiteStore(database: SerialDatabase(connection: connection, lock: lock, logger: logger))
+    }
+
+    private static func configure(_ connection: SQLiteConnection, fullSync: Bool) async throws {
+        for pragma in ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = \(fullSync ? "FULL" : "NORMAL")",
+                       "PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 5000"] {
+            _ = try await connection.query(pragma, [])
+        }
+    }
+
+    /// `PRAGMA quick_check`: every page and index entry readable and consistent (in time proportional to the size).
+    private static func checkIntegrity(_ connection: SQLiteConnection, path: String) async throws {
+        let rows = try await connection.query("PRAGMA quick_check(5)", [])
+        let findings = rows.compactMap { $0.column("quick_check")?.string }
+        guard findings == ["ok"] else {
+            throw StorageError(
+                "the database \(path) is damaged (\(findings.joined(separator: "; "))); "
+                    + "restore it from a backup, or move it away to start afresh")
+        }
+    }
+
+    /// Refuses a file whose last server did not close it and whose log is gone; then marks it in use, checkpointed
+    /// into the main file so that the mark survives the loss of the log.
+    private static func markInUse(_ connection: SQLiteConnection, path: String, walExisted: Bool) async throws {
+        let running = try await connection.query("SELECT running FROM server_state WHERE id = 1", [])
+            .first?.column("running")?.integer ?? 0
+        if running == 1, !walExisted {
+            throw StorageError(
+                "the database \(path) was not closed cleanly and its write-ahead log (\(path)-wal) is missing: "
+                    + "messages committed since its last checkpoint are lost, and serving it would number new messages "
+                    + "with seq numbers clients have already seen. Restore the file together with its -wal from a "
+                    + "backup; to serve it anyway, run: sqlite3 \(path) 'UPDATE server_state SET running = 0'")
+        }
+        _ = try await connection.query("UPDATE server_state SET running = 1 WHERE id = 1", [])
+        _ = try await connection.query("PRAGMA wal_checkpoint(TRUNCATE)", [])
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        (error as? SQLiteError)?.message ?? String(describing: error)
     }
 
     private init(database: SerialDatabase) {
@@ -49,8 +112,8 @@ public final class SQLiteStore: Store {
         title: String?,
         memberIDs: [String]
     ) async throws -> (record: ConversationRecord, created: Bool) {
-        let members = Array(Set(memberIDs)).sorted()
-        let directKey: String? = kind == .direct ? members.joined(separator: "\u{1F}") : nil
+        let members = HeraldID.sorted(Set(memberIDs))
+        let directKey: String? = kind == .direct ? Self.directKey(members) : nil
         let id = UUID().uuidString.lowercased()
         return try await database.transaction { connection in
             if let directKey {
@@ -65,10 +128,13 @@ public final class SQLiteStore: Store {
                 [.text(id), .text(kind.rawValue), .optionalText(title), .optionalText(directKey),
                  .float(Date().timeIntervalSince1970)]
             )
+            // A new conversation stands in its members' lists where the newest message of the server stands.
+            let activity = try await Self.latestSeq(on: connection)
             for member in members {
                 _ = try await connection.query("INSERT OR IGNORE INTO users (id) VALUES (?1)", [.text(member)])
                 _ = try await connection.query(
-                    "INSERT INTO members (conversation_id, user_id) VALUES (?1, ?2)", [.text(id), .text(member)])
+                    "INSERT INTO members (conversation_id, user_id, activity) VALUES (?1, ?2, ?3)",
+                    [.text(id), .text(member), .integer(Int(activity))])
             }
             return (try await Self.conversation(id: id, on: connection)!, true)
         }
@@ -103,50 +169,71 @@ public final class SQLiteStore: Store {
         return Person(id: id, displayName: name, avatarURL: row.column("picture")?.string.flatMap(URL.init(string:)))
     }
 
-    public func conversations(of userID: String) async throws -> [ConversationSummary] {
+    public func conversations(
+        of userID: String, after cursor: ConversationCursor?, limit: Int, mutedOnly: Bool
+    ) async throws -> ConversationPage {
         try await database.perform { connection in
+            // One index range of the member's rows, newest activity first; the last message is the one whose seq is
+            // the activity; the unread count stops at its limit.
             let rows = try await connection.query(
                 """
-                SELECT c.id, c.kind, c.title, me.muted, me.read_seq,
-                       (SELECT group_concat(user_id, char(31)) FROM members WHERE conversation_id = c.id) AS member_ids,
-                       (SELECT count(*) FROM messages m
-                          WHERE m.conversation_id = c.id AND m.seq > me.read_seq AND m.sender_id <> ?1) AS unread,
+                SELECT c.id, c.kind, c.title, me.muted, me.read_seq, me.activity,
+                       (SELECT count(*) FROM (SELECT 1 FROM messages m
+                          WHERE m.conversation_id = c.id AND m.seq > me.read_seq AND m.sender_id <> ?1 LIMIT ?5)) AS unread,
                        last.seq, last.id AS message_id, last.sender_id, last.text, last.image_url, last.created_at
                 FROM members me
                 JOIN conversations c ON c.id = me.conversation_id
-                LEFT JOIN messages last ON last.seq =
-                    (SELECT max(seq) FROM messages WHERE conversation_id = c.id)
-                WHERE me.user_id = ?1
-                ORDER BY coalesce(last.seq, 0) DESC, c.created_at DESC
+                LEFT JOIN messages last ON last.seq = me.activity AND last.conversation_id = me.conversation_id
+                WHERE me.user_id = ?1 AND (?6 = 0 OR me.muted = 1)
+                  AND (me.activity, me.conversation_id) < (?2, ?3)
+                ORDER BY me.activity DESC, me.conversation_id DESC
+                LIMIT ?4
                 """,
-                [.text(userID)]
+                // The first page starts "after" (Int64.max, ""): before everything, as no activity reaches it.
+                [.text(userID), .integer(Int(cursor?.activity ?? Int64.max)), .text(cursor?.conversationID ?? ""),
+                 .integer(limit), .integer(ConversationSummary.unreadLimit), .integer(mutedOnly ? 1 : 0)]
             )
-            // The people of all these conversations at once, rather than a query per conversation.
-            let known = try await connection.query(
-                """
-                SELECT DISTINCT u.id, u.name, u.picture FROM members mine
-                JOIN members m ON m.conversation_id = mine.conversation_id
-                JOIN users u ON u.id = m.user_id
-                WHERE mine.user_id = ?1
-                """,
-                [.text(userID)]
-            )
-            let people = Dictionary(known.compactMap(Self.person(from:)).map { ($0.id, $0) }) { first, _ in first }
-            return try rows.map { row in
-                let conversation = try Self.conversation(from: row)
-                let members = (row.column("member_ids")?.string ?? "").split(separator: "\u{1F}").map(String.init).sorted()
+            let conversations = try rows.map(Self.conversation(from:))
+            let members = try await Self.members(of: conversations.map(\.id), on: connection)
+            let summaries = try zip(rows, conversations).map { row, conversation in
                 let lastMessage: Message? = row.column("seq")?.integer == nil
                     ? nil : try Self.message(from: row, idColumn: "message_id", conversationID: conversation.id)
+                let (ids, people) = members[conversation.id] ?? ([], [])
                 return ConversationSummary(
-                    record: ConversationRecord(
-                        conversation: conversation, memberIDs: members, people: members.compactMap { people[$0] }),
+                    record: ConversationRecord(conversation: conversation, memberIDs: ids, people: people),
                     lastMessage: lastMessage,
                     unreadCount: Int(row.column("unread")?.integer ?? 0),
                     readUpTo: Int64(row.column("read_seq")?.integer ?? 0),
-                    muted: row.column("muted")?.integer == 1
+                    muted: row.column("muted")?.integer == 1,
+                    activity: Int64(row.column("activity")?.integer ?? 0)
                 )
             }
+            let next = summaries.count == limit ? summaries.last.map(ConversationCursor.init(after:)) : nil
+            return ConversationPage(summaries: summaries, next: next)
         }
+    }
+
+    /// The members of each of `conversationIDs` (ids in byte order, and the people among them who have a name),
+    /// in one query.
+    private static func members(
+        of conversationIDs: [String], on connection: SQLiteConnection
+    ) async throws -> [String: (ids: [String], people: [Person])] {
+        guard !conversationIDs.isEmpty else { return [:] }
+        let placeholders = (1...conversationIDs.count).map { "?\($0)" }.joined(separator: ", ")
+        let rows = try await connection.query(
+            """
+            SELECT m.conversation_id, u.id, u.name, u.picture FROM members m JOIN users u ON u.id = m.user_id
+            WHERE m.conversation_id IN (\(placeholders)) ORDER BY m.conversation_id, u.id
+            """,
+            conversationIDs.map { .text($0) }
+        )
+        var members: [String: (ids: [String], people: [Person])] = [:]
+        for row in rows {
+            guard let conversationID = row.column("conversation_id")?.string, let id = row.column("id")?.string else { continue }
+            members[conversationID, default: ([], [])].ids.append(id)
+            if let person = person(from: row) { members[conversationID, default: ([], [])].people.append(person) }
+        }
+        return members
     }
 
     public func post(_ draft: MessageDraft, onStored: @escaping @Sendable (IncomingMessage) -> Void) async throws -> PostOutcome {
@@ -174,6 +261,15 @@ public final class SQLiteStore: Store {
             guard let seq = rows.first?.column("seq")?.integer else {
                 throw APIError(.internalServerError, .internalError, "the message was not stored")
             }
+            // The conversation moves to the top of every member's list; the sender has read up to their own message.
+            _ = try await connection.query(
+                """
+                UPDATE members SET activity = ?2,
+                    read_seq = CASE WHEN user_id = ?3 THEN max(read_seq, ?2) ELSE read_seq END
+                WHERE conversation_id = ?1
+                """,
+                [.text(draft.conversation.id), .integer(seq), .text(draft.sender.id)]
+            )
             let message = Message(
                 id: draft.id, conversationID: draft.conversation.id, senderID: draft.sender.id, text: draft.text,
                 imageURL: draft.imageURL, sentAt: Self.date(now.timeIntervalSince1970), seq: Int64(seq)
@@ -209,7 +305,7 @@ public final class SQLiteStore: Store {
         }
     }
 
-    public func messages(for userID: String, after: Int64, limit: Int) async throws -> [IncomingMessage] {
+    public func messages(for userID: String, after: Int64, through: Int64, limit: Int) async throws -> [IncomingMessage] {
         try await database.perform { connection in
             let rows = try await connection.query(
                 """
@@ -219,11 +315,11 @@ public final class SQLiteStore: Store {
                 JOIN members me ON me.conversation_id = m.conversation_id AND me.user_id = ?1
                 JOIN conversations c ON c.id = m.conversation_id
                 JOIN users u ON u.id = m.sender_id
-                WHERE m.seq > ?2
+                WHERE m.seq > ?2 AND m.seq <= ?3
                 ORDER BY m.seq
-                LIMIT ?3
+                LIMIT ?4
                 """,
-                [.text(userID), .integer(Int(after)), .integer(limit)]
+                [.text(userID), .integer(Int(after)), .integer(Int(through)), .integer(limit)]
             )
             return try rows.map { row in
                 let message = try Self.message(from: row, idColumn: "id", conversationID: nil)
@@ -246,15 +342,23 @@ public final class SQLiteStore: Store {
 
     public func latestSeq() async throws -> Int64 {
         try await database.perform { connection in
-            let rows = try await connection.query("SELECT coalesce(max(seq), 0) AS seq FROM messages", [])
-            return Int64(rows.first?.column("seq")?.integer ?? 0)
+            try await Self.latestSeq(on: connection)
         }
+    }
+
+    private static func latestSeq(on connection: SQLiteConnection) async throws -> Int64 {
+        let rows = try await connection.query("SELECT coalesce(max(seq), 0) AS seq FROM messages", [])
+        return Int64(rows.first?.column("seq")?.integer ?? 0)
     }
 
     public func markRead(userID: String, conversationID: String, upTo seq: Int64) async throws {
         try await database.perform { connection in
             _ = try await connection.query(
-                "UPDATE members SET read_seq = max(read_seq, ?3) WHERE conversation_id = ?1 AND user_id = ?2",
+                """
+                UPDATE members SET read_seq = max(read_seq,
+                    min(?3, coalesce((SELECT max(seq) FROM messages WHERE conversation_id = ?1), 0)))
+                WHERE conversation_id = ?1 AND user_id = ?2
+                """,
                 [.text(conversationID), .text(userID), .integer(Int(seq))]
             )
         }
@@ -269,15 +373,31 @@ public final class SQLiteStore: Store {
         }
     }
 
-    public func registerDevice(_ device: DeviceRegistration) async throws {
-        try await database.perform { connection in
+    public func registerDevice(_ device: DeviceRegistration, limit: Int) async throws {
+        try await database.transaction { connection in
+            let existing = try await connection.query(
+                "SELECT 1 FROM devices WHERE user_id = ?1 AND id = ?2", [.text(device.userID), .text(device.id)])
+            if existing.isEmpty {
+                let count = try await connection.query(
+                    "SELECT count(*) AS n FROM devices WHERE user_id = ?1", [.text(device.userID)])
+                if (count.first?.column("n")?.integer ?? 0) >= limit {
+                    throw APIError.rateLimited(
+                        "a user has at most \(limit) devices; remove old ones (DELETE /v1/devices/{deviceId})",
+                        retryAfter: 3600)
+                }
+            }
+            // The token moves to this device, from whichever user or device held it before.
+            _ = try await connection.query(
+                "DELETE FROM devices WHERE platform = ?1 AND token = ?2 AND NOT (user_id = ?3 AND id = ?4)",
+                [.text(device.platform.rawValue), .text(device.token), .text(device.userID), .text(device.id)]
+            )
             _ = try await connection.query(
                 """
-                INSERT INTO devices (id, user_id, platform, token, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
-                ON CONFLICT(id) DO UPDATE SET user_id = excluded.user_id, platform = excluded.platform,
-                    token = excluded.token, updated_at = excluded.updated_at
+                INSERT INTO devices (user_id, id, platform, token, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                ON CONFLICT(user_id, id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
+                    updated_at = excluded.updated_at
                 """,
-                [.text(device.id), .text(device.userID), .text(device.platform.rawValue), .text(device.token),
+                [.text(device.userID), .text(device.id), .text(device.platform.rawValue), .text(device.token),
                  .float(Date().timeIntervalSince1970)]
             )
         }
@@ -286,7 +406,7 @@ public final class SQLiteStore: Store {
     public func removeDevice(id: String, userID: String) async throws -> Bool {
         try await database.perform { connection in
             let rows = try await connection.query(
-                "DELETE FROM devices WHERE id = ?1 AND user_id = ?2 RETURNING id", [.text(id), .text(userID)])
+                "DELETE FROM devices WHERE user_id = ?1 AND id = ?2 RETURNING id", [.text(userID), .text(id)])
             return !rows.isEmpty
         }
     }
@@ -302,6 +422,12 @@ public final class SQLiteStore: Store {
                 return DeviceRegistration(id: id, userID: userID, platform: platform, token: token)
             }
         }
+    }
+
+    /// The key that finds the direct chat of `members` (sorted by bytes): each id prefixed by its length in bytes,
+    /// so no two pairs of ids share a key, whatever characters they hold.
+    static func directKey(_ members: [String]) -> String {
+        members.map { "\($0.utf8.count):\($0)" }.joined()
     }
 
     // MARK: Rows

@@ -6,19 +6,22 @@ import SQLiteNIO
 /// with another's.
 ///
 /// It is a `Service`: ``run()`` executes the jobs. On graceful shutdown it stops taking jobs, finishes the ones
-/// already queued, and closes the connection.
+/// already queued, marks a file database closed cleanly, and closes the connection.
 final class SerialDatabase: Service {
     private struct Job: Sendable {
         let work: @Sendable (SQLiteConnection) async -> Void
     }
 
     let connection: SQLiteConnection
+    private let lock: DatabaseLock?
     private let jobs: AsyncStream<Job>
     private let jobSink: AsyncStream<Job>.Continuation
     private let logger: Logger
 
-    init(connection: SQLiteConnection, logger: Logger) {
+    /// A serial queue for `connection`; a file database comes with its `lock`, let go once the file is closed.
+    init(connection: SQLiteConnection, lock: DatabaseLock?, logger: Logger) {
         self.connection = connection
+        self.lock = lock
         self.logger = logger
         (jobs, jobSink) = AsyncStream.makeStream()
     }
@@ -62,6 +65,12 @@ final class SerialDatabase: Service {
         } onGracefulShutdown: { [jobSink] in
             jobSink.finish()
         }
+        if lock != nil {
+            // A clean stop: the log folded into the file, and the file marked closed (see SQLiteStore.open).
+            _ = try? await connection.query("UPDATE server_state SET running = 0 WHERE id = 1", [])
+            _ = try? await connection.query("PRAGMA wal_checkpoint(TRUNCATE)", [])
+        }
+        defer { lock?.release() }
         try await connection.close()
         logger.info("database closed")
     }

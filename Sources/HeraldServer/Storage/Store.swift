@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldProtocol
 
 /// A conversation with its members.
 public struct ConversationRecord: Hashable, Sendable {
@@ -17,12 +18,64 @@ public struct ConversationSummary: Hashable, Sendable {
     public var record: ConversationRecord
     /// Its newest message, if any.
     public var lastMessage: Message?
-    /// Messages from others after the member's read marker.
+    /// Messages from others after the member's read marker, counted up to ``ConversationSummary/unreadLimit``.
     public var unreadCount: Int
     /// The member's read marker: the `seq` up to which they have read.
     public var readUpTo: Int64
     /// Whether the member muted it.
     public var muted: Bool
+    /// Where it stands in the member's list: its latest `seq` (for a conversation without messages, the latest
+    /// `seq` of the server when the member joined it).
+    public var activity: Int64
+
+    /// Unread counts stop at this many: a member with more sees "1000" and the app shows "999+". Counting is work
+    /// done on every list, and must stay small however much is unread.
+    public static let unreadLimit = 1_000
+}
+
+/// Where a page of a member's conversation list ends: the next page starts after this conversation.
+///
+/// On the wire it is an opaque string (``encoded``); clients pass back what they were given.
+public struct ConversationCursor: Hashable, Sendable {
+    /// The activity of the last conversation of the page.
+    public var activity: Int64
+    /// Its id, which orders conversations of equal activity.
+    public var conversationID: String
+
+    /// A cursor after this conversation.
+    public init(activity: Int64, conversationID: String) {
+        self.activity = activity
+        self.conversationID = conversationID
+    }
+
+    /// The cursor after `summary`.
+    public init(after summary: ConversationSummary) {
+        self.init(activity: summary.activity, conversationID: summary.record.conversation.id)
+    }
+
+    /// The cursor as clients see it: base64url of `activity.id`.
+    public var encoded: String {
+        Data("\(activity).\(conversationID)".utf8).base64URLEncodedString()
+    }
+
+    /// The cursor `encoded` stands for, or nil if it is not one a server made.
+    public init?(encoded: String) {
+        guard encoded.utf8.count <= 512, let data = Data(base64URL: encoded),
+              let text = String(data: data, encoding: .utf8), let dot = text.firstIndex(of: "."),
+              let activity = Int64(text[..<dot]), activity >= 0
+        else { return nil }
+        let id = String(text[text.index(after: dot)...])
+        guard HeraldID.problem(with: id) == nil else { return nil }
+        self.init(activity: activity, conversationID: id)
+    }
+}
+
+/// One page of a member's conversations, newest activity first.
+public struct ConversationPage: Hashable, Sendable {
+    /// The conversations.
+    public var summaries: [ConversationSummary]
+    /// Where the next page starts; nil when this is the last.
+    public var next: ConversationCursor?
 }
 
 /// A message to store.
@@ -67,8 +120,10 @@ public protocol Store: Sendable {
     /// The conversation with `id`, or nil.
     func conversation(id: String) async throws -> ConversationRecord?
 
-    /// The conversations `userID` is a member of, newest activity first.
-    func conversations(of userID: String) async throws -> [ConversationSummary]
+    /// A page of the conversations `userID` is a member of, newest activity first (ties by id, descending),
+    /// starting after `cursor`; only muted ones when `mutedOnly`. Its work is bounded by `limit`, never by how
+    /// many conversations the member has.
+    func conversations(of userID: String, after cursor: ConversationCursor?, limit: Int, mutedOnly: Bool) async throws -> ConversationPage
 
     /// Stores a message, unless its id is taken. `onStored` runs with the stored message before any later
     /// message is stored.
@@ -83,20 +138,25 @@ public protocol Store: Sendable {
     /// (before `before`, if given).
     func messages(in conversationID: String, after: Int64?, before: Int64?, limit: Int) async throws -> [Message]
 
-    /// Every message after `after` in the conversations of `userID`, in sequence order, at most `limit`.
-    func messages(for userID: String, after: Int64, limit: Int) async throws -> [IncomingMessage]
+    /// The messages with `after < seq <= through` in the conversations of `userID`, in sequence order, at most
+    /// `limit`. Its work grows with `through - after`, whoever the user is: callers keep that window small.
+    func messages(for userID: String, after: Int64, through: Int64, limit: Int) async throws -> [IncomingMessage]
 
     /// The highest sequence number stored (0 when empty).
     func latestSeq() async throws -> Int64
 
-    /// Moves `userID`'s read marker in a conversation forward to `seq` (never back).
+    /// Moves `userID`'s read marker in a conversation forward to `seq` (never back, and never past the
+    /// conversation's latest message). Posting a message moves the sender's marker to it by itself.
     func markRead(userID: String, conversationID: String, upTo seq: Int64) async throws
 
     /// Mutes or unmutes a conversation for `userID`.
     func setMuted(_ muted: Bool, userID: String, conversationID: String) async throws
 
-    /// Registers or updates a device's push token.
-    func registerDevice(_ device: DeviceRegistration) async throws
+    /// Registers or updates a device of its user. A push token belongs to one device: registering it removes it
+    /// from any other (a phone that changed hands).
+    ///
+    /// - Throws: ``APIError`` `rate_limited` when the user already has `limit` devices and this one is new.
+    func registerDevice(_ device: DeviceRegistration, limit: Int) async throws
 
     /// Removes a device of `userID`; false if there was none.
     func removeDevice(id: String, userID: String) async throws -> Bool

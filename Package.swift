@@ -33,12 +33,14 @@ let package = Package(
                 "HeraldCore",
                 "HeraldProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             resources: [.copy("Resources/openapi.yaml")]
@@ -55,6 +57,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // Terminal plumbing the Swift C library overlay does not export: raw mode, size, character widths.
@@ -88,6 +91,7 @@ let package = Package(
                 "HeraldServer",
                 "HeraldClient",
                 "HeraldChat",
+                "HeraldProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import HeraldServer
 import Logging
+import NIOCore
+import ServiceLifecycle
 
 /// `herald serve`: the server, with its embedded database.
 struct ServeCommand: AsyncParsableCommand {
@@ -10,8 +12,11 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the Herald server (SQLite embedded). Stops gracefully on SIGTERM and SIGINT.",
         discussion: """
             Settings come from these options, else from HERALD_HOST, HERALD_PORT, HERALD_DATABASE, \
-            HERALD_JWT_SECRET, HERALD_SQLITE_SYNC and HERALD_DEMO, else the defaults. Without HERALD_JWT_SECRET \
-            the token secret is generated on first start and kept in <database>.secret. LOG_LEVEL sets the log level.
+            HERALD_JWT_SECRET, HERALD_SQLITE_SYNC, HERALD_DEMO, the limits (HERALD_LIMIT_*) and the timeouts \
+            (HERALD_HEADER_TIMEOUT, HERALD_IDLE_TIMEOUT, HERALD_SHUTDOWN_TIMEOUT), else the defaults; the README \
+            lists them all. A value that cannot be used stops the server with a line saying which. Without \
+            HERALD_JWT_SECRET the token secret is generated on first start and kept in <database>.secret. \
+            LOG_LEVEL (trace, debug, info, notice, warning, error, critical) sets the log level.
             """
     )
 
@@ -28,19 +33,50 @@ struct ServeCommand: AsyncParsableCommand {
     var demo = false
 
     func run() async throws {
-        var settings = ServerConfiguration.fromEnvironment()
+        do {
+            try await serve()
+        } catch {
+            // One clear line, never a stack of framework types: the setting, the file or the port that is wrong.
+            FileHandle.standardError.write(Data("herald: \(Self.describe(error))\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+
+    private func serve() async throws {
+        var settings = try ServerConfiguration.fromEnvironment()
         if let host { settings.host = host }
         if let port { settings.port = port }
         if let database { settings.databasePath = database }
         if demo { settings.demo = true }
 
-        let logger = Logger.herald(label: "herald")
+        let logger = try Logger.herald(label: "herald")
         let environment = try await ServerEnvironment.make(settings, logger: logger)
         let announced = settings
         let app = buildApplication(environment, logger: logger) { port in
             await Self.announce(announced, port: port, tokens: environment.tokens)
         }
-        try await app.runService()
+        // A graceful stop finishes what is in flight; after the shutdown timeout, what is left is cut.
+        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = settings.timeouts.shutdown
+        group.maximumCancellationDuration = .seconds(5)
+        do {
+            try await ServiceGroup(configuration: group).run()
+        } catch let error as IOError where [EADDRINUSE, EACCES, EADDRNOTAVAIL].contains(error.errnoCode) {
+            throw ConfigurationError(listening: settings, reason: String(cString: strerror(error.errnoCode)).lowercased())
+        } catch let error as SocketAddressError {
+            throw ConfigurationError(listening: settings, reason: "\(error)")
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as CustomStringConvertible where error is ConfigurationError || error is StorageError:
+            error.description
+        case let error as ServiceGroupError:
+            "the server did not stop in time (\(error))"
+        default:
+            String(describing: error)
+        }
     }
 
     private static func announce(_ settings: ServerConfiguration, port: Int, tokens: TokenAuthority) async {
@@ -59,9 +95,17 @@ struct ServeCommand: AsyncParsableCommand {
 
 extension Logger {
     /// A logger writing to standard error at `LOG_LEVEL` (default info).
-    static func herald(label: String) -> Logger {
+    ///
+    /// - Throws: ``ConfigurationError`` when `LOG_LEVEL` names no level.
+    static func herald(label: String) throws -> Logger {
         var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        if let text = ProcessInfo.processInfo.environment["LOG_LEVEL"], !text.isEmpty {
+            guard let level = Logger.Level(rawValue: text.lowercased()) else {
+                let levels = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ConfigurationError("LOG_LEVEL must be one of \(levels), not \"\(text)\"")
+            }
+            logger.logLevel = level
+        }
         return logger
     }
 }

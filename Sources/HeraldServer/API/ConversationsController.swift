@@ -7,6 +7,7 @@ import HeraldProtocol
 struct ConversationsController {
     let store: any Store
     let messenger: Messenger
+    let limits: ServerLimits
 
     func addRoutes(to group: RouterGroup<HeraldRequestContext>) {
         group.post("conversations", use: create)
@@ -27,17 +28,19 @@ struct ConversationsController {
     @Sendable func create(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<WireConversation> {
         let identity = try context.requireIdentity()
         let body = try await request.decodeJSON(as: CreateRequest.self, context: context)
-        var members = Set(body.members)
-        guard members.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 128 }) else {
-            throw APIError.invalidRequest("member ids must be 1 to 128 bytes")
+        guard body.members.count <= 1_000 else { throw APIError.invalidRequest("a conversation has at most 1000 members") }
+        for (index, member) in body.members.enumerated() {
+            _ = try Input.id(member, field: "members[\(index)]")
         }
+        var members = Set(body.members)
         members.insert(identity.userID)
         guard members.count <= 1_000 else { throw APIError.invalidRequest("a conversation has at most 1000 members") }
         if body.kind == .direct, members.count != 2 {
             throw APIError.invalidRequest("a direct conversation is between you and exactly one other member")
         }
-        let title = body.title?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let title = try Input.text(body.title, field: "title")?.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (title ?? "").count <= 200 else { throw APIError.invalidRequest("`title` is at most 200 characters") }
+        try messenger.userLimits.createConversation(by: identity.userID)
         let (record, created) = try await store.createConversation(
             kind: body.kind,
             title: body.kind == .group ? title : nil,
@@ -48,8 +51,26 @@ struct ConversationsController {
 
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> WireConversationList {
         let identity = try context.requireIdentity()
-        let summaries = try await store.conversations(of: identity.userID)
-        return WireConversationList(conversations: summaries.map(WireConversationSummary.init))
+        let query = request.uri.queryParameters
+        let limit = try Self.integer(query.get("limit"), name: "limit") ?? 50
+        guard (1...Int64(limits.maxConversationPage)).contains(limit) else {
+            throw APIError.invalidRequest("`limit` must be from 1 to \(limits.maxConversationPage)")
+        }
+        var cursor: ConversationCursor?
+        if let text = query.get("cursor") {
+            guard let parsed = ConversationCursor(encoded: text) else {
+                throw APIError.invalidRequest("`cursor` must be a `next` value this server gave")
+            }
+            cursor = parsed
+        }
+        let mutedOnly: Bool
+        switch query.get("muted") {
+        case nil, "false": mutedOnly = false
+        case "true": mutedOnly = true
+        case let other?: throw APIError.invalidRequest("`muted` must be true or false, not \(other)")
+        }
+        let page = try await store.conversations(of: identity.userID, after: cursor, limit: Int(limit), mutedOnly: mutedOnly)
+        return WireConversationList(conversations: page.summaries.map(WireConversationSummary.init), next: page.next?.encoded)
     }
 
     struct PostRequest: Decodable {
@@ -60,7 +81,7 @@ struct ConversationsController {
 
     @Sendable func postMessage(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<WireMessage> {
         let identity = try context.requireIdentity()
-        let id = try context.parameters.require("id")
+        let id = try context.parameters.id("id")
         let body = try await request.decodeJSON(as: PostRequest.self, context: context)
         switch try await messenger.post(to: id, clientID: body.id, text: body.text, imageURL: body.imageURL, by: identity) {
         case .stored(let message): return EditedResponse(status: .created, response: WireMessage(message))
@@ -70,7 +91,7 @@ struct ConversationsController {
 
     @Sendable func listMessages(_ request: Request, context: HeraldRequestContext) async throws -> WireMessageList {
         let identity = try context.requireIdentity()
-        let id = try context.parameters.require("id")
+        let id = try context.parameters.id("id")
         let query = request.uri.queryParameters
         let after = try Self.integer(query.get("after"), name: "after")
         let before = try Self.integer(query.get("before"), name: "before")
@@ -87,7 +108,7 @@ struct ConversationsController {
 
     @Sendable func markRead(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
         let identity = try context.requireIdentity()
-        let id = try context.parameters.require("id")
+        let id = try context.parameters.id("id")
         let body = try await request.decodeJSON(as: ReadRequest.self, context: context)
         guard body.upTo >= 0 else { throw APIError.invalidRequest("`upTo` must not be negative") }
         _ = try await messenger.conversation(id, for: identity)
@@ -103,11 +124,14 @@ struct ConversationsController {
         try await setMuted(false, context: context)
     }
 
+    /// Mutes or unmutes, and tells the user's connected devices, so every one of them stops (or starts again)
+    /// notifying at once.
     private func setMuted(_ muted: Bool, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
         let identity = try context.requireIdentity()
-        let id = try context.parameters.require("id")
+        let id = try context.parameters.id("id")
         _ = try await messenger.conversation(id, for: identity)
         try await store.setMuted(muted, userID: identity.userID, conversationID: id)
+        messenger.hub.send(.muted(conversationID: id, muted: muted), toUser: identity.userID)
         return .noContent
     }
 

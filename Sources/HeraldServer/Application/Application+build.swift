@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -16,6 +17,8 @@ public struct ServerEnvironment: Sendable {
     public let hub: Hub
     /// Verifies and signs tokens.
     public let tokens: TokenAuthority
+    /// Each user's allowance of posts and new conversations.
+    let userLimits: UserLimits
     let services: [any Service]
 
     /// Opens the database (migrating it) and resolves the token secret.
@@ -29,12 +32,13 @@ public struct ServerEnvironment: Sendable {
             store: store,
             hub: Hub(),
             tokens: await TokenAuthority(secret: secret),
+            userLimits: UserLimits(configuration.limits),
             services: [store.database]
         )
     }
 
     var messenger: Messenger {
-        Messenger(store: store, hub: hub, limits: configuration.limits)
+        Messenger(store: store, hub: hub, limits: configuration.limits, userLimits: userLimits)
     }
 }
 
@@ -47,20 +51,9 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let router = buildRouter(environment, logger: logger)
-    let limits = environment.configuration.limits
     var application = Application(
         router: router,
-        server: .http1WebSocketUpgrade(
-            webSocketRouter: router,
-            configuration: .init(
-                http1: .init(),
-                ws: WebSocketServerConfiguration(
-                    maxFrameSize: limits.maxAcceptedFrameBytes,
-                    autoPing: .enabled(timePeriod: .seconds(30)),
-                    closeTimeout: .seconds(5)
-                )
-            )
-        ),
+        server: httpServer(router: router, configuration: environment.configuration),
         configuration: .init(
             address: .hostname(environment.configuration.host, port: environment.configuration.port),
             serverName: "Herald"
@@ -72,10 +65,35 @@ public func buildApplication(
     if environment.configuration.demo {
         // After the database service has started, before the server accepts anyone.
         application.beforeServerStarts {
-            try await DemoData.seed(into: environment.store, hub: environment.hub)
+            try await DemoData.seed(environment)
         }
     }
     return application
+}
+
+/// HTTP/1.1 with the WebSocket upgrade, every connection guarded (``GuardedChildChannel``): header and idle
+/// timeouts, 431 for oversized heads, 400 and a close for requests that cannot be parsed.
+private func httpServer(router: Router<HeraldRequestContext>, configuration: ServerConfiguration) -> HTTPServerBuilder {
+    var http1 = HTTP1Channel.Configuration(idleTimeout: nil)
+    http1.httpDecoder = .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
+    let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+        http1: http1,
+        ws: WebSocketServerConfiguration(
+            maxFrameSize: configuration.limits.maxAcceptedFrameBytes,
+            autoPing: .enabled(timePeriod: .seconds(30)),
+            closeTimeout: .seconds(5),
+            validateUTF8: true
+        )
+    )
+    let webSocketResponder = router.buildResponder()
+    let timeouts = configuration.timeouts
+    return HTTPServerBuilder { responder in
+        GuardedChildChannel(
+            inner: HTTP1WebSocketUpgradeChannel(
+                responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
+            timeouts: timeouts
+        )
+    }
 }
 
 /// The routes: `/health` and `/openapi.yaml` for anyone; everything under `/v1` for callers with a valid token.
@@ -88,7 +106,9 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
         messenger: environment.messenger, limits: environment.configuration.limits, authentication: authentication
     ).addRoutes(to: router)
     let v1 = router.group("v1").add(middleware: authentication)
-    ConversationsController(store: environment.store, messenger: environment.messenger).addRoutes(to: v1)
-    DevicesController(store: environment.store).addRoutes(to: v1)
+    ConversationsController(
+        store: environment.store, messenger: environment.messenger, limits: environment.configuration.limits
+    ).addRoutes(to: v1)
+    DevicesController(store: environment.store, limits: environment.configuration.limits).addRoutes(to: v1)
     return router
 }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// The limits that keep one client from hurting the others.
+/// The limits that keep one client from hurting the others. Every one is a setting of `herald serve`
+/// (`HERALD_LIMIT_*`); the defaults are out of reach of a person and within reach of a script.
 public struct ServerLimits: Hashable, Sendable {
     /// The longest message text, in characters.
     public var maxTextLength = 4_000
@@ -10,8 +11,39 @@ public struct ServerLimits: Hashable, Sendable {
     public var maxAcceptedFrameBytes = 1024 * 1024
     /// How many frames may wait for one connection before it is dropped as too slow.
     public var streamBufferFrames = 4_096
+    /// How many bytes of frames may wait for one connection before it is dropped as too slow.
+    public var streamBufferBytes = 2 * 1024 * 1024
     /// How many messages one catch-up query reads.
     public var catchUpPageSize = 500
+    /// How many sequence numbers one catch-up query looks through, so a long catch-up is many short queries.
+    public var catchUpWindow: Int64 = 2_000
+    /// Messages a user may post a second, sustained (`HERALD_LIMIT_POSTS_PER_SECOND`).
+    public var postsPerSecond: Double = 5
+    /// Messages a user may post at once before the sustained rate applies (`HERALD_LIMIT_POST_BURST`).
+    public var postBurst = 30
+    /// Conversations a user may create an hour (`HERALD_LIMIT_CONVERSATIONS_PER_HOUR`).
+    public var conversationsPerHour = 100
+    /// Stream connections a user may have open at once (`HERALD_LIMIT_STREAMS`).
+    public var streamsPerUser = 20
+    /// Push devices a user may have registered (`HERALD_LIMIT_DEVICES`).
+    public var devicesPerUser = 100
+    /// The most conversations one page of `GET /v1/conversations` holds.
+    public var maxConversationPage = 100
+
+    /// The defaults.
+    public init() {}
+}
+
+/// How long the server waits for slow or silent clients.
+public struct ServerTimeouts: Hashable, Sendable {
+    /// How long a new connection, or a request whose first bytes have arrived, may take to send its whole head
+    /// (`HERALD_HEADER_TIMEOUT`).
+    public var header: Duration = .seconds(10)
+    /// How long a kept-alive connection may wait for its next request, or a request body stall
+    /// (`HERALD_IDLE_TIMEOUT`).
+    public var idle: Duration = .seconds(60)
+    /// How long a graceful stop may take before the remaining connections are cut (`HERALD_SHUTDOWN_TIMEOUT`).
+    public var shutdown: Duration = .seconds(10)
 
     /// The defaults.
     public init() {}
@@ -33,20 +65,42 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var demo = false
     /// The limits.
     public var limits = ServerLimits()
+    /// The timeouts.
+    public var timeouts = ServerTimeouts()
 
     /// The defaults: 127.0.0.1:8080, `./herald.sqlite`.
     public init() {}
 
-    /// The defaults overridden by `HERALD_HOST`, `HERALD_PORT`, `HERALD_DATABASE`, `HERALD_JWT_SECRET`,
-    /// `HERALD_SQLITE_SYNC` (`full` or `normal`) and `HERALD_DEMO` (`1`).
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Self {
+    /// The defaults overridden by the environment: `HERALD_HOST`, `HERALD_PORT`, `HERALD_DATABASE`,
+    /// `HERALD_JWT_SECRET`, `HERALD_SQLITE_SYNC` (`full` or `normal`), `HERALD_DEMO` (`1` or `0`), the limits
+    /// (`HERALD_LIMIT_*`) and the timeouts (`HERALD_*_TIMEOUT`, in seconds). An empty variable counts as unset.
+    ///
+    /// - Throws: ``ConfigurationError`` naming the variable when a value cannot be used: a setting is never
+    ///   silently ignored.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Self {
+        let settings = EnvironmentSettings(environment)
         var configuration = ServerConfiguration()
-        if let host = environment["HERALD_HOST"], !host.isEmpty { configuration.host = host }
-        if let port = environment["HERALD_PORT"].flatMap(Int.init) { configuration.port = port }
-        if let path = environment["HERALD_DATABASE"], !path.isEmpty { configuration.databasePath = path }
-        if let secret = environment["HERALD_JWT_SECRET"], !secret.isEmpty { configuration.jwtSecret = secret }
-        configuration.fullSync = environment["HERALD_SQLITE_SYNC"]?.lowercased() == "full"
-        configuration.demo = environment["HERALD_DEMO"] == "1"
+        configuration.host = settings.string("HERALD_HOST") ?? configuration.host
+        configuration.port = try settings.integer("HERALD_PORT", in: 0...65_535) ?? configuration.port
+        configuration.databasePath = settings.string("HERALD_DATABASE") ?? configuration.databasePath
+        configuration.jwtSecret = settings.string("HERALD_JWT_SECRET")
+        configuration.fullSync = try settings.choice("HERALD_SQLITE_SYNC", ["normal": false, "full": true]) ?? false
+        configuration.demo = try settings.choice("HERALD_DEMO", ["0": false, "1": true]) ?? false
+
+        var limits = ServerLimits()
+        limits.postsPerSecond = try settings.number("HERALD_LIMIT_POSTS_PER_SECOND", in: 0.001...1_000_000) ?? limits.postsPerSecond
+        limits.postBurst = try settings.integer("HERALD_LIMIT_POST_BURST", in: 1...1_000_000) ?? limits.postBurst
+        limits.conversationsPerHour = try settings.integer("HERALD_LIMIT_CONVERSATIONS_PER_HOUR", in: 1...1_000_000)
+            ?? limits.conversationsPerHour
+        limits.streamsPerUser = try settings.integer("HERALD_LIMIT_STREAMS", in: 1...100_000) ?? limits.streamsPerUser
+        limits.devicesPerUser = try settings.integer("HERALD_LIMIT_DEVICES", in: 1...100_000) ?? limits.devicesPerUser
+        configuration.limits = limits
+
+        var timeouts = ServerTimeouts()
+        timeouts.header = try settings.seconds("HERALD_HEADER_TIMEOUT") ?? timeouts.header
+        timeouts.idle = try settings.seconds("HERALD_IDLE_TIMEOUT") ?? timeouts.idle
+        timeouts.shutdown = try settings.seconds("HERALD_SHUTDOWN_TIMEOUT") ?? timeouts.shutdown
+        configuration.timeouts = timeouts
         return configuration
     }
 
@@ -90,7 +144,56 @@ public struct ConfigurationError: Error, CustomStringConvertible {
     /// What is wrong.
     public var description: String
 
-    init(_ description: String) {
+    /// An error that says `description`.
+    public init(_ description: String) {
         self.description = description
+    }
+
+    /// The server cannot listen where `settings` say, for `reason` ("address already in use").
+    public init(listening settings: ServerConfiguration, reason: String) {
+        self.init("cannot listen on \(settings.host):\(settings.port): \(reason)")
+    }
+}
+
+/// Reads `HERALD_*` variables strictly: a value that is set must be one the setting takes.
+private struct EnvironmentSettings {
+    let environment: [String: String]
+
+    init(_ environment: [String: String]) {
+        self.environment = environment
+    }
+
+    func string(_ name: String) -> String? {
+        guard let value = environment[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = string(name) else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw ConfigurationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+        }
+        return value
+    }
+
+    func number(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
+        guard let text = string(name) else { return nil }
+        guard let value = Double(text), range.contains(value) else {
+            throw ConfigurationError("\(name) must be a number from \(range.lowerBound) to \(Int(range.upperBound)), not \"\(text)\"")
+        }
+        return value
+    }
+
+    func seconds(_ name: String) throws -> Duration? {
+        try number(name, in: 0.001...86_400).map { .milliseconds(Int64(($0 * 1000).rounded())) }
+    }
+
+    func choice<Value>(_ name: String, _ choices: KeyValuePairs<String, Value>) throws -> Value? {
+        guard let text = string(name) else { return nil }
+        guard let value = choices.first(where: { $0.key == text.lowercased() })?.value else {
+            let allowed = choices.map { "\"\($0.key)\"" }.joined(separator: " or ")
+            throw ConfigurationError("\(name) must be \(allowed), not \"\(text)\"")
+        }
+        return value
     }
 }

@@ -32,6 +32,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         case notFound = "not_found"
         /// A message id is already used by another message.
         case idConflict = "id_conflict"
+        /// The caller went over one of the per-user limits; `Retry-After` says when to try again.
+        case rateLimited = "rate_limited"
         /// Something failed on the server; it is logged.
         case internalError = "internal"
     }
@@ -42,12 +44,15 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
     public var code: Code
     /// What went wrong, for a person.
     public var message: String
+    /// For `rate_limited`: how many seconds to wait before trying again (the `Retry-After` header).
+    public var retryAfter: Int?
 
     /// Creates an error.
-    public init(_ status: HTTPResponse.Status, _ code: Code, _ message: String) {
+    public init(_ status: HTTPResponse.Status, _ code: Code, _ message: String, retryAfter: Int? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     /// `code: message`.
@@ -57,6 +62,11 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
     static let conversationNotFound = APIError(.notFound, .conversationNotFound, "no conversation has that id")
     static let notAMember = APIError(.forbidden, .notAMember, "you are not a member of this conversation")
 
+    /// `rate_limited` (429): `message` says which limit; try again after `seconds` (at least 1).
+    static func rateLimited(_ message: String, retryAfter seconds: Double) -> APIError {
+        APIError(.tooManyRequests, .rateLimited, message, retryAfter: max(1, Int(seconds.rounded(.up))))
+    }
+
     static func textTooLong(limit: Int) -> APIError {
         APIError(.badRequest, .textTooLong, "text is longer than \(limit) characters")
     }
@@ -65,6 +75,6 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
 extension ServerFrame {
     /// The stream's `error` frame for `error`, about the `send` with id `ref`, if any.
     static func refusal(_ error: APIError, ref: String?) -> ServerFrame {
-        .error(code: error.code.rawValue, message: error.message, ref: ref)
+        .error(code: error.code.rawValue, message: error.message, ref: ref, retryAfter: error.retryAfter)
     }
 }

@@ -93,10 +93,8 @@ extension APIError {
     func response() -> Response {
         let body = WireError(code: code.rawValue, message: message)
         let data = (try? JSONEncoder().encode(body)) ?? Data(#"{"error":{"code":"internal","message":""}}"#.utf8)
-        return Response(
-            status: status,
-            headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data))
-        )
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -2,11 +2,13 @@ import Foundation
 import HeraldCore
 
 /// Posting and reading messages with the rules that hold for every way in (HTTP and the stream): only members,
-/// known conversations, limits on text, idempotent ids, and fan-out to the live connections in sequence order.
+/// known conversations, usable ids, limits on text and on how fast one user posts, idempotent ids, and fan-out
+/// to the live connections in sequence order.
 struct Messenger: Sendable {
     let store: any Store
     let hub: Hub
     let limits: ServerLimits
+    let userLimits: UserLimits
 
     /// The conversation `id`, if `identity` is one of its members.
     ///
@@ -20,6 +22,9 @@ struct Messenger: Sendable {
     /// Stores a message from `identity` and sends it to the members' connections.
     ///
     /// The same `clientID` from the same sender in the same conversation returns the stored message again.
+    ///
+    /// - Throws: ``APIError``: `invalid_request` (an unusable id, U+0000 in the text, no content, a bad image
+    ///   URL), `text_too_long`, `rate_limited`, `conversation_not_found`, `not_a_member`, `id_conflict`.
     func post(
         to conversationID: String,
         clientID: String?,
@@ -27,17 +32,15 @@ struct Messenger: Sendable {
         imageURL: String?,
         by identity: Identity
     ) async throws -> PostOutcome {
-        if let clientID {
-            guard !clientID.isEmpty, clientID.utf8.count <= 128 else {
-                throw APIError.invalidRequest("`id` must be 1 to 128 bytes")
-            }
-        }
+        let conversationID = try Input.id(conversationID, field: "conversation")
+        if let clientID { _ = try Input.id(clientID, field: "id") }
+        try Input.text(text, field: "text")
         if let text, text.count > limits.maxTextLength {
             throw APIError.textTooLong(limit: limits.maxTextLength)
         }
         var image: URL?
         if let imageURL {
-            guard let url = URL(string: imageURL), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+            guard let url = Input.webURL(imageURL) else {
                 throw APIError.invalidRequest("`imageURL` must be an http or https URL")
             }
             image = url
@@ -46,6 +49,7 @@ struct Messenger: Sendable {
             throw APIError.invalidRequest("a message needs `text` or an `imageURL`")
         }
         let record = try await conversation(conversationID, for: identity)
+        try userLimits.post(by: identity.userID)
         let draft = MessageDraft(
             id: clientID ?? UUID().uuidString.lowercased(),
             conversation: record.conversation,

@@ -1,0 +1,239 @@
+import Foundation
+import HeraldProtocol
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// The HTTP server's child channel with a guard on every connection: ``HTTPRequestGuard`` and its
+/// ``RequestBytesWatcher``, added in front of what `Inner` sets up.
+///
+/// Hummingbird adds its own idle handling only after a first complete, non-upgrade request; a connection that sends
+/// nothing, half a request head, or bytes the HTTP parser refuses would otherwise be held open for ever.
+struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Inner.Value
+
+    let inner: Inner
+    let timeouts: ServerTimeouts
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let timeouts = timeouts
+        return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            let pipeline = channel.pipeline.syncOperations
+            let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            let requestGuard = HTTPRequestGuard(timeouts: timeouts, logger: logger)
+            let watcher = RequestBytesWatcher(requestGuard)
+            try pipeline.addHandler(requestGuard, position: .after(decoder))
+            try pipeline.addHandler(watcher, position: .first)
+            return value
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}
+
+/// The first handler of a connection: it tells the guard that bytes arrived, before the HTTP parser sees them, so
+/// a request whose head is still incomplete is known to have started.
+final class RequestBytesWatcher: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private var requestGuard: HTTPRequestGuard?
+
+    init(_ requestGuard: HTTPRequestGuard) {
+        self.requestGuard = requestGuard
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        requestGuard?.bytesArrived()
+        context.fireChannelRead(data)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        requestGuard = nil
+    }
+}
+
+/// Times out slow and silent HTTP clients, and answers requests the parser refuses, on one connection.
+///
+/// - A new connection, and a request whose first bytes have arrived, must deliver a whole head within the header
+///   timeout.
+/// - A kept-alive connection may wait for its next request, and a request body may stall, for the idle timeout.
+/// - Nothing times out while the server is working on a response.
+/// - A head over the size limit is answered 431, any other unparseable request (two `Content-Length`s, one with
+///   `Transfer-Encoding`, TLS on the plain port) 400; both with `Connection: close`, and the connection is closed.
+/// - On graceful shutdown, a connection with no request in flight is closed at once.
+///
+/// It sits right after the HTTP decoder and leaves when a request asks for a protocol upgrade (the WebSocket has
+/// its own pings and close timeout).
+final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let timeouts: ServerTimeouts
+    private let logger: Logger
+    private var context: ChannelHandlerContext?
+    private var timer: Scheduled<Void>?
+    /// A head was read and its end not yet.
+    private var readingRequest = false
+    /// Requests whose response has not ended.
+    private var pendingResponses = 0
+    /// Bytes arrived since the last head was read (or since the connection opened).
+    private var requestStarted = false
+    /// No request has been read yet.
+    private var fresh = true
+    private var closeWhenIdle = false
+    private var closing = false
+
+    init(timeouts: ServerTimeouts, logger: Logger) {
+        self.timeouts = timeouts
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { arm() }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        arm()
+        context.fireChannelActive()
+    }
+
+    /// Called by ``RequestBytesWatcher`` before the parser sees the bytes.
+    func bytesArrived() {
+        guard !readingRequest, !requestStarted else { return }
+        requestStarted = true
+        arm()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            if head.headers.contains(name: "upgrade") {
+                // The upgrade handler takes over; once it answers, what follows is not HTTP.
+                context.fireChannelRead(data)
+                leave(context: context)
+                return
+            }
+            readingRequest = true
+            requestStarted = false
+            fresh = false
+            pendingResponses += 1
+        case .body:
+            break
+        case .end:
+            readingRequest = false
+        }
+        arm()
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .end = unwrapOutboundIn(data) else {
+            context.write(data, promise: promise)
+            return
+        }
+        pendingResponses = max(0, pendingResponses - 1)
+        context.write(data, promise: promise)
+        if closeWhenIdle, pendingResponses == 0, !readingRequest {
+            context.flush()
+            context.close(promise: nil)
+        } else {
+            arm()
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let parserError = error as? HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        guard !closing else { return }
+        closing = true
+        timer?.cancel()
+        logger.debug("HTTP request refused", metadata: ["error": "\(parserError)"])
+        // A response already under way cannot be followed by another: then the connection just closes.
+        guard pendingResponses == 0 else {
+            context.close(promise: nil)
+            return
+        }
+        let (status, code, message): (HTTPResponseStatus, String, String) = switch parserError {
+        case .headerOverflow: (.requestHeaderFieldsTooLarge, "too_large", "the request's headers are too large")
+        default: (.badRequest, "invalid_request", "the request is not valid HTTP/1.1")
+        }
+        let body = WireJSON.string(WireError(code: code, message: message))
+        var head = HTTPResponseHead(version: .http1_1, status: status)
+        head.headers.add(name: "content-type", value: "application/json; charset=utf-8")
+        head.headers.add(name: "content-length", value: String(body.utf8.count))
+        head.headers.add(name: "connection", value: "close")
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            if pendingResponses == 0, !readingRequest {
+                context.close(promise: nil)
+                return
+            }
+            closeWhenIdle = true
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// (Re)starts the one timer for what the connection is doing now.
+    private func arm() {
+        timer?.cancel()
+        timer = nil
+        guard let context, !closing else { return }
+        let timeout: Duration
+        if readingRequest {
+            timeout = timeouts.idle
+        } else if pendingResponses > 0 {
+            return
+        } else if fresh || requestStarted {
+            timeout = timeouts.header
+        } else {
+            timeout = timeouts.idle
+        }
+        timer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [self] in
+            timer = nil
+            logger.debug("HTTP connection timed out", metadata: ["after": "\(timeout)"])
+            closing = true
+            context.close(promise: nil)
+        }
+    }
+
+    private func leave(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        let pipeline = context.pipeline.syncOperations
+        if let watcher = try? pipeline.handler(type: RequestBytesWatcher.self) {
+            pipeline.removeHandler(watcher, promise: nil)
+        }
+        pipeline.removeHandler(context: context, promise: nil)
+    }
+}
+
+extension Duration {
+    /// This duration in whole nanoseconds.
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Token buckets, one per user: each user may spend `burst` at once, and earns back `perSecond`.
+///
+/// A user's bucket is forgotten once it has filled up again, so memory follows the users active lately, not every
+/// user ever seen. The clock is injected so that tests can drive it.
+final class RateLimiter<C: Clock>: Sendable where C.Duration == Duration {
+    private struct Bucket {
+        var tokens: Double
+        var updated: C.Instant
+    }
+
+    /// At most this many tokens are held.
+    let burst: Double
+    /// Tokens earned back each second.
+    let perSecond: Double
+    private let clock: C
+    private let buckets = NIOLockedValueBox<[String: Bucket]>([:])
+
+    init(burst: Int, perSecond: Double, clock: C) {
+        self.burst = Double(max(1, burst))
+        self.perSecond = max(perSecond, 0)
+        self.clock = clock
+    }
+
+    /// Takes one token of `userID`'s; nil when there was one, else how long until there will be.
+    func take(_ userID: String) -> Duration? {
+        let now = clock.now
+        return buckets.withLockedValue { buckets in
+            var bucket = buckets[userID] ?? Bucket(tokens: burst, updated: now)
+            let earned = bucket.updated.duration(to: now).seconds * perSecond
+            bucket.tokens = min(burst, bucket.tokens + max(0, earned))
+            bucket.updated = now
+            guard bucket.tokens >= 1 else {
+                buckets[userID] = bucket
+                guard perSecond > 0 else { return .seconds(3600) }
+                return .seconds((1 - bucket.tokens) / perSecond)
+            }
+            bucket.tokens -= 1
+            buckets[userID] = bucket
+            if buckets.count > 10_000 { Self.forgetFull(&buckets, now: now, burst: burst, perSecond: perSecond) }
+            return nil
+        }
+    }
+
+    /// Drops the buckets that have filled up again: a new bucket would be the same.
+    private static func forgetFull(_ buckets: inout [String: Bucket], now: C.Instant, burst: Double, perSecond: Double) {
+        buckets = buckets.filter { _, bucket in
+            bucket.tokens + bucket.updated.duration(to: now).seconds * perSecond < burst
+        }
+    }
+
+    /// How many users' buckets are held.
+    var trackedUsers: Int { buckets.withLockedValue { $0.count } }
+}
+
+/// The per-user rate limits of one server: posts, and conversations created.
+struct UserLimits: Sendable {
+    let posts: RateLimiter<ContinuousClock>
+    let conversations: RateLimiter<ContinuousClock>
+
+    init(_ limits: ServerLimits) {
+        posts = RateLimiter(burst: limits.postBurst, perSecond: limits.postsPerSecond, clock: ContinuousClock())
+        conversations = RateLimiter(
+            burst: limits.conversationsPerHour, perSecond: Double(limits.conversationsPerHour) / 3600,
+            clock: ContinuousClock())
+    }
+
+    /// Takes a post from `userID`'s allowance.
+    ///
+    /// - Throws: ``APIError`` `rate_limited` with the wait.
+    func post(by userID: String) throws {
+        if let wait = posts.take(userID) {
+            throw APIError.rateLimited(
+                "more than \(posts.perSecond.formatted()) messages a second (bursts of \(Int(posts.burst)))",
+                retryAfter: wait.seconds)
+        }
+    }
+
+    /// Takes a new conversation from `userID`'s allowance.
+    ///
+    /// - Throws: ``APIError`` `rate_limited` with the wait.
+    func createConversation(by userID: String) throws {
+        if let wait = conversations.take(userID) {
+            throw APIError.rateLimited(
+                "more than \(Int(conversations.burst)) new conversations an hour", retryAfter: wait.seconds)
+        }
+    }
+}

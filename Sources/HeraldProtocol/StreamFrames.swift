@@ -9,13 +9,16 @@ public enum ServerFrame: Codable, Hashable, Sendable {
     case ready(seq: Int64)
     /// A `send` was stored.
     case ack(id: String, seq: Int64)
-    /// Something the client sent was refused; `ref` names the `send` it was about, if any.
-    case error(code: String, message: String, ref: String?)
+    /// Something the client sent was refused; `ref` names the `send` it was about, if any. For `rate_limited`,
+    /// `retryAfter` says in how many seconds to try again.
+    case error(code: String, message: String, ref: String?, retryAfter: Int? = nil)
+    /// The user muted or unmuted a conversation (on any device): notify for it, or not, from now on.
+    case muted(conversationID: String, muted: Bool)
     /// The answer to a `ping`.
     case pong
 
     private enum Key: String, CodingKey {
-        case type, message, conversation, sender, seq, id, code, ref
+        case type, message, conversation, sender, seq, id, code, ref, retryAfter, muted
     }
 
     private struct Room: Codable {
@@ -47,11 +50,16 @@ public enum ServerFrame: Codable, Hashable, Sendable {
             try container.encode("ack", forKey: .type)
             try container.encode(id, forKey: .id)
             try container.encode(seq, forKey: .seq)
-        case .error(let code, let message, let ref):
+        case .error(let code, let message, let ref, let retryAfter):
             try container.encode("error", forKey: .type)
             try container.encode(code, forKey: .code)
             try container.encode(message, forKey: .message)
             try container.encode(ref, forKey: .ref)
+            try container.encodeIfPresent(retryAfter, forKey: .retryAfter)
+        case .muted(let conversationID, let muted):
+            try container.encode("muted", forKey: .type)
+            try container.encode(conversationID, forKey: .conversation)
+            try container.encode(muted, forKey: .muted)
         case .pong:
             try container.encode("pong", forKey: .type)
         }
@@ -74,7 +82,11 @@ public enum ServerFrame: Codable, Hashable, Sendable {
         case "error":
             self = .error(code: try container.decode(String.self, forKey: .code),
                           message: try container.decode(String.self, forKey: .message),
-                          ref: try container.decodeIfPresent(String.self, forKey: .ref))
+                          ref: try container.decodeIfPresent(String.self, forKey: .ref),
+                          retryAfter: try container.decodeIfPresent(Int.self, forKey: .retryAfter))
+        case "muted":
+            self = .muted(conversationID: try container.decode(String.self, forKey: .conversation),
+                          muted: try container.decode(Bool.self, forKey: .muted))
         case "pong": self = .pong
         case let other: throw UnknownFrameType(type: other)
         }

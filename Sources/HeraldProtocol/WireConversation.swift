@@ -132,14 +132,27 @@ public struct WireConversationSummary: Codable, Hashable, Sendable {
     }
 }
 
-/// `{"conversations": [...]}`: the answer to `GET /v1/conversations`.
+/// `{"conversations": [...], "next": cursor}`: a page of the answer to `GET /v1/conversations`.
 public struct WireConversationList: Codable, Hashable, Sendable {
     /// The caller's conversations, most recently active first.
     public var conversations: [WireConversationSummary]
+    /// The `cursor` that asks for the next page; null on the last page.
+    public var next: String?
 
-    /// A list of these conversations.
-    public init(conversations: [WireConversationSummary]) {
+    /// A page of these conversations.
+    public init(conversations: [WireConversationSummary], next: String? = nil) {
         self.conversations = conversations
+        self.next = next
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case conversations, next
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(conversations, forKey: .conversations)
+        try container.encode(next, forKey: .next)
     }
 }
 

@@ -12,7 +12,7 @@ public struct ConnectionPresence: Hashable, Sendable {
 
 /// The live connections: who is connected, what each is looking at, and the fan-out of new messages.
 ///
-/// Presence answers the push decision's questions (SPEC section 2, item 7): is this user looking at this
+/// Presence answers the push decision's questions (docs/behaviour.md, "Who is told"): is this user looking at this
 /// conversation on any device, and is any of their devices in the foreground.
 public final class Hub: Sendable {
     private struct Connection {
@@ -32,8 +32,10 @@ public final class Hub: Sendable {
     /// Creates an empty hub.
     public init() {}
 
-    func register(userID: String, outbox: Outbox) -> Int {
+    /// Adds a connection of `userID`; nil when they already have `limit` open.
+    func register(userID: String, outbox: Outbox, limit: Int) -> Int? {
         state.withLockedValue { state in
+            guard (state.byUser[userID]?.count ?? 0) < limit else { return nil }
             state.nextID += 1
             let id = state.nextID
             state.connections[id] = Connection(
@@ -69,6 +71,17 @@ public final class Hub: Sendable {
         }
         for outbox in outboxes {
             outbox.send(frame)
+        }
+    }
+
+    /// Sends `frame` to every connection of `userID`. Never waits.
+    func send(_ frame: ServerFrame, toUser userID: String) {
+        let outboxes = state.withLockedValue { state in
+            (state.byUser[userID] ?? []).compactMap { state.connections[$0]?.outbox }
+        }
+        let outbound = OutboundFrame(text: frame.text)
+        for outbox in outboxes {
+            outbox.send(outbound)
         }
     }
 

@@ -6,36 +6,64 @@ struct OutboundFrame: Sendable {
     var text: String
 }
 
-/// The bounded queue of frames for one connection.
+/// The bounded queue of frames for one connection, bounded both in frames and in bytes.
 ///
 /// Publishing never waits on a connection: a frame is added or, when the queue is full, the queue is closed and
 /// marked overflowed, and the connection is dropped (the client resumes with `after`). So a slow reader cannot
-/// hold up anyone else.
+/// hold up anyone else, and a connection that stops reading holds at most its byte limit of memory.
 final class Outbox: Sendable {
+    private struct State {
+        var bytes = 0
+        var overflowed = false
+    }
+
     let frames: AsyncStream<OutboundFrame>
     /// Yields once, when the queue overflows.
     let overflows: AsyncStream<Void>
     private let sink: AsyncStream<OutboundFrame>.Continuation
     private let overflowSink: AsyncStream<Void>.Continuation
-    private let overflow = NIOLockedValueBox(false)
+    private let maxBytes: Int
+    private let state = NIOLockedValueBox(State())
 
-    init(limit: Int) {
-        (frames, sink) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(max(1, limit)))
+    init(frameLimit: Int, byteLimit: Int) {
+        (frames, sink) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(max(1, frameLimit)))
         (overflows, overflowSink) = AsyncStream.makeStream()
+        maxBytes = max(1, byteLimit)
     }
 
     /// Queues `frame`, or closes the queue if it is full.
     func send(_ frame: OutboundFrame) {
+        let size = frame.text.utf8.count
+        let fits = state.withLockedValue { state -> Bool in
+            guard !state.overflowed else { return false }
+            guard state.bytes + size <= maxBytes else {
+                state.overflowed = true
+                return false
+            }
+            state.bytes += size
+            return true
+        }
+        guard fits else { return overflow() }
         if case .dropped = sink.yield(frame) {
-            overflow.withLockedValue { $0 = true }
-            sink.finish()
-            overflowSink.yield()
-            overflowSink.finish()
+            state.withLockedValue { $0.overflowed = true }
+            overflow()
         }
     }
 
+    /// The writer took `frame` off the queue: its bytes no longer count.
+    func taken(_ frame: OutboundFrame) {
+        let size = frame.text.utf8.count
+        state.withLockedValue { $0.bytes -= size }
+    }
+
+    private func overflow() {
+        sink.finish()
+        overflowSink.yield()
+        overflowSink.finish()
+    }
+
     /// Whether the queue overflowed.
-    var overflowed: Bool { overflow.withLockedValue { $0 } }
+    var overflowed: Bool { state.withLockedValue { $0.overflowed } }
 
     /// Ends the queue; frames already in it are still delivered.
     func finish() {

@@ -8,8 +8,10 @@ import HeraldProtocol
 /// One stream connection: catch up after `after`, say `ready`, then live messages; meanwhile read the client's
 /// focus, app state, sends and pings.
 ///
-/// Messages published while catching up wait in the connection's outbox and are sent after `ready`, skipping
-/// any the catch-up already sent, so there is no gap and no duplicate.
+/// The connection registers with the hub before it reads the latest `seq`, so every message stored after that
+/// reading waits in its outbox; the catch-up sends what is stored up to it, and the outbox what came after,
+/// skipping any the catch-up already sent: no gap and no duplicate. Without `after`, the catch-up starts at the
+/// latest `seq` read before registering, so nothing stored while the connection was being set up is missed.
 struct StreamSession {
     let identity: Identity
     let after: Int64?
@@ -18,17 +20,25 @@ struct StreamSession {
     let logger: Logger
 
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
-        let outbox = Outbox(limit: limits.streamBufferFrames)
-        let connection = messenger.hub.register(userID: identity.userID, outbox: outbox)
+        // An `after` beyond the latest seq is taken as the latest: `ready` tells the client where it really is.
+        let latest = try await messenger.store.latestSeq()
+        let start = min(after ?? latest, latest)
+        let outbox = Outbox(frameLimit: limits.streamBufferFrames, byteLimit: limits.streamBufferBytes)
+        guard let connection = messenger.hub.register(userID: identity.userID, outbox: outbox, limit: limits.streamsPerUser) else {
+            let refusal = APIError.rateLimited("a user has at most \(limits.streamsPerUser) streams open", retryAfter: 10)
+            try await outbound.write(.text(ServerFrame.refusal(refusal, ref: nil).text))
+            try await outbound.close(.policyViolation, reason: refusal.code.rawValue)
+            return
+        }
         defer { messenger.hub.unregister(connection) }
-        logger.debug("stream opened", metadata: ["user": "\(identity.userID)", "after": "\(after.map(String.init) ?? "none")"])
+        logger.debug("stream opened", metadata: ["user": "\(identity.userID)", "after": "\(start)"])
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await read(inbound, connection: connection, outbox: outbox)
             }
             group.addTask {
-                try await write(outbound, outbox: outbox)
+                try await write(outbound, after: start, outbox: outbox)
             }
             group.addTask {
                 try await dropIfStuck(outbox)
@@ -39,26 +49,24 @@ struct StreamSession {
         }
     }
 
-    private func write(_ outbound: WebSocketOutboundWriter, outbox: Outbox) async throws {
-        var sent = after ?? 0
-        if let after {
-            var cursor = after
-            while true {
-                let page = try await messenger.store.messages(
-                    for: identity.userID, after: cursor, limit: limits.catchUpPageSize)
-                for incoming in page {
-                    try await outbound.write(.text(ServerFrame.message(incoming).text))
-                    cursor = incoming.message.seq ?? cursor
-                }
-                if page.count < limits.catchUpPageSize { break }
+    private func write(_ outbound: WebSocketOutboundWriter, after start: Int64, outbox: Outbox) async throws {
+        // Everything stored up to `through` is read from the database, a window of seqs at a time, so that a long
+        // catch-up is many short queries and never holds the database from other users' posts.
+        let through = try await messenger.store.latestSeq()
+        var cursor = start
+        while cursor < through {
+            let upper = min(through, cursor + limits.catchUpWindow)
+            let page = try await messenger.store.messages(
+                for: identity.userID, after: cursor, through: upper, limit: limits.catchUpPageSize)
+            for incoming in page {
+                try await outbound.write(.text(ServerFrame.message(incoming).text))
             }
-            sent = cursor
-            try await outbound.write(.text(ServerFrame.ready(seq: cursor).text))
-        } else {
-            try await outbound.write(.text(ServerFrame.ready(seq: try await messenger.store.latestSeq()).text))
+            cursor = page.count == limits.catchUpPageSize ? (page.last?.message.seq ?? upper) : upper
         }
+        try await outbound.write(.text(ServerFrame.ready(seq: through).text))
         for await frame in outbox.frames {
-            if let seq = frame.seq, seq <= sent { continue }
+            outbox.taken(frame)
+            if let seq = frame.seq, seq <= through { continue }
             try await outbound.write(.text(frame.text))
         }
         if outbox.overflowed {
@@ -105,7 +113,8 @@ struct StreamSession {
     private func handle(_ frame: ClientFrame, connection: Int, outbox: Outbox) async throws {
         switch frame {
         case .focus(let conversationID):
-            messenger.hub.update(connection) { $0.focus = conversationID }
+            let focus = try conversationID.map { try Input.id($0, field: "conversation") }
+            messenger.hub.update(connection) { $0.focus = focus }
         case .app(let state):
             messenger.hub.update(connection) { $0.appState = state }
         case .ping:

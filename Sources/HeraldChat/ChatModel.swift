@@ -28,7 +28,9 @@ struct ChatModel {
     }
     private(set) var rooms: [Room] = []
     private(set) var openID: String?
-    var input = ""
+    var input = LineEditor()
+    /// How many lines the chat view is scrolled up from its newest line.
+    var scroll = 0
     var banner: BannerView?
     var paused = false
     /// Whether the terminal has focus; without it the app counts as in the background.
@@ -42,29 +44,41 @@ struct ChatModel {
         self.me = me
     }
 
-    /// A message from the stream: into its room, counted unread unless it is open or mine.
+    /// A message from the stream: into its room, counted unread unless it is open or mine. Everything in it that
+    /// came from the network is cleaned for the terminal (``TerminalText``) before it is kept.
     mutating func receive(_ incoming: IncomingMessage) {
         let index = roomIndex(for: incoming.conversation)
         let mine = incoming.sender.id == me
-        let name = formatter.name(of: incoming.sender)
+        let name = Self.name(of: incoming.sender)
         rooms[index].names[incoming.sender.id] = name
         let seq = incoming.message.seq ?? rooms[index].lastSeq
         rooms[index].messages.append((name, Self.body(of: incoming), mine, seq))
         rooms[index].lastSeq = max(rooms[index].lastSeq, seq)
-        if !mine, incoming.conversation.id != openID, seq > rooms[index].readUpTo { rooms[index].unread += 1 }
+        if mine {
+            // Posting moves one's own read marker past one's message (the server does the same).
+            rooms[index].readUpTo = max(rooms[index].readUpTo, seq)
+        } else if incoming.conversation.id != openID, seq > rooms[index].readUpTo {
+            rooms[index].unread += 1
+        }
         rooms.sort { $0.lastSeq > $1.lastSeq }
     }
 
     /// The whole text on one line, with the formatter's placeholders for an image or nothing (no 50-character cut:
-    /// the chat view shows messages in full).
+    /// the chat view shows messages in full, wrapped).
     private static let fullText = ContentFormatter(previewLimit: .max)
 
     private static func body(of incoming: IncomingMessage) -> String {
-        fullText.preview(of: incoming.message)
+        TerminalText.clean(fullText.preview(of: incoming.message))
     }
 
-    /// Opens a conversation (nil: none); its unread count clears.
+    /// A person's name as the formatter words it, cleaned for the terminal.
+    private static func name(of person: Person) -> String {
+        TerminalText.clean(ContentFormatter.standard.name(of: person))
+    }
+
+    /// Opens a conversation (nil: none); its unread count clears, and its view shows its newest lines.
     mutating func open(_ conversationID: String?) {
+        if conversationID != openID { scroll = 0 }
         openID = conversationID
         if let index = rooms.firstIndex(where: { $0.conversation.id == conversationID }) {
             rooms[index].unread = 0
@@ -76,13 +90,19 @@ struct ChatModel {
     mutating func learn(_ conversation: Conversation, people: [Person]) {
         let index = roomIndex(for: conversation)
         for person in people where rooms[index].names[person.id] == nil {
-            rooms[index].names[person.id] = formatter.name(of: person)
+            rooms[index].names[person.id] = Self.name(of: person)
         }
     }
 
-    /// The index of `conversation`'s room, made (at the end of the list) if there is none.
+    /// The index of `conversation`'s room, made (at the end of the list) if there is none. The title is kept
+    /// cleaned for the terminal, and follows a renamed group.
     private mutating func roomIndex(for conversation: Conversation) -> Int {
-        if let existing = rooms.firstIndex(where: { $0.conversation.id == conversation.id }) { return existing }
+        var conversation = conversation
+        conversation.title = conversation.title.map(TerminalText.clean)
+        if let existing = rooms.firstIndex(where: { $0.conversation.id == conversation.id }) {
+            rooms[existing].conversation.title = conversation.title
+            return existing
+        }
         rooms.append(Room(conversation: conversation))
         return rooms.count - 1
     }

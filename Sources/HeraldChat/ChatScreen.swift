@@ -16,40 +16,87 @@ enum ChatScreen {
     static let bold = "\u{1B}[1m", dim = "\u{1B}[2m", reverse = "\u{1B}[7m", reset = "\u{1B}[0m"
     static let listWidth = 24
     static let slideStep: Duration = .milliseconds(60)
-    static let help = "↑↓ chats · Enter send · ^O open banner · ^X dismiss · ^P pause · ^C quit"
+    static let help = "↑↓ chats · Enter send · PgUp/PgDn scroll · ^O open · ^X dismiss · ^P pause · ^C quit"
 
     static func render(_ model: ChatModel, rows: Int, columns: Int, now: ContinuousClock.Instant) -> [String] {
         let rows = max(rows, 6), columns = max(columns, 30)
         var lines: [String] = []
-        let state: String = switch model.connection {
-        case .connecting: "connecting"
-        case .live: "live"
-        case .reconnecting(let attempt, _): "reconnecting (\(attempt))"
-        }
         let title = model.openRoom.map { " · \(model.title(of: $0))" } ?? ""
         let away = model.terminalFocused ? "" : " · away: desktop notifications"
-        lines.append(reverse + TextWidth.pad(" Herald · \(model.me)\(title) · \(state)\(away)", columns: columns) + reset)
+        lines.append(reverse + TextWidth.pad(" Herald · \(model.me)\(title) · \(state(model.connection))\(away)", columns: columns) + reset)
 
         let bodyRows = rows - 3
         let chatWidth = columns - listWidth - 3
-        let history = model.openRoom.map { room in
-            room.messages.suffix(bodyRows).map { ($0.mine ? "You" : $0.sender) + ": " + $0.text }
-        } ?? ["", "  Choose a chat with ↑ and ↓."]
-        let historyLines = Array(repeating: "", count: max(0, bodyRows - history.count)) + history.suffix(bodyRows)
+        let history = model.openRoom.map { Self.historyLines($0, width: chatWidth, rows: bodyRows, scroll: model.scroll) }
+            ?? ["", "  Choose a chat with ↑ and ↓."]
+        let view = Array(repeating: "", count: max(0, bodyRows - history.count)) + history.suffix(bodyRows)
         let list = listLines(model)
         for row in 0..<bodyRows {
             let left = row < list.count ? list[row] : String(repeating: " ", count: listWidth)
-            lines.append(left + " │ " + TextWidth.pad(historyLines[row], columns: chatWidth))
+            lines.append(left + " │ " + TextWidth.pad(view[row], columns: chatWidth))
         }
         let notice = model.notice.map { "\($0) · " } ?? ""
         lines.append(dim + TextWidth.pad(notice + help, columns: columns) + reset)
-        lines.append(TextWidth.pad("> " + model.input, columns: columns))
+        lines.append(inputLine(model.input, columns: columns))
 
         let overlay = banner(model, columns: columns, now: now)
         for (index, line) in overlay.enumerated() where index < lines.count {
             lines[index] = line
         }
         return lines
+    }
+
+    /// The connection as the title bar says it, with the reason when something is wrong.
+    static func state(_ connection: ConnectionState) -> String {
+        switch connection {
+        case .connecting: "connecting"
+        case .live: "live"
+        case .reconnecting(let attempt, let delay, let reason):
+            "reconnecting (\(attempt)) in \(Int(delay.seconds.rounded(.up))) s: \(reason)"
+        case .refused(let code, _): "refused by the server: \(code)"
+        }
+    }
+
+    /// The room's messages wrapped to `width`, the `rows` lines that end `scroll` lines above the newest.
+    static func historyLines(_ room: ChatModel.Room, width: Int, rows: Int, scroll: Int) -> [String] {
+        var lines: [String] = []
+        // Only as many messages as can fill the view from where it is scrolled to.
+        for message in room.messages.reversed() {
+            let wrapped = TextWidth.wrap((message.mine ? "You" : message.sender) + ": " + message.text, columns: width)
+            lines.insert(contentsOf: wrapped, at: 0)
+            if lines.count >= rows + scroll { break }
+        }
+        let end = max(min(rows, lines.count), lines.count - scroll)
+        return Array(lines[max(0, end - rows)..<end])
+    }
+
+    /// How far the open room's view can scroll up on a terminal of this size: until its oldest line is at the top.
+    static func maxScroll(_ model: ChatModel, rows: Int, columns: Int) -> Int {
+        guard let room = model.openRoom else { return 0 }
+        let width = max(columns, 30) - listWidth - 3
+        let total = room.messages.reduce(0) { count, message in
+            count + TextWidth.wrap((message.mine ? "You" : message.sender) + ": " + message.text, columns: width).count
+        }
+        return max(0, total - (max(rows, 6) - 3))
+    }
+
+    /// `> ` and the typed line, scrolled sideways to keep the cursor in view, the cursor drawn in reverse video.
+    static func inputLine(_ input: LineEditor, columns: Int) -> String {
+        let room = columns - 3
+        let characters = input.characters
+        var start = 0
+        while TextWidth.of(String(characters[start..<input.cursor])) > room - 1 { start += 1 }
+        var visible = "", width = 0
+        var index = start
+        while index <= characters.count {
+            let character: Character = index < characters.count ? characters[index] : " "
+            let size = max(1, TextWidth.of(character))
+            guard width + size <= room else { break }
+            visible += index == input.cursor ? reverse + String(character) + reset : String(character)
+            width += size
+            index += 1
+        }
+        return "> " + visible + String(repeating: " ", count: max(0, columns - 2 - width))
     }
 
     /// The conversation list: each chat's name with its unread count, then its last message, dimmed.
@@ -81,6 +128,7 @@ enum ChatScreen {
         let inner = width - 4
         let margin = "  "
         var headline: String
+        let banner = cleaned(banner)
         let initials = banner.initials.map { "[\($0)] " } ?? ""
         let subtitle = banner.subtitle.map { " " + $0 } ?? ""
         let count = banner.count > 1 ? " (\(banner.count))" : ""
@@ -102,5 +150,14 @@ enum ChatScreen {
             margin + "│ " + body + " │" + margin,
             margin + "╰" + String(repeating: "─", count: width - 2) + "╯" + margin,
         ]
+    }
+
+    /// The banner with every text from the network cleaned for the terminal.
+    static func cleaned(_ banner: Banner) -> Banner {
+        var banner = banner
+        banner.title = TerminalText.clean(banner.title)
+        banner.subtitle = banner.subtitle.map(TerminalText.clean)
+        banner.body = banner.body.map(TerminalText.clean)
+        return banner
     }
 }

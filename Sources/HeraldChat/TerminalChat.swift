@@ -21,6 +21,12 @@ public final class TerminalChat: Sendable {
         case tick
     }
 
+    /// Work for the server that the chat does not wait for: one task does it, in order.
+    private enum Request: Sendable {
+        case list
+        case markRead(conversationID: String, seq: Int64)
+    }
+
     private let client: HeraldClient
     private let live: LiveNotifications<ContinuousClock>
     private let me: String
@@ -45,16 +51,23 @@ public final class TerminalChat: Sendable {
             herald_terminal_restore(STDIN_FILENO)
         }
         let (inputs, sink) = AsyncStream<Input>.makeStream()
+        let (requests, requestSink) = AsyncStream<Request>.makeStream()
         let sources = Self.watchTerminal(sink)
         defer { sources.forEach { $0.cancel() } }
 
+        // Subscribed before anything runs, so that no early event is missed.
+        let events = client.events()
+        let effects = live.effects
         await withDiscardingTaskGroup { group in
             group.addTask { await self.live.run() }
             group.addTask {
-                for await event in self.client.events() { sink.yield(.client(event)) }
+                for await event in events { sink.yield(.client(event)) }
             }
             group.addTask {
-                for await effect in self.live.effects { sink.yield(.effect(effect)) }
+                for await effect in effects { sink.yield(.effect(effect)) }
+            }
+            group.addTask {
+                for await request in requests { await self.perform(request, answer: sink) }
             }
             group.addTask {
                 while !Task.isCancelled {
@@ -62,12 +75,26 @@ public final class TerminalChat: Sendable {
                     sink.yield(.tick)
                 }
             }
-            await self.loop(inputs, sink)
+            await self.loop(inputs, requests: requestSink)
+            requestSink.finish()
             group.cancelAll()
         }
     }
 
-    private func loop(_ inputs: AsyncStream<Input>, _ sink: AsyncStream<Input>.Continuation) async {
+    private func perform(_ request: Request, answer sink: AsyncStream<Input>.Continuation) async {
+        switch request {
+        case .list:
+            if let list = try? await client.api.conversations() { sink.yield(.listed(list)) }
+        case .markRead(let conversationID, let seq):
+            do {
+                try await client.api.markRead(conversationID, upTo: seq)
+            } catch {
+                sink.yield(.readFailed(conversationID: conversationID, seq: seq))
+            }
+        }
+    }
+
+    private func loop(_ inputs: AsyncStream<Input>, requests: AsyncStream<Request>.Continuation) async {
         var model = ChatModel(me: me)
         var listLoaded = false
         var keys = KeyParser()
@@ -90,13 +117,12 @@ public final class TerminalChat: Sendable {
                     model.connection = state
                     // Once the history is in, the server's list adds the chats without messages, and its read
                     // markers turn the history into unread counts.
-                    if state == .live, !listLoaded {
-                        Task { [api = client.api] in
-                            if let list = try? await api.conversations() { sink.yield(.listed(list)) }
-                        }
+                    if state == .live, !listLoaded { requests.yield(.list) }
+                    if case .refused(let code, let message) = state {
+                        model.notice = "the server refused the token (\(code)): \(TerminalText.clean(message))"
                     }
                 case .refused(_, let code, _): model.notice = "not sent: \(code)"
-                case .acknowledged: break
+                case .acknowledged, .muted: break
                 }
             case .effect(let effect):
                 apply(effect, to: &model, now: clock.now)
@@ -114,13 +140,7 @@ public final class TerminalChat: Sendable {
                 }
             }
             for read in model.takeReads() {
-                Task { [api = client.api] in
-                    do {
-                        try await api.markRead(read.conversationID, upTo: read.seq)
-                    } catch {
-                        sink.yield(.readFailed(conversationID: read.conversationID, seq: read.seq))
-                    }
-                }
+                requests.yield(.markRead(conversationID: read.conversationID, seq: read.seq))
             }
             let frame = Self.size().map { ChatScreen.render(model, rows: $0.rows, columns: $0.columns, now: clock.now) } ?? []
             if frame != lastFrame {
@@ -145,8 +165,8 @@ public final class TerminalChat: Sendable {
         case .local(let notification):
             // The terminal's own notifications: OSC 9 (iTerm2, kitty, WezTerm...) and OSC 777 (rxvt, foot...).
             let title = Self.oscSafe(notification.title), body = Self.oscSafe(notification.body)
+            model.notice = "notified: \(title)"
             Self.write("\u{1B}]9;\(title): \(body)\u{07}\u{1B}]777;notify;\(title);\(body)\u{07}")
-            model.notice = "notified: \(notification.title)"
         case .drop, .skip:
             break
         }
@@ -154,24 +174,27 @@ public final class TerminalChat: Sendable {
 
     /// Handles a key; false to quit.
     private func handle(_ key: Key, model: inout ChatModel) -> Bool {
+        if model.input.apply(key) { return true }
         switch key {
         case .quit:
             return false
-        case .character(let character):
-            model.input.append(character)
-        case .backspace:
-            if !model.input.isEmpty { model.input.removeLast() }
         case .enter:
-            let text = model.input.trimmingCharacters(in: .whitespaces)
+            let text = model.input.text.trimmingCharacters(in: .whitespaces)
             if !text.isEmpty, let open = model.openRoom {
                 client.send(text, to: open.conversation.id)
-                model.input = ""
+                model.input.clear()
+                model.scroll = 0
             }
         case .up, .down:
             if let next = model.neighbour(key == .up ? -1 : 1) {
                 model.open(next)
                 live.open(next)
             }
+        case .pageUp, .pageDown:
+            guard let size = Self.size() else { break }
+            let page = max(1, size.rows - 4)
+            let limit = ChatScreen.maxScroll(model, rows: size.rows, columns: size.columns)
+            model.scroll = min(limit, max(0, model.scroll + (key == .pageUp ? page : -page)))
         case .openBanner:
             live.gesture(.tap)
         case .dismissBanner:
@@ -186,6 +209,8 @@ public final class TerminalChat: Sendable {
         case .focusOut:
             model.terminalFocused = false
             live.setAppState(.background)
+        default:
+            break
         }
         return true
     }
@@ -215,8 +240,9 @@ public final class TerminalChat: Sendable {
         return (Int(rows), Int(columns))
     }
 
+    /// Text for an OSC notification: cleaned for the terminal, and without `;`, which separates its fields.
     private static func oscSafe(_ text: String) -> String {
-        String(text.unicodeScalars.filter { $0.value >= 0x20 && $0 != ";" && $0.value != 0x7F }.map(Character.init))
+        TerminalText.clean(text).replacingOccurrences(of: ";", with: ",")
     }
 
     private static func write(_ text: String) {

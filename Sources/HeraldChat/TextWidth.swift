@@ -43,4 +43,35 @@ enum TextWidth {
         let fitted = fit(text, columns: columns)
         return fitted + String(repeating: " ", count: max(0, columns - of(fitted)))
     }
+
+    /// `text` broken into lines of at most `columns`: at spaces where it can, inside a word too long for a line.
+    static func wrap(_ text: String, columns: Int) -> [String] {
+        guard columns > 0 else { return [] }
+        var lines: [String] = []
+        var line = "", lineWidth = 0
+        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+            let wordWidth = of(word)
+            let gap = line.isEmpty ? 0 : 1
+            if lineWidth + gap + wordWidth <= columns {
+                line += (gap == 1 ? " " : "") + word
+                lineWidth += gap + wordWidth
+                continue
+            }
+            if !line.isEmpty { lines.append(line) }
+            line = ""
+            lineWidth = 0
+            for character in word {
+                let width = of(character)
+                if lineWidth + width > columns {
+                    lines.append(line)
+                    line = ""
+                    lineWidth = 0
+                }
+                line.append(character)
+                lineWidth += width
+            }
+        }
+        lines.append(line)
+        return lines
+    }
 }

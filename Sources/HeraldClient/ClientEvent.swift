@@ -6,8 +6,12 @@ public enum ConnectionState: Hashable, Sendable {
     case connecting
     /// Caught up and receiving live messages.
     case live
-    /// The connection was lost; the next attempt comes after `delay`.
-    case reconnecting(attempt: Int, delay: Duration)
+    /// The connection was lost, or could not be made; the next attempt comes after `delay`. `reason` says what
+    /// went wrong, for people ("cannot reach http://…: connection refused", "connection lost").
+    case reconnecting(attempt: Int, delay: Duration, reason: String)
+    /// The server refused the token (`code` is `invalid_token`, `token_expired` or `missing_token`). Trying again
+    /// with it cannot help: ``HeraldClient/run()`` returns, and the app signs the user in again with a new token.
+    case refused(code: String, message: String)
 }
 
 /// Something the client tells the app.
@@ -19,5 +23,8 @@ public enum ClientEvent: Hashable, Sendable {
     /// A message the app sent is stored, with this sequence number.
     case acknowledged(id: String, seq: Int64)
     /// A message the app sent was refused for good (`code` is the server's error code); it is not retried.
+    /// (`rate_limited` is not final: the send waits as long as the server says and goes again.)
     case refused(id: String, code: String, message: String)
+    /// The user muted or unmuted a conversation, on this device or another.
+    case muted(conversationID: String, muted: Bool)
 }

@@ -28,10 +28,41 @@ public struct HeraldAPI: Sendable {
         http = httpClient
     }
 
-    /// The user's conversations, most recently active first, each with its last message, unread count and the
-    /// user's read marker.
-    public func conversations() async throws -> [WireConversationSummary] {
-        try await request(.GET, "/v1/conversations", as: WireConversationList.self).conversations
+    /// All the user's conversations, most recently active first, each with its last message, unread count and the
+    /// user's read marker: every page of ``conversationPage(after:limit:mutedOnly:)``, one request each.
+    public func conversations(mutedOnly: Bool = false) async throws -> [WireConversationSummary] {
+        var all: [WireConversationSummary] = []
+        var cursor: String?
+        repeat {
+            let page = try await conversationPage(after: cursor, limit: 100, mutedOnly: mutedOnly)
+            all += page.conversations
+            cursor = page.next
+        } while cursor != nil
+        return all
+    }
+
+    /// One page of the user's conversations, most recently active first: the first page without `cursor`, then
+    /// the page after each answer's `next` (nil on the last page). `limit` is 50 by default, at most 100.
+    public func conversationPage(after cursor: String? = nil, limit: Int? = nil, mutedOnly: Bool = false) async throws -> WireConversationList {
+        var query: [URLQueryItem] = []
+        if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
+        if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
+        if mutedOnly { query.append(URLQueryItem(name: "muted", value: "true")) }
+        var components = URLComponents()
+        components.path = "/v1/conversations"
+        components.queryItems = query.isEmpty ? nil : query
+        return try await request(.GET, components.string ?? "/v1/conversations", as: WireConversationList.self)
+    }
+
+    /// The ids of the conversations the user muted.
+    public func mutedConversationIDs() async throws -> Set<String> {
+        Set(try await conversations(mutedOnly: true).map(\.conversation.id))
+    }
+
+    /// Mutes (or, with `false`, unmutes) a conversation for the user, on every device: their connected devices are
+    /// told at once on the stream.
+    public func setMuted(_ muted: Bool, conversationID: String) async throws {
+        try await perform(muted ? .PUT : .DELETE, "/v1/conversations/\(Self.escape(conversationID))/mute")
     }
 
     /// Starts a conversation with `members` (the user is always one); a direct chat that already exists is returned.

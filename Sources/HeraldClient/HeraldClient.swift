@@ -4,6 +4,8 @@ import HeraldProtocol
 import HummingbirdWSClient
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
 
 /// A connection to a Herald server for one user's device: it keeps the stream open, resumes after every drop,
 /// and tells the app what arrives.
@@ -23,11 +25,19 @@ public final class HeraldClient: Sendable {
         var focus: String?
         var appState: AppState = .foreground
         var pending: [PendingSend] = []
+        /// The pending sends written on the current connection.
+        var sent: Set<String> = []
         var wake: AsyncStream<Void>.Continuation?
         var drop: AsyncStream<Void>.Continuation?
+        var retries: AsyncStream<Duration>.Continuation?
         var subscribers: [UUID: AsyncStream<ClientEvent>.Continuation] = [:]
         var liveSince: ContinuousClock.Instant?
+        /// The server's refusal of the token, if it refused it.
+        var refusal: (code: String, message: String)?
     }
+
+    /// The codes with which the server refuses a token: no retry can succeed with the same one.
+    static let tokenRefusals: Set<String> = ["missing_token", "invalid_token", "token_expired"]
 
     /// The settings it connects with.
     public let configuration: ClientConfiguration
@@ -90,7 +100,8 @@ public final class HeraldClient: Sendable {
         state.withLockedValue { $0.drop }?.yield()
     }
 
-    /// Keeps the stream open until the calling task is cancelled.
+    /// Keeps the stream open until the calling task is cancelled, or until the server refuses the token (then the
+    /// last state is ``ConnectionState/refused(code:message:)``).
     public func run() async {
         var attempt = 0
         emit(.state(.connecting))
@@ -99,28 +110,37 @@ public final class HeraldClient: Sendable {
             state.withLockedValue {
                 $0.drop = dropSink
                 $0.liveSince = nil
+                $0.sent = []
             }
+            var reason: String
             do {
-                try await WebSocketClient.connect(
+                let close = try await WebSocketClient.connect(
                     url: configuration.streamURL(after: lastSeq),
                     configuration: .init(maxFrameSize: 1 << 20),
                     logger: logger
                 ) { inbound, outbound, _ in
                     try await self.session(inbound: inbound, outbound: outbound, drops: drops)
                 }
+                reason = close.map { "the server closed the connection (\($0.closeCode)\($0.reason.map { ": " + $0 } ?? ""))" }
+                    ?? "connection lost"
             } catch {
                 logger.debug("stream ended", metadata: ["error": "\(error)"])
+                reason = Self.describe(error, server: configuration.server)
             }
             if Task.isCancelled { break }
+            if let refusal = state.withLockedValue({ $0.refusal }) {
+                emit(.state(.refused(code: refusal.code, message: refusal.message)))
+                break
+            }
             let stable = state.withLockedValue { state -> Bool in
-                defer { state.wake = nil; state.drop = nil }
+                defer { state.wake = nil; state.drop = nil; state.retries = nil }
                 guard let since = state.liveSince else { return false }
                 return since.duration(to: .now) >= configuration.stableAfter
             }
             if stable { attempt = 0 }
             attempt += 1
             let delay = configuration.backoff(attempt: attempt, random: Double.random(in: 0...1))
-            emit(.state(.reconnecting(attempt: attempt, delay: delay)))
+            emit(.state(.reconnecting(attempt: attempt, delay: delay, reason: reason)))
             try? await Task.sleep(for: delay)
         }
         let subscribers = state.withLockedValue { $0.subscribers.values }
@@ -129,14 +149,28 @@ public final class HeraldClient: Sendable {
 
     private func session(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, drops: AsyncStream<Void>) async throws {
         let (wakes, wakeSink) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        state.withLockedValue { $0.wake = wakeSink }
+        let (retries, retrySink) = AsyncStream<Duration>.makeStream()
+        state.withLockedValue {
+            $0.wake = wakeSink
+            $0.retries = retrySink
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 var reported: (focus: String??, app: AppState?) = (nil, nil)
-                var sent: Set<String> = []
-                try await self.flush(outbound, reported: &reported, sent: &sent)
+                try await self.flush(outbound, reported: &reported)
                 for await _ in wakes {
-                    try await self.flush(outbound, reported: &reported, sent: &sent)
+                    try await self.flush(outbound, reported: &reported)
+                }
+            }
+            group.addTask {
+                // A send the server rate-limited goes again once its wait is over.
+                await withDiscardingTaskGroup { timers in
+                    for await delay in retries {
+                        timers.addTask {
+                            try? await Task.sleep(for: delay)
+                            wakeSink.yield()
+                        }
+                    }
                 }
             }
             group.addTask {
@@ -157,10 +191,14 @@ public final class HeraldClient: Sendable {
     /// Writes what the server has not been told on this connection: focus, app state, pending sends.
     private func flush(
         _ outbound: WebSocketOutboundWriter,
-        reported: inout (focus: String??, app: AppState?),
-        sent: inout Set<String>
+        reported: inout (focus: String??, app: AppState?)
     ) async throws {
-        let (focus, appState, pending) = state.withLockedValue { ($0.focus, $0.appState, $0.pending) }
+        let now = ContinuousClock.now
+        let (focus, appState, pending) = state.withLockedValue { state in
+            let due = state.pending.filter { !state.sent.contains($0.id) && ($0.notBefore.map { $0 <= now } ?? true) }
+            state.sent.formUnion(due.map(\.id))
+            return (state.focus, state.appState, due)
+        }
         if reported.focus == nil || reported.focus! != focus {
             try await outbound.write(.text(ClientFrame.focus(conversationID: focus).text))
             reported.focus = .some(focus)
@@ -169,9 +207,8 @@ public final class HeraldClient: Sendable {
             try await outbound.write(.text(ClientFrame.app(appState).text))
             reported.app = appState
         }
-        for send in pending where !sent.contains(send.id) {
+        for send in pending {
             try await outbound.write(.text(send.frame.text))
-            sent.insert(send.id)
         }
     }
 
@@ -208,9 +245,23 @@ public final class HeraldClient: Sendable {
                 return true
             }
             if known { emit(.acknowledged(id: id, seq: seq)) }
-        case .error(let code, let message, let ref):
+        case .error(let code, let message, let ref, let retryAfter):
             guard let ref, code != "internal" else {
+                if ref == nil, Self.tokenRefusals.contains(code) {
+                    state.withLockedValue { $0.refusal = (code, message) }
+                }
                 logger.notice("stream error", metadata: ["code": "\(code)", "message": "\(message)"])
+                return
+            }
+            if code == "rate_limited" {
+                let delay = Duration.seconds(max(1, retryAfter ?? 1))
+                let retries = state.withLockedValue { state -> AsyncStream<Duration>.Continuation? in
+                    guard let index = state.pending.firstIndex(where: { $0.id == ref }) else { return nil }
+                    state.pending[index].notBefore = .now + delay
+                    state.sent.remove(ref)
+                    return state.retries
+                }
+                retries?.yield(delay)
                 return
             }
             let known = state.withLockedValue { state -> Bool in
@@ -219,8 +270,30 @@ public final class HeraldClient: Sendable {
                 return true
             }
             if known { emit(.refused(id: ref, code: code, message: message)) }
+        case .muted(let conversationID, let muted):
+            emit(.muted(conversationID: conversationID, muted: muted))
         case .pong:
             break
+        }
+    }
+
+    /// Why a connection could not be made, for people: "cannot reach http://…: connection refused".
+    static func describe(_ error: any Error, server: URL) -> String {
+        "cannot reach \(server.absoluteString): " + cause(of: error)
+    }
+
+    private static func cause(of error: any Error) -> String {
+        switch error {
+        case let io as IOError:
+            return String(cString: strerror(io.errnoCode)).lowercased()
+        case let connection as NIOConnectionError:
+            if let first = connection.connectionErrors.first { return cause(of: first.error) }
+            if connection.dnsAError != nil || connection.dnsAAAAError != nil { return "the host name cannot be resolved" }
+            return "no address to connect to"
+        case ChannelError.connectTimeout:
+            return "timed out"
+        default:
+            return String(describing: error)
         }
     }
 

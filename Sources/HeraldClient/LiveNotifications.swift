@@ -12,8 +12,12 @@ import HeraldCore
 /// ```
 ///
 /// Messages of the first catch-up (the history from `resumeAfter`) do not notify; everything after it does,
-/// including messages caught up after a reconnect. Focus and app state go to both the device's ``Notifier`` and the server (so pushes follow them); a tapped
-/// banner's conversation becomes the focus by itself.
+/// including messages caught up after a reconnect. Focus and app state go to both the device's ``Notifier`` and
+/// the server (so pushes follow them); a tapped banner's conversation becomes the focus by itself.
+///
+/// Muted conversations never notify (the engine skips them with reason `muted`): the muted set is read from the
+/// server each time the stream is live (before any message after it is handled), and follows ``mute(_:)`` and
+/// ``unmute(_:)`` here and the mutes and unmutes of the user's other devices, which the stream reports.
 public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Duration {
     /// The connection.
     public let client: HeraldClient
@@ -39,6 +43,18 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
     public func setAppState(_ state: AppState) {
         client.setAppState(state)
         driver.send(.app(state))
+    }
+
+    /// Mutes a conversation on the server (for every device of the user) and here; throws if the server refused.
+    public func mute(_ conversationID: String) async throws {
+        try await client.api.setMuted(true, conversationID: conversationID)
+        driver.send(.mute(conversationID: conversationID))
+    }
+
+    /// Unmutes a conversation on the server and here; throws if the server refused.
+    public func unmute(_ conversationID: String) async throws {
+        try await client.api.setMuted(false, conversationID: conversationID)
+        driver.send(.unmute(conversationID: conversationID))
     }
 
     /// The system's notification permission changed.
@@ -68,10 +84,17 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
                 // The first catch-up is history the user is about to see, not news; after that, what arrives
                 // (live, or caught up after a reconnect) notifies.
                 var caughtUp = false
+                var muted: Set<String> = []
                 for await event in events {
                     switch event {
                     case .message(let incoming) where caughtUp: self.driver.send(.message(incoming))
-                    case .state(.live): caughtUp = true
+                    case .state(.live):
+                        // Mutes made while away count before the next message does: events wait meanwhile.
+                        muted = await self.syncMuted(muted)
+                        caughtUp = true
+                    case .muted(let conversationID, let isMuted):
+                        self.driver.send(isMuted ? .mute(conversationID: conversationID) : .unmute(conversationID: conversationID))
+                        if isMuted { muted.insert(conversationID) } else { muted.remove(conversationID) }
                     default: break
                     }
                 }
@@ -84,6 +107,17 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
                 self.effectSink.finish()
             }
         }
+    }
+}
+
+extension LiveNotifications {
+    /// Reads the muted set from the server and tells the engine what changed since `known`; the new set (or
+    /// `known`, if the server could not be asked).
+    private func syncMuted(_ known: Set<String>) async -> Set<String> {
+        guard let current = try? await client.api.mutedConversationIDs() else { return known }
+        for id in current.subtracting(known) { driver.send(.mute(conversationID: id)) }
+        for id in known.subtracting(current) { driver.send(.unmute(conversationID: id)) }
+        return current
     }
 }
 

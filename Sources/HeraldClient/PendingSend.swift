@@ -5,6 +5,8 @@ struct PendingSend: Hashable, Sendable {
     var id: String
     var conversationID: String
     var text: String
+    /// Not to be sent again before this (the server rate-limited it).
+    var notBefore: ContinuousClock.Instant?
 
     /// The `send` frame that posts it.
     var frame: ClientFrame {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HeraldChat
 import HeraldClient
+import HeraldProtocol
 import HeraldServer
 
 /// `herald chat`: the terminal chat client.
@@ -26,6 +27,7 @@ struct ChatCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (token == nil) != (user == nil) else { throw ValidationError("give --token or --as, one of them") }
+        if let user, let problem = HeraldID.problem(with: user) { throw ValidationError("--as \(problem)") }
         guard URL(string: server)?.host != nil else { throw ValidationError("--server must be a URL like http://127.0.0.1:8080") }
     }
 
@@ -38,7 +40,7 @@ struct ChatCommand: AsyncParsableCommand {
 
     private func credentials() async throws -> (token: String, userID: String) {
         if let user {
-            var settings = ServerConfiguration.fromEnvironment()
+            var settings = try ServerConfiguration.fromEnvironment()
             if let database { settings.databasePath = database }
             let authority = await TokenAuthority(secret: try settings.resolveSecret())
             let name = DemoData.people.first { $0.id == user }?.displayName ?? user
@@ -47,15 +49,10 @@ struct ChatCommand: AsyncParsableCommand {
         let token = token ?? ""
         let parts = token.split(separator: ".")
         guard parts.count == 3,
-              let payload = Data(base64Encoded: Self.padded(String(parts[1]))),
+              let payload = Data(base64URL: String(parts[1])),
               let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any],
               let sub = claims["sub"] as? String
         else { throw ValidationError("--token is not a JWT with a `sub` claim") }
         return (token, sub)
-    }
-
-    private static func padded(_ base64URL: String) -> String {
-        let base64 = base64URL.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        return base64 + String(repeating: "=", count: (4 - base64.count % 4) % 4)
     }
 }

@@ -67,14 +67,14 @@ struct ChatModelTests {
         model.open("ab")
         #expect(Self.reads(&model) == ["ab 6"], "the failed one waits: asking again at once would repeat the failure")
         model.readFailed("ab", upTo: 6)
-        model.connection = .reconnecting(attempt: 1, delay: .milliseconds(250))
+        model.connection = .reconnecting(attempt: 1, delay: .milliseconds(250), reason: "connection lost")
         #expect(Self.reads(&model) == [])
         model.connection = .live
         #expect(Self.reads(&model) == ["ab 6", "team 4"], "both again once the connection is back")
         #expect(Self.reads(&model) == [], "and only once")
         model.readFailed("ab", upTo: 6)
         model.receive(Self.message(9, in: Self.direct, from: "bob"))
-        model.connection = .reconnecting(attempt: 1, delay: .milliseconds(250))
+        model.connection = .reconnecting(attempt: 1, delay: .milliseconds(250), reason: "connection lost")
         model.connection = .live
         #expect(Self.reads(&model) == ["ab 9"], "a newer marker for the open chat replaces the failed one")
     }

@@ -23,6 +23,9 @@ struct TestServer {
         configuration.port = 0
         configuration.databasePath = ":memory:"
         configuration.jwtSecret = secret
+        // Tests post faster than a person; the tests of the limits set their own.
+        configuration.limits.postsPerSecond = 1_000_000
+        configuration.limits.postBurst = 1_000_000
         configure(&configuration)
         var logger = Logger(label: "herald-test")
         logger.logLevel = ProcessInfo.processInfo.environment["HERALD_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
@@ -34,14 +37,16 @@ struct TestServer {
             group.addTask { try await services.run() }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else { throw TestFailure("the server did not start") }
+            // The server stops gracefully, closing its database, whether the test passed or not.
+            var failure: (any Error)?
             do {
                 try await body(TestServer(environment: environment, port: port))
             } catch {
-                await services.triggerGracefulShutdown()
-                throw error
+                failure = error
             }
             await services.triggerGracefulShutdown()
             try await group.waitForAll()
+            if let failure { throw failure }
         }
     }
 

@@ -144,11 +144,15 @@ public final class ServerProcess: Sendable {
     public let port: Int
 
     /// Starts the server on a free port with `database`, and waits (up to 30 s) until it says where it listens.
-    /// Without `secret`, the server keeps its own beside the database.
-    public init(database: String, secret: String? = nil, demo: Bool = false) async throws {
+    /// Without `secret`, the server keeps its own beside the database. Posts are not rate-limited (tests post faster
+    /// than people) unless `environment` says otherwise; its other variables are passed on too.
+    public init(database: String, secret: String? = nil, demo: Bool = false, environment: [String: String?] = [:]) async throws {
+        let defaults: [String: String?] = [
+            "HERALD_JWT_SECRET": secret, "HERALD_LIMIT_POSTS_PER_SECOND": "1000000", "HERALD_LIMIT_POST_BURST": "1000000",
+        ]
         let process = makeProcess(
             heraldExecutable, ["serve", "--port", "0", "--database", database] + (demo ? ["--demo"] : []),
-            environment: ["HERALD_JWT_SECRET": secret]
+            environment: defaults.merging(environment) { $1 }
         )
         let output = Pipe()
         process.standardOutput = output

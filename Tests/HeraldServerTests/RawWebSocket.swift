@@ -86,3 +86,159 @@ struct RawWebSocketExchange {
         return frames
     }
 }
+
+/// Bytes to and from a server over one plain TCP connection, read at the test's pace.
+/// (Used by one task at a time; unchecked so that a task group can own one each.)
+final class RawConnection: @unchecked Sendable {
+    private let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+    private var inbound: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
+    private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    /// Bytes received and not yet consumed.
+    private(set) var received: [UInt8] = []
+    /// Whether the server closed the connection.
+    private(set) var closedByServer = false
+
+    /// Connects to `port`; with `receiveBuffer`, the socket's receive buffer is that small, so a test that stops
+    /// reading soon pushes back on the server.
+    init(port: Int, receiveBuffer: Int? = nil) async throws {
+        var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        if let receiveBuffer {
+            bootstrap = bootstrap.channelOption(ChannelOptions.socketOption(.so_rcvbuf), value: SocketOptionValue(receiveBuffer))
+        }
+        channel = try await bootstrap.connect(host: "127.0.0.1", port: port) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }
+        }
+        inbound = channel.inbound.makeAsyncIterator()
+        outbound = channel.outbound
+    }
+
+    func send(_ bytes: [UInt8]) async throws {
+        try await outbound.write(ByteBuffer(bytes: bytes))
+    }
+
+    func send(_ text: String) async throws {
+        try await send(Array(text.utf8))
+    }
+
+    /// Reads once more; false when the server closed the connection.
+    @discardableResult
+    func read() async throws -> Bool {
+        guard !closedByServer else { return false }
+        do {
+            guard let buffer = try await inbound.next() else {
+                closedByServer = true
+                return false
+            }
+            received += buffer.readableBytesView
+            return true
+        } catch let error as IOError where error.errnoCode == ECONNRESET {
+            closedByServer = true
+            return false
+        }
+    }
+
+    /// Reads until the server closes the connection; everything received.
+    func readToEnd() async throws -> [UInt8] {
+        while try await read() {}
+        return received
+    }
+
+    /// Everything received, as text.
+    var text: String { String(decoding: received, as: UTF8.self) }
+
+    /// Takes `count` bytes off the front of what was received.
+    func consume(_ count: Int) {
+        received.removeFirst(count)
+    }
+
+    func close() async {
+        outbound.finish()
+        try? await channel.channel.close()
+    }
+
+    deinit {
+        outbound.finish()
+        channel.channel.close(promise: nil)
+    }
+}
+
+/// A WebSocket spoken byte by byte over a ``RawConnection``: frames sent exactly as given (invalid UTF-8 too), and
+/// read only when the test asks.
+final class RawWebSocket {
+    let connection: RawConnection
+
+    /// Upgrades `path` and reads the `101` response.
+    init(port: Int, path: String, receiveBuffer: Int? = nil) async throws {
+        connection = try await RawConnection(port: port, receiveBuffer: receiveBuffer)
+        try await connection.send(
+            "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        while Self.headerEnd(connection.received) == nil {
+            guard try await connection.read() else { throw TestFailure("closed before the upgrade") }
+        }
+        let end = Self.headerEnd(connection.received)!
+        let status = String(decoding: connection.received[..<end], as: UTF8.self)
+        guard status.hasPrefix("HTTP/1.1 101") else { throw TestFailure("not upgraded: \(status)") }
+        connection.consume(end)
+    }
+
+    private static func headerEnd(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for index in 0...(bytes.count - 4) where bytes[index..<index + 4].elementsEqual([13, 10, 13, 10]) {
+            return index + 4
+        }
+        return nil
+    }
+
+    /// Sends one masked frame with `payload` as it is.
+    func send(opcode: UInt8 = 0x1, _ payload: [UInt8]) async throws {
+        precondition(payload.count < 126)
+        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        let masked = payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+        try await connection.send([0x80 | opcode, 0x80 | UInt8(payload.count)] + mask + masked)
+    }
+
+    /// The next whole frame from the server, or nil once the connection is closed.
+    func next() async throws -> RawWebSocketExchange.Frame? {
+        while true {
+            if let (frame, length) = Self.frame(in: connection.received) {
+                connection.consume(length)
+                return frame
+            }
+            guard try await connection.read() else { return nil }
+        }
+    }
+
+    /// The frames up to and including the close frame (or the end of the connection).
+    func untilClose() async throws -> [RawWebSocketExchange.Frame] {
+        var frames: [RawWebSocketExchange.Frame] = []
+        while let frame = try await next() {
+            frames.append(frame)
+            if frame.opcode == 0x8 { break }
+        }
+        return frames
+    }
+
+    private static func frame(in bytes: [UInt8]) -> (RawWebSocketExchange.Frame, Int)? {
+        guard bytes.count >= 2 else { return nil }
+        var length = Int(bytes[1] & 0x7F)
+        var offset = 2
+        if length == 126 {
+            guard bytes.count >= 4 else { return nil }
+            length = Int(bytes[2]) << 8 | Int(bytes[3])
+            offset = 4
+        } else if length == 127 {
+            guard bytes.count >= 10 else { return nil }
+            length = bytes[2..<10].reduce(0) { $0 << 8 | Int($1) }
+            offset = 10
+        }
+        guard bytes.count >= offset + length else { return nil }
+        return (RawWebSocketExchange.Frame(opcode: bytes[0] & 0x0F, payload: Array(bytes[offset..<offset + length])), offset + length)
+    }
+
+    func close() async {
+        await connection.close()
+    }
+}

@@ -107,7 +107,9 @@ enum HTTPClient {
             TestClient.Request(path, method: HTTPRequest.Method(method)!, authority: "127.0.0.1", headers: fields,
                                body: body.map { ByteBuffer(string: $0) }))
         try? await client.shutdown()
-        return HTTPResult(status: response.status.code, body: response.body.map { Data($0.readableBytesView) } ?? Data())
+        return HTTPResult(
+            status: response.status.code, body: response.body.map { Data($0.readableBytesView) } ?? Data(),
+            headers: response.headers)
     }
 }
 
@@ -115,6 +117,7 @@ enum HTTPClient {
 struct HTTPResult {
     var status: Int
     var body: Data
+    var headers = HTTPFields()
 
     var text: String { String(decoding: body, as: UTF8.self) }
 

@@ -11,6 +11,7 @@ import HeraldProtocol
 struct StreamController {
     let messenger: Messenger
     let limits: ServerLimits
+    let timeouts: ServerTimeouts
     let authentication: AuthenticationMiddleware
 
     func addRoutes(to router: Router<HeraldRequestContext>) {
@@ -35,6 +36,7 @@ struct StreamController {
                 after: try Self.after(in: context.request),
                 messenger: messenger,
                 limits: limits,
+                timeouts: timeouts,
                 logger: context.logger
             )
             try await session.run(inbound: inbound, outbound: outbound)

@@ -103,7 +103,8 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
     SystemController().addRoutes(to: router)
     let authentication = AuthenticationMiddleware(tokens: environment.tokens, users: UserDirectory(store: environment.store))
     StreamController(
-        messenger: environment.messenger, limits: environment.configuration.limits, authentication: authentication
+        messenger: environment.messenger, limits: environment.configuration.limits,
+        timeouts: environment.configuration.timeouts, authentication: authentication
     ).addRoutes(to: router)
     let v1 = router.group("v1").add(middleware: authentication)
     ConversationsController(

@@ -44,6 +44,9 @@ public struct ServerTimeouts: Hashable, Sendable {
     public var idle: Duration = .seconds(60)
     /// How long a graceful stop may take before the remaining connections are cut (`HERALD_SHUTDOWN_TIMEOUT`).
     public var shutdown: Duration = .seconds(10)
+    /// How long a stream whose queue overflowed may take to drain it and read the 1008 close before the connection
+    /// is cut: a client that stopped reading altogether would otherwise hold a blocked write.
+    public var overflowDrain: Duration = .seconds(1)
 
     /// The defaults.
     public init() {}

@@ -17,6 +17,7 @@ struct StreamSession {
     let after: Int64?
     let messenger: Messenger
     let limits: ServerLimits
+    let timeouts: ServerTimeouts
     let logger: Logger
 
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
@@ -76,8 +77,8 @@ struct StreamSession {
     }
 
     /// After an overflow the writer drains what was queued and closes with 1008. A client that stopped reading
-    /// altogether leaves the writer blocked in a socket write; after a second this gives up on it, ending the
-    /// session so the connection is dropped.
+    /// altogether leaves the writer blocked in a socket write; after ``ServerTimeouts/overflowDrain`` this gives up
+    /// on it, ending the session so the connection is dropped.
     private func dropIfStuck(_ outbox: Outbox) async throws {
         var overflows = outbox.overflows.makeAsyncIterator()
         guard await overflows.next() != nil else {
@@ -85,7 +86,7 @@ struct StreamSession {
             while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
             return
         }
-        try await Task.sleep(for: .seconds(1))
+        try await Task.sleep(for: timeouts.overflowDrain)
         logger.notice("stream dropped: client stopped reading", metadata: ["user": "\(identity.userID)"])
         throw CancellationError()
     }

@@ -1,0 +1,220 @@
+import Foundation
+import HTTPTypes
+@testable import HeraldServer
+import Testing
+
+/// One user, however busy, can neither take the server from the others nor push their own state past what is real.
+@Suite("Load from one user is bounded: paged lists, per-user limits, read markers kept to what exists", .timeLimit(.minutes(1)))
+struct LimitsTests {
+    struct ListJSON: Decodable {
+        struct Item: Decodable {
+            var id: String
+            var muted: Bool
+        }
+
+        var conversations: [Item]
+        var next: String?
+    }
+
+    @Test("the list comes in pages, newest activity first, each conversation once; the cursor and limit are checked")
+    func pagedList() async throws {
+        try await TestServer.run { server in
+            let alice = try await server.token("alice")
+            var created: [String] = []
+            for index in 0..<7 {
+                let id = try await server.createConversation(alice, kind: "group", title: "G\(index)", members: ["bob"])
+                try await server.post(alice, to: id, text: "hello \(index)")
+                created.append(id)
+            }
+            // Activity: a post moves a conversation to the top.
+            try await server.post(alice, to: created[2], text: "bump")
+            let expected = [created[2]] + created.filter { $0 != created[2] }.reversed()
+
+            var seen: [String] = []
+            var cursor: String?
+            var pages = 0
+            repeat {
+                let query = "limit=3" + (cursor.map { "&cursor=\($0)" } ?? "")
+                let result = try await server.request("GET", "/v1/conversations?\(query)", token: alice)
+                #expect(result.status == 200)
+                let page = try result.decode(ListJSON.self)
+                #expect(page.conversations.count <= 3)
+                seen += page.conversations.map(\.id)
+                cursor = page.next
+                pages += 1
+            } while cursor != nil && pages < 10
+            #expect(seen == expected)
+            #expect(pages == 3)
+
+            // A page is stable under new activity: the rest of the list still comes, and nothing twice.
+            let first = try await server.request("GET", "/v1/conversations?limit=4", token: alice).decode(ListJSON.self)
+            try await server.post(alice, to: created[0], text: "moves to the top")
+            let rest = try await server.request(
+                "GET", "/v1/conversations?limit=4&cursor=\(first.next ?? "")", token: alice).decode(ListJSON.self)
+            #expect(Set(first.conversations.map(\.id)).isDisjoint(with: rest.conversations.map(\.id)))
+
+            // Muted only.
+            #expect(try await server.request("PUT", "/v1/conversations/\(created[4])/mute", token: alice).status == 204)
+            let muted = try await server.request("GET", "/v1/conversations?muted=true", token: alice).decode(ListJSON.self)
+            #expect(muted.conversations.map(\.id) == [created[4]])
+            #expect(muted.conversations.allSatisfy { $0.muted })
+
+            for query in ["limit=0", "limit=101", "limit=x", "cursor=nonsense", "cursor=", "muted=yes"] {
+                let result = try await server.request("GET", "/v1/conversations?\(query)", token: alice)
+                #expect(result.status == 400, "\(query)")
+                #expect(result.errorCode == "invalid_request")
+            }
+        }
+    }
+
+    @Test("posts beyond the burst get 429 rate_limited with Retry-After, on HTTP and on the stream; others are unaffected")
+    func postLimits() async throws {
+        try await TestServer.run(configure: {
+            $0.limits.postBurst = 3
+            $0.limits.postsPerSecond = 0.01
+        }) { server in
+            let (alice, bob) = try await (server.token("alice"), server.token("bob"))
+            let chat = try await server.createConversation(alice, kind: "group", title: "Flood", members: ["bob"])
+            for index in 0..<3 {
+                try await server.post(alice, to: chat, text: "ok \(index)")
+            }
+            let refused = try await server.request("POST", "/v1/conversations/\(chat)/messages", token: alice, body: #"{"text": "one too many"}"#)
+            #expect(refused.status == 429)
+            #expect(refused.errorCode == "rate_limited")
+            let retryAfter = refused.headers[HTTPField.Name("Retry-After")!].flatMap { Int($0) }
+            #expect(retryAfter.map { (1...101).contains($0) } == true, "Retry-After in whole seconds: \(String(describing: retryAfter))")
+
+            // On the stream, the refusal names the send and says how long to wait.
+            let socket = try await server.stream(alice)
+            var frames = FrameReader(socket)
+            _ = try await frames.untilReady()
+            socket.send(#"{"type": "send", "conversation": "\#(chat)", "id": "s1", "text": "again"}"#)
+            let text = try #require(await frames.nextText())
+            let frame = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            #expect(frame?["code"] as? String == "rate_limited")
+            #expect(frame?["ref"] as? String == "s1")
+            #expect((frame?["retryAfter"] as? Double).map { $0 > 0 } == true)
+            socket.close()
+
+            // Bob has his own allowance; nothing refused was stored.
+            try await server.post(bob, to: chat, text: "bob is fine")
+            let history = try await server.request("GET", "/v1/conversations/\(chat)/messages", token: bob)
+            #expect(try history.decode(MessageListJSON.self).messages.map(\.text) == ["ok 0", "ok 1", "ok 2", "bob is fine"])
+        }
+    }
+
+    @Test("a token bucket: a burst at once, then the sustained rate; a quiet user's bucket is forgotten")
+    func tokenBucket() {
+        let clock = StepClock()
+        let limiter = RateLimiter(burst: 3, perSecond: 2, clock: clock)
+        #expect((0..<3).map { _ in limiter.take("a") } == [nil, nil, nil])
+        #expect(limiter.take("a") == .milliseconds(500))
+        #expect(limiter.take("b") == nil, "each user has their own bucket")
+        clock.advance(by: .milliseconds(500))
+        #expect(limiter.take("a") == nil, "one earned back after half a second at 2 a second")
+        #expect(limiter.take("a") != nil)
+        clock.advance(by: .seconds(10))
+        #expect((0..<4).map { _ in limiter.take("a") == nil } == [true, true, true, false], "never more than the burst")
+    }
+
+    @Test("conversations created an hour, open streams and devices each have a limit, refused with rate_limited")
+    func otherLimits() async throws {
+        try await TestServer.run(configure: {
+            $0.limits.conversationsPerHour = 2
+            $0.limits.streamsPerUser = 2
+            $0.limits.devicesPerUser = 2
+        }) { server in
+            let (alice, bob) = try await (server.token("alice"), server.token("bob"))
+            _ = try await server.createConversation(alice, kind: "group", title: "1", members: ["bob"])
+            _ = try await server.createConversation(alice, kind: "group", title: "2", members: ["bob"])
+            let third = try await server.request(
+                "POST", "/v1/conversations", token: alice, body: #"{"kind": "group", "title": "3", "members": ["bob"]}"#)
+            #expect(third.status == 429)
+            #expect(third.errorCode == "rate_limited")
+            #expect(third.headers[HTTPField.Name("Retry-After")!] != nil)
+            _ = try await server.createConversation(bob, kind: "group", title: "bob's", members: ["alice"])
+
+            let streams = [try await server.stream(alice), try await server.stream(alice)]
+            for socket in streams {
+                var frames = FrameReader(socket)
+                _ = try await frames.untilReady()
+            }
+            let exchange = try await RawWebSocketExchange.run(port: server.port, path: "/v1/stream?token=\(alice)")
+            let refusal = try JSONSerialization.jsonObject(with: Data((exchange.frames.first?.text ?? "").utf8)) as? [String: Any]
+            #expect(refusal?["code"] as? String == "rate_limited")
+            #expect(exchange.frames.last?.closeCode == 1008)
+            let bobStream = try await server.stream(bob)
+            var bobFrames = FrameReader(bobStream)
+            _ = try await bobFrames.untilReady()
+            // Closing one frees its place.
+            streams[0].close()
+            _ = try await streams[0].closed()
+            let hub = server.environment.hub
+            for _ in 0..<500 where hub.presence(of: "alice").count > 1 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let again = try await server.stream(alice)
+            var againFrames = FrameReader(again)
+            _ = try await againFrames.untilReady()
+            for socket in [streams[1], again, bobStream] { socket.close() }
+
+            let put = { (device: String) in
+                try await server.request("PUT", "/v1/devices/\(device)", token: alice, body: #"{"platform": "fcm", "token": "t-\#(device)"}"#)
+            }
+            #expect(try await put("one").status == 204)
+            #expect(try await put("two").status == 204)
+            #expect(try await put("one").status == 204, "re-registering a device is not a new one")
+            let over = try await put("three")
+            #expect(over.status == 429)
+            #expect(over.errorCode == "rate_limited")
+        }
+    }
+
+    @Test("a read marker cannot move past the conversation's latest seq; posting moves one's own marker past one's message")
+    func readMarkerClamp() async throws {
+        try await TestServer.run { server in
+            let (alice, bob) = try await (server.token("alice"), server.token("bob"))
+            let chat = try await server.createConversation(alice, kind: "group", title: "Markers", members: ["bob"])
+            let other = try await server.createConversation(alice, kind: "group", title: "Other", members: ["bob"])
+            let first = try await server.post(bob, to: chat, text: "one")
+            #expect(try await server.request("POST", "/v1/conversations/\(chat)/read", token: alice, body: #"{"upTo": 1000000}"#).status == 204)
+            // Later messages, here or elsewhere, are unread: the marker stood at the conversation's latest.
+            try await server.post(bob, to: other, text: "elsewhere")
+            try await server.post(bob, to: chat, text: "two")
+            let summaries = try await server.environment.store.conversations(of: "alice", after: nil, limit: 10, mutedOnly: false)
+            let summary = try #require(summaries.summaries.first { $0.record.conversation.id == chat })
+            #expect(summary.unreadCount == 1)
+            #expect(summary.readUpTo == first.seq)
+
+            let mine = try await server.post(alice, to: chat, text: "my reply")
+            let after = try await server.environment.store.conversations(of: "alice", after: nil, limit: 10, mutedOnly: false)
+            let read = try #require(after.summaries.first { $0.record.conversation.id == chat })
+            #expect(read.readUpTo == mine.seq)
+            #expect(read.unreadCount == 0)
+        }
+    }
+}
+
+/// A clock that moves only when told.
+final class StepClock: Clock, @unchecked Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+    }
+
+    private let lock = NSLock()
+    private var current = Instant(offset: .zero)
+
+    var now: Instant { lock.withLock { current } }
+    var minimumResolution: Duration { .nanoseconds(1) }
+
+    func advance(by duration: Duration) {
+        lock.withLock { current = current.advanced(by: duration) }
+    }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        throw CancellationError()
+    }
+}

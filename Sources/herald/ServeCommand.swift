@@ -37,7 +37,8 @@ struct ServeCommand: AsyncParsableCommand {
             try await serve()
         } catch {
             // One clear line, never a stack of framework types: the setting, the file or the port that is wrong.
-            FileHandle.standardError.write(Data("herald: \(Self.describe(error))\n".utf8))
+            let line = Self.describe(error).split(whereSeparator: \.isNewline).joined(separator: " ")
+            FileHandle.standardError.write(Data("herald: \(line)\n".utf8))
             throw ExitCode.failure
         }
     }

@@ -128,6 +128,11 @@ struct RemoteServer: Sendable {
         ).status
     }
 
+    /// `GET /health`'s status.
+    func health() async throws -> Int {
+        try await HTTPClient.request(port: port, "GET", "/health").status
+    }
+
     func messages(_ token: String, in conversation: String, after: Int64) async throws -> [MessageJSON] {
         try await HTTPClient.request(
             port: port, "GET", "/v1/conversations/\(conversation)/messages?after=\(after)&limit=200", token: token

@@ -106,10 +106,12 @@ public struct ProcessResult: Sendable {
     public var stderr: String
 }
 
-/// Runs `executable` with `arguments` to its end, feeding it `input`, and returns what it printed. Not for a command
-/// that leaves a daemon behind: the daemon would hold its pipes, and its exit report, open for ever.
+/// Runs `executable` with `arguments` to its end, feeding it `input`, and returns what it printed; after `timeout`
+/// it is killed (SIGKILL), so a command that should have ended but did not fails its test instead of hanging it.
+/// Not for a command that leaves a daemon behind: the daemon would hold its pipes, and its exit report, open for ever.
 public func runProcess(
-    _ executable: URL, _ arguments: [String], input: String = "", environment: [String: String?] = [:]
+    _ executable: URL, _ arguments: [String], input: String = "", environment: [String: String?] = [:],
+    timeout: Duration = .seconds(60)
 ) async throws -> ProcessResult {
     let process = makeProcess(executable, arguments, environment: environment)
     let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
@@ -117,6 +119,11 @@ public func runProcess(
     process.standardOutput = stdout
     process.standardError = stderr
     let child = try ChildProcess(process)
+    let watchdog = Task { [child] in
+        try await Task.sleep(for: timeout)
+        child.signal(SIGKILL)
+    }
+    defer { watchdog.cancel() }
     let writer = stdin.fileHandleForWriting
     async let written: Void = onOwnThread {
         writer.write(Data(input.utf8))
@@ -133,8 +140,10 @@ public func runProcess(
 }
 
 /// Runs `herald` with `arguments` to its end, feeding `input` on standard input.
-public func runHerald(_ arguments: [String], input: String = "", environment: [String: String?] = [:]) async throws -> ProcessResult {
-    try await runProcess(heraldExecutable, arguments, input: input, environment: environment)
+public func runHerald(
+    _ arguments: [String], input: String = "", environment: [String: String?] = [:], timeout: Duration = .seconds(60)
+) async throws -> ProcessResult {
+    try await runProcess(heraldExecutable, arguments, input: input, environment: environment, timeout: timeout)
 }
 
 /// `herald serve` as a child process.

@@ -149,7 +149,7 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
         if closeWhenIdle, pendingResponses == 0, !readingRequest {
             context.flush()
-            context.close(promise: nil)
+            end(context)
         } else {
             arm()
         }
@@ -166,7 +166,7 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         logger.debug("HTTP request refused", metadata: ["error": "\(parserError)"])
         // A response already under way cannot be followed by another: then the connection just closes.
         guard pendingResponses == 0 else {
-            context.close(promise: nil)
+            end(context)
             return
         }
         let (status, code, message): (HTTPResponseStatus, String, String) = switch parserError {
@@ -181,14 +181,14 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
-            context.close(promise: nil)
+            self.end(context)
         }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
             if pendingResponses == 0, !readingRequest {
-                context.close(promise: nil)
+                end(context)
                 return
             }
             closeWhenIdle = true
@@ -215,8 +215,17 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
             timer = nil
             logger.debug("HTTP connection timed out", metadata: ["after": "\(timeout)"])
             closing = true
-            context.close(promise: nil)
+            end(context)
         }
+    }
+
+    /// Closes the connection. Before its first request, the WebSocket upgrade handler further on is still waiting
+    /// to see one: it is told the input ended, so it gives up quietly rather than reporting a failed upgrade.
+    private func end(_ context: ChannelHandlerContext) {
+        if fresh {
+            context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        }
+        context.close(promise: nil)
     }
 
     private func leave(context: ChannelHandlerContext) {

@@ -13,7 +13,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch {
             let apiError = APIError(error)
-            if apiError.code == .internalError {
+            if error is CancellationError {
+                // The server's stop outlasted its shutdown timeout and cut this request.
+                context.logger.notice("request cut short by shutdown")
+            } else if apiError.code == .internalError {
                 context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
             }
             return apiError.response()

@@ -64,6 +64,9 @@ public final class SQLiteStore: Store {
     private static func checkIntegrity(_ connection: SQLiteConnection, path: String) async throws {
         let rows = try await connection.query("PRAGMA quick_check(5)", [])
         let findings = rows.compactMap { $0.column("quick_check")?.string }
+            .flatMap { $0.split(whereSeparator: \.isNewline) }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("***") }
         guard findings == ["ok"] else {
             throw StorageError(
                 "the database \(path) is damaged (\(findings.joined(separator: "; "))); "

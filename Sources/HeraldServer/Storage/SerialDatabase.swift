@@ -65,13 +65,17 @@ final class SerialDatabase: Service {
         } onGracefulShutdown: { [jobSink] in
             jobSink.finish()
         }
-        if lock != nil {
-            // A clean stop: the log folded into the file, and the file marked closed (see SQLiteStore.open).
-            _ = try? await connection.query("UPDATE server_state SET running = 0 WHERE id = 1", [])
-            _ = try? await connection.query("PRAGMA wal_checkpoint(TRUNCATE)", [])
-        }
-        defer { lock?.release() }
-        try await connection.close()
-        logger.info("database closed")
+        // Closing must complete even when the stop was cut short (the service group cancels what outlives the
+        // shutdown timeout), so it runs in a task of its own, which that cancellation does not reach.
+        try await Task { [connection, lock, logger] in
+            defer { lock?.release() }
+            if lock != nil {
+                // A clean stop: the log folded into the file, and the file marked closed (see SQLiteStore.open).
+                _ = try? await connection.query("UPDATE server_state SET running = 0 WHERE id = 1", [])
+                _ = try? await connection.query("PRAGMA wal_checkpoint(TRUNCATE)", [])
+            }
+            try await connection.close()
+            logger.info("database closed")
+        }.value
     }
 }

@@ -1,0 +1,187 @@
+import Foundation
+import HeraldServer
+import HeraldTestSupport
+import NIOCore
+import NIOPosix
+import Testing
+
+/// `herald serve` refuses to start on anything doubtful, in one line, and stops in bounded time.
+@Suite("Start-up and shutdown: one clear line for every failure, one server per file, bounded SIGTERM", .timeLimit(.minutes(2)))
+struct StartupTests {
+    static let secretEnvironment: [String: String?] = ["HERALD_JWT_SECRET": TestServer.secret]
+
+    /// `herald serve` run to its end; it must fail with exactly one line on standard error.
+    static func failedStart(_ arguments: [String], environment: [String: String?] = [:]) async throws -> String {
+        let result = try await runHerald(
+            ["serve", "--port", "0"] + arguments, environment: secretEnvironment.merging(environment) { $1 },
+            timeout: .seconds(20))
+        #expect(result.reason == .exit, "it exits by itself; no signal, no crash, not left running: \(arguments)")
+        #expect(result.status != 0)
+        // Apart from the log's progress notes (the database opened and migrated), one line says what is wrong.
+        let lines = result.stderr.split(separator: "\n").filter { !isProgressNote($0) }
+        #expect(lines.count == 1, "one line: \(result.stderr)")
+        #expect(lines.first?.hasPrefix("herald: ") == true)
+        for crash in ["Fatal error", "Assertion", "Backtrace", "Stack dump", "Current stack trace"] {
+            #expect(!result.stderr.contains(crash))
+        }
+        return String(lines.first ?? "")
+    }
+
+    /// A log line at info level or below (`<time> info herald: …`).
+    static func isProgressNote(_ line: Substring) -> Bool {
+        let words = line.split(separator: " ", maxSplits: 2)
+        return words.count == 3 && words[0].first?.isNumber == true && ["trace", "debug", "info", "notice"].contains(words[1])
+    }
+
+    @Test("a bad setting in the environment or on the command line is one line and a non-zero exit, never ignored")
+    func badSettings() async throws {
+        let cases: [([String], [String: String?], String)] = [
+            ([], ["HERALD_PORT": "abc"], "HERALD_PORT"),
+            ([], ["HERALD_PORT": "70000"], "HERALD_PORT"),
+            ([], ["HERALD_DEMO": "true"], "HERALD_DEMO"),
+            ([], ["HERALD_SQLITE_SYNC": "sometimes"], "HERALD_SQLITE_SYNC"),
+            ([], ["HERALD_LIMIT_STREAMS": "0"], "HERALD_LIMIT_STREAMS"),
+            ([], ["HERALD_LIMIT_POSTS_PER_SECOND": "fast"], "HERALD_LIMIT_POSTS_PER_SECOND"),
+            ([], ["HERALD_HEADER_TIMEOUT": "-1"], "HERALD_HEADER_TIMEOUT"),
+            ([], ["HERALD_SHUTDOWN_TIMEOUT": "10s"], "HERALD_SHUTDOWN_TIMEOUT"),
+            ([], ["LOG_LEVEL": "loud"], "LOG_LEVEL"),
+            ([], ["HERALD_JWT_SECRET": "short"], "32"),
+        ]
+        for (arguments, environment, named) in cases {
+            let line = try await Self.failedStart(arguments + ["--database", ":memory:"], environment: environment)
+            #expect(line.contains(named), "\(environment): \(line)")
+        }
+    }
+
+    @Test("a port in use and a database that cannot be opened are one line each, naming what failed")
+    func unusableResources() async throws {
+        let holder = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(holder.localAddress?.port)
+        let inUse = try await runHerald(
+            ["serve", "--port", "\(port)", "--database", ":memory:"], environment: Self.secretEnvironment)
+        #expect(inUse.status == 1)
+        let complaint = inUse.stderr.split(separator: "\n").filter { !Self.isProgressNote($0) }
+        #expect(complaint == ["herald: cannot listen on 127.0.0.1:\(port): address already in use"], "\(inUse.stderr)")
+        try await holder.close()
+
+        let folder = try makeTemporaryFolder("herald-startup")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let line = try await Self.failedStart(["--database", folder.path])
+        #expect(line.contains(folder.path), "the folder given as a database: \(line)")
+        let nowhere = try await Self.failedStart(["--database", "/proc/no-such-place/herald.sqlite"])
+        #expect(nowhere.contains("/proc/no-such-place/herald.sqlite"))
+    }
+
+    @Test("a second server on the same SQLite file refuses to start while the first runs; after it stops, one may")
+    func oneServerPerFile() async throws {
+        let folder = try makeTemporaryFolder("herald-lock")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("herald.sqlite").path
+        let first = try await ServerProcess(database: database, secret: TestServer.secret)
+        defer { first.stop() }
+        let line = try await Self.failedStart(["--database", database])
+        #expect(line.contains("another Herald server"), "\(line)")
+        #expect(try await RemoteServer(port: first.port).health() == 200, "the first is untouched")
+        #expect(await first.terminate() == 0)
+        let again = try await ServerProcess(database: database, secret: TestServer.secret)
+        #expect(await again.terminate() == 0)
+    }
+
+    @Test("a corrupted database, or one whose -wal was lost after a crash, is refused at start, not served")
+    func damagedDatabases() async throws {
+        let folder = try makeTemporaryFolder("herald-damage")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tokens = await TokenAuthority(secret: TestServer.secret)
+        let alice = try await tokens.token(userID: "alice", name: "Alice")
+
+        // Not a database at all.
+        let garbage = folder.appendingPathComponent("garbage.sqlite")
+        try Data(repeating: 0x5A, count: 8192).write(to: garbage)
+        let notDatabase = try await Self.failedStart(["--database", garbage.path])
+        #expect(notDatabase.contains(garbage.path))
+
+        // A real database with a page overwritten.
+        let damaged = folder.appendingPathComponent("damaged.sqlite").path
+        let server = try await ServerProcess(database: damaged, secret: TestServer.secret)
+        let remote = RemoteServer(port: server.port)
+        let chat = try await remote.createConversation(alice, members: ["bob"])
+        for index in 0..<200 {
+            _ = try await remote.post(alice, to: chat, id: "m\(index)", text: String(repeating: "text \(index) ", count: 20))
+        }
+        #expect(await server.terminate() == 0)
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: damaged))
+        let size = try handle.seekToEnd()
+        #expect(size > 4 * 4096)
+        // The headers of pages 2 to 4 (of 4096 bytes): whatever b-trees live there no longer parse.
+        for page in 1...3 {
+            try handle.seek(toOffset: UInt64(page * 4096))
+            handle.write(Data(repeating: 0xA5, count: 64))
+        }
+        try handle.close()
+        let corrupt = try await Self.failedStart(["--database", damaged])
+        #expect(corrupt.contains("damaged"), "\(corrupt)")
+
+        // Killed with its recent work in the -wal, which is then lost: the seqs in it would be reused.
+        let walLost = folder.appendingPathComponent("wal.sqlite").path
+        let crashing = try await ServerProcess(database: walLost, secret: TestServer.secret)
+        let crashingRemote = RemoteServer(port: crashing.port)
+        let walChat = try await crashingRemote.createConversation(alice, members: ["bob"])
+        _ = try await crashingRemote.post(alice, to: walChat, id: "w1", text: "only in the wal")
+        await crashing.kill()
+        #expect(FileManager.default.fileExists(atPath: walLost + "-wal"))
+        try FileManager.default.removeItem(atPath: walLost + "-wal")
+        try? FileManager.default.removeItem(atPath: walLost + "-shm")
+        let lost = try await Self.failedStart(["--database", walLost])
+        #expect(lost.contains("-wal"), "\(lost)")
+
+        // A crash that keeps its -wal is fine: the next start recovers from it.
+        let kept = folder.appendingPathComponent("kept.sqlite").path
+        let crashingAgain = try await ServerProcess(database: kept, secret: TestServer.secret)
+        let keptChat = try await RemoteServer(port: crashingAgain.port).createConversation(alice, members: ["bob"])
+        _ = try await RemoteServer(port: crashingAgain.port).post(alice, to: keptChat, id: "k1", text: "kept")
+        await crashingAgain.kill()
+        let recovered = try await ServerProcess(database: kept, secret: TestServer.secret)
+        #expect(try await RemoteServer(port: recovered.port).messages(alice, in: keptChat, after: 0).map(\.id) == ["k1"])
+        #expect(await recovered.terminate() == 0)
+    }
+
+    @Test("SIGTERM with silent, half-sent and stalled requests open still ends the server within its shutdown timeout")
+    func boundedShutdown() async throws {
+        let folder = try makeTemporaryFolder("herald-stop")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("herald.sqlite").path
+        // Header and idle timeouts far beyond the shutdown timeout: only the shutdown bound can end these connections.
+        let server = try await ServerProcess(database: database, secret: TestServer.secret, environment: [
+            "HERALD_SHUTDOWN_TIMEOUT": "2", "HERALD_HEADER_TIMEOUT": "600", "HERALD_IDLE_TIMEOUT": "600",
+        ])
+        defer { server.stop() }
+        let tokens = await TokenAuthority(secret: TestServer.secret)
+        let alice = try await tokens.token(userID: "alice", name: "Alice")
+        let chat = try await RemoteServer(port: server.port).createConversation(alice, members: ["bob"])
+        var connections: [RawConnection] = []
+        for _ in 0..<5 {
+            connections.append(try await RawConnection(port: server.port))
+            let half = try await RawConnection(port: server.port)
+            try await half.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            connections.append(half)
+        }
+        // A body that never finishes: the server is mid-request when the signal comes.
+        let stalled = try await RawConnection(port: server.port)
+        try await stalled.send(
+            "POST /v1/conversations/\(chat)/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(alice)\r\n"
+                + "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"text\": \"never ends")
+        connections.append(stalled)
+        #expect(try await RemoteServer(port: server.port).health() == 200, "all of them are in the server by now")
+
+        let started = ContinuousClock.now
+        let status = await server.terminate()
+        let took = ContinuousClock.now - started
+        #expect(status == 0, "it exits by itself, cleanly: \(status)")
+        #expect(took < .seconds(30), "bounded by the 2 s shutdown timeout, not the 600 s request timeouts: \(took)")
+        for connection in connections {
+            _ = try await connection.readToEnd()
+            #expect(connection.closedByServer)
+        }
+    }
+}

@@ -25,7 +25,7 @@ struct KeyParser {
     private var pending: [UInt8] = []
 
     /// The longest escape sequence it waits for; a longer one is dropped as garbage.
-    private static let maxSequence = 32
+    private static let maxSequence = 256
 
     mutating func feed(_ bytes: [UInt8]) -> [Key] {
         pending += bytes
@@ -55,14 +55,28 @@ struct KeyParser {
             case 0x10: keys.append(.pauseBanner); index += 1
             case 0x00..<0x20: index += 1
             default:
-                let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
-                guard index + length <= pending.count else { break parsing }
+                // One UTF-8 character: a lead byte and its continuation bytes. A byte that cannot start one, or a
+                // lead whose continuation is missing, is dropped alone and the next byte read afresh.
+                let length = switch byte {
+                case 0xC2...0xDF: 2
+                case 0xE0...0xEF: 3
+                case 0xF0...0xF4: 4
+                case 0x20...0x7E: 1
+                default: 0
+                }
+                guard length > 0 else { index += 1; break }
+                let available = min(length, pending.count - index)
+                let continued = (1..<max(1, available)).allSatisfy { (0x80...0xBF).contains(pending[index + $0]) }
+                guard continued else { index += 1; break }
+                guard available == length else { break parsing }
                 var decoder = UTF8()
                 var bytes = pending[index..<index + length].makeIterator()
                 if case .scalarValue(let scalar) = decoder.decode(&bytes) {
                     keys.append(.character(Character(scalar)))
+                    index += length
+                } else {
+                    index += 1
                 }
-                index += length
             }
         }
         pending.removeFirst(index)
@@ -101,6 +115,17 @@ struct KeyParser {
             default: nil
             }
             return .sequence(length: 3, key: key)
+        case UInt8(ascii: "]"), UInt8(ascii: "P"), UInt8(ascii: "_"), UInt8(ascii: "^"), UInt8(ascii: "X"):
+            // OSC, DCS, APC, PM, SOS: a string up to BEL or ESC \ (a terminal's reply to a query, say).
+            var end = start + 2
+            while end < bytes.endIndex {
+                if bytes[end] == 0x07 { return .sequence(length: end - start + 1, key: nil) }
+                if bytes[end] == 0x1B, end + 1 < bytes.endIndex {
+                    return .sequence(length: end - start + (bytes[end + 1] == UInt8(ascii: "\\") ? 2 : 1), key: nil)
+                }
+                end += 1
+            }
+            return .incomplete
         default:
             // ESC and one more byte (Alt with a key), a key this chat does not use.
             return .sequence(length: 2, key: nil)

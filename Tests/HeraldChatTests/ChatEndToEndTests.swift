@@ -256,4 +256,91 @@ struct ChatEndToEndTests {
             try await tmux.type("clear")
         }
     }
+
+    @Test("hostile names, titles and texts change nothing in the terminal; long messages wrap; the line edits as a shell's; sending reads")
+    func hostileTextAndEditing() async throws {
+        try await DemoTerminal.run(hostileTextAndEditing)
+    }
+
+    private func hostileTextAndEditing(_ demo: DemoTerminal) async throws {
+        let tmux = demo.tmux
+        let poster = Poster(port: demo.server.port, database: demo.database)
+        let mallory = try await poster.token("mallory", name: "Mallory\u{1B}[2J\u{1B}]2;PWNED-NAME\u{7}")
+        let evil = try await poster.api(mallory).createConversation(
+            kind: .group, title: "\u{1B}]2;PWNED\u{7}Evil\u{1B}[5mGroup", members: ["alice"]).id
+        try await poster.post(mallory, to: evil, "\u{1B}]2;PWNED-TEXT\u{7}\u{9B}2Jhello\u{7}\u{202E}there")
+        try await tmux.start(demo.aliceChat)
+        #expect(try await tmux.wait { $0.first?.contains("· live") == true } != nil, "connected")
+        #expect(try await tmux.wait { $0.contains { $0.contains("EvilGroup") } } != nil, "the title, cleaned, is in the list")
+        for _ in 0..<6 where try await tmux.wait(.milliseconds(300), for: { $0.first?.contains("EvilGroup ·") == true }) == nil {
+            try await tmux.keys("Down")
+        }
+        let opened = try await tmux.wait { $0.contains { $0.contains("Mallory: hellothere") } }
+        let openedScreen = await tmux.screen()
+        #expect(opened != nil, "the text, cleaned: \(openedScreen)")
+        let title = try await tmux.format("#{pane_title}")
+        #expect(!title.contains("PWNED"), "no escape sequence reached the terminal: \(title)")
+        let everything = await tmux.screen()
+        #expect(!everything.joined().contains("PWNED"))
+
+        // A long message wraps inside the chat view.
+        let words = (1...40).map { "word\($0)" }.joined(separator: " ")
+        try await poster.post(mallory, to: evil, words)
+        let wrapped = try await tmux.wait { lines in
+            lines.contains { $0.contains("Mallory: word1 ") } && lines.contains { $0.contains("│ ") && $0.contains("word40") }
+                && !lines.contains { $0.contains("Mallory: word1 ") && $0.contains("word40") }
+        }
+        let wrappedScreen = await tmux.screen()
+        #expect(wrapped != nil, "wrapped over several lines: \(wrappedScreen)")
+
+        // Editing: a typo fixed with the arrows, an unknown key (F5) and Alt-x ignored, Ctrl-W and Ctrl-U.
+        try await tmux.keys("-l", "helo wrld")
+        try await tmux.keys("Home", "Right", "Right", "Right", "F5", "M-x")
+        try await tmux.keys("-l", "l")
+        try await tmux.keys("End", "Left", "Left", "Left")
+        try await tmux.keys("-l", "o")
+        let typed = try await tmux.wait { $0.last { !$0.isEmpty }?.hasPrefix("> hello world") == true }
+        let typedScreen = await tmux.screen()
+        #expect(typed != nil, "the input line: \(typedScreen)")
+        try await tmux.keys("Enter")
+        #expect(try await tmux.wait { $0.contains { $0.contains("You: hello world") } } != nil)
+        try await tmux.keys("-l", "one two three")
+        try await tmux.keys("C-w")
+        #expect(try await tmux.wait { $0.last { !$0.isEmpty }?.hasPrefix("> one two") == true } != nil)
+        try await tmux.keys("C-u")
+        #expect(try await tmux.wait { $0.last { !$0.isEmpty } == ">" } != nil, "Ctrl-U empties the line")
+
+        // Her own message moved her read marker: nothing unread in that chat on the server.
+        let alice = try await poster.token("alice", name: "Alice Johnson")
+        let sent = try await poster.api(alice).messages(in: evil).last
+        #expect(sent?.text == "hello world")
+        #expect(try await poster.unread(alice, in: evil) == 0)
+        try await tmux.keys("C-c")
+    }
+
+    @Test("a refused token and an unreachable server are shown with their reason, not an endless reconnecting")
+    func refusals() async throws {
+        try await DemoTerminal.run(refusals)
+    }
+
+    private func refusals(_ demo: DemoTerminal) async throws {
+        let tmux = demo.tmux
+        // A well-formed token signed with another server's secret.
+        let elsewhere = demo.folder.appendingPathComponent("elsewhere.sqlite").path
+        let foreign = try await runHerald(["token", "alice", "--database", elsewhere]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try await tmux.start("\(heraldExecutable.path) chat --server http://127.0.0.1:\(demo.server.port) --token \(foreign)")
+        let refused = try await tmux.wait { $0.first?.contains("refused by the server: invalid_token") == true }
+        let refusedScreen = await tmux.screen()
+        #expect(refused != nil, "\(refusedScreen)")
+        try await tmux.keys("C-c")
+        await tmux.stop()
+
+        // A port nobody listens on: the one the demo server had before it was stopped is not reliable, so port 9.
+        try await tmux.start("\(heraldExecutable.path) chat --server http://127.0.0.1:9 --token \(foreign)")
+        let unreachable = try await tmux.wait { $0.first?.contains("cannot reach http://127.0.0.1:9") == true }
+        let unreachableScreen = await tmux.screen()
+        #expect(unreachable != nil, "\(unreachableScreen)")
+        try await tmux.keys("C-c")
+    }
 }

@@ -159,6 +159,49 @@ struct ClientTests {
         #expect(record.shows == ["other-chat"])
     }
 
+    @Test("muting reaches the engine: muted at start, muted and unmuted elsewhere, muted here; no banner for a muted chat")
+    func mutedChats() async throws {
+        let record = ClientRecord()
+        try await TestServer.run { server in
+            let (alice, bob, charlie) = try await (
+                server.token("alice"), server.token("bob", name: "Bob"), server.token("charlie", name: "Charlie"))
+            let withBob = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let withCharlie = try await server.createConversation(alice, kind: "direct", members: ["charlie"])
+            // Muted on another device before this one starts.
+            #expect(try await server.request("PUT", "/v1/conversations/\(withBob)/mute", token: alice).status == 204)
+
+            let client = Self.client(port: server.port, token: alice)
+            let live = LiveNotifications(client: client, userID: "alice")
+            let watchers = [record.watch(client), record.watch(live)]
+            let running = Task { await live.run() }
+            try await record.wait { $0.liveCount >= 1 }
+
+            try await server.post(bob, to: withBob, id: "muted-at-start", text: "psst")
+            try await server.post(charlie, to: withCharlie, id: "not-muted", text: "hello")
+            try await record.wait { $0.skips["muted-at-start"] != nil && $0.shows.contains("not-muted") }
+            #expect(record.skips["muted-at-start"] == .muted)
+
+            // Unmuted on another device: the stream says so, and the next message shows.
+            #expect(try await server.request("DELETE", "/v1/conversations/\(withBob)/mute", token: alice).status == 204)
+            try await server.post(bob, to: withBob, id: "after-unmute", text: "now?")
+            try await record.wait { $0.shows.contains("after-unmute") }
+
+            // Muted here: the server keeps it (for every device), and the engine skips it at once.
+            try await live.mute(withCharlie)
+            let list = try await server.request("GET", "/v1/conversations?muted=true", token: alice)
+            #expect(list.text.contains(withCharlie))
+            try await server.post(charlie, to: withCharlie, id: "muted-here", text: "again")
+            try await record.wait { $0.skips["muted-here"] != nil }
+            #expect(record.skips["muted-here"] == .muted)
+            #expect(!record.shows.contains("muted-here"))
+            #expect(!record.shows.contains("muted-at-start"))
+
+            running.cancel()
+            await running.value
+            for watcher in watchers { await watcher.value }
+        }
+    }
+
     @Test("sends are retried until acknowledged, refused ones are reported once, and back-off grows then resets")
     func sendsAndBackoff() async throws {
         try await TestServer.run { server in

@@ -73,6 +73,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldServer",
+                "HeraldClient",
                 "CHeapUsage",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -6,7 +6,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks that print figures; build with -c release for meaningful numbers.",
-        subcommands: [Engine.self, Stream.self]
+        subcommands: [Engine.self, Stream.self, List.self]
     )
 
     /// `herald bench engine`.
@@ -70,6 +70,37 @@ struct BenchCommand: ParsableCommand {
             options.rate = rate
             options.duration = .seconds(seconds)
             print(try await StreamBenchmark.run(options).text)
+        }
+    }
+
+    /// `herald bench list`.
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A poster's latency while one user in many conversations lists them all, several times at once."
+        )
+
+        @Option(help: "Conversations the listing user is in.")
+        var conversations = 20_000
+
+        @Option(help: "Full listings running at once.")
+        var listers = 4
+
+        @Option(help: "Posts measured, with and without the listings.")
+        var posts = 300
+
+        func validate() throws {
+            guard conversations > 0, listers > 0, posts > 0 else { throw ValidationError("every number must be positive") }
+        }
+
+        func run() async throws {
+            #if DEBUG
+            print("note: this is a debug build; use `swift run -c release herald bench list` for real figures")
+            #endif
+            var options = ListBenchmark.Options()
+            options.conversations = conversations
+            options.listers = listers
+            options.posts = posts
+            print(try await ListBenchmark.run(options).text)
         }
     }
 }

@@ -1,7 +1,7 @@
 import HeraldCore
 import Testing
 
-@Suite("How banners behave (SPEC section 4), in virtual time")
+@Suite("How banners behave (docs/behaviour.md §3), in virtual time")
 struct BannerBehaviourTests {
     @Test("with Alice's chat with Bob open, Charlie's message shows a banner; a tap dismisses it and opens Charlie's chat")
     func theSentence() throws {

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import Testing
 
-@Suite("What a notification says (SPEC section 3)")
+@Suite("What a notification says (docs/behaviour.md §2)")
 struct ContentFormatterTests {
     let formatter = ContentFormatter.standard
 

@@ -1,7 +1,7 @@
 import HeraldCore
 import Testing
 
-@Suite("When to notify (SPEC section 2, items 1 to 6)")
+@Suite("When to notify (docs/behaviour.md §1, rules 1 to 6)")
 struct NotificationPolicyTests {
     let fromBob = Cast.message("m1", in: Cast.aliceBob, from: Cast.bob).message
 

@@ -1,4 +1,4 @@
-/// How the banner queue behaves. The defaults are SPEC section 4's.
+/// How the banner queue behaves. The defaults are those of docs/behaviour.md §3.
 public struct BannerConfig: Hashable, Sendable {
     /// How many banners may wait behind the visible one; one more pushes out the oldest waiting.
     public var capacity: Int

@@ -9,7 +9,7 @@
 /// is treated as the latest one seen. Banner ids must be unique: the ``Notifier`` drops repeated message ids
 /// before they reach the queue, and ``NotifierDriver`` gives general banners fresh ids.
 ///
-/// The rules (SPEC section 4): one banner visible; it goes ``BannerConfig/duration`` after it appeared (its own
+/// The rules (docs/behaviour.md §3): one banner visible; it goes ``BannerConfig/duration`` after it appeared (its own
 /// duration for general banners), paused while touched; at most ``BannerConfig/capacity`` wait, and one more
 /// pushes out the oldest waiting; the next appears ``BannerConfig/gap`` after the previous one was dismissed.
 public struct BannerQueue: Hashable, Sendable {

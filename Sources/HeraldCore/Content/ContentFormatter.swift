@@ -14,7 +14,7 @@ public struct ContentFormatter: Hashable, Sendable {
     /// The title used for a group that has none.
     public var untitledGroupName: String
 
-    /// The rules of SPEC section 3: 50 characters, `📷 Image`, `New message`.
+    /// The rules of docs/behaviour.md §2: 50 characters, `📷 Image`, `New message`.
     public static let standard = ContentFormatter()
 
     /// Creates a formatter; the defaults are the product's rules.

@@ -22,7 +22,7 @@ public enum Delivery: Hashable, Sendable {
     case skip(SkipReason)
 }
 
-/// Who gets told of a message, on one device: SPEC section 2, items 1 to 6.
+/// Who gets told of a message, on one device: docs/behaviour.md §1, rules 1 to 6.
 public enum NotificationPolicy {
     /// Decides how the device of `userID` in state `device` is told of `message`.
     ///

@@ -97,14 +97,18 @@ struct ClientTests {
                 acked.withLockedValue { $0.append(message.id) }
             }
             try await record.wait { $0.messages.count >= 70 }
-            try await Task.sleep(for: .milliseconds(200))
+            // A last message as a barrier: the stream is in seq order, so a duplicate of any earlier one would have
+            // arrived before it.
+            let barrier = try await server.post(bob, to: chat, id: "barrier", text: "the end")
+            acked.withLockedValue { $0.append(barrier.id) }
+            try await record.wait { $0.messages.contains { $0.id == "barrier" } }
         }
         running?.cancel()
         await running?.value
         for watcher in watchers { await watcher.value }
 
         let ids = record.messages.map(\.id)
-        #expect(ids.count == 70)
+        #expect(ids.count == 71)
         #expect(Set(ids) == Set(acked.withLockedValue { $0 }), "every acknowledged message arrived")
         #expect(Set(ids).count == ids.count, "none twice")
         let seqs = record.messages.compactMap(\.seq)

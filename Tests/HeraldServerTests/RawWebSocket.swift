@@ -90,9 +90,11 @@ struct RawWebSocketExchange {
 /// Bytes to and from a server over one plain TCP connection, read at the test's pace.
 /// (Used by one task at a time; unchecked so that a task group can own one each.)
 final class RawConnection: @unchecked Sendable {
-    private let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
-    private var inbound: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
-    private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    private var incoming: AsyncStream<ByteBuffer>.Iterator
+    private let outgoing: AsyncStream<[UInt8]>.Continuation
+    /// One element for each read the test asks for: nothing is read from the socket before, so a test that does
+    /// not read pushes back on the server as a real slow client would.
+    private let demands: AsyncStream<Void>.Continuation
     /// Bytes received and not yet consumed.
     private(set) var received: [UInt8] = []
     /// Whether the server closed the connection.
@@ -105,17 +107,43 @@ final class RawConnection: @unchecked Sendable {
         if let receiveBuffer {
             bootstrap = bootstrap.channelOption(ChannelOptions.socketOption(.so_rcvbuf), value: SocketOptionValue(receiveBuffer))
         }
-        channel = try await bootstrap.connect(host: "127.0.0.1", port: port) { channel in
+        let channel = try await bootstrap.connect(host: "127.0.0.1", port: port) { channel in
             channel.eventLoop.makeCompletedFuture {
                 try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
             }
         }
-        inbound = channel.inbound.makeAsyncIterator()
-        outbound = channel.outbound
+        let (incoming, incomingSink) = AsyncStream<ByteBuffer>.makeStream()
+        let (outgoing, outgoingSink) = AsyncStream<[UInt8]>.makeStream()
+        let (demands, demandSink) = AsyncStream<Void>.makeStream()
+        self.incoming = incoming.makeAsyncIterator()
+        self.outgoing = outgoingSink
+        self.demands = demandSink
+        // The channel lives in its own task: what arrives goes to `incoming`, what the test sends comes from
+        // `outgoing`; the connection closes when the server closes it or the test finishes `outgoing`.
+        Task {
+            try? await channel.executeThenClose { inbound, outbound in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        var iterator = inbound.makeAsyncIterator()
+                        for await _ in demands {
+                            guard let buffer = try? await iterator.next() else { break }
+                            incomingSink.yield(buffer)
+                        }
+                        incomingSink.finish()
+                    }
+                    group.addTask {
+                        for await bytes in outgoing { try await outbound.write(ByteBuffer(bytes: bytes)) }
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
+            }
+            incomingSink.finish()
+        }
     }
 
     func send(_ bytes: [UInt8]) async throws {
-        try await outbound.write(ByteBuffer(bytes: bytes))
+        outgoing.yield(bytes)
     }
 
     func send(_ text: String) async throws {
@@ -126,17 +154,13 @@ final class RawConnection: @unchecked Sendable {
     @discardableResult
     func read() async throws -> Bool {
         guard !closedByServer else { return false }
-        do {
-            guard let buffer = try await inbound.next() else {
-                closedByServer = true
-                return false
-            }
-            received += buffer.readableBytesView
-            return true
-        } catch let error as IOError where error.errnoCode == ECONNRESET {
+        demands.yield()
+        guard let buffer = await incoming.next() else {
             closedByServer = true
             return false
         }
+        received += buffer.readableBytesView
+        return true
     }
 
     /// Reads until the server closes the connection; everything received.
@@ -154,13 +178,13 @@ final class RawConnection: @unchecked Sendable {
     }
 
     func close() async {
-        outbound.finish()
-        try? await channel.channel.close()
+        outgoing.finish()
+        demands.finish()
     }
 
     deinit {
-        outbound.finish()
-        channel.channel.close(promise: nil)
+        outgoing.finish()
+        demands.finish()
     }
 }
 

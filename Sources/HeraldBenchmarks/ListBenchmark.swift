@@ -3,7 +3,6 @@ import HeraldClient
 import HeraldServer
 import Logging
 import NIOConcurrencyHelpers
-import ServiceLifecycle
 
 /// One user in very many conversations lists them all, several times at once, while another user posts: how long
 /// the poster waits for each post, against the same posts with nobody listing. The server runs in this process on
@@ -58,33 +57,13 @@ public enum ListBenchmark {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         var configuration = ServerConfiguration()
-        configuration.port = 0
         configuration.databasePath = folder.appendingPathComponent("bench.sqlite").path
         configuration.jwtSecret = UUID().uuidString + UUID().uuidString
         configuration.limits.postsPerSecond = 1_000_000
         configuration.limits.postBurst = 1_000_000
         configuration.limits.conversationsPerHour = 1_000_000
-        let environment = try await ServerEnvironment.make(configuration, logger: logger)
-        let (ports, portSink) = AsyncStream<Int>.makeStream()
-        let app = buildApplication(environment, logger: logger) { portSink.yield($0) }
-        let services = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
-
-        return try await withThrowingTaskGroup(of: Report?.self) { group in
-            group.addTask {
-                try await services.run()
-                return nil
-            }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw BenchmarkError("the server did not start") }
-            do {
-                let report = try await measure(options, port: port, environment: environment)
-                await services.triggerGracefulShutdown()
-                for try await _ in group {}
-                return report
-            } catch {
-                await services.triggerGracefulShutdown()
-                throw error
-            }
+        return try await BenchmarkServer.run(configuration, logger: logger) { port, environment in
+            try await measure(options, port: port, environment: environment)
         }
     }
 

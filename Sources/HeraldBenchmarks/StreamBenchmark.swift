@@ -4,7 +4,6 @@ import HeraldServer
 import HummingbirdWSClient
 import Logging
 import NIOConcurrencyHelpers
-import ServiceLifecycle
 
 /// Many connected clients in group conversations, messages at a steady rate: how long from post to receipt,
 /// and how many deliveries a second. The server runs in this process on a free port with an in-memory database.
@@ -60,24 +59,9 @@ public enum StreamBenchmark {
         var logger = Logger(label: "herald-bench")
         logger.logLevel = .error
         var configuration = ServerConfiguration()
-        configuration.port = 0
         configuration.databasePath = ":memory:"
-        let environment = try await ServerEnvironment.make(configuration, logger: logger)
-        let (ports, portSink) = AsyncStream<Int>.makeStream()
-        let app = buildApplication(environment, logger: logger) { portSink.yield($0) }
-        let services = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
-
-        return try await withThrowingTaskGroup(of: Report?.self) { group in
-            group.addTask {
-                try await services.run()
-                return nil
-            }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw BenchmarkError("the server did not start") }
-            let report = try await measure(options, port: port, environment: environment, logger: logger)
-            await services.triggerGracefulShutdown()
-            for try await _ in group {}
-            return report
+        return try await BenchmarkServer.run(configuration, logger: logger) { [logger] port, environment in
+            try await measure(options, port: port, environment: environment, logger: logger)
         }
     }
 

@@ -1,3 +1,4 @@
+import HeraldTestSupport
 import Foundation
 import HeraldCore
 import Testing

@@ -17,7 +17,8 @@ struct SelfContainedDocsTests {
             guard [".swift", ".md", ".yaml", ".js", ".html", ".css"].contains(where: path.hasSuffix) else { continue }
             let text = try String(contentsOf: packageRoot.appendingPathComponent(path), encoding: .utf8)
             checked += 1
-            for outside in ["SPEC section", "SPEC.md", "../shared"] where path != "Tests/HeraldReplayTests/SelfContainedDocsTests.swift" {
+            // (Spelled in pieces, so that this file does not cite them itself.)
+            for outside in ["SPEC" + " section", "SPEC" + ".md", ".." + "/shared"] {
                 #expect(!text.contains(outside), "\(path) cites \(outside)")
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HeraldTestSupport
 @testable import HeraldServer
 import Testing
 
@@ -105,7 +106,7 @@ struct LimitsTests {
 
     @Test("a token bucket: a burst at once, then the sustained rate; a quiet user's bucket is forgotten")
     func tokenBucket() {
-        let clock = StepClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(burst: 3, perSecond: 2, clock: clock)
         #expect((0..<3).map { _ in limiter.take("a") } == [nil, nil, nil])
         #expect(limiter.take("a") == .milliseconds(500))
@@ -192,29 +193,5 @@ struct LimitsTests {
             #expect(read.readUpTo == mine.seq)
             #expect(read.unreadCount == 0)
         }
-    }
-}
-
-/// A clock that moves only when told.
-final class StepClock: Clock, @unchecked Sendable {
-    struct Instant: InstantProtocol {
-        var offset: Duration
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
-    }
-
-    private let lock = NSLock()
-    private var current = Instant(offset: .zero)
-
-    var now: Instant { lock.withLock { current } }
-    var minimumResolution: Duration { .nanoseconds(1) }
-
-    func advance(by duration: Duration) {
-        lock.withLock { current = current.advanced(by: duration) }
-    }
-
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
-        throw CancellationError()
     }
 }

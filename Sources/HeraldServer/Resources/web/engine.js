@@ -1,0 +1,499 @@
+// Herald's notification engine in the browser: the policy, the wording and the banner queue of HeraldCore,
+// as a pure state machine. Time is an input (whole microseconds from an origin the caller chooses), never read
+// here, so the same inputs give the same effects in a page, under node, and in `herald replay`.
+//
+// This file is a port of Sources/HeraldCore and is held to it by a conformance test
+// (Tests/HeraldReplayTests/WebEngineConformanceTests.swift): every replay trace runs through both and the
+// timelines must be identical. Change a rule here and there together. The rules: docs/behaviour.md §1–3.
+
+/** One second, in the engine's unit. */
+export const SECOND = 1_000_000;
+
+/** The banner queue's options; the defaults are the product's (3 waiting, 4 s, 0.25 s gap, no coalescing, 50 px). */
+export function bannerConfig({ capacity = 3, duration = 4 * SECOND, gap = SECOND / 4, coalesce = false, swipeThreshold = 50 } = {}) {
+  return {
+    capacity: Math.max(0, capacity),
+    duration: Math.max(0, duration),
+    gap: Math.max(0, gap),
+    coalesce: Boolean(coalesce),
+    swipeThreshold: Math.max(0, swipeThreshold),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Wording (docs/behaviour.md §2; HeraldCore's ContentFormatter)
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+const whiteSpace = /^\p{White_Space}/u;
+
+/** Whether a grapheme cluster is white space: ASCII space and \t–\r, else its first scalar's White_Space. */
+function isFoldableSpace(cluster) {
+  if (cluster.length === 1) {
+    const code = cluster.charCodeAt(0);
+    if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  }
+  if (cluster === "\r\n") return true;
+  return whiteSpace.test(cluster);
+}
+
+/** `text` with white space runs folded to one space, the ends trimmed, cut to `limit` grapheme clusters. */
+export function foldWhitespace(text, limit = Infinity) {
+  let folded = "";
+  let count = 0;
+  let spaceBefore = false;
+  for (const { segment } of graphemes.segment(text)) {
+    if (isFoldableSpace(segment)) {
+      spaceBefore = count > 0;
+      continue;
+    }
+    if (count + (spaceBefore ? 1 : 0) >= limit) return { text: folded, cut: true };
+    if (spaceBefore) {
+      folded += " ";
+      count += 1;
+      spaceBefore = false;
+    }
+    folded += segment;
+    count += 1;
+  }
+  return { text: folded, cut: false };
+}
+
+/** The first grapheme cluster of `text` ("" when empty). */
+function firstCluster(text) {
+  for (const { segment } of graphemes.segment(text)) return segment;
+  return "";
+}
+
+/** The product's wording rules. */
+export const standardFormatter = Object.freeze({
+  previewLimit: 50,
+  imagePlaceholder: "📷 Image",
+  emptyPlaceholder: "New message",
+  unknownSenderName: "Someone",
+  untitledGroupName: "Group chat",
+});
+
+/** The one-line preview of a message's text (null for none). */
+export function preview(text, hasImage, formatter = standardFormatter) {
+  const { text: folded, cut } = foldWhitespace(text ?? "", formatter.previewLimit);
+  if (folded === "") return hasImage ? formatter.imagePlaceholder : formatter.emptyPlaceholder;
+  return cut ? folded + "..." : folded;
+}
+
+/** The name to show for a person: their display name folded, or "Someone" when blank. */
+export function displayName(name, formatter = standardFormatter) {
+  const folded = foldWhitespace(name ?? "").text;
+  return folded === "" ? formatter.unknownSenderName : folded;
+}
+
+/** The title to show for a group: its title folded, or "Group chat" when it has none. */
+export function groupTitle(title, formatter = standardFormatter) {
+  const folded = foldWhitespace(title ?? "").text;
+  return folded === "" ? formatter.untitledGroupName : folded;
+}
+
+/** Initials for an avatar placeholder: the first letters of the first and last words, upper-cased; "?" if blank. */
+export function initials(name) {
+  return initialsOfFolded(foldWhitespace(name ?? "").text);
+}
+
+function initialsOfFolded(name) {
+  if (name === "") return "?";
+  const first = firstCluster(name).toUpperCase();
+  const space = name.lastIndexOf(" ");
+  if (space < 0) return first;
+  return first + firstCluster(name.slice(space + 1)).toUpperCase();
+}
+
+/**
+ * An incoming message as the stream delivers it:
+ * `{message: {id, conversationId, senderId, text, imageURL}, conversation: {id, kind, title}, sender: {id, name, avatarURL}}`.
+ */
+
+/** The in-app banner for an incoming message. */
+export function bannerFor(incoming, formatter = standardFormatter) {
+  const { message, conversation, sender } = incoming;
+  return {
+    id: message.id,
+    conversation: conversation.id,
+    title: displayName(sender.name, formatter),
+    subtitle: conversation.kind === "group" ? "in " + groupTitle(conversation.title, formatter) : null,
+    body: preview(message.text, message.imageURL != null, formatter),
+    avatarURL: sender.avatarURL ?? null,
+    count: 1,
+    tone: "message",
+    icon: null,
+    duration: null,
+    sender: sender.id, // for the avatar's colour; not in HeraldCore's Banner, so not in a replay's timeline
+  };
+}
+
+/** The system notification for an incoming message (push uses the same words). */
+export function notificationFor(incoming, formatter = standardFormatter) {
+  const { message, conversation, sender } = incoming;
+  const name = displayName(sender.name, formatter);
+  const text = preview(message.text, message.imageURL != null, formatter);
+  if (conversation.kind === "group") {
+    return {
+      message: message.id,
+      title: `New message in ${groupTitle(conversation.title, formatter)}`,
+      body: `${name}: ${text}`,
+      thread: conversation.id,
+    };
+  }
+  return { message: message.id, title: `New message from ${name}`, body: text, thread: conversation.id };
+}
+
+/** A general-purpose banner ("Connection lost"); tones: primary, success, warning, danger, neutral. */
+export function generalBanner({ id, message, tone = "primary", icon = null, duration = 5 * SECOND }) {
+  return { id, conversation: null, title: message, subtitle: null, body: null, avatarURL: null, count: 1, tone, icon, duration, sender: null };
+}
+
+/** A banner's initials: the title's for message banners, null for general ones. */
+export function bannerInitials(banner) {
+  return banner.tone === "message" ? initialsOfFolded(banner.title) : null;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Who gets told (docs/behaviour.md §1; HeraldCore's NotificationPolicy)
+
+/** How a device in state `device` is told of `message`: "banner", "local", or {skip: reason}. */
+export function delivery(message, userID, device, alreadySeen) {
+  if (message.senderId === userID) return { skip: "own" };
+  if (alreadySeen) return { skip: "duplicate" };
+  if (device.muted.has(message.conversationId)) return { skip: "muted" };
+  if (device.appState === "foreground") {
+    return device.openConversation === message.conversationId ? { skip: "active" } : "banner";
+  }
+  return device.notificationsPermitted ? "local" : { skip: "permission" };
+}
+
+/** The ids seen most recently, up to a limit: a set that forgets its oldest member when full. */
+export class RecentIDs {
+  constructor(limit) {
+    this.limit = Math.max(1, limit);
+    this.members = new Set();
+    this.order = [];
+    this.oldest = 0;
+  }
+
+  has(id) {
+    return this.members.has(id);
+  }
+
+  /** Remembers `id`; false if it was already there. */
+  insert(id) {
+    if (this.members.has(id)) return false;
+    this.members.add(id);
+    if (this.order.length < this.limit) {
+      this.order.push(id);
+    } else {
+      this.members.delete(this.order[this.oldest]);
+      this.order[this.oldest] = id;
+      this.oldest = (this.oldest + 1) % this.limit;
+    }
+    return true;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The banner queue (docs/behaviour.md §3; HeraldCore's BannerQueue, BannerTimer and EffectLog)
+
+const rank = { dismiss: 0, navigate: 1, drop: 2, skip: 3, show: 4, update: 4, local: 5 };
+
+/** Effects stamped with their instant; each input's effects put in their documented order when it ends. */
+class EffectLog {
+  constructor() {
+    this.entries = [];
+    this.start = 0;
+    this.instant = 0;
+  }
+
+  begin(instant) {
+    this.start = this.entries.length;
+    this.instant = instant;
+  }
+
+  append(effect) {
+    this.entries.push({ at: this.instant, effect });
+  }
+
+  current() {
+    return this.entries.slice(this.start);
+  }
+
+  end() {
+    const { entries, start } = this;
+    for (let index = start + 1; index < entries.length; index += 1) {
+      const entry = entries[index];
+      let slot = index;
+      while (slot > start && rank[entries[slot - 1].effect.type] > rank[entry.effect.type]) {
+        entries[slot] = entries[slot - 1];
+        slot -= 1;
+      }
+      entries[slot] = entry;
+    }
+  }
+}
+
+/** The visible banner's life: its deadline, and the time left while a finger holds it. */
+class BannerTimer {
+  constructor(duration, now) {
+    this.remaining = duration;
+    this.deadline = now + duration;
+  }
+
+  pause(now) {
+    if (this.deadline === null) return;
+    this.remaining = Math.max(0, this.deadline - now);
+    this.deadline = null;
+  }
+
+  resume(now) {
+    if (this.deadline !== null) return;
+    this.deadline = now + this.remaining;
+  }
+
+  restart(duration, now) {
+    this.remaining = duration;
+    if (this.deadline !== null) this.deadline = now + duration;
+  }
+}
+
+function absorb(banner, later) {
+  banner.count += later.count;
+  banner.title = later.title;
+  banner.subtitle = later.subtitle;
+  banner.body = later.body;
+  banner.avatarURL = later.avatarURL;
+  banner.sender = later.sender;
+}
+
+/** Which banner is on screen, which wait, and when each goes. Instants never go backwards. */
+export class BannerQueue {
+  constructor(config = bannerConfig()) {
+    this.config = config;
+    this.visible = null;
+    this.timer = null;
+    this.waiting = [];
+    this.quietUntil = null;
+    this.now = 0;
+  }
+
+  /** When the queue next needs `advance`: the visible banner's timeout or the end of a gap; null when nothing is due. */
+  get nextDeadline() {
+    if (this.timer) return this.timer.deadline;
+    return this.waiting.length === 0 ? null : this.quietUntil;
+  }
+
+  /** Fires every deadline up to and including `instant` into `log`, then makes `instant` the current one. */
+  advanceInto(instant, log) {
+    for (let deadline = this.nextDeadline; deadline !== null && deadline <= instant; deadline = this.nextDeadline) {
+      this.now = Math.max(this.now, deadline);
+      log.begin(this.now);
+      if (this.timer) this.dismissVisible("timeout", log);
+      this.showNextIfDue(log);
+      log.end();
+    }
+    this.now = Math.max(this.now, instant);
+  }
+
+  /** Applies an input at `now`: {type: "enqueue", banner} | {type: "gesture", gesture} | {type: "opened", conversation} | {type: "dismiss"} | {type: "dismissAll"}. */
+  apply(input, log) {
+    switch (input.type) {
+      case "enqueue":
+        this.enqueue(input.banner, log);
+        return;
+      case "gesture":
+        this.applyGesture(input.gesture, log);
+        break;
+      case "opened":
+        this.conversationOpened(input.conversation, log);
+        break;
+      case "dismiss":
+        this.dismissVisible("programmatic", log);
+        break;
+      case "dismissAll":
+        this.dismissVisible("programmatic", log);
+        for (const banner of this.waiting) log.append({ type: "drop", banner: banner.id, reason: "programmatic" });
+        this.waiting = [];
+        break;
+      default:
+        throw new Error(`unknown queue input ${input.type}`);
+    }
+    this.showNextIfDue(log);
+  }
+
+  enqueue(banner, log) {
+    if (this.config.coalesce && banner.conversation !== null) {
+      const current = this.visible;
+      if (current && current.conversation === banner.conversation) {
+        absorb(current, banner);
+        this.timer?.restart(current.duration ?? this.config.duration, this.now);
+        log.append({ type: "update", banner: { ...current } });
+        return;
+      }
+      const waiting = this.waiting.find((candidate) => candidate.conversation === banner.conversation);
+      if (waiting) {
+        absorb(waiting, banner);
+        return;
+      }
+    }
+    this.waiting.push({ ...banner });
+    const showsNow = !this.timer && !this.isQuiet;
+    if (!showsNow && this.waiting.length > this.config.capacity) {
+      const pushedOut = this.waiting.shift();
+      log.append({ type: "drop", banner: pushedOut.id, reason: "capacity" });
+    }
+    this.showNextIfDue(log);
+  }
+
+  applyGesture(gesture, log) {
+    const banner = this.visible;
+    if (!banner) return;
+    switch (gesture.type) {
+      case "tap":
+        this.dismissVisible("tap", log);
+        if (banner.conversation !== null) {
+          log.append({ type: "navigate", conversation: banner.conversation });
+          this.conversationOpened(banner.conversation, log);
+        }
+        break;
+      case "close":
+        this.dismissVisible("close", log);
+        break;
+      case "swipe":
+        if (-gesture.dy >= this.config.swipeThreshold) this.dismissVisible("swipe", log);
+        break;
+      case "touchDown":
+        this.timer?.pause(this.now);
+        break;
+      case "touchUp":
+        this.timer?.resume(this.now);
+        break;
+      default:
+        throw new Error(`unknown gesture ${gesture.type}`);
+    }
+  }
+
+  conversationOpened(conversation, log) {
+    if (this.visible && this.visible.conversation === conversation) this.dismissVisible("opened", log);
+    this.waiting = this.waiting.filter((banner) => {
+      if (banner.conversation !== conversation) return true;
+      log.append({ type: "drop", banner: banner.id, reason: "opened" });
+      return false;
+    });
+  }
+
+  dismissVisible(reason, log) {
+    const banner = this.visible;
+    if (!banner) return;
+    this.visible = null;
+    this.timer = null;
+    this.quietUntil = this.now + this.config.gap;
+    log.append({ type: "dismiss", banner: banner.id, reason });
+  }
+
+  get isQuiet() {
+    return this.quietUntil !== null && this.now < this.quietUntil;
+  }
+
+  showNextIfDue(log) {
+    if (this.timer || this.isQuiet || this.waiting.length === 0) return;
+    const banner = this.waiting.shift();
+    this.visible = banner;
+    this.timer = new BannerTimer(banner.duration ?? this.config.duration, this.now);
+    this.quietUntil = null;
+    log.append({ type: "show", banner: { ...banner } });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The notifier: policy + wording + queue for one device (HeraldCore's Notifier)
+
+/**
+ * Everything one device does about new messages. `handle(input, at)` returns `[{at, effect}]`; `nextDeadline`
+ * says when to call `advance(to)`. Inputs:
+ * {type: "message", incoming} | {type: "app", state} | {type: "permission", granted} | {type: "open", conversation}
+ * | {type: "mute", conversation} | {type: "unmute", conversation} | {type: "show", banner} | {type: "gesture", gesture}
+ * | {type: "dismiss"} | {type: "dismissAll"}. Gestures: {type: "tap"|"close"|"touchDown"|"touchUp"} | {type: "swipe", dy}.
+ */
+export class Notifier {
+  constructor({ userID, config = bannerConfig(), formatter = standardFormatter, seenLimit = 10_000 } = {}) {
+    this.userID = userID;
+    this.formatter = formatter;
+    this.device = { appState: "foreground", notificationsPermitted: true, openConversation: null, muted: new Set() };
+    this.queue = new BannerQueue(config);
+    this.seen = new RecentIDs(seenLimit);
+  }
+
+  get nextDeadline() {
+    return this.queue.nextDeadline;
+  }
+
+  /** Fires every deadline up to and including `instant`, each at its own instant. */
+  advance(instant) {
+    const log = new EffectLog();
+    this.queue.advanceInto(instant, log);
+    return log.entries;
+  }
+
+  /** Fires what is due up to `instant`, then handles `input` at `instant`. */
+  handle(input, instant) {
+    const log = new EffectLog();
+    const { queue, device } = this;
+    queue.advanceInto(instant, log);
+    log.begin(queue.now);
+    switch (input.type) {
+      case "message":
+        this.receive(input.incoming, log);
+        break;
+      case "app":
+        device.appState = input.state;
+        break;
+      case "permission":
+        device.notificationsPermitted = input.granted;
+        break;
+      case "open":
+        device.openConversation = input.conversation;
+        if (input.conversation !== null) queue.apply({ type: "opened", conversation: input.conversation }, log);
+        break;
+      case "mute":
+        device.muted.add(input.conversation);
+        break;
+      case "unmute":
+        device.muted.delete(input.conversation);
+        break;
+      case "show":
+        queue.apply({ type: "enqueue", banner: input.banner }, log);
+        break;
+      case "gesture":
+        queue.apply({ type: "gesture", gesture: input.gesture }, log);
+        break;
+      case "dismiss":
+      case "dismissAll":
+        queue.apply({ type: input.type }, log);
+        break;
+      default:
+        throw new Error(`unknown input ${input.type}`);
+    }
+    for (const { effect } of log.current()) {
+      if (effect.type === "navigate") device.openConversation = effect.conversation;
+    }
+    log.end();
+    return log.entries;
+  }
+
+  receive(incoming, log) {
+    const { message } = incoming;
+    const alreadySeen = !this.seen.insert(message.id);
+    const decision = delivery(message, this.userID, this.device, alreadySeen);
+    if (decision === "banner") {
+      this.queue.enqueue(bannerFor(incoming, this.formatter), log);
+    } else if (decision === "local") {
+      log.append({ type: "local", notification: notificationFor(incoming, this.formatter) });
+    } else {
+      log.append({ type: "skip", message: message.id, reason: decision.skip });
+    }
+  }
+}

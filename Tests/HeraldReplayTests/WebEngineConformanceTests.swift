@@ -1,0 +1,64 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// A trace to run through both engines: a `docs/replay.md` example, a documented trace file, or a fixture.
+struct ConformanceTrace: CustomTestStringConvertible, Sendable {
+    let name: String
+    let text: String
+
+    var testDescription: String { name }
+
+    static let all: [ConformanceTrace] = {
+        let examples = DocumentedExample.all.map { ConformanceTrace(name: "docs/replay.md: \($0.title)", text: $0.trace) }
+        let files = ["docs/traces", "Tests/Fixtures/traces"].flatMap { folder -> [ConformanceTrace] in
+            let url = packageRoot.appendingPathComponent(folder)
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+            return names.filter { $0.hasSuffix(".jsonl") }.sorted().compactMap { name in
+                guard let text = try? String(contentsOf: url.appendingPathComponent(name), encoding: .utf8) else { return nil }
+                return ConformanceTrace(name: "\(folder)/\(name)", text: text)
+            }
+        }
+        return examples + files
+    }()
+}
+
+/// The page's engine (`Sources/HeraldServer/Resources/web/engine.js`) is a port of `HeraldCore`; this holds them to
+/// one behaviour. Every trace runs through `herald replay` and through the JS engine under node
+/// (`Tests/Web/replay.mjs`), and the two timelines must be the same, line for line, value for value.
+@Suite("The web engine and HeraldCore give identical timelines")
+struct WebEngineConformanceTests {
+    @Test("there are traces to compare: the documented examples, the demo trace and the fixtures")
+    func tracesFound() {
+        #expect(ConformanceTrace.all.count >= DocumentedExample.all.count + 5)
+    }
+
+    @Test("herald replay and the JS engine agree", arguments: ConformanceTrace.all)
+    func agree(_ trace: ConformanceTrace) async throws {
+        let swift = try await runHerald(["replay"], input: trace.text)
+        #expect(swift.status == 0, "herald replay failed: \(swift.stderr)")
+        let script = packageRoot.appendingPathComponent("Tests/Web/replay.mjs").path
+        let javascript = try await runProcess(
+            URL(fileURLWithPath: "/usr/bin/env"), ["node", script], input: trace.text, timeout: .seconds(30))
+        #expect(javascript.status == 0, "the JS engine failed (is node installed? scripts/test installs it): \(javascript.stderr)")
+
+        let swiftLines = try Self.lines(swift.stdout)
+        let javascriptLines = try Self.lines(javascript.stdout)
+        #expect(!swiftLines.isEmpty, "a trace with an empty timeline compares nothing")
+        #expect(swiftLines.count == javascriptLines.count, "\(swiftLines.count) lines from herald replay, \(javascriptLines.count) from the JS engine")
+        for (index, (expected, actual)) in zip(swiftLines, javascriptLines).enumerated() where expected != actual {
+            Issue.record("line \(index + 1) differs:\n  herald replay: \(expected)\n  JS engine:     \(actual)")
+            break
+        }
+    }
+
+    /// Each line parsed and written again with sorted keys, so that only values are compared (not number spelling
+    /// or escapes, which differ between encoders and mean the same).
+    private static func lines(_ output: String) throws -> [String] {
+        try output.split(separator: "\n").map { line in
+            let value = try JSONSerialization.jsonObject(with: Data(line.utf8))
+            let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+}

@@ -1,0 +1,97 @@
+// `herald replay` in JavaScript: runs a trace (docs/replay.md) through the page's engine (engine.js) in virtual
+// time and prints the timeline, one JSON object a line, as `herald replay` does. The conformance test
+// (Tests/HeraldReplayTests/WebEngineConformanceTests.swift) runs every trace through both and compares.
+//
+//   node Tests/Web/replay.mjs [FILE]      (standard input without FILE)
+//
+// Traces here are ones `herald replay` accepts; this runner reads them without repeating its error checks.
+import { readFileSync } from "node:fs";
+import { Notifier, SECOND, bannerConfig, bannerInitials, generalBanner } from "../../Sources/HeraldServer/Resources/web/engine.js";
+
+const micros = (seconds) => Math.round(seconds * SECOND);
+
+function input(line) {
+  switch (line.event) {
+    case "app": return { type: "app", state: line.state };
+    case "permission": return { type: "permission", granted: line.granted };
+    case "open": return { type: "open", conversation: line.conversation };
+    case "mute": return { type: "mute", conversation: line.conversation };
+    case "unmute": return { type: "unmute", conversation: line.conversation };
+    case "message": return {
+      type: "message",
+      incoming: {
+        message: {
+          id: line.id, conversationId: line.conversation.id, senderId: line.sender.id,
+          text: line.text ?? null, imageURL: line.imageURL ?? null,
+        },
+        conversation: { id: line.conversation.id, kind: line.conversation.kind, title: line.conversation.title ?? null },
+        sender: { id: line.sender.id, name: line.sender.name, avatarURL: line.sender.avatarURL ?? null },
+      },
+    };
+    case "show": return {
+      type: "show",
+      banner: generalBanner({
+        id: line.id, message: line.message, tone: line.tone, icon: line.icon ?? null,
+        duration: line.duration === undefined ? 5 * SECOND : micros(line.duration),
+      }),
+    };
+    case "tap": return { type: "gesture", gesture: { type: "tap" } };
+    case "close": return { type: "gesture", gesture: { type: "close" } };
+    case "swipe": return { type: "gesture", gesture: { type: "swipe", dy: line.dy } };
+    case "touch": return { type: "gesture", gesture: { type: line.phase === "down" ? "touchDown" : "touchUp" } };
+    case "dismissAll": return { type: "dismissAll" };
+    default: throw new Error(`unknown event ${line.event}`);
+  }
+}
+
+function bannerFields(banner) {
+  return {
+    id: banner.id, conversation: banner.conversation, title: banner.title, subtitle: banner.subtitle,
+    body: banner.body, initials: bannerInitials(banner), avatarURL: banner.avatarURL, count: banner.count,
+    tone: banner.tone, icon: banner.icon,
+  };
+}
+
+function timelineLine({ at, effect }) {
+  const line = { at: at / SECOND, type: effect.type };
+  switch (effect.type) {
+    case "dismiss": case "drop": Object.assign(line, { banner: effect.banner, reason: effect.reason }); break;
+    case "navigate": line.conversation = effect.conversation; break;
+    case "skip": Object.assign(line, { message: effect.message, reason: effect.reason }); break;
+    case "show": case "update": line.banner = bannerFields(effect.banner); break;
+    case "local": line.notification = { ...effect.notification }; break;
+  }
+  return JSON.stringify(line);
+}
+
+const text = readFileSync(process.argv[2] ?? 0, "utf8");
+let notifier;
+const timeline = [];
+let ended = false;
+for (const raw of text.split("\n")) {
+  if (raw.trim() === "" || ended) continue;
+  const line = JSON.parse(raw);
+  const at = micros(line.at);
+  if (line.event === "configure") {
+    notifier = new Notifier({
+      userID: line.me,
+      config: bannerConfig({
+        capacity: line.capacity,
+        duration: line.duration === undefined ? undefined : micros(line.duration),
+        gap: line.gap === undefined ? undefined : micros(line.gap),
+        coalesce: line.coalesce,
+      }),
+    });
+  } else if (line.event === "end") {
+    timeline.push(...notifier.advance(at));
+    ended = true;
+  } else {
+    timeline.push(...notifier.handle(input(line), at));
+  }
+}
+if (!ended) {
+  for (let deadline = notifier.nextDeadline; deadline !== null; deadline = notifier.nextDeadline) {
+    timeline.push(...notifier.advance(deadline));
+  }
+}
+process.stdout.write(timeline.map((entry) => timelineLine(entry) + "\n").join(""));

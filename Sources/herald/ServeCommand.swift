@@ -12,7 +12,7 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the Herald server (SQLite embedded). Stops gracefully on SIGTERM and SIGINT.",
         discussion: """
             Settings come from these options, else from HERALD_HOST, HERALD_PORT, HERALD_DATABASE, \
-            HERALD_JWT_SECRET, HERALD_SQLITE_SYNC, HERALD_DEMO, the limits (HERALD_LIMIT_*) and the timeouts \
+            HERALD_JWT_SECRET, HERALD_SQLITE_SYNC, HERALD_DEMO, HERALD_CORS_ORIGINS, the limits (HERALD_LIMIT_*) and the timeouts \
             (HERALD_HEADER_TIMEOUT, HERALD_IDLE_TIMEOUT, HERALD_SHUTDOWN_TIMEOUT), else the defaults; the README \
             lists them all. A value that cannot be used stops the server with a line saying which. Without \
             HERALD_JWT_SECRET the token secret is generated on first start and kept in <database>.secret. \
@@ -81,9 +81,18 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     private static func announce(_ settings: ServerConfiguration, port: Int, tokens: TokenAuthority) async {
-        var lines = ["Herald is listening on http://\(settings.host):\(port) (database: \(settings.databasePath))"]
+        // A wildcard address is not one a browser can open; the machine's own loopback is.
+        let pageHost = switch settings.host {
+        case "0.0.0.0", "::", "": "127.0.0.1"
+        case let host where host.contains(":"): "[\(host)]"
+        case let host: host
+        }
+        var lines = [
+            "Open http://\(pageHost):\(port)/ in a browser",
+            "Herald is listening on http://\(settings.host):\(port) (database: \(settings.databasePath))",
+        ]
         if settings.demo {
-            lines.append("Demo tokens (valid 30 days):")
+            lines.append("The page offers to continue as each demo person. Demo tokens (valid 30 days), for other clients:")
             for person in DemoData.people {
                 let token = (try? await tokens.token(userID: person.id, name: person.displayName)) ?? "?"
                 lines.append("  \(person.id.padding(toLength: 8, withPad: " ", startingAt: 0)) \(token)")

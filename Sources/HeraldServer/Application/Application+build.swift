@@ -96,11 +96,23 @@ private func httpServer(router: Router<HeraldRequestContext>, configuration: Ser
     }
 }
 
-/// The routes: `/health` and `/openapi.yaml` for anyone; everything under `/v1` for callers with a valid token.
+/// The routes: the web page at `/`, `/health` and `/openapi.yaml` for anyone (and the demo's sign-in with `--demo`);
+/// everything else under `/v1` for callers with a valid token. `HEAD` works wherever `GET` does; every response carries
+/// the security headers, and the CORS headers for the configured origins.
 public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Router<HeraldRequestContext> {
-    let router = Router(context: HeraldRequestContext.self)
+    let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
+    if !environment.configuration.corsOrigins.isEmpty {
+        router.add(middleware: AllowedOriginsMiddleware(environment.configuration.corsOrigins))
+    }
+    router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: ErrorMiddleware())
+    if let files = WebPage.files(logger: logger) {
+        router.add(middleware: files)
+    }
     SystemController().addRoutes(to: router)
+    if environment.configuration.demo {
+        DemoController(tokens: environment.tokens).addRoutes(to: router)
+    }
     let authentication = AuthenticationMiddleware(tokens: environment.tokens, users: UserDirectory(store: environment.store))
     StreamController(
         messenger: environment.messenger, limits: environment.configuration.limits,

@@ -70,12 +70,16 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var limits = ServerLimits()
     /// The timeouts.
     public var timeouts = ServerTimeouts()
+    /// The web origins (`https://app.example.com`) whose pages may call the API from a browser (CORS); `*` allows
+    /// any. None by default: only the page Herald serves itself.
+    public var corsOrigins: [String] = []
 
     /// The defaults: 127.0.0.1:8080, `./herald.sqlite`.
     public init() {}
 
     /// The defaults overridden by the environment: `HERALD_HOST`, `HERALD_PORT`, `HERALD_DATABASE`,
-    /// `HERALD_JWT_SECRET`, `HERALD_SQLITE_SYNC` (`full` or `normal`), `HERALD_DEMO` (`1` or `0`), the limits
+    /// `HERALD_JWT_SECRET`, `HERALD_SQLITE_SYNC` (`full` or `normal`), `HERALD_DEMO` (`1` or `0`),
+    /// `HERALD_CORS_ORIGINS` (origins separated by commas, or `*`), the limits
     /// (`HERALD_LIMIT_*`) and the timeouts (`HERALD_*_TIMEOUT`, in seconds). An empty variable counts as unset.
     ///
     /// - Throws: ``ConfigurationError`` naming the variable when a value cannot be used: a setting is never
@@ -89,6 +93,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         configuration.jwtSecret = settings.string("HERALD_JWT_SECRET")
         configuration.fullSync = try settings.choice("HERALD_SQLITE_SYNC", ["normal": false, "full": true]) ?? false
         configuration.demo = try settings.choice("HERALD_DEMO", ["0": false, "1": true]) ?? false
+        configuration.corsOrigins = try settings.origins("HERALD_CORS_ORIGINS") ?? []
 
         var limits = ServerLimits()
         limits.postsPerSecond = try settings.number("HERALD_LIMIT_POSTS_PER_SECOND", in: 0.001...1_000_000) ?? limits.postsPerSecond
@@ -198,5 +203,23 @@ private struct EnvironmentSettings {
             throw ConfigurationError("\(name) must be \(allowed), not \"\(text)\"")
         }
         return value
+    }
+
+    /// Web origins separated by commas (`https://app.example.com, http://localhost:3000`), or `*`. Each must be a
+    /// scheme, a host and an optional port, exactly as a browser sends it in `Origin`: no path, no trailing slash.
+    func origins(_ name: String) throws -> [String]? {
+        guard let text = string(name) else { return nil }
+        let origins = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if origins == ["*"] { return origins }
+        for origin in origins {
+            guard let url = URL(string: origin), let scheme = url.scheme, ["http", "https"].contains(scheme),
+                  let host = url.host, !host.isEmpty, url.path.isEmpty, url.query == nil, url.fragment == nil,
+                  url.user == nil, origin == origin.lowercased()
+            else {
+                throw ConfigurationError(
+                    "\(name) must list origins like https://app.example.com (lower case, no path), or *, not \"\(origin)\"")
+            }
+        }
+        return origins
     }
 }

@@ -1,0 +1,98 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The web client: the files of `Resources/web` (plain HTML, CSS and ES modules, no build step), served at `/`.
+enum WebPage {
+    /// The folder holding the page's files, inside the module's resources.
+    static var folder: String? {
+        Bundle.module.url(forResource: "web", withExtension: nil)?.path
+    }
+
+    /// Serves the page's files for GET and HEAD requests no route answered: `/` is `index.html`. Each carries an
+    /// `ETag`, and `Cache-Control: no-cache`, so a browser revalidates (a 304 when unchanged) and a new server
+    /// version is never hidden behind a stale module. Other unknown paths keep their JSON 404.
+    static func files(logger: Logger) -> FileMiddleware<HeraldRequestContext, LocalFileSystem>? {
+        guard let folder else {
+            logger.error("the web page's files are missing from the resources; / will not be served")
+            return nil
+        }
+        return FileMiddleware(
+            folder,
+            cacheControl: CacheControl([(MediaType(type: .any), [.noCache])]),
+            searchForIndexHtml: true,
+            logger: logger
+        )
+    }
+}
+
+/// Headers on every response, the page's and the API's: a strict Content-Security-Policy (scripts, styles, fonts
+/// and connections from this server only, no inline script or style, no plugins, no framing; images from this
+/// server or, for avatars, any `https`/`http` host), `X-Content-Type-Options: nosniff` and no `Referer`.
+struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
+    static var contentSecurityPolicy: String {
+        [
+            "default-src 'none'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "img-src 'self' https: http:",
+            "connect-src 'self'",
+            "manifest-src 'self'",
+            "base-uri 'none'",
+            "form-action 'none'",
+            "frame-ancestors 'none'",
+        ].joined(separator: "; ")
+    }
+
+    private static var referrerPolicy: HTTPField.Name { HTTPField.Name("Referrer-Policy")! }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[Self.referrerPolicy] = "no-referrer"
+        return response
+    }
+}
+
+/// Cross-origin access for the configured origins (`HERALD_CORS_ORIGINS`): a request whose `Origin` is listed gets
+/// `Access-Control-Allow-Origin` (and `Retry-After` exposed); a preflight from a listed origin is answered 204 with the
+/// methods and headers the API takes. Any other origin gets no CORS header, so its browser keeps the answer from it.
+///
+/// (Hummingbird's `CORSMiddleware` takes its list of origins as variadic arguments only, so a list read from a
+/// setting cannot be handed to it.)
+struct AllowedOriginsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let origins: Set<String>
+
+    init(_ origins: [String]) {
+        self.origins = Set(origins)
+    }
+
+    private func allowed(_ origin: String) -> String? {
+        if origins.contains("*") { return "*" }
+        return origins.contains(origin) ? origin : nil
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let origin = request.headers[.origin] else { return try await next(request, context) }
+        let allowOrigin = allowed(origin)
+        if request.method == .options, request.headers[.accessControlRequestMethod] != nil {
+            var headers: HTTPFields = [.vary: "Origin"]
+            if let allowOrigin {
+                headers[.accessControlAllowOrigin] = allowOrigin
+                headers[.accessControlAllowMethods] = "GET, HEAD, POST, PUT, DELETE"
+                headers[.accessControlAllowHeaders] = "Authorization, Content-Type"
+                headers[.accessControlMaxAge] = "600"
+            }
+            return Response(status: .noContent, headers: headers)
+        }
+        var response = try await next(request, context)
+        response.headers[values: .vary].append("Origin")
+        if let allowOrigin {
+            response.headers[.accessControlAllowOrigin] = allowOrigin
+            response.headers[.accessControlExposeHeaders] = "Retry-After"
+        }
+        return response
+    }
+}

@@ -1,0 +1,196 @@
+// Herald's HTTP API and live stream, for the page (docs/protocol.md). No state about chats here: the API answers,
+// and the stream delivers frames and says how the connection is.
+
+/** An error the API answered with: `code` is stable (docs/protocol.md, Errors), `message` is for people. */
+export class APIError extends Error {
+  constructor(status, code, message, retryAfter = null) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** How long any one request may take before it counts as failed. */
+const requestTimeout = 15_000;
+
+/** The API of the server the page came from, as one signed-in user. */
+export class API {
+  constructor(token) {
+    this.token = token;
+  }
+
+  async request(method, path, body) {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), requestTimeout);
+    let response;
+    try {
+      response = await fetch(path, {
+        method,
+        headers: {
+          ...(this.token ? { Authorization: `Bearer ${this.token}` } : {}),
+          ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: controller.signal,
+        cache: "no-store",
+      });
+    } catch (error) {
+      throw new APIError(0, "network", "the server cannot be reached");
+    } finally {
+      clearTimeout(timer);
+    }
+    if (response.status === 204) return null;
+    const payload = await response.json().catch(() => null);
+    if (!response.ok) {
+      const error = payload?.error ?? {};
+      const retryAfter = Number(response.headers.get("Retry-After")) || null;
+      throw new APIError(response.status, error.code ?? "unknown", error.message ?? response.statusText, retryAfter);
+    }
+    return payload;
+  }
+
+  /** One page of the user's conversations, newest activity first: {conversations, next}. */
+  conversations(cursor = null, limit = 100) {
+    const query = new URLSearchParams({ limit: String(limit) });
+    if (cursor) query.set("cursor", cursor);
+    return this.request("GET", `/v1/conversations?${query}`);
+  }
+
+  createConversation({ kind, members, title }) {
+    return this.request("POST", "/v1/conversations", { kind, members, title: title || null });
+  }
+
+  /** A page of messages, oldest first: the last `limit`, before `before` if given. */
+  async messages(conversation, { before = null, limit = 50 } = {}) {
+    const query = new URLSearchParams({ limit: String(limit) });
+    if (before !== null) query.set("before", String(before));
+    return (await this.request("GET", `/v1/conversations/${encodeURIComponent(conversation)}/messages?${query}`)).messages;
+  }
+
+  markRead(conversation, upTo) {
+    return this.request("POST", `/v1/conversations/${encodeURIComponent(conversation)}/read`, { upTo });
+  }
+
+  setMuted(conversation, muted) {
+    return this.request(muted ? "PUT" : "DELETE", `/v1/conversations/${encodeURIComponent(conversation)}/mute`);
+  }
+
+  /** The demo people, or null when the server does not run the demo. */
+  static async demoPeople() {
+    try {
+      return (await new API(null).request("GET", "/v1/demo/people")).people;
+    } catch {
+      return null;
+    }
+  }
+
+  /** A token for a demo person (demo mode only). */
+  static demoToken(user) {
+    return new API(null).request("POST", "/v1/demo/tokens", { user });
+  }
+}
+
+/** Codes of a stream error frame that mean the token is no good: signing in again is the only way on. */
+export const tokenErrors = new Set(["missing_token", "invalid_token", "token_expired"]);
+
+/**
+ * The live stream: one WebSocket at a time, reconnected with back-off (0.5 s doubling to 10 s, with jitter) and
+ * resumed with `after` = the largest `seq` seen. `onFrame(frame)` gets every frame; `onState(state)` gets
+ * "connecting", "live" (after `ready`) or "reconnecting". Frames sent while not connected wait for the next
+ * connection; `onOpen()` is called on each connection so the caller can say `focus` and `app` again.
+ */
+export class Stream {
+  constructor({ token, onFrame, onState, onOpen, onRefused }) {
+    this.token = token;
+    this.onFrame = onFrame;
+    this.onState = onState;
+    this.onOpen = onOpen;
+    this.onRefused = onRefused;
+    this.lastSeq = null;
+    this.socket = null;
+    this.backoff = 500;
+    this.stopped = false;
+    this.retryTimer = null;
+    this.state = null;
+  }
+
+  start() {
+    this.stopped = false;
+    this.connect("connecting");
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.socket?.close(1000, "signed out");
+    this.socket = null;
+  }
+
+  /** Sends a frame now if connected; false if it could not be sent (the caller keeps what must survive). */
+  send(frame) {
+    if (this.socket?.readyState !== WebSocket.OPEN) return false;
+    this.socket.send(JSON.stringify(frame));
+    return true;
+  }
+
+  /** Remembers the largest `seq` seen, to resume after it. */
+  saw(seq) {
+    if (typeof seq === "number" && (this.lastSeq === null || seq > this.lastSeq)) this.lastSeq = seq;
+  }
+
+  setState(state) {
+    if (state === this.state) return;
+    this.state = state;
+    this.onState(state);
+  }
+
+  connect(state) {
+    if (this.stopped) return;
+    this.setState(state);
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    const query = new URLSearchParams({ token: this.token });
+    if (this.lastSeq !== null) query.set("after", String(this.lastSeq));
+    const socket = new WebSocket(`${scheme}//${location.host}/v1/stream?${query}`);
+    this.socket = socket;
+    let refused = null;
+    socket.onopen = () => this.onOpen();
+    socket.onmessage = (event) => {
+      let frame;
+      try {
+        frame = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      if (frame.type === "error" && tokenErrors.has(frame.code)) {
+        refused = frame;
+        return;
+      }
+      if (frame.type === "message") this.saw(frame.message?.seq);
+      this.onFrame(frame);
+      if (frame.type === "ready") {
+        this.saw(frame.seq);
+        this.backoff = 500;
+        this.setState("live");
+      }
+    };
+    socket.onclose = () => {
+      if (this.socket !== socket || this.stopped) return;
+      this.socket = null;
+      if (refused) {
+        this.stopped = true;
+        this.onRefused(refused);
+        return;
+      }
+      const delay = this.backoff * (0.75 + Math.random() / 2);
+      this.backoff = Math.min(this.backoff * 2, 10_000);
+      this.setState("reconnecting");
+      this.retryTimer = setTimeout(() => this.connect("reconnecting"), delay);
+    };
+  }
+
+  /** Drops the current connection to start again (after a failure the caller noticed). */
+  restart() {
+    this.socket?.close(4000, "restart");
+  }
+}

@@ -1,0 +1,215 @@
+"""What the browser tests stand on: a live `herald serve --demo`, the demo people's API, and headless Chromium.
+
+Every wait is bounded; a failure names what it waited for.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERALD = os.environ.get("HERALD_EXECUTABLE") or os.path.join(ROOT, ".build", "debug", "herald")
+
+# Injected before the page's own scripts (DevTools bypasses the page's CSP): records CSP violations, and every system
+# notification the page posts, while still posting it through the real API.
+SPIES = """
+window.__violations = [];
+document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
+window.__notifications = [];
+if ('Notification' in window) {
+  const Real = window.Notification;
+  const Spy = function (title, options) {
+    window.__notifications.push({title, body: options && options.body, tag: options && options.tag});
+    const shown = new Real(title, options);
+    window.__lastNotification = shown;
+    return shown;
+  };
+  Object.defineProperty(Spy, 'permission', {get: () => Real.permission});
+  Spy.requestPermission = (...args) => Real.requestPermission(...args);
+  Spy.prototype = Real.prototype;
+  window.Notification = Spy;
+}
+window.__bannersShown = [];
+new MutationObserver((records) => {
+  for (const record of records) for (const node of record.addedNodes) {
+    if (node.classList && node.classList.contains('banner')) {
+      window.__bannersShown.push({id: node.dataset.id, at: performance.timeOrigin + performance.now()});
+    }
+  }
+}).observe(document, {childList: true, subtree: true});
+"""
+
+
+class Server:
+    """`herald serve --demo` on a database of its own; restartable on the same port and file."""
+
+    def __init__(self, environment=None):
+        self.folder = tempfile.mkdtemp(prefix="herald-browser-")
+        self.database = os.path.join(self.folder, "herald.sqlite")
+        self.environment = environment or {}
+        self.port = 0
+        self.process = None
+        self.start()
+
+    def start(self):
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": os.environ.get("HOME", "/root"),
+            "HERALD_LIMIT_POSTS_PER_SECOND": "1000",
+            "HERALD_LIMIT_POST_BURST": "1000",
+            **self.environment,
+        }
+        self.process = subprocess.Popen(
+            [HERALD, "serve", "--demo", "--port", str(self.port), "--database", self.database],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True, start_new_session=True,
+        )
+        first = _read_line(self.process.stdout, timeout=30)
+        match = re.match(r"Open http://127\.0\.0\.1:(\d+)/ in a browser$", first or "")
+        if not match:
+            self.kill()
+            raise AssertionError(f"herald serve did not start with the page's address; it printed {first!r}")
+        self.port = int(match.group(1))
+        self.first_line = first.strip()
+        # Keep reading, so the server never blocks on a full pipe.
+        threading.Thread(target=lambda out=self.process.stdout: [None for _ in out], daemon=True).start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}/"
+
+    def stop(self):
+        """SIGTERM, then waits (at most 15 s) for it to end."""
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def kill(self):
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def close(self):
+        self.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    # The API, as the demo people.
+    def request(self, method, path, token=None, body=None, headers=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url.rstrip("/") + path, data=data, method=method)
+        if token:
+            request.add_header("Authorization", f"Bearer {token}")
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                text = response.read().decode()
+                return response.status, (json.loads(text) if text else None)
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read().decode() or "null")
+
+    def token(self, user):
+        status, body = self.request("POST", "/v1/demo/tokens", body={"user": user})
+        assert status == 200, body
+        return body["token"]
+
+    def mint(self, user, name, picture=None):
+        """A token for anyone, signed with the server's secret (`herald token`)."""
+        arguments = [HERALD, "token", user, "--name", name, "--database", self.database]
+        if picture:
+            arguments += ["--picture", picture]
+        return subprocess.run(arguments, capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+
+    def direct(self, token, other):
+        status, body = self.request("POST", "/v1/conversations", token, {"kind": "direct", "members": [other]})
+        assert status in (200, 201), body
+        return body["id"]
+
+    def post(self, token, conversation, text, message_id=None):
+        body = {"text": text}
+        if message_id:
+            body["id"] = message_id
+        status, answer = self.request("POST", f"/v1/conversations/{conversation}/messages", token, body)
+        assert status in (200, 201), answer
+        return answer
+
+
+def _read_line(stream, timeout):
+    result = []
+    reader = threading.Thread(target=lambda: result.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return result[0] if result else None
+
+
+def chromium(width=1280, height=900, reduced_motion=False):
+    """Headless Chromium at a window size, with the spies installed and console logs kept."""
+    options = webdriver.ChromeOptions()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     f"--window-size={width},{height}", "--no-first-run", "--disable-extensions",
+                     "--disable-background-networking", "--disable-component-update"):
+        options.add_argument(argument)
+    # Debian's /usr/bin/chromium is a shell wrapper; the browser itself is beside it.
+    if os.path.exists("/usr/lib/chromium/chromium"):
+        options.binary_location = "/usr/lib/chromium/chromium"
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
+    driver.set_page_load_timeout(30)
+    driver.set_script_timeout(30)
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SPIES})
+    if reduced_motion:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+            "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+    return driver
+
+
+def wait(driver, condition, timeout, what):
+    """Waits for `condition(driver)` to be truthy, polling every 20 ms, for at most `timeout` seconds."""
+    return WebDriverWait(driver, timeout, poll_frequency=0.02).until(condition, message=f"waited {timeout} s for {what}")
+
+
+def visible_banners(driver):
+    return driver.find_elements(By.CSS_SELECTOR, "#banner-layer .banner:not(.leaving)")
+
+
+def sign_in_as(driver, server, name):
+    """Opens the page and presses "Continue as <name>"; returns once the stream is live."""
+    driver.get(server.url)
+    button = wait(driver, lambda d: [b for b in d.find_elements(By.CSS_SELECTOR, "#demo-people button")
+                                     if b.text == f"Continue as {name}"], 10, f"the demo button for {name}")[0]
+    button.click()
+    wait(driver, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "live", 10, "a live stream")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#conversations li"), 10, "the conversation list")
+
+
+def conversation_item(driver, name):
+    for item in driver.find_elements(By.CSS_SELECTOR, "#conversations li"):
+        if item.find_element(By.CSS_SELECTOR, ".conversation-name").text == name:
+            return item
+    return None
+
+
+def open_chat(driver, name):
+    wait(driver, lambda d: conversation_item(d, name), 10, f"{name} in the list").find_element(By.TAG_NAME, "button").click()
+    wait(driver, lambda d: d.find_element(By.ID, "chat-title").text == name, 5, f"{name}'s chat to open")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#messages li"), 5, f"{name}'s messages")
+
+
+def severe_console_lines(driver):
+    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]

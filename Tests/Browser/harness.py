@@ -170,6 +170,10 @@ def chromium(width=1280, height=900, reduced_motion=False):
         options.binary_location = "/usr/lib/chromium/chromium"
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
+    if width < 500:
+        # A window is never narrower than 500 px; a phone's viewport is emulated instead.
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": True})
     driver.set_page_load_timeout(30)
     driver.set_script_timeout(30)
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SPIES})
@@ -208,7 +212,7 @@ def conversation_item(driver, name):
 def open_chat(driver, name):
     wait(driver, lambda d: conversation_item(d, name), 10, f"{name} in the list").find_element(By.TAG_NAME, "button").click()
     wait(driver, lambda d: d.find_element(By.ID, "chat-title").text == name, 5, f"{name}'s chat to open")
-    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#messages li"), 5, f"{name}'s messages")
+    wait(driver, lambda d: d.find_element(By.ID, "messages").get_attribute("aria-busy") == "false", 5, f"{name}'s messages")
 
 
 def severe_console_lines(driver):

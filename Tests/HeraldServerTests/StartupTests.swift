@@ -73,6 +73,21 @@ struct StartupTests {
         #expect(nowhere.contains("/proc/no-such-place/herald.sqlite"))
     }
 
+    @Test("herald serve --demo says first where to open the page, and serves it from its resources")
+    func pageAddressFirst() async throws {
+        let folder = try makeTemporaryFolder("herald-page")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await ServerProcess(
+            database: folder.appendingPathComponent("herald.sqlite").path, secret: TestServer.secret, demo: true)
+        defer { server.stop() }
+        #expect(server.firstLine == "Open http://127.0.0.1:\(server.port)/ in a browser")
+        let page = try await HTTPClient.request(port: server.port, "GET", "/")
+        #expect(page.status == 200)
+        #expect(page.headers[.contentType]?.hasPrefix("text/html") == true)
+        #expect(try await HTTPClient.request(port: server.port, "GET", "/v1/demo/people").status == 200)
+        #expect(await server.terminate() == 0)
+    }
+
     @Test("a second server on the same SQLite file refuses to start while the first runs; after it stops, one may")
     func oneServerPerFile() async throws {
         let folder = try makeTemporaryFolder("herald-lock")

@@ -60,9 +60,10 @@ struct TestServer {
         _ method: String,
         _ path: String,
         token: String? = nil,
-        body: String? = nil
+        body: String? = nil,
+        headers: HTTPFields = [:]
     ) async throws -> HTTPResult {
-        try await HTTPClient.request(port: port, method, path, token: token, body: body)
+        try await HTTPClient.request(port: port, method, path, token: token, body: body, headers: headers)
     }
 
     /// Creates a conversation as `token`'s user; its id.
@@ -97,8 +98,10 @@ struct TestServer {
 
 /// One HTTP request to a server on this machine.
 enum HTTPClient {
-    static func request(port: Int, _ method: String, _ path: String, token: String? = nil, body: String? = nil) async throws -> HTTPResult {
-        var fields = HTTPFields()
+    static func request(
+        port: Int, _ method: String, _ path: String, token: String? = nil, body: String? = nil, headers: HTTPFields = [:]
+    ) async throws -> HTTPResult {
+        var fields = headers
         if let token { fields[.authorization] = "Bearer \(token)" }
         if body != nil { fields[.contentType] = "application/json" }
         let client = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(20)))

@@ -151,6 +151,8 @@ public final class ServerProcess: Sendable {
     private let child: ChildProcess
     /// The port it listens on.
     public let port: Int
+    /// The first line it printed (without its newline).
+    public let firstLine: String
 
     /// Starts the server on a free port with `database`, and waits (up to 30 s) until it says where it listens.
     /// Without `secret`, the server keeps its own beside the database. Posts are not rate-limited (tests post faster
@@ -180,6 +182,7 @@ public final class ServerProcess: Sendable {
             throw ProcessFailure("the server did not say where it listens: \(firstLine)")
         }
         self.port = port
+        self.firstLine = String(firstLine.prefix { $0 != "\n" })
     }
 
     /// Reads up to the first newline, then goes on reading (on this thread, to the end) so the server never blocks

@@ -95,7 +95,7 @@ export class API {
 export const tokenErrors = new Set(["missing_token", "invalid_token", "token_expired"]);
 
 /**
- * The live stream: one WebSocket at a time, reconnected with back-off (0.5 s doubling to 10 s, with jitter) and
+ * The live stream: one WebSocket at a time, reconnected with back-off (0.5 s doubling to 5 s, with jitter) and
  * resumed with `after` = the largest `seq` seen. `onFrame(frame)` gets every frame; `onState(state)` gets
  * "connecting", "live" (after `ready`) or "reconnecting". Frames sent while not connected wait for the next
  * connection; `onOpen()` is called on each connection so the caller can say `focus` and `app` again.
@@ -183,7 +183,7 @@ export class Stream {
         return;
       }
       const delay = this.backoff * (0.75 + Math.random() / 2);
-      this.backoff = Math.min(this.backoff * 2, 10_000);
+      this.backoff = Math.min(this.backoff * 2, 5_000);
       this.setState("reconnecting");
       this.retryTimer = setTimeout(() => this.connect("reconnecting"), delay);
     };

@@ -96,7 +96,6 @@ function start(token, who) {
     pending: new Map(), // client id → {conversation, text, failed}
     open: null,
     live: false,
-    wasLive: false,
     loaded: false,
     held: [], // frames that arrived before the list was loaded
     banners: null,
@@ -140,10 +139,16 @@ function makeBanners() {
   if (session.open) session.banners.send({ type: "open", conversation: session.open });
 }
 
-/** After every (re)connection: the server keeps focus and app state per connection. */
+/** After every (re)connection: the server keeps focus and app state per connection. Back after a loss, say so
+ * first (the catch-up's banners follow), and take the stale "Connection lost" away if it is still up. */
 function sayWhereIAm() {
   session.stream.send({ type: "focus", conversation: session.open });
   session.stream.send({ type: "app", state: document.hidden ? "background" : "foreground" });
+  if (session.lostBanner) {
+    if (session.banners.visibleID === session.lostBanner) session.banners.send({ type: "dismiss" });
+    session.lostBanner = null;
+    session.banners.general("Back online", "success");
+  }
 }
 
 function connectionChanged(state) {
@@ -152,7 +157,7 @@ function connectionChanged(state) {
   $("connection").textContent = label;
   if (state === "reconnecting" && session.live) {
     session.live = false;
-    session.banners.general("Connection lost", "warning");
+    session.lostBanner = session.banners.general("Connection lost", "warning");
   }
 }
 
@@ -186,9 +191,7 @@ async function becameLive() {
   session.held = [];
   session.loaded = true;
   for (const frame of held) handle(frame);
-  if (session.wasLive && !session.live) session.banners.general("Back online", "success");
   session.live = true;
-  session.wasLive = true;
   for (const [id, send] of session.pending) {
     if (!send.failed) session.stream.send({ type: "send", conversation: send.conversation, id, text: send.text });
   }
@@ -358,6 +361,7 @@ function showChat(id) {
   $("messages").hidden = id === null;
   $("composer").hidden = id === null;
   $("messages").replaceChildren();
+  $("messages").setAttribute("aria-busy", "true");
   if (id === null) return;
   renderChatHeader();
   renderMessages(id, { toBottom: true });
@@ -388,7 +392,10 @@ async function refreshChat(id) {
     const value = chat(id);
     if (value.messages.length === 0 && messages.length < historyPage) value.complete = true;
     for (const message of messages) insertMessage(id, message);
-    if (session.open === id) renderMessages(id, { toBottom: true });
+    if (session.open === id) {
+      renderMessages(id, { toBottom: true });
+      $("messages").setAttribute("aria-busy", "false");
+    }
   } catch (error) {
     if (current === session && session.open === id) session.banners.general(`Could not load the chat: ${error.message}`, "danger");
   }
@@ -578,9 +585,10 @@ function mutedChanged(id, muted) {
 async function toggleMute() {
   const conversation = session?.conversations.get(session.open);
   if (!conversation) return;
+  const muted = !conversation.muted;
   try {
-    await session.api.setMuted(conversation.id, !conversation.muted);
-    mutedChanged(conversation.id, !conversation.muted);
+    await session.api.setMuted(conversation.id, muted);
+    mutedChanged(conversation.id, muted); // the stream's `muted` frame says the same, maybe first
   } catch (error) {
     session.banners.general(`Could not change the mute: ${error.message}`, "danger");
   }

@@ -100,10 +100,17 @@ export class Banners {
     this.apply(this.notifier.handle(input, this.now()));
   }
 
-  /** Queues a general banner ("Connection lost") with one of the tones. */
+  /** Queues a general banner ("Connection lost") with one of the tones; returns its id. */
   general(message, tone, duration = 5 * SECOND) {
     this.generalCount += 1;
-    this.send({ type: "show", banner: generalBanner({ id: `general-${this.generalCount}`, message, tone, duration }) });
+    const id = `general-${this.generalCount}`;
+    this.send({ type: "show", banner: generalBanner({ id, message, tone, duration }) });
+    return id;
+  }
+
+  /** The id of the banner on screen, or null. */
+  get visibleID() {
+    return this.notifier.queue.visible?.id ?? null;
   }
 
   /** Takes every banner away and stops the clock (sign-out). */

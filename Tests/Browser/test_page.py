@@ -1,0 +1,413 @@
+"""The web client in headless Chromium against a live `herald serve --demo`: banners, gestures, motion, two people
+chatting, a server restart, and hostile text. Run by scripts/browser-tests (which scripts/test calls)."""
+import os
+import statistics
+import time
+import unittest
+import uuid
+
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from harness import (ROOT, Server, chromium, conversation_item, open_chat, severe_console_lines, sign_in_as,
+                     visible_banners, wait)
+
+# Set HERALD_UPDATE_SCREENSHOTS=1 to write the README's screenshots (docs/images) from the tests that take them.
+SCREENSHOTS = os.environ.get("HERALD_UPDATE_SCREENSHOTS") == "1"
+
+
+def banner_text(banner):
+    return banner.get_attribute("textContent")
+
+
+class PageTestCase(unittest.TestCase):
+    """One demo server for the class; each test opens its own browsers, closed when it ends."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server()
+        cls.tokens = {user: cls.server.token(user) for user in ("alice", "bob", "charlie")}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.close()
+
+    def browser(self, **options):
+        driver = chromium(**options)
+        self.addCleanup(driver.quit)
+        return driver
+
+    def chat_with(self, sender, receiver):
+        """The direct chat between two demo people (the demo made it)."""
+        return self.server.direct(self.tokens[sender], receiver)
+
+    def alice_in_bobs_chat(self, **options):
+        driver = self.browser(**options)
+        sign_in_as(driver, self.server, "Alice Johnson")
+        open_chat(driver, "Bob")
+        return driver
+
+    def wait_for_banner(self, driver, text, timeout):
+        return wait(driver, lambda d: [b for b in visible_banners(d) if text in banner_text(b)], timeout,
+                    f"a banner with {text!r}")[0]
+
+    def assert_no_banner_for(self, driver, seconds, text):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.assertFalse([b for b in visible_banners(driver) if text in banner_text(b)], f"a banner showed {text!r}")
+            time.sleep(0.05)
+
+
+class BannerTests(PageTestCase):
+    def test_a_message_from_someone_else_shows_a_banner_that_opens_their_chat(self):
+        alice = self.alice_in_bobs_chat()
+        posted = time.monotonic()
+        self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Hey, are you there?")
+        banner = self.wait_for_banner(alice, "Hey, are you there?", 1.0)
+        self.assertLess(time.monotonic() - posted, 1.0)
+        self.assertIn("Charlie Davis", banner_text(banner))
+        self.assertEqual(banner.get_attribute("role"), "status")
+        self.assertIn("Charlie Davis", banner.get_attribute("aria-label"))
+        self.assertIn("Hey, are you there?", banner.get_attribute("aria-label"))
+        time.sleep(0.35)  # the slide-in
+        self.assertAlmostEqual(banner.rect["y"], 8, delta=1)
+        self.assertAlmostEqual(banner.rect["height"], 64, delta=4)
+        if SCREENSHOTS:
+            alice.save_screenshot(os.path.join(ROOT, "docs", "images", "web-desktop.png"))
+        banner.click()
+        wait(alice, lambda d: d.find_element(By.ID, "chat-title").text == "Charlie Davis", 2, "Charlie's chat to open")
+        wait(alice, lambda d: not visible_banners(d), 1, "the tapped banner to go")
+        self.assertIn("Hey, are you there?", alice.find_element(By.ID, "messages").text)
+
+    def test_a_message_in_the_open_chat_shows_no_banner(self):
+        alice = self.alice_in_bobs_chat()
+        self.server.post(self.tokens["bob"], self.chat_with("bob", "alice"), "Already looking at it")
+        wait(alice, lambda d: "Already looking at it" in d.find_element(By.ID, "messages").text, 2, "the message in the chat")
+        self.assert_no_banner_for(alice, 1.0, "Already looking at it")
+
+    def test_an_ignored_banner_goes_after_four_seconds(self):
+        alice = self.alice_in_bobs_chat()
+        self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Ignore me")
+        banner = self.wait_for_banner(alice, "Ignore me", 1.0)
+        shown = time.monotonic()
+        time.sleep(3.0)
+        self.assertIn(banner, visible_banners(alice), "gone before its 4 s")
+        wait(alice, lambda d: banner not in visible_banners(d), 2.0, "the banner to time out")
+        self.assertAlmostEqual(time.monotonic() - shown, 4.0, delta=0.6)
+        self.assertEqual(banner.get_attribute("data-reason"), "timeout")
+
+    def test_three_messages_from_three_people_show_one_after_another(self):
+        alice = self.alice_in_bobs_chat()
+        team = [c["id"] for c in self.server.request("GET", "/v1/conversations", self.tokens["alice"])[1]["conversations"]
+                if c["kind"] == "group"][0]
+        self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "First, from Charlie")
+        self.server.post(self.tokens["bob"], team, "Second, from Bob in the team")
+        dana = self.server.mint("dana", "Dana Li")
+        self.server.post(dana, self.server.direct(dana, "alice"), "Third, from Dana")
+        first = self.wait_for_banner(alice, "First, from Charlie", 1)
+        self.assertEqual(len(visible_banners(alice)), 1)
+        first.send_keys(Keys.ESCAPE)
+        second = self.wait_for_banner(alice, "Second, from Bob", 1)
+        self.assertIn("in Team Chat", banner_text(second))
+        self.assertEqual(len(visible_banners(alice)), 1)
+        second.find_element(By.CSS_SELECTOR, ".banner-close").click()
+        third = self.wait_for_banner(alice, "Third, from Dana", 1)
+        self.assertIn("Dana Li", banner_text(third))
+        third.send_keys(Keys.ENTER)
+        wait(alice, lambda d: d.find_element(By.ID, "chat-title").text == "Dana Li", 2, "Dana's chat to open from the keyboard")
+
+    def test_drags_and_a_held_press(self):
+        alice = self.alice_in_bobs_chat()
+        chat = self.chat_with("charlie", "alice")
+        self.server.post(self.tokens["charlie"], chat, "Drag me a little")
+        banner = self.wait_for_banner(alice, "Drag me a little", 1)
+        time.sleep(0.35)
+        ActionChains(alice).move_to_element(banner).click_and_hold().move_by_offset(0, -30).release().perform()
+        time.sleep(0.4)
+        self.assertIn(banner, visible_banners(alice), "a 30 px drag dismissed the banner")
+        self.assertAlmostEqual(banner.rect["y"], 8, delta=1.5)  # sprang back
+
+        # From near its bottom edge, so the pointer stays in the page (WebDriver moves nothing outside it).
+        ActionChains(alice).move_to_element_with_offset(banner, 0, 26).click_and_hold().move_by_offset(0, -60).release().perform()
+        wait(alice, lambda d: banner not in visible_banners(d), 1, "a 60 px drag to dismiss")
+        self.assertEqual(banner.get_attribute("data-reason"), "swipe")
+        self.assertEqual(alice.find_element(By.ID, "chat-title").text, "Bob", "a swipe must not open the chat")
+
+        self.server.post(self.tokens["charlie"], chat, "Hold me")
+        held = self.wait_for_banner(alice, "Hold me", 1)
+        shown = time.monotonic()
+        time.sleep(0.35)  # the slide-in
+        ActionChains(alice).move_to_element(held).click_and_hold().pause(3.0).release().perform()
+        time.sleep(max(0, 4.6 - (time.monotonic() - shown)))
+        self.assertIn(held, visible_banners(alice), "a banner held for 3 s went at 4 s")
+        self.assertEqual(alice.find_element(By.ID, "chat-title").text, "Bob", "a long press must not count as a tap")
+        wait(alice, lambda d: held not in visible_banners(d), 3, "the held banner to go with its time left")
+        self.assertEqual(held.get_attribute("data-reason"), "timeout")
+
+    def test_reduced_motion_fades_instead_of_sliding(self):
+        alice = self.alice_in_bobs_chat(reduced_motion=True)
+        self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Gently")
+        banner = self.wait_for_banner(alice, "Gently", 1)
+        self.assertEqual(banner.value_of_css_property("animation-name"), "banner-fade-in")
+        banner.send_keys(Keys.ESCAPE)
+        self.assertEqual(banner.value_of_css_property("animation-name"), "banner-fade-out")
+
+        plain = self.alice_in_bobs_chat()
+        self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Slide in")
+        banner = self.wait_for_banner(plain, "Slide in", 1)
+        self.assertEqual(banner.value_of_css_property("animation-name"), "banner-slide-in")
+        banner.send_keys(Keys.ESCAPE)
+        self.assertEqual(banner.value_of_css_property("animation-name"), "banner-slide-out")
+
+    def test_a_phone_sized_page(self):
+        alice = self.browser(width=390, height=844)
+        sign_in_as(alice, self.server, "Alice Johnson")
+        self.assertLessEqual(alice.execute_script("return document.documentElement.scrollWidth"), 390)
+        open_chat(alice, "Bob")
+        self.assertFalse(alice.find_element(By.CSS_SELECTOR, ".sidebar").is_displayed(), "list and chat at once at 390 px")
+        self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Hey, are you there?")
+        banner = self.wait_for_banner(alice, "Hey, are you there?", 1)
+        self.assertAlmostEqual(banner.rect["x"], 16, delta=1)
+        self.assertAlmostEqual(banner.rect["width"], alice.execute_script("return innerWidth") - 32, delta=1)
+        time.sleep(0.35)
+        if SCREENSHOTS:
+            alice.save_screenshot(os.path.join(ROOT, "docs", "images", "web-phone.png"))
+        banner.send_keys(Keys.ESCAPE)
+        wait(alice, lambda d: not visible_banners(d), 1, "the banner to go")
+        alice.find_element(By.ID, "back").click()
+        wait(alice, lambda d: d.find_element(By.CSS_SELECTOR, ".sidebar").is_displayed(), 2, "the list again")
+
+
+class ChatTests(PageTestCase):
+    def test_two_people_chat_both_ways_with_unread_counts(self):
+        alice = self.browser()
+        bob = self.browser()
+        sign_in_as(alice, self.server, "Alice Johnson")
+        sign_in_as(bob, self.server, "Bob")
+        open_chat(alice, "Charlie Davis")
+        open_chat(bob, "Charlie Davis")
+
+        def unread(driver, name):
+            item = conversation_item(driver, name)
+            badges = item.find_elements(By.CSS_SELECTOR, ".unread") if item else []
+            return int(badges[0].text) if badges else 0
+
+        before = unread(bob, "Alice Johnson")
+        composer = alice.find_element(By.ID, "composer-text")
+        open_chat(alice, "Bob")
+        composer.send_keys("Hi Bob,")
+        composer.send_keys(Keys.SHIFT, Keys.ENTER)
+        composer.send_keys("two lines")
+        composer.send_keys(Keys.ENTER)
+        mine = wait(alice, lambda d: d.find_elements(By.CSS_SELECTOR, "#messages li.mine:not(.pending)")[-1:], 3, "the ack")[0]
+        self.assertEqual(mine.find_element(By.CSS_SELECTOR, ".text").text, "Hi Bob,\ntwo lines")
+        wait(bob, lambda d: unread(d, "Alice Johnson") == before + 1, 3, "Bob's unread count to go up")
+        self.wait_for_banner(bob, "Hi Bob, two lines", 1)
+        self.assertTrue(bob.title.startswith("("), bob.title)
+        self.assertEqual(conversation_item(bob, "Alice Johnson").find_element(By.CSS_SELECTOR, ".conversation-preview").text,
+                         "Hi Bob, two lines")
+
+        open_chat(bob, "Alice Johnson")
+        wait(bob, lambda d: unread(d, "Alice Johnson") == 0, 3, "Bob's unread count to clear when he reads")
+        reply = bob.find_element(By.ID, "composer-text")
+        reply.send_keys("Hello Alice!", Keys.ENTER)
+        wait(alice, lambda d: "Hello Alice!" in d.find_element(By.ID, "messages").text, 3, "Bob's reply in Alice's chat")
+        self.assertEqual(unread(alice, "Bob"), 0, "a message read in the open chat counts as unread")
+        self.assertEqual(len([m for m in alice.find_elements(By.CSS_SELECTOR, "#messages li") if "Hello Alice!" in m.text]), 1)
+        # Alice has read it: the server's count for her says so too.
+        conversations = self.server.request("GET", "/v1/conversations", self.tokens["alice"])[1]["conversations"]
+        with_bob = [c for c in conversations if c["kind"] == "direct" and "bob" in c["members"]][0]
+        wait(alice, lambda d: self.server.request("GET", "/v1/conversations", self.tokens["alice"])[1]["conversations"]
+             and [c for c in self.server.request("GET", "/v1/conversations", self.tokens["alice"])[1]["conversations"]
+                  if c["id"] == with_bob["id"]][0]["unreadCount"] == 0, 3, "Alice's read marker on the server")
+
+    def test_new_chats_mute_and_sign_out(self):
+        alice = self.browser()
+        sign_in_as(alice, self.server, "Alice Johnson")
+        alice.find_element(By.ID, "new-chat-button").click()
+        alice.find_element(By.CSS_SELECTOR, "input[name=kind][value=group]").click()
+        alice.find_element(By.ID, "new-chat-title").send_keys("Launch crew")
+        alice.find_element(By.ID, "new-chat-members").send_keys("bob, charlie")
+        alice.find_element(By.CSS_SELECTOR, "#new-chat button[type=submit]").click()
+        wait(alice, lambda d: d.find_element(By.ID, "chat-title").text == "Launch crew", 3, "the new group to open")
+        group = [c for c in self.server.request("GET", "/v1/conversations", self.tokens["charlie"])[1]["conversations"]
+                 if c.get("title") == "Launch crew"][0]
+        self.assertEqual(sorted(group["members"]), ["alice", "bob", "charlie"])
+
+        open_chat(alice, "Bob")
+        alice.find_element(By.ID, "mute").click()
+        wait(alice, lambda d: d.find_element(By.ID, "mute").text == "Unmute", 3, "the chat to be muted")
+        open_chat(alice, "Launch crew")
+        self.server.post(self.tokens["bob"], self.chat_with("bob", "alice"), "Muted, so quiet")
+        wait(alice, lambda d: "Muted, so quiet" in conversation_item(d, "Bob").text, 3, "the muted chat's preview")
+        self.assert_no_banner_for(alice, 1.0, "Muted, so quiet")
+        open_chat(alice, "Bob")
+        alice.find_element(By.ID, "mute").click()
+        wait(alice, lambda d: d.find_element(By.ID, "mute").text == "Mute", 3, "the chat to be unmuted")
+
+        alice.find_element(By.ID, "sign-out").click()
+        wait(alice, lambda d: d.find_element(By.ID, "sign-in").is_displayed(), 3, "the sign-in page")
+        self.assertIsNone(alice.execute_script("return sessionStorage.getItem('herald.token')"))
+        alice.refresh()
+        wait(alice, lambda d: d.find_element(By.ID, "sign-in").is_displayed(), 5, "still signed out after a reload")
+
+    def test_a_token_in_the_address_signs_in_and_leaves_the_address(self):
+        alice = self.browser()
+        alice.get(self.server.url + "#token=" + self.tokens["alice"])
+        wait(alice, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "live", 10, "a live stream")
+        self.assertEqual(alice.current_url, self.server.url)
+        self.assertEqual(alice.find_element(By.ID, "me-name").text, "Alice Johnson")
+
+        pasted = self.browser()
+        pasted.get(self.server.url)
+        wait(pasted, lambda d: d.find_element(By.ID, "token-input").is_displayed(), 5, "the token form")
+        pasted.find_element(By.ID, "token-input").send_keys(self.tokens["bob"])
+        pasted.find_element(By.CSS_SELECTOR, "#token-form button").click()
+        wait(pasted, lambda d: d.find_element(By.ID, "me-name").text == "Bob", 5, "Bob signed in by a pasted token")
+
+        refused = self.browser()
+        refused.get(self.server.url + "#token=" + self.tokens["bob"][:-4] + "AAAA")
+        wait(refused, lambda d: "invalid_token" in d.find_element(By.ID, "sign-in-error").text, 10, "a refused token's error")
+
+    def test_notifications_while_hidden(self):
+        alice = self.alice_in_bobs_chat()
+        alice.execute_cdp_cmd("Browser.grantPermissions", {"origin": self.server.url.rstrip("/"), "permissions": ["notifications"]})
+        alice.refresh()
+        wait(alice, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "live", 10, "a live stream")
+        self.assertTrue(alice.find_element(By.ID, "notify-button").get_attribute("hidden") is not None)
+        alice.minimize_window()
+        wait(alice, lambda d: d.execute_script("return document.hidden"), 5, "the page to be hidden")
+        self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "While you were away")
+        notifications = wait(alice, lambda d: d.execute_script("return window.__notifications"), 3, "a system notification")
+        self.assertEqual(notifications[0]["title"], "New message from Charlie Davis")
+        self.assertEqual(notifications[0]["body"], "While you were away")
+        self.assertTrue(notifications[0]["tag"])
+        self.assertFalse(visible_banners(alice), "a hidden page showed a banner as well")
+        alice.execute_script("window.__lastNotification.dispatchEvent(new Event('click'))")
+        wait(alice, lambda d: d.find_element(By.ID, "chat-title").get_attribute("textContent") == "Charlie Davis", 3,
+             "the notification to open the chat")
+        alice.set_window_rect(width=1280, height=900)
+        wait(alice, lambda d: not d.execute_script("return document.hidden"), 5, "the page to be shown again")
+        wait(alice, lambda d: conversation_item(d, "Charlie Davis").find_elements(By.CSS_SELECTOR, ".unread") == [], 3,
+             "the chat read once the page is seen")
+
+
+class RestartTests(PageTestCase):
+    def test_the_page_keeps_working_across_a_server_restart(self):
+        alice = self.alice_in_bobs_chat()
+        chat = self.chat_with("bob", "alice")
+        self.server.stop()
+        wait(alice, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "reconnecting", 5,
+             "the page to notice")
+        self.wait_for_banner(alice, "Connection lost", 2)
+        self.server.start()
+        missed = f"missed-{uuid.uuid4()}"
+        self.server.post(self.tokens["bob"], chat, "Sent while you were reconnecting", missed)
+        charlie = self.chat_with("charlie", "alice")
+        self.server.post(self.tokens["charlie"], charlie, "Caught up after the restart")
+        wait(alice, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "live", 15, "the page to reconnect")
+        self.wait_for_banner(alice, "Back online", 6)
+        wait(alice, lambda d: "Sent while you were reconnecting" in d.find_element(By.ID, "messages").text, 5, "the catch-up")
+        self.wait_for_banner(alice, "Caught up after the restart", 12)
+        composer = alice.find_element(By.ID, "composer-text")
+        composer.send_keys("Still here", Keys.ENTER)
+        wait(alice, lambda d: d.find_elements(By.CSS_SELECTOR, "#messages li.mine:not(.pending)") and
+             "Still here" in d.find_elements(By.CSS_SELECTOR, "#messages li.mine:not(.pending)")[-1].text, 3, "the ack")
+        time.sleep(0.5)
+        texts = [m.find_element(By.CSS_SELECTOR, ".text").text for m in alice.find_elements(By.CSS_SELECTOR, "#messages li")]
+        self.assertEqual(texts.count("Sent while you were reconnecting"), 1, texts)
+        self.assertEqual(texts.count("Still here"), 1, texts)
+        shown = [b["id"] for b in alice.execute_script("return window.__bannersShown")]
+        self.assertEqual(len(shown), len(set(shown)), f"a banner showed twice: {shown}")
+
+    def test_sends_made_offline_go_out_once_when_back(self):
+        alice = self.alice_in_bobs_chat()
+        self.server.stop()
+        wait(alice, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "reconnecting", 5,
+             "the page to notice")
+        alice.find_element(By.ID, "composer-text").send_keys("Written offline", Keys.ENTER)
+        pending = alice.find_elements(By.CSS_SELECTOR, "#messages li.pending")
+        self.assertEqual(len(pending), 1)
+        self.server.start()
+        wait(alice, lambda d: not d.find_elements(By.CSS_SELECTOR, "#messages li.pending"), 15, "the offline send to be stored")
+        messages = self.server.request("GET", "/v1/conversations", self.tokens["bob"])[1]["conversations"]
+        with_alice = [c for c in messages if c["kind"] == "direct" and "alice" in c["members"]][0]
+        stored = self.server.request("GET", f"/v1/conversations/{with_alice['id']}/messages?limit=200", self.tokens["bob"])[1]
+        self.assertEqual([m["text"] for m in stored["messages"]].count("Written offline"), 1)
+
+
+class SafetyTests(PageTestCase):
+    HOSTILE = "<img src=x onerror=alert(1)>"
+
+    def test_network_text_is_shown_as_text(self):
+        alice = self.alice_in_bobs_chat()
+        evil = self.server.mint("mallory", self.HOSTILE, picture="javascript:alert(1)")
+        status, group = self.server.request("POST", "/v1/conversations", evil,
+                                            {"kind": "group", "title": self.HOSTILE, "members": ["alice"]})
+        self.assertEqual(status, 201, group)
+        self.server.post(evil, group["id"], self.HOSTILE)
+        banner = self.wait_for_banner(alice, self.HOSTILE, 2)
+        self.assertIn(f"in {self.HOSTILE}", banner_text(banner))
+        self.assertEqual(banner.find_elements(By.TAG_NAME, "img"), [], "the avatar URL is not http(s), so nothing loads")
+        self.assertEqual(banner.find_element(By.CSS_SELECTOR, ".avatar").text, "<O")
+        wait(alice, lambda d: conversation_item(d, self.HOSTILE), 3, "the hostile group in the list")
+        banner.click()
+        wait(alice, lambda d: d.find_element(By.ID, "chat-title").text == self.HOSTILE, 3, "the hostile group's chat")
+        self.assertIn(self.HOSTILE, alice.find_element(By.ID, "messages").text)
+        self.assertEqual(alice.find_elements(By.CSS_SELECTOR, "img[src='x'], #messages img, #conversations img"), [])
+        try:
+            alert = alice.switch_to.alert
+            self.fail(f"a script ran: {alert.text}")
+        except NoAlertPresentException:
+            pass
+        self.assertEqual(severe_console_lines(alice), [])
+
+    def test_no_console_errors_no_csp_violations_nothing_from_elsewhere(self):
+        alice = self.alice_in_bobs_chat()
+        self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Clean?")
+        self.wait_for_banner(alice, "Clean?", 1).click()
+        wait(alice, lambda d: d.find_element(By.ID, "chat-title").text == "Charlie Davis", 3, "Charlie's chat")
+        self.assertEqual(severe_console_lines(alice), [])
+        self.assertEqual(alice.execute_script("return window.__violations"), [])
+        origin = self.server.url.rstrip("/")
+        resources = alice.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+        self.assertTrue(resources)
+        self.assertEqual([r for r in resources if not r.startswith(origin + "/")], [])
+
+
+class Figures(PageTestCase):
+    """Page weight and the time from a post to its banner, printed (not asserted: a benchmark, not a timed test)."""
+
+    def test_print_page_weight_and_post_to_banner_latency(self):
+        folder = os.path.join(ROOT, "Sources", "HeraldServer", "Resources", "web")
+        sizes = {name: os.path.getsize(os.path.join(folder, name)) for name in sorted(os.listdir(folder))}
+        alice = self.alice_in_bobs_chat()
+        loaded = alice.execute_script(
+            "return performance.getEntriesByType('resource').concat(performance.getEntriesByType('navigation'))"
+            ".map(e => [e.name, e.decodedBodySize])")
+        chat = self.chat_with("charlie", "alice")
+        samples = []
+        for index in range(60):
+            message_id = f"latency-{uuid.uuid4()}"
+            before = alice.execute_script("return performance.timeOrigin + performance.now()")
+            self.server.post(self.tokens["charlie"], chat, f"Latency {index}", message_id)
+            banner = wait(alice, lambda d: [b for b in d.execute_script("return window.__bannersShown") if b["id"] == message_id],
+                          2, f"banner {index}")[0]
+            samples.append(banner["at"] - before)
+            alice.execute_script("document.querySelector('#banner-layer .banner:not(.leaving)')"
+                                 ".dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape'}))")
+            time.sleep(0.3)  # the exit gap before the next banner may show
+        samples.sort()
+        p50 = statistics.median(samples)
+        p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+        print(f"\nweb page: {sum(sizes.values()):,} bytes uncompressed in {len(sizes)} files "
+              f"({', '.join(f'{n} {s:,}' for n, s in sizes.items())}); the browser loaded "
+              f"{sum(s for _, s in loaded):,} bytes")
+        print(f"post to banner on loopback ({len(samples)} posts, each an HTTP POST then the banner in the page): "
+              f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {samples[-1]:.1f} ms")
+
+
+if __name__ == "__main__":
+    unittest.main()

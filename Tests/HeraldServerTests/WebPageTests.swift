@@ -1,0 +1,172 @@
+import Foundation
+import HTTPTypes
+import HeraldServer
+import HeraldTestSupport
+import Testing
+
+/// `herald serve` serves the web client at `/`: the page and its modules with the right types, validators and
+/// security headers; `HEAD` wherever `GET` works; CORS only for configured origins; the demo's sign-in only with
+/// `--demo`. (The page itself is tested in a real browser: Tests/Browser.)
+@Suite("The web page and what the server sends with it", .timeLimit(.minutes(1)))
+struct WebPageTests {
+    static let csp = HTTPField.Name("Content-Security-Policy")!
+    static let nosniff = HTTPField.Name("X-Content-Type-Options")!
+
+    @Test("/ is the page, and its modules, styles and icon come with their types, an ETag and no-cache")
+    func files() async throws {
+        try await TestServer.run { server in
+            let expected = [
+                "/": "text/html", "/index.html": "text/html", "/app.js": "text/javascript",
+                "/engine.js": "text/javascript", "/api.js": "text/javascript", "/banners.js": "text/javascript",
+                "/style.css": "text/css", "/favicon.svg": "image/svg+xml",
+            ]
+            for (path, type) in expected {
+                let result = try await server.request("GET", path)
+                #expect(result.status == 200, "\(path)")
+                #expect(result.headers[.contentType]?.hasPrefix(type) == true, "\(path): \(result.headers[.contentType] ?? "none")")
+                #expect(result.headers[.eTag] != nil, "\(path)")
+                #expect(result.headers[.cacheControl] == "no-cache", "\(path)")
+            }
+            let page = try await server.request("GET", "/")
+            #expect(page.text.contains(#"<script type="module" src="/app.js"></script>"#))
+            #expect(!page.text.contains("<script>"), "no inline script: the CSP would refuse it")
+            #expect(!page.text.contains("style="), "no inline style: the CSP would refuse it")
+        }
+    }
+
+    @Test("a matching If-None-Match gets 304 with no body")
+    func notModified() async throws {
+        try await TestServer.run { server in
+            let first = try await server.request("GET", "/engine.js")
+            let eTag = try #require(first.headers[.eTag])
+            let again = try await server.request("GET", "/engine.js", headers: [.ifNoneMatch: eTag])
+            #expect(again.status == 304)
+            #expect(again.body.isEmpty)
+        }
+    }
+
+    @Test("every response carries the strict CSP, nosniff and no-referrer: the page's and the API's")
+    func securityHeaders() async throws {
+        try await TestServer.run { server in
+            for path in ["/", "/app.js", "/health", "/v1/conversations", "/no/such/path"] {
+                let result = try await server.request("GET", path)
+                let policy = try #require(result.headers[Self.csp], "\(path)")
+                #expect(policy.contains("default-src 'none'"))
+                #expect(policy.contains("script-src 'self'"))
+                #expect(policy.contains("style-src 'self'"))
+                #expect(policy.contains("connect-src 'self'"))
+                #expect(!policy.contains("unsafe"), "no unsafe-inline or unsafe-eval")
+                #expect(result.headers[Self.nosniff] == "nosniff", "\(path)")
+                #expect(result.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer", "\(path)")
+            }
+        }
+    }
+
+    @Test("API and stream paths keep their JSON errors; an unknown file is a JSON 404, a path out of the folder a 400")
+    func jsonErrors() async throws {
+        try await TestServer.run { server in
+            for (path, status, code) in [
+                ("/v1/conversations", 401, "missing_token"), ("/v1/stream", 401, "missing_token"),
+                ("/v1/nothing", 404, "not_found"), ("/missing.js", 404, "not_found"),
+                ("/../Package.swift", 400, "invalid_request"), ("/%2e%2e/Package.swift", 400, "invalid_request"),
+            ] {
+                let result = try await server.request("GET", path)
+                #expect(result.status == status, "\(path)")
+                #expect(result.errorCode == code, "\(path): \(result.text)")
+                #expect(result.headers[.contentType]?.hasPrefix("application/json") == true, "\(path)")
+            }
+        }
+    }
+
+    @Test("HEAD works wherever GET does: the same status and headers, no body")
+    func head() async throws {
+        try await TestServer.run { server in
+            let token = try await server.token("alice")
+            for (path, token) in [("/", nil), ("/style.css", nil), ("/health", nil), ("/openapi.yaml", nil), ("/v1/conversations", token)] {
+                let get = try await server.request("GET", path, token: token)
+                let head = try await server.request("HEAD", path, token: token)
+                #expect(head.status == get.status, "\(path)")
+                #expect(head.status == 200, "\(path)")
+                #expect(head.body.isEmpty, "\(path)")
+                #expect(head.headers[.contentType] == get.headers[.contentType], "\(path)")
+            }
+        }
+    }
+
+    @Test("no CORS by default: another origin gets no Access-Control header and its preflight no permission")
+    func noCORSByDefault() async throws {
+        try await TestServer.run { server in
+            let token = try await server.token("alice")
+            let get = try await server.request("GET", "/v1/conversations", token: token, headers: [.origin: "https://app.example.com"])
+            #expect(get.status == 200)
+            #expect(get.headers[.accessControlAllowOrigin] == nil)
+            let preflight = try await server.request(
+                "OPTIONS", "/v1/conversations", headers: [.origin: "https://app.example.com", .accessControlRequestMethod: "POST"])
+            #expect(preflight.headers[.accessControlAllowOrigin] == nil)
+        }
+    }
+
+    @Test("HERALD_CORS_ORIGINS: a listed origin may call the API and its preflight is answered; others may not")
+    func corsForListedOrigins() async throws {
+        try await TestServer.run(configure: { $0.corsOrigins = ["https://app.example.com", "http://localhost:3000"] }) { server in
+            let token = try await server.token("alice")
+            let preflight = try await server.request("OPTIONS", "/v1/conversations", headers: [
+                .origin: "http://localhost:3000", .accessControlRequestMethod: "POST",
+                .accessControlRequestHeaders: "authorization, content-type",
+            ])
+            #expect(preflight.status == 204)
+            #expect(preflight.headers[.accessControlAllowOrigin] == "http://localhost:3000")
+            #expect(preflight.headers[.accessControlAllowMethods]?.contains("POST") == true)
+            #expect(preflight.headers[.accessControlAllowHeaders]?.lowercased().contains("authorization") == true)
+
+            let get = try await server.request("GET", "/v1/conversations", token: token, headers: [.origin: "https://app.example.com"])
+            #expect(get.status == 200)
+            #expect(get.headers[.accessControlAllowOrigin] == "https://app.example.com")
+            #expect(get.headers[.accessControlExposeHeaders]?.contains("Retry-After") == true)
+            #expect(get.headers[values: .vary].contains("Origin"))
+
+            let refused = try await server.request("GET", "/v1/conversations", token: token, headers: [.origin: "https://evil.example"])
+            #expect(refused.headers[.accessControlAllowOrigin] == nil)
+            let error = try await server.request("GET", "/v1/conversations", headers: [.origin: "https://app.example.com"])
+            #expect(error.status == 401)
+            #expect(error.headers[.accessControlAllowOrigin] == "https://app.example.com", "errors are readable too")
+        }
+    }
+
+    @Test("HERALD_CORS_ORIGINS is read strictly: origins or *, nothing else")
+    func corsSetting() throws {
+        let parsed = try ServerConfiguration.fromEnvironment(["HERALD_CORS_ORIGINS": "https://a.example, http://localhost:3000"])
+        #expect(parsed.corsOrigins == ["https://a.example", "http://localhost:3000"])
+        #expect(try ServerConfiguration.fromEnvironment(["HERALD_CORS_ORIGINS": "*"]).corsOrigins == ["*"])
+        #expect(try ServerConfiguration.fromEnvironment([:]).corsOrigins == [])
+        for bad in ["https://a.example/", "a.example", "ftp://a.example", "https://A.example", "https://a.example/app"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") {
+                try ServerConfiguration.fromEnvironment(["HERALD_CORS_ORIGINS": bad])
+            }
+        }
+    }
+
+    @Test("the demo's sign-in exists only with --demo, and its tokens work")
+    func demoSignIn() async throws {
+        try await TestServer.run { server in
+            let people = try await server.request("GET", "/v1/demo/people")
+            let minted = try await server.request("POST", "/v1/demo/tokens", body: #"{"user": "alice"}"#)
+            #expect(people.status == 404)
+            #expect(minted.status == 404)
+            #expect(minted.errorCode == "not_found")
+        }
+        try await TestServer.run(configure: { $0.demo = true }) { server in
+            let people = try await server.request("GET", "/v1/demo/people")
+            #expect(people.status == 200)
+            #expect(people.text.contains(#""name":"Alice Johnson""#))
+            let minted = try await server.request("POST", "/v1/demo/tokens", body: #"{"user": "alice"}"#)
+            #expect(minted.status == 200)
+            struct Minted: Decodable { var token: String }
+            let token = try minted.decode(Minted.self).token
+            #expect(try await server.request("GET", "/v1/conversations", token: token).status == 200)
+            let stranger = try await server.request("POST", "/v1/demo/tokens", body: #"{"user": "mallory"}"#)
+            #expect(stranger.status == 400)
+            #expect(stranger.errorCode == "invalid_request")
+        }
+    }
+}

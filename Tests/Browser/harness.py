@@ -37,7 +37,8 @@ if ('Notification' in window) {
     return shown;
   };
   Object.defineProperty(Spy, 'permission', {get: () => Real.permission});
-  Spy.requestPermission = (...args) => Real.requestPermission(...args);
+  window.__permissionRequests = 0;
+  Spy.requestPermission = (...args) => { window.__permissionRequests += 1; return Real.requestPermission(...args); };
   Spy.prototype = Real.prototype;
   window.Notification = Spy;
 }

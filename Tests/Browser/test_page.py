@@ -294,6 +294,66 @@ class ChatTests(PageTestCase):
              "the chat read once the page is seen")
 
 
+class MoreChatTests(PageTestCase):
+    def test_older_messages_load_on_scroll_up(self):
+        bob = self.tokens["bob"]
+        status, group = self.server.request("POST", "/v1/conversations", bob,
+                                            {"kind": "group", "title": "Long history", "members": ["alice"]})
+        self.assertEqual(status, 201)
+        for index in range(120):
+            self.server.post(bob, group["id"], f"History {index:03d}")
+        alice = self.browser()
+        sign_in_as(alice, self.server, "Alice Johnson")
+        open_chat(alice, "Long history")
+
+        def texts(driver):
+            return driver.execute_script("return [...document.querySelectorAll('#messages li .text')].map(e => e.textContent)")
+        self.assertEqual(len(texts(alice)), 50)
+        self.assertEqual(texts(alice)[-1], "History 119")
+        for expected in (100, 120):
+            alice.execute_script("document.getElementById('messages').scrollTop = 0")
+            wait(alice, lambda d: len(texts(d)) == expected, 5, f"{expected} messages after scrolling up")
+        self.assertEqual(texts(alice), [f"History {index:03d}" for index in range(120)])
+        time.sleep(0.3)
+        alice.execute_script("document.getElementById('messages').scrollTop = 0")
+        time.sleep(0.5)
+        self.assertEqual(len(texts(alice)), 120, "the start of the chat loads nothing more")
+
+    def test_a_refused_send_is_a_danger_banner_and_stays_unsent(self):
+        alice = self.alice_in_bobs_chat()
+        # Text with U+0000 is refused by the server (invalid_request); a keyboard cannot type it, a script can.
+        alice.execute_script("document.getElementById('composer-text').value = 'bad\u0000text'")
+        alice.find_element(By.CSS_SELECTOR, "#composer button").click()
+        banner = self.wait_for_banner(alice, "Message not sent", 3)
+        self.assertEqual(banner.get_attribute("data-tone"), "danger")
+        failed = wait(alice, lambda d: d.find_elements(By.CSS_SELECTOR, "#messages li.failed"), 2, "the failed message")
+        self.assertIn("Not sent", failed[0].text)
+
+    def test_coalescing_is_a_setting(self):
+        alice = self.alice_in_bobs_chat()
+        self.assertFalse(alice.find_element(By.ID, "coalesce").is_selected(), "coalescing is off by default")
+        alice.find_element(By.ID, "coalesce").click()
+        chat = self.chat_with("charlie", "alice")
+        self.server.post(self.tokens["charlie"], chat, "One")
+        self.wait_for_banner(alice, "One", 1)
+        self.server.post(self.tokens["charlie"], chat, "Two, merged")
+        banner = self.wait_for_banner(alice, "Two, merged", 1)
+        self.assertEqual(banner.find_element(By.CSS_SELECTOR, ".banner-count").text, "2")
+        self.assertEqual(len(visible_banners(alice)), 1)
+        self.assertEqual(alice.execute_script("return localStorage.getItem('herald.coalesce')"), "1", "kept for next time")
+
+    def test_notification_permission_is_asked_from_a_click_only(self):
+        alice = self.browser()
+        sign_in_as(alice, self.server, "Alice Johnson")
+        time.sleep(0.5)
+        self.assertEqual(alice.execute_script("return window.__permissionRequests"), 0, "asked on load")
+        button = alice.find_element(By.ID, "notify-button")
+        self.assertTrue(button.is_displayed())
+        button.click()
+        wait(alice, lambda d: d.execute_script("return window.__permissionRequests") == 1, 3, "the permission request")
+        self.assertEqual(severe_console_lines(alice), [])
+
+
 class RestartTests(PageTestCase):
     def test_the_page_keeps_working_across_a_server_restart(self):
         alice = self.alice_in_bobs_chat()

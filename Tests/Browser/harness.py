@@ -16,6 +16,7 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -84,7 +85,11 @@ class Server:
         self.port = int(match.group(1))
         self.first_line = first.strip()
         # Keep reading, so the server never blocks on a full pipe.
-        threading.Thread(target=lambda out=self.process.stdout: [None for _ in out], daemon=True).start()
+        threading.Thread(target=_drain, args=(self.process.stdout,), daemon=True).start()
+
+    def ensure_running(self):
+        if self.process is None or self.process.poll() is not None:
+            self.start()
 
     @property
     def url(self):
@@ -151,6 +156,12 @@ class Server:
         return answer
 
 
+def _drain(stream):
+    for _ in stream:
+        pass
+    stream.close()
+
+
 def _read_line(stream, timeout):
     result = []
     reader = threading.Thread(target=lambda: result.append(stream.readline()), daemon=True)
@@ -185,8 +196,28 @@ def chromium(width=1280, height=900, reduced_motion=False):
 
 
 def wait(driver, condition, timeout, what):
-    """Waits for `condition(driver)` to be truthy, polling every 20 ms, for at most `timeout` seconds."""
-    return WebDriverWait(driver, timeout, poll_frequency=0.02).until(condition, message=f"waited {timeout} s for {what}")
+    """Waits for `condition(driver)` to be truthy, polling every 20 ms, for at most `timeout` seconds. The page
+    redraws its lists as messages arrive, so an element that went stale meanwhile is just looked up again."""
+    return WebDriverWait(driver, timeout, poll_frequency=0.02,
+                         ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
+                         ).until(condition, message=f"waited {timeout} s for {what}")
+
+
+def messages(driver):
+    """The open chat's messages, read in one step: [{text, mine, state}] (state: pending, failed or stored)."""
+    return driver.execute_script("""return [...document.querySelectorAll('#messages li')].map((m) => ({
+        text: m.querySelector('.text')?.textContent ?? '', mine: m.classList.contains('mine'),
+        state: m.classList.contains('pending') ? 'pending' : m.classList.contains('failed') ? 'failed' : 'stored'}))""")
+
+
+def unread(driver, name):
+    """The unread count the list shows for a chat (0 without a badge), read in one step."""
+    return driver.execute_script("""for (const item of document.querySelectorAll('#conversations li')) {
+        if (item.querySelector('.conversation-name').textContent === arguments[0]) {
+          return Number(item.querySelector('.unread')?.textContent ?? 0);
+        }
+      }
+      return null;""", name)
 
 
 def visible_banners(driver):

@@ -11,8 +11,8 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from harness import (ROOT, Server, chromium, conversation_item, open_chat, severe_console_lines, sign_in_as,
-                     visible_banners, wait)
+from harness import (ROOT, Server, chromium, conversation_item, messages, open_chat, severe_console_lines, sign_in_as,
+                     unread, visible_banners, wait)
 
 # Set HERALD_UPDATE_SCREENSHOTS=1 to write the README's screenshots (docs/images) from the tests that take them.
 SCREENSHOTS = os.environ.get("HERALD_UPDATE_SCREENSHOTS") == "1"
@@ -189,11 +189,6 @@ class ChatTests(PageTestCase):
         open_chat(alice, "Charlie Davis")
         open_chat(bob, "Charlie Davis")
 
-        def unread(driver, name):
-            item = conversation_item(driver, name)
-            badges = item.find_elements(By.CSS_SELECTOR, ".unread") if item else []
-            return int(badges[0].text) if badges else 0
-
         before = unread(bob, "Alice Johnson")
         composer = alice.find_element(By.ID, "composer-text")
         open_chat(alice, "Bob")
@@ -201,13 +196,12 @@ class ChatTests(PageTestCase):
         composer.send_keys(Keys.SHIFT, Keys.ENTER)
         composer.send_keys("two lines")
         composer.send_keys(Keys.ENTER)
-        mine = wait(alice, lambda d: d.find_elements(By.CSS_SELECTOR, "#messages li.mine:not(.pending)")[-1:], 3, "the ack")[0]
-        self.assertEqual(mine.find_element(By.CSS_SELECTOR, ".text").text, "Hi Bob,\ntwo lines")
+        wait(alice, lambda d: {"text": "Hi Bob,\ntwo lines", "mine": True, "state": "stored"} in messages(d), 3, "the ack")
         wait(bob, lambda d: unread(d, "Alice Johnson") == before + 1, 3, "Bob's unread count to go up")
         self.wait_for_banner(bob, "Hi Bob, two lines", 1)
         self.assertTrue(bob.title.startswith("("), bob.title)
-        self.assertEqual(conversation_item(bob, "Alice Johnson").find_element(By.CSS_SELECTOR, ".conversation-preview").text,
-                         "Hi Bob, two lines")
+        wait(bob, lambda d: conversation_item(d, "Alice Johnson").find_element(By.CSS_SELECTOR, ".conversation-preview").text
+             == "Hi Bob, two lines", 1, "the preview in the list")
 
         open_chat(bob, "Alice Johnson")
         wait(bob, lambda d: unread(d, "Alice Johnson") == 0, 3, "Bob's unread count to clear when he reads")
@@ -215,7 +209,7 @@ class ChatTests(PageTestCase):
         reply.send_keys("Hello Alice!", Keys.ENTER)
         wait(alice, lambda d: "Hello Alice!" in d.find_element(By.ID, "messages").text, 3, "Bob's reply in Alice's chat")
         self.assertEqual(unread(alice, "Bob"), 0, "a message read in the open chat counts as unread")
-        self.assertEqual(len([m for m in alice.find_elements(By.CSS_SELECTOR, "#messages li") if "Hello Alice!" in m.text]), 1)
+        self.assertEqual([m["text"] for m in messages(alice)].count("Hello Alice!"), 1)
         # Alice has read it: the server's count for her says so too.
         conversations = self.server.request("GET", "/v1/conversations", self.tokens["alice"])[1]["conversations"]
         with_bob = [c for c in conversations if c["kind"] == "direct" and "bob" in c["members"]][0]
@@ -326,8 +320,8 @@ class MoreChatTests(PageTestCase):
         alice.find_element(By.CSS_SELECTOR, "#composer button").click()
         banner = self.wait_for_banner(alice, "Message not sent", 3)
         self.assertEqual(banner.get_attribute("data-tone"), "danger")
-        failed = wait(alice, lambda d: d.find_elements(By.CSS_SELECTOR, "#messages li.failed"), 2, "the failed message")
-        self.assertIn("Not sent", failed[0].text)
+        wait(alice, lambda d: {"text": "badtext", "mine": True, "state": "failed"} in messages(d), 2, "the failed message")
+        self.assertIn("Not sent", alice.find_element(By.CSS_SELECTOR, "#messages li.failed .meta").text)
 
     def test_coalescing_is_a_setting(self):
         alice = self.alice_in_bobs_chat()
@@ -355,6 +349,9 @@ class MoreChatTests(PageTestCase):
 
 
 class RestartTests(PageTestCase):
+    def setUp(self):
+        # A test that failed while the server was down must not take the next one with it.
+        self.addCleanup(self.server.ensure_running)
     def test_the_page_keeps_working_across_a_server_restart(self):
         alice = self.alice_in_bobs_chat()
         chat = self.chat_with("bob", "alice")
@@ -373,10 +370,9 @@ class RestartTests(PageTestCase):
         self.wait_for_banner(alice, "Caught up after the restart", 12)
         composer = alice.find_element(By.ID, "composer-text")
         composer.send_keys("Still here", Keys.ENTER)
-        wait(alice, lambda d: d.find_elements(By.CSS_SELECTOR, "#messages li.mine:not(.pending)") and
-             "Still here" in d.find_elements(By.CSS_SELECTOR, "#messages li.mine:not(.pending)")[-1].text, 3, "the ack")
+        wait(alice, lambda d: {"text": "Still here", "mine": True, "state": "stored"} in messages(d), 3, "the ack")
         time.sleep(0.5)
-        texts = [m.find_element(By.CSS_SELECTOR, ".text").text for m in alice.find_elements(By.CSS_SELECTOR, "#messages li")]
+        texts = [m["text"] for m in messages(alice)]
         self.assertEqual(texts.count("Sent while you were reconnecting"), 1, texts)
         self.assertEqual(texts.count("Still here"), 1, texts)
         shown = [b["id"] for b in alice.execute_script("return window.__bannersShown")]
@@ -388,12 +384,11 @@ class RestartTests(PageTestCase):
         wait(alice, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "reconnecting", 5,
              "the page to notice")
         alice.find_element(By.ID, "composer-text").send_keys("Written offline", Keys.ENTER)
-        pending = alice.find_elements(By.CSS_SELECTOR, "#messages li.pending")
-        self.assertEqual(len(pending), 1)
+        self.assertEqual([m["text"] for m in messages(alice) if m["state"] == "pending"], ["Written offline"])
         self.server.start()
         wait(alice, lambda d: not d.find_elements(By.CSS_SELECTOR, "#messages li.pending"), 15, "the offline send to be stored")
-        messages = self.server.request("GET", "/v1/conversations", self.tokens["bob"])[1]["conversations"]
-        with_alice = [c for c in messages if c["kind"] == "direct" and "alice" in c["members"]][0]
+        conversations = self.server.request("GET", "/v1/conversations", self.tokens["bob"])[1]["conversations"]
+        with_alice = [c for c in conversations if c["kind"] == "direct" and "alice" in c["members"]][0]
         stored = self.server.request("GET", f"/v1/conversations/{with_alice['id']}/messages?limit=200", self.tokens["bob"])[1]
         self.assertEqual([m["text"] for m in stored["messages"]].count("Written offline"), 1)
 

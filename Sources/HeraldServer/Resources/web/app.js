@@ -683,6 +683,13 @@ function wire() {
   $("back").addEventListener("click", closeChat);
   $("mute").addEventListener("click", toggleMute);
   $("notify-button").addEventListener("click", askNotificationPermission);
+  // Permission changed in the browser's settings: the engine follows (background messages, or nothing).
+  navigator.permissions?.query({ name: "notifications" }).then((status) => {
+    status.addEventListener("change", () => {
+      updateNotifyButton();
+      tellEngineAboutPermission();
+    });
+  }).catch(() => {});
   $("coalesce").addEventListener("change", () => {
     localStorage.setItem(coalesceKey, $("coalesce").checked ? "1" : "0");
     if (session) makeBanners();

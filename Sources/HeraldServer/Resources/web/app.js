@@ -173,9 +173,11 @@ async function receive(frame) {
   handle(frame);
 }
 
-/** `ready`: read the list (unread counts, mutes, new chats), then handle what waited, then resend unsent messages. */
+/** `ready`: read the list (unread counts, mutes, new chats), then handle what waited, then resend unsent messages.
+ * Frames that arrive while the list is read wait for it, so none counts against a list that is then replaced. */
 async function becameLive() {
   const current = session;
+  session.loaded = false;
   try {
     await loadConversations();
   } catch (error) {

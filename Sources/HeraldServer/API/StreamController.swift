@@ -26,9 +26,7 @@ struct StreamController {
             do {
                 identity = try await authentication.authenticate(context.request)
             } catch {
-                let refusal = APIError(error)
-                try await outbound.write(.text(ServerFrame.refusal(refusal, ref: nil).text))
-                try await outbound.close(.policyViolation, reason: refusal.code.rawValue)
+                try await Self.refuse(APIError(error), inbound: inbound, outbound: outbound)
                 return
             }
             let session = StreamSession(
@@ -41,6 +39,29 @@ struct StreamController {
             )
             try await session.run(inbound: inbound, outbound: outbound)
         }
+    }
+
+    /// Refuses an upgraded connection: one `error` frame with the code, then a close (1008) with the code as reason.
+    ///
+    /// Not at once: a client library may drop frames that arrive in the same read as the upgrade's 101 response
+    /// (swift-websocket's client did, and then waited for ever), so the refusal goes out once the client has shown
+    /// it is reading (its first frame; Herald's clients send `focus` and `app` on every connection), or after
+    /// `patience` for a client that sends nothing.
+    static func refuse(
+        _ refusal: APIError, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        patience: Duration = .seconds(1)
+    ) async throws {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var frames = inbound.makeAsyncIterator()
+                _ = try? await frames.next()
+            }
+            group.addTask { try? await Task.sleep(for: patience) }
+            await group.next()
+            group.cancelAll()
+        }
+        try await outbound.write(.text(ServerFrame.refusal(refusal, ref: nil).text))
+        try await outbound.close(.policyViolation, reason: refusal.code.rawValue)
     }
 
     private static func after(in request: Request) throws -> Int64? {

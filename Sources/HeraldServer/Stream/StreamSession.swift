@@ -27,8 +27,7 @@ struct StreamSession {
         let outbox = Outbox(frameLimit: limits.streamBufferFrames, byteLimit: limits.streamBufferBytes)
         guard let connection = messenger.hub.register(userID: identity.userID, outbox: outbox, limit: limits.streamsPerUser) else {
             let refusal = APIError.rateLimited("a user has at most \(limits.streamsPerUser) streams open", retryAfter: 10)
-            try await outbound.write(.text(ServerFrame.refusal(refusal, ref: nil).text))
-            try await outbound.close(.policyViolation, reason: refusal.code.rawValue)
+            try await StreamController.refuse(refusal, inbound: inbound, outbound: outbound)
             return
         }
         defer { messenger.hub.unregister(connection) }

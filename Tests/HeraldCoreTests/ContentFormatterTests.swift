@@ -83,6 +83,7 @@ struct ContentFormatterTests {
         #expect(banner.initials == "B")
         #expect(banner.tone == .message)
         #expect(banner.count == 1)
+        #expect(banner.senderID == "bob", "for the colour behind the initials")
     }
 
     @Test("a group's banner says in <group title>")

@@ -22,6 +22,8 @@ public struct Banner: Hashable, Sendable, Identifiable {
     public var icon: String?
     /// How long it stays; nil means the queue's ``BannerConfig/duration``.
     public var duration: Duration?
+    /// The sender's user id, for the colour behind their initials; nil for general banners.
+    public var senderID: String?
 
     /// Creates a banner. Prefer ``ContentFormatter/banner(for:)`` and ``Banner/general(id:message:tone:icon:duration:)``.
     public init(
@@ -34,7 +36,8 @@ public struct Banner: Hashable, Sendable, Identifiable {
         count: Int = 1,
         tone: BannerTone,
         icon: String? = nil,
-        duration: Duration? = nil
+        duration: Duration? = nil,
+        senderID: String? = nil
     ) {
         self.id = id
         self.conversationID = conversationID
@@ -46,6 +49,7 @@ public struct Banner: Hashable, Sendable, Identifiable {
         self.tone = tone
         self.icon = icon
         self.duration = duration
+        self.senderID = senderID
     }
 
     /// The sender's initials, shown when there is no avatar (``ContentFormatter/initials(of:)`` of the title);

@@ -182,5 +182,6 @@ extension Banner {
         subtitle = later.subtitle
         body = later.body
         avatarURL = later.avatarURL
+        senderID = later.senderID
     }
 }

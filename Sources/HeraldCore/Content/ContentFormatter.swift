@@ -91,7 +91,8 @@ public struct ContentFormatter: Hashable, Sendable {
             subtitle: subtitle,
             body: preview(of: incoming.message),
             avatarURL: incoming.sender.avatarURL,
-            tone: .message
+            tone: .message,
+            senderID: incoming.sender.id
         )
     }
 

@@ -124,7 +124,7 @@ export function bannerFor(incoming, formatter = standardFormatter) {
     tone: "message",
     icon: null,
     duration: null,
-    sender: sender.id, // for the avatar's colour; not in HeraldCore's Banner, so not in a replay's timeline
+    sender: sender.id, // HeraldCore's `senderID`: for the avatar's colour, not part of a replay's timeline
   };
 }
 

@@ -7,7 +7,10 @@ let package = Package(
     products: [
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
         .library(name: "HeraldReplay", targets: ["HeraldReplay"]),
+        .library(name: "HeraldProtocol", targets: ["HeraldProtocol"]),
         .library(name: "HeraldClient", targets: ["HeraldClient"]),
+        .library(name: "HeraldPresentation", targets: ["HeraldPresentation"]),
+        .library(name: "HeraldUI", targets: ["HeraldUI"]),
         .executable(name: "herald", targets: ["herald"]),
     ],
     dependencies: [
@@ -63,6 +66,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // What a view layer needs to draw banners, platform-free and tested on Linux: the presenter and the style.
+        .target(name: "HeraldPresentation", dependencies: ["HeraldCore", "HeraldClient"]),
+        // The SwiftUI overlay and the UserNotifications adapter: Apple platforms only (empty elsewhere), kept thin.
+        .target(name: "HeraldUI", dependencies: ["HeraldCore", "HeraldClient", "HeraldPresentation"]),
         // Terminal plumbing the Swift C library overlay does not export: raw mode, size, character widths.
         .target(name: "CTerminal"),
         // `herald chat`: the terminal chat client, its screen as a pure function of its model.
@@ -100,6 +107,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldPresentationTests", dependencies: ["HeraldPresentation", "HeraldCore", "HeraldTestSupport"]),
         // What the test suites share: finding the package and the built `herald`, running it.
         .target(name: "HeraldTestSupport", path: "Tests/Support"),
         .testTarget(name: "HeraldReplayTests", dependencies: ["HeraldReplay", "HeraldCore", "HeraldTestSupport"]),

@@ -1,0 +1,192 @@
+import HeraldCore
+
+/// Where the banner on screen is in its life.
+public enum BannerPhase: Hashable, Sendable {
+    /// Coming in (the spring, or the fade under Reduce Motion), for ``BannerStyle/enterDuration``.
+    case entering
+    /// In place.
+    case shown
+    /// Going away, for ``BannerStyle/exitDuration``; no longer answers gestures.
+    case leaving
+}
+
+/// How a banner comes and goes.
+public enum BannerTransition: Hashable, Sendable {
+    /// Down from above the top edge, and back up.
+    case slide
+    /// In and out in place (Reduce Motion).
+    case fade
+}
+
+/// The banner a view draws, and its phase.
+public struct PresentedBanner: Hashable, Sendable, Identifiable {
+    /// The engine's banner: title, subtitle, body, initials, avatar, count, tone, icon.
+    public var banner: Banner
+    /// Entering, shown or leaving.
+    public var phase: BannerPhase
+    /// Why it is leaving; nil before.
+    public var dismissReason: DismissReason?
+
+    /// The banner's id.
+    public var id: String { banner.id }
+}
+
+/// Something the person did to the banner, as a view reports it.
+public enum PresentationIntent: Hashable, Sendable {
+    /// A tap on the banner.
+    case tap
+    /// The close button.
+    case close
+    /// A finger went down on the banner (a long press began).
+    case pressBegan
+    /// It lifted.
+    case pressEnded
+    /// A drag moved to `dy` points from where it began (negative is up).
+    case dragChanged(dy: Double)
+    /// The drag ended `dy` points from where it began.
+    case dragEnded(dy: Double)
+}
+
+/// What the presentation asks of the app: a gesture for the engine, a chat to open, a system notification to post.
+public enum PresentationOutput: Hashable, Sendable {
+    /// Hand this to the engine (`LiveNotifications.gesture(_:)` or `NotifierDriver.send(.gesture(_:))`).
+    case gesture(BannerGesture)
+    /// Open this conversation: a message banner was tapped (the engine's `navigate`).
+    case navigate(conversationID: String)
+    /// Post this system notification (the engine's `local`).
+    case local(LocalNotification)
+}
+
+/// What a view layer needs to draw the engine's banners, as a pure state machine in the engine's time: the banner on
+/// screen and its phase, the drag, the press, the transition, the text to announce and when to play the haptic.
+///
+/// Feed it the engine's effects with ``apply(_:at:)`` and the person's gestures with ``handle(_:at:)``; it answers
+/// with ``PresentationOutput``s. ``nextDeadline`` says when the phase next changes (``advance(to:)``). Instants are
+/// ``Duration``s from an origin the caller chooses, as for the engine, and never go backwards.
+///
+/// The engine decides everything about the queue (docs/behaviour.md §3); this only draws its decisions: a `show`
+/// enters, a `dismiss` leaves, and gestures go back to the engine. While a drag or press is under way the engine's
+/// timer is paused (`touchDown` … `touchUp`), as on the web page.
+public struct BannerPresentation: Hashable, Sendable {
+    /// The look and the durations of the transitions.
+    public let style: BannerStyle
+    /// How far up a drag must end to dismiss: the engine's ``BannerConfig/swipeThreshold``.
+    public let swipeThreshold: Double
+    /// The banner on screen, if any.
+    public private(set) var current: PresentedBanner?
+    /// How far the banner is dragged from its place (negative is up); 0 when not dragged.
+    public private(set) var dragOffset: Double = 0
+    /// Whether a finger holds the banner (its timer is paused).
+    public private(set) var isPressed = false
+    /// Whether the system asks for reduced motion.
+    public var reduceMotion = false
+    /// What VoiceOver should say for the banner on screen ("Charlie Davis in Team Chat: Hey, are you there?").
+    public private(set) var announcement: String?
+    /// Goes up by one each time a banner appears: a view plays the light haptic when it changes.
+    public private(set) var hapticCount = 0
+    /// The latest instant seen.
+    public private(set) var now: Duration = .zero
+    /// When the phase next changes (entering → shown, leaving → gone); nil when nothing is due.
+    public private(set) var nextDeadline: Duration?
+
+    /// Creates an empty presentation.
+    public init(style: BannerStyle = .standard, swipeThreshold: Double = BannerConfig.standard.swipeThreshold) {
+        self.style = style
+        self.swipeThreshold = swipeThreshold
+    }
+
+    /// Slide, or fade when Reduce Motion is on.
+    public var transition: BannerTransition { reduceMotion ? .fade : .slide }
+
+    /// Whether the drag, if it ended now, would dismiss the banner.
+    public var passesSwipeThreshold: Bool { -dragOffset >= swipeThreshold }
+
+    /// Moves the phase on at every deadline up to `instant`.
+    public mutating func advance(to instant: Duration) {
+        while let deadline = nextDeadline, deadline <= instant {
+            now = max(now, deadline)
+            nextDeadline = nil
+            switch current?.phase {
+            case .entering: current?.phase = .shown
+            case .leaving: current = nil
+            case .shown, nil: break
+            }
+        }
+        now = max(now, instant)
+    }
+
+    /// Draws an effect of the engine at `instant`.
+    public mutating func apply(_ effect: NotificationEffect, at instant: Duration) -> [PresentationOutput] {
+        advance(to: instant)
+        switch effect {
+        case .show(let banner):
+            current = PresentedBanner(banner: banner, phase: .entering)
+            nextDeadline = now + style.enterDuration
+            dragOffset = 0
+            isPressed = false
+            announcement = Self.announcement(for: banner)
+            hapticCount += 1
+        case .update(let banner):
+            guard current?.id == banner.id, current?.phase != .leaving else { return [] }
+            current?.banner = banner
+            announcement = Self.announcement(for: banner)
+        case .dismiss(let id, let reason):
+            guard current?.id == id, current?.phase != .leaving else { return [] }
+            current?.phase = .leaving
+            current?.dismissReason = reason
+            nextDeadline = now + style.exitDuration
+            isPressed = false
+        case .navigate(let conversationID):
+            return [.navigate(conversationID: conversationID)]
+        case .local(let notification):
+            return [.local(notification)]
+        case .drop, .skip:
+            break
+        }
+        return []
+    }
+
+    /// Handles a gesture at `instant`; what it answers goes to the engine. A leaving banner answers nothing.
+    public mutating func handle(_ intent: PresentationIntent, at instant: Duration) -> [PresentationOutput] {
+        advance(to: instant)
+        guard let current, current.phase != .leaving else { return [] }
+        switch intent {
+        case .tap:
+            return release() + [.gesture(.tap)]
+        case .close:
+            return release() + [.gesture(.close)]
+        case .pressBegan:
+            return press()
+        case .pressEnded:
+            return release()
+        case .dragChanged(let dy):
+            dragOffset = dy < 0 ? dy : dy * style.downwardDragFactor
+            return press()
+        case .dragEnded(let dy):
+            // Far enough up, the banner leaves from where the finger left it; otherwise it springs back.
+            dragOffset = -dy >= swipeThreshold ? dy : 0
+            return release() + [.gesture(.swipe(dy: dy))]
+        }
+    }
+
+    private mutating func press() -> [PresentationOutput] {
+        guard !isPressed else { return [] }
+        isPressed = true
+        return [.gesture(.touchDown)]
+    }
+
+    private mutating func release() -> [PresentationOutput] {
+        guard isPressed else { return [] }
+        isPressed = false
+        return [.gesture(.touchUp)]
+    }
+
+    /// The sender, the group and the preview for a message banner ("Charlie Davis in Team Chat: Hey, are you
+    /// there?"); the message of a general one.
+    public static func announcement(for banner: Banner) -> String {
+        var text = banner.title
+        if let subtitle = banner.subtitle { text += " " + subtitle }
+        if let body = banner.body { text += ": " + body }
+        return text
+    }
+}

@@ -1,0 +1,141 @@
+// Apple platforms only; an empty module elsewhere. Parsed on Linux by scripts/test (swiftc -parse), compiled only
+// in Xcode. APIs used, all stable since iOS 17 / macOS 14: SwiftUI View, HStack, VStack, Text, Image(systemName:),
+// AsyncImage, Circle, RoundedRectangle, Button, Color, Font, .shadow, .lineLimit, .truncationMode,
+// @Environment(\.colorScheme).
+#if canImport(SwiftUI)
+import HeraldCore
+import HeraldPresentation
+import SwiftUI
+
+/// One banner as docs/behaviour.md §3 draws it: a 40 pt avatar (the sender's picture, or initials on a colour from
+/// the sender), the name in bold with `in <group>`, the preview in a secondary colour, one line each; general
+/// banners show their tone's colour and symbol. It holds no logic: ``BannerPresenter`` decides everything.
+public struct BannerView: View {
+    let banner: Banner
+    let style: BannerStyle
+    let close: () -> Void
+    @Environment(\.colorScheme) private var colorScheme
+
+    /// A view of `banner`; `close` is the close button's action.
+    public init(banner: Banner, style: BannerStyle = .standard, close: @escaping () -> Void) {
+        self.banner = banner
+        self.style = style
+        self.close = close
+    }
+
+    public var body: some View {
+        HStack(spacing: 12) {
+            leading
+            VStack(alignment: .leading, spacing: 2) {
+                title
+                if let body = banner.body {
+                    Text(body)
+                        .font(.system(size: style.bodyFontSize))
+                        .foregroundStyle(.secondary)
+                        .lineLimit(1)
+                        .truncationMode(.tail)
+                }
+            }
+            Spacer(minLength: 0)
+            Button(action: close) {
+                Image(systemName: "xmark")
+                    .font(.system(size: 13, weight: .semibold))
+                    .foregroundStyle(.secondary)
+                    .frame(width: 32, height: 32)
+            }
+            .buttonStyle(.plain)
+            .accessibilityLabel(Text("Dismiss"))
+        }
+        .padding(.horizontal, 12)
+        .frame(minHeight: style.height)
+        .background(
+            RoundedRectangle(cornerRadius: style.cornerRadius, style: .continuous)
+                .fill(.regularMaterial)
+                .shadow(color: .black.opacity(colorScheme == .dark ? 0.45 : 0.12), radius: 12, y: 4)
+        )
+        .overlay(alignment: .leading) {
+            if banner.tone != .message {
+                RoundedRectangle(cornerRadius: 2).fill(toneColor).frame(width: 4).padding(.vertical, 10)
+            }
+        }
+    }
+
+    private var title: some View {
+        HStack(spacing: 4) {
+            Text(banner.title).font(.system(size: style.titleFontSize, weight: .bold))
+            if let subtitle = banner.subtitle {
+                Text(subtitle).font(.system(size: style.titleFontSize)).foregroundStyle(.secondary)
+            }
+            if banner.count > 1 {
+                Text("\(banner.count)")
+                    .font(.caption.bold())
+                    .padding(.horizontal, 6)
+                    .background(Capsule().fill(Color.accentColor))
+                    .foregroundStyle(.white)
+            }
+        }
+        .lineLimit(1)
+        .truncationMode(.tail)
+    }
+
+    @ViewBuilder private var leading: some View {
+        if banner.tone == .message {
+            Avatar(banner: banner, size: style.avatarSize)
+        } else {
+            Image(systemName: banner.icon ?? Self.symbol(for: banner.tone))
+                .font(.system(size: 22, weight: .semibold))
+                .foregroundStyle(toneColor)
+                .frame(width: style.avatarSize, height: style.avatarSize)
+        }
+    }
+
+    private var toneColor: Color { Self.color(for: banner.tone) }
+
+    /// The colour of a tone: primary blue, success green, warning yellow, danger red, neutral grey.
+    public static func color(for tone: BannerTone) -> Color {
+        switch tone {
+        case .message, .primary: .blue
+        case .success: .green
+        case .warning: .yellow
+        case .danger: .red
+        case .neutral: .gray
+        }
+    }
+
+    /// The SF Symbol a general banner shows when it names none.
+    public static func symbol(for tone: BannerTone) -> String {
+        switch tone {
+        case .message, .primary: "info.circle.fill"
+        case .success: "checkmark.circle.fill"
+        case .warning: "exclamationmark.triangle.fill"
+        case .danger: "xmark.octagon.fill"
+        case .neutral: "bell.fill"
+        }
+    }
+}
+
+/// The sender's picture (http or https only), or their initials on a colour derived from the banner's sender.
+struct Avatar: View {
+    let banner: Banner
+    let size: Double
+
+    var body: some View {
+        ZStack {
+            Circle().fill(Color(hue: AvatarStyle.hue(for: banner.senderID ?? banner.title), saturation: 0.6, brightness: 0.65))
+            Text(banner.initials ?? "?")
+                .font(.system(size: size * 0.38, weight: .bold))
+                .foregroundStyle(.white)
+            if let url = AvatarStyle.pictureURL(banner.avatarURL) {
+                AsyncImage(url: url) { image in
+                    image.resizable().scaledToFill()
+                } placeholder: {
+                    Color.clear
+                }
+            }
+        }
+        .frame(width: size, height: size)
+        .clipShape(Circle())
+        .accessibilityHidden(true)
+    }
+}
+#endif

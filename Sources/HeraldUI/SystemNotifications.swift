@@ -1,0 +1,87 @@
+// Apple platforms only; an empty module elsewhere. Parsed on Linux by scripts/test (swiftc -parse), compiled only
+// in Xcode. APIs used, all stable since iOS 17 / macOS 14: UNUserNotificationCenter (requestAuthorization(options:),
+// add(_:), setBadgeCount(_:), removeDeliveredNotifications(withIdentifiers:), delegate),
+// UNUserNotificationCenterDelegate (willPresent, didReceive), UNMutableNotificationContent (title, body,
+// threadIdentifier, userInfo), UNNotificationRequest(identifier:content:trigger:).
+#if canImport(UserNotifications)
+import Foundation
+import HeraldCore
+@preconcurrency import UserNotifications
+
+/// The system's notifications for Herald: asks permission, posts the engine's `local` effects, keeps the badge,
+/// and routes a tapped notification to the conversation it is about.
+///
+/// Set it as the center's delegate early (in the app's `init`), so a notification tapped while the app was closed
+/// reaches ``onOpen``:
+///
+/// ```swift
+/// let system = HeraldSystemNotifications()      // becomes UNUserNotificationCenter.current().delegate
+/// system.onOpen = { conversationID in router.open(conversationID) }
+/// let granted = await system.requestAuthorization()
+/// live.setPermission(granted: granted)
+/// ```
+@MainActor
+public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenterDelegate {
+    /// The key under which a notification carries its conversation id.
+    public static let conversationKey = "herald.conversation"
+
+    /// Called with the conversation of a notification the user tapped.
+    public var onOpen: @MainActor (String) -> Void = { _ in }
+
+    private let center: UNUserNotificationCenter
+
+    /// Becomes `center`'s delegate.
+    public init(center: UNUserNotificationCenter = .current()) {
+        self.center = center
+        super.init()
+        center.delegate = self
+    }
+
+    /// Asks for alerts, sounds and badges (the system asks the user once); whether they are allowed. Tell the
+    /// engine (`LiveNotifications.setPermission(granted:)`), so it does not post what would never show.
+    public func requestAuthorization() async -> Bool {
+        (try? await center.requestAuthorization(options: [.alert, .sound, .badge])) ?? false
+    }
+
+    /// Posts the engine's notification: the message id as the identifier (posting it again replaces it, so one
+    /// message never shows twice), the conversation id as the thread, and the conversation for ``onOpen``.
+    public func post(_ notification: LocalNotification) async {
+        let content = UNMutableNotificationContent()
+        content.title = notification.title
+        content.body = notification.body
+        content.threadIdentifier = notification.thread
+        content.sound = .default
+        content.userInfo = [Self.conversationKey: notification.thread]
+        let request = UNNotificationRequest(identifier: notification.messageID, content: content, trigger: nil)
+        try? await center.add(request)
+    }
+
+    /// The app icon's badge: the user's unread total (0 clears it).
+    public func setBadge(_ count: Int) async {
+        try? await center.setBadgeCount(max(0, count))
+    }
+
+    /// Removes the delivered notifications of these messages (their conversation was read here).
+    public func remove(messageIDs: [String]) {
+        center.removeDeliveredNotifications(withIdentifiers: messageIDs)
+    }
+
+    /// In the foreground the engine shows an in-app banner for what matters, so a system notification (a push that
+    /// arrived meanwhile) goes to the list only, never as a second banner or sound.
+    public nonisolated func userNotificationCenter(
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification
+    ) async -> UNNotificationPresentationOptions {
+        [.list, .badge]
+    }
+
+    /// A tapped notification opens its conversation (the engine's `navigate`, done by the app's ``onOpen``).
+    public nonisolated func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse
+    ) async {
+        let content = response.notification.request.content
+        let conversation = (content.userInfo[Self.conversationKey] as? String) ?? content.threadIdentifier
+        guard !conversation.isEmpty else { return }
+        await MainActor.run { self.onOpen(conversation) }
+    }
+}
+#endif

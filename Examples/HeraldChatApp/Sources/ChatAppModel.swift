@@ -1,0 +1,136 @@
+// The example app's state: signing in, the conversation list, the open chat, sending. iOS 17 APIs: Observation,
+// URLSession.data(for:), Task.
+#if canImport(SwiftUI)
+import Foundation
+import HeraldClient
+import HeraldCore
+import HeraldProtocol
+import HeraldUI
+import Observation
+
+/// Everything the example app knows: the server, who is signed in, the chats and the open one's messages.
+@MainActor
+@Observable
+final class ChatAppModel {
+    /// Where `herald serve --demo` runs (a simulator reaches the Mac's loopback).
+    var server = "http://127.0.0.1:8080"
+    /// The signed-in person and their connection, once signed in.
+    private(set) var session: Session?
+    /// The chats, newest activity first.
+    private(set) var conversations: [WireConversationSummary] = []
+    /// The open chat's messages, oldest first.
+    private(set) var messages: [WireMessage] = []
+    /// The open chat; ``open(_:)`` changes it.
+    private(set) var openConversationID: String?
+    /// What went wrong last, for the sign-in screen.
+    private(set) var problem: String?
+
+    /// A signed-in person: their id and name, the client and the live notifications.
+    struct Session {
+        let userID: String
+        let name: String
+        let client: HeraldClient
+        let live: LiveNotifications<ContinuousClock>
+    }
+
+    let systemNotifications = HeraldSystemNotifications()
+
+    init() {
+        systemNotifications.onOpen = { [weak self] conversationID in self?.open(conversationID) }
+    }
+
+    /// Opens a chat (nil: back to the list); the engine and the server both learn it.
+    func open(_ conversationID: String?) {
+        openConversationID = conversationID
+        session?.live.open(conversationID)
+    }
+
+    /// Signs in as a demo person: the demo server mints the token (`POST /v1/demo/tokens`).
+    func signIn(as userID: String) async {
+        problem = nil
+        guard let base = URL(string: server) else {
+            problem = "Not a URL: \(server)"
+            return
+        }
+        do {
+            var request = URLRequest(url: base.appending(path: "v1/demo/tokens"))
+            request.httpMethod = "POST"
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try JSONEncoder().encode(["user": userID])
+            let (data, response) = try await URLSession.shared.data(for: request)
+            guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+                problem = "The server did not give a demo token (is it running with --demo?)"
+                return
+            }
+            struct Minted: Decodable {
+                struct User: Decodable { let id: String; let name: String }
+                let token: String
+                let user: User
+            }
+            let minted = try JSONDecoder().decode(Minted.self, from: data)
+            let client = HeraldClient(configuration: ClientConfiguration(server: base, token: minted.token))
+            let live = LiveNotifications(client: client, userID: minted.user.id)
+            session = Session(userID: minted.user.id, name: minted.user.name, client: client, live: live)
+            let granted = await systemNotifications.requestAuthorization()
+            live.setPermission(granted: granted)
+            await refresh()
+        } catch {
+            problem = "Cannot reach \(server): \(error.localizedDescription)"
+        }
+    }
+
+    /// Follows the stream's events: new messages refresh the list and the open chat.
+    func follow() async {
+        guard let session else { return }
+        for await event in session.client.events() {
+            switch event {
+            case .message(let incoming):
+                if incoming.message.conversationID == openConversationID { await loadMessages() }
+                await refresh()
+            case .state(.live), .acknowledged:
+                await refresh()
+            default:
+                break
+            }
+        }
+    }
+
+    /// Reads the chats (with unread counts) and sets the app's badge to their total.
+    func refresh() async {
+        guard let session else { return }
+        conversations = (try? await session.client.api.conversations()) ?? conversations
+        await systemNotifications.setBadge(conversations.filter { !$0.muted }.reduce(0) { $0 + $1.unreadCount })
+    }
+
+    /// Reads the open chat's latest messages and marks them read.
+    func loadMessages() async {
+        guard let session, let openConversationID else { return }
+        messages = (try? await session.client.api.messages(in: openConversationID)) ?? []
+        if let last = messages.last?.seq {
+            try? await session.client.api.markRead(openConversationID, upTo: last)
+        }
+    }
+
+    /// Sends `text` to the open chat; the client retries it across reconnects until it is stored.
+    func send(_ text: String) {
+        guard let session, let openConversationID, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return }
+        session.client.send(text, to: openConversationID)
+    }
+
+    /// The name to show for a chat: a group's title, or the other person's name.
+    func name(of summary: WireConversationSummary) -> String {
+        let conversation = summary.conversation
+        if conversation.kind == .group { return ContentFormatter.standard.groupTitle(of: conversation.conversation) }
+        let other = conversation.people.first { $0.id != session?.userID }
+        return other?.name ?? conversation.members.first { $0 != session?.userID } ?? "Chat"
+    }
+
+    /// Signs out: the stream stops with the view that ran it.
+    func signOut() {
+        session = nil
+        conversations = []
+        messages = []
+        open(nil)
+    }
+}
+#endif

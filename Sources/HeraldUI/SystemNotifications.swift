@@ -23,7 +23,7 @@ import HeraldCore
 @MainActor
 public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenterDelegate {
     /// The key under which a notification carries its conversation id.
-    public static let conversationKey = "herald.conversation"
+    public nonisolated static let conversationKey = "herald.conversation"
 
     /// Called with the conversation of a notification the user tapped.
     public var onOpen: @MainActor (String) -> Void = { _ in }

@@ -35,6 +35,8 @@ public enum StreamBenchmark {
         public var expected: Int
         /// Post-to-receive latency percentiles.
         public var p50: Duration, p99: Duration, max: Duration
+        /// The file descriptors this process may open, and so the most clients it could have run.
+        public var descriptors = 0, maximumClients = 0
         /// Wall time from the first post to the last delivery.
         public var elapsed: Duration
 
@@ -50,19 +52,40 @@ public enum StreamBenchmark {
                   sent \(sent), delivered \(delivered) of \(expected)
                   latency post to receive: p50 \(ms(p50)), p99 \(ms(p99)), max \(ms(max))
                   deliveries: \(String(format: "%.0f", deliveriesPerSecond)) a second
+                  file descriptors: \(descriptors) allowed, enough for \(maximumClients) clients
                 """
         }
     }
 
+    /// How many clients a process allowed `descriptors` open files can run: each client needs two (its socket and the
+    /// in-process server's end), and the server and the clients' side each keep ``FileDescriptorLimit/reserve``.
+    public static func maximumClients(descriptors: Int) -> Int {
+        Swift.max(0, (descriptors - 2 * FileDescriptorLimit.reserve) / 2)
+    }
+
     /// Runs the benchmark.
+    ///
+    /// - Throws: ``BenchmarkError``, before connecting anyone, when more clients are asked for than the process's
+    ///   descriptor limit allows (raised to its hard limit first): it says how many can run.
     public static func run(_ options: Options) async throws -> Report {
+        let descriptors = FileDescriptorLimit.raise()
+        let most = maximumClients(descriptors: descriptors)
+        guard options.clients <= most else {
+            throw BenchmarkError(
+                "\(options.clients) clients need about \(2 * options.clients + 2 * FileDescriptorLimit.reserve) file "
+                    + "descriptors, and this process may open \(descriptors) (ulimit -n, at its hard limit): at most "
+                    + "\(most) clients here. Raise the hard limit or run fewer.")
+        }
         var logger = Logger(label: "herald-bench")
         logger.logLevel = .error
         var configuration = ServerConfiguration()
         configuration.databasePath = ":memory:"
-        return try await BenchmarkServer.run(configuration, logger: logger) { [logger] port, environment in
+        var report = try await BenchmarkServer.run(configuration, logger: logger) { [logger] port, environment in
             try await measure(options, port: port, environment: environment, logger: logger)
         }
+        report.descriptors = descriptors
+        report.maximumClients = most
+        return report
     }
 
     private static func measure(

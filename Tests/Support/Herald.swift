@@ -157,14 +157,23 @@ public final class ServerProcess: Sendable {
     /// Starts the server on a free port with `database`, and waits (up to 30 s) until it says where it listens.
     /// Without `secret`, the server keeps its own beside the database. Posts are not rate-limited (tests post faster
     /// than people) unless `environment` says otherwise; its other variables are passed on too.
-    public init(database: String, secret: String? = nil, demo: Bool = false, environment: [String: String?] = [:]) async throws {
+    /// With `descriptorLimit`, it runs under that soft and hard limit of open files (`ulimit -n`).
+    public init(
+        database: String, secret: String? = nil, demo: Bool = false, environment: [String: String?] = [:],
+        descriptorLimit: Int? = nil
+    ) async throws {
         let defaults: [String: String?] = [
             "HERALD_JWT_SECRET": secret, "HERALD_LIMIT_POSTS_PER_SECOND": "1000000", "HERALD_LIMIT_POST_BURST": "1000000",
         ]
-        let process = makeProcess(
-            heraldExecutable, ["serve", "--port", "0", "--database", database] + (demo ? ["--demo"] : []),
-            environment: defaults.merging(environment) { $1 }
-        )
+        let arguments = ["serve", "--port", "0", "--database", database] + (demo ? ["--demo"] : [])
+        let process = if let descriptorLimit {
+            makeProcess(
+                URL(fileURLWithPath: "/bin/sh"),
+                ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", heraldExecutable.path] + arguments,
+                environment: defaults.merging(environment) { $1 })
+        } else {
+            makeProcess(heraldExecutable, arguments, environment: defaults.merging(environment) { $1 })
+        }
         let output = Pipe()
         process.standardOutput = output
         let child = try ChildProcess(process)

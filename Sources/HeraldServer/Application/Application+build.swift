@@ -87,11 +87,14 @@ private func httpServer(router: Router<HeraldRequestContext>, configuration: Ser
     )
     let webSocketResponder = router.buildResponder()
     let timeouts = configuration.timeouts
+    let descriptors = FileDescriptorLimit.raise()
+    let gate = ConnectionGate(limit: configuration.limits.maxConnections ?? max(1, descriptors - FileDescriptorLimit.reserve))
     return HTTPServerBuilder { responder in
         GuardedChildChannel(
             inner: HTTP1WebSocketUpgradeChannel(
                 responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
-            timeouts: timeouts
+            timeouts: timeouts,
+            gate: gate
         )
     }
 }

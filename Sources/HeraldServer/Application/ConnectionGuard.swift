@@ -11,13 +11,26 @@ import NIOHTTP1
 /// Hummingbird adds its own idle handling only after a first complete, non-upgrade request; a connection that sends
 /// nothing, half a request head, or bytes the HTTP parser refuses would otherwise be held open for ever.
 struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
-    typealias Value = Inner.Value
+    /// A connection: set up by `Inner`, or (nil) turned away at the connection limit with a 503, then closed.
+    struct Value: ServerChildChannelValue {
+        let channel: any Channel
+        let admitted: Inner.Value?
+    }
 
     let inner: Inner
     let timeouts: ServerTimeouts
+    let gate: ConnectionGate
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let timeouts = timeouts
+        guard gate.admit(channel) else {
+            // Full: answer 503 as soon as the connection is active, and close, rather than leave it unanswered.
+            logger.debug("connection turned away", metadata: ["limit": "\(gate.limit)"])
+            return channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(BusyResponder())
+                return Value(channel: channel, admitted: nil)
+            }
+        }
         return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
@@ -25,12 +38,14 @@ struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
             let watcher = RequestBytesWatcher(requestGuard)
             try pipeline.addHandler(requestGuard, position: .after(decoder))
             try pipeline.addHandler(watcher, position: .first)
-            return value
+            return Value(channel: channel, admitted: value)
         }
     }
 
     func handle(value: Value, logger: Logger) async {
-        await inner.handle(value: value, logger: logger)
+        if let admitted = value.admitted {
+            await inner.handle(value: admitted, logger: logger)
+        }
     }
 }
 

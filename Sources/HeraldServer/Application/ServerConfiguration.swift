@@ -29,6 +29,9 @@ public struct ServerLimits: Hashable, Sendable {
     public var devicesPerUser = 100
     /// The most conversations one page of `GET /v1/conversations` holds.
     public var maxConversationPage = 100
+    /// The most connections open at once (`HERALD_MAX_CONNECTIONS`); nil: the process's descriptor limit, raised
+    /// to its hard limit, less ``FileDescriptorLimit/reserve``. Beyond it a connection gets 503 `server_busy`.
+    public var maxConnections: Int?
 
     /// The defaults.
     public init() {}
@@ -102,6 +105,7 @@ public struct ServerConfiguration: Hashable, Sendable {
             ?? limits.conversationsPerHour
         limits.streamsPerUser = try settings.integer("HERALD_LIMIT_STREAMS", in: 1...100_000) ?? limits.streamsPerUser
         limits.devicesPerUser = try settings.integer("HERALD_LIMIT_DEVICES", in: 1...100_000) ?? limits.devicesPerUser
+        limits.maxConnections = try settings.integer("HERALD_MAX_CONNECTIONS", in: 1...10_000_000)
         configuration.limits = limits
 
         var timeouts = ServerTimeouts()

@@ -34,6 +34,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         case idConflict = "id_conflict"
         /// The caller went over one of the per-user limits; `Retry-After` says when to try again.
         case rateLimited = "rate_limited"
+        /// The server holds as many connections as it can; `Retry-After` says when to try again.
+        case serverBusy = "server_busy"
         /// Something failed on the server; it is logged.
         case internalError = "internal"
     }

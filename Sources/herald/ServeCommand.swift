@@ -12,8 +12,9 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the Herald server (SQLite embedded). Stops gracefully on SIGTERM and SIGINT.",
         discussion: """
             Settings come from these options, else from HERALD_HOST, HERALD_PORT, HERALD_DATABASE, \
-            HERALD_JWT_SECRET, HERALD_SQLITE_SYNC, HERALD_DEMO, HERALD_CORS_ORIGINS, the limits (HERALD_LIMIT_*, HERALD_MAX_CONNECTIONS) and the timeouts \
-            (HERALD_HEADER_TIMEOUT, HERALD_IDLE_TIMEOUT, HERALD_SHUTDOWN_TIMEOUT), else the defaults; the README \
+            HERALD_JWT_SECRET, HERALD_SQLITE_SYNC, HERALD_DEMO, HERALD_CORS_ORIGINS, the limits (HERALD_LIMIT_*, \
+            HERALD_MAX_CONNECTIONS) and the timeouts (HERALD_HEADER_TIMEOUT, HERALD_IDLE_TIMEOUT, \
+            HERALD_SHUTDOWN_TIMEOUT), else the defaults; the README \
             lists them all. A value that cannot be used stops the server with a line saying which. Without \
             HERALD_JWT_SECRET the token secret is generated on first start and kept in <database>.secret. \
             LOG_LEVEL (trace, debug, info, notice, warning, error, critical) sets the log level.

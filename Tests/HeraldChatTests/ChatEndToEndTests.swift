@@ -29,8 +29,14 @@ struct TmuxChat {
     func start(_ command: String) async throws {
         _ = try ChildProcess(makeProcess(env, tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", command])))
         let deadline = ContinuousClock.now + .seconds(10)
+        var asked = ContinuousClock.now
         while try await runProcess(env, tmux(["has-session", "-t", session])).status != 0 {
             guard ContinuousClock.now < deadline else { throw ProcessFailure("tmux did not start a session for: \(command)") }
+            // A request that reached a tmux server on its way out is lost with it: ask again now and then.
+            if asked.duration(to: .now) > .seconds(2) {
+                asked = .now
+                _ = try ChildProcess(makeProcess(env, tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", command])))
+            }
             try await Task.sleep(for: .milliseconds(25))
         }
     }
@@ -73,8 +79,14 @@ struct TmuxChat {
     }
 
     /// Ends the server and its session.
+    /// Ends the tmux server, and waits (up to 5 s) until its socket is gone, so that a `start` after it makes a new
+    /// server rather than reaching the one that is still exiting.
     func stop() async {
         _ = try? await shell(tmux(["kill-server"]))
+        let deadline = ContinuousClock.now + .seconds(5)
+        while FileManager.default.fileExists(atPath: socket), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
     }
 }
 

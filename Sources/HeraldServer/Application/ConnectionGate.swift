@@ -58,9 +58,6 @@ final class ConnectionGate: Sendable {
         return admitted
     }
 
-    /// How many connections are open.
-    var count: Int { open.withLockedValue { $0 } }
-
     /// The answer for a connection turned away: 503 `server_busy`, retry in a second, and a close.
     static let busyResponse: String = {
         let code = APIError.Code.serverBusy.rawValue
@@ -75,6 +72,8 @@ final class ConnectionGate: Sendable {
 final class BusyResponder: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
+    private var answered = false
+
     func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { answer(context) }
     }
@@ -86,6 +85,8 @@ final class BusyResponder: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
 
     private func answer(_ context: ChannelHandlerContext) {
+        guard !answered else { return }
+        answered = true
         let channel = context.channel
         context.writeAndFlush(NIOAny(ByteBuffer(string: ConnectionGate.busyResponse))).whenComplete { _ in
             channel.close(promise: nil)

@@ -124,12 +124,12 @@ public struct BannerPresentation: Hashable, Sendable {
             nextDeadline = now + style.enterDuration
             dragOffset = 0
             isPressed = false
-            announcement = Self.announcement(for: banner)
+            announcement = ContentFormatter.standard.announcement(for: banner)
             hapticCount += 1
         case .update(let banner):
             guard current?.id == banner.id, current?.phase != .leaving else { return [] }
             current?.banner = banner
-            announcement = Self.announcement(for: banner)
+            announcement = ContentFormatter.standard.announcement(for: banner)
         case .dismiss(let id, let reason):
             guard current?.id == id, current?.phase != .leaving else { return [] }
             current?.phase = .leaving
@@ -179,14 +179,5 @@ public struct BannerPresentation: Hashable, Sendable {
         guard isPressed else { return [] }
         isPressed = false
         return [.gesture(.touchUp)]
-    }
-
-    /// The sender, the group and the preview for a message banner ("Charlie Davis in Team Chat: Hey, are you
-    /// there?"); the message of a general one.
-    public static func announcement(for banner: Banner) -> String {
-        var text = banner.title
-        if let subtitle = banner.subtitle { text += " " + subtitle }
-        if let body = banner.body { text += ": " + body }
-        return text
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldTestSupport
 import Testing
 
@@ -50,6 +51,34 @@ struct WebEngineConformanceTests {
             Issue.record("line \(index + 1) differs:\n  herald replay: \(expected)\n  JS engine:     \(actual)")
             break
         }
+    }
+
+    @Test("a banner's announcement for screen readers is the same words in both")
+    func announcement() async throws {
+        let banners = [
+            Banner(id: "m1", conversationID: "team", title: "Charlie Davis", subtitle: "in Team Chat",
+                   body: "Hey, are you there?", tone: .message),
+            Banner(id: "m2", conversationID: "c", title: "Bob", body: "📷 Image", tone: .message),
+            Banner.general(id: "g1", message: "Connection lost", tone: .warning),
+        ]
+        let json = banners.map { banner -> [String: String?] in
+            ["title": banner.title, "subtitle": banner.subtitle, "body": banner.body]
+        }
+        let input = String(decoding: try JSONEncoder().encode(json), as: UTF8.self)
+        let module = packageRoot.appendingPathComponent("Sources/HeraldServer/Resources/web/engine.js").path
+        let script = """
+            const { announcement } = await import(process.argv[1]);
+            for (const banner of JSON.parse(process.argv[2])) {
+              console.log(announcement({ subtitle: null, body: null, ...banner }));
+            }
+            """
+        let result = try await runProcess(
+            URL(fileURLWithPath: "/usr/bin/env"), ["node", "--input-type=module", "-e", script, module, input],
+            timeout: .seconds(30))
+        #expect(result.status == 0, "node: \(result.stderr)")
+        let expected = banners.map(ContentFormatter.standard.announcement(for:))
+        #expect(result.stdout.split(separator: "\n").map(String.init) == expected)
+        #expect(expected[0] == "Charlie Davis in Team Chat: Hey, are you there?")
     }
 
     /// Each line parsed and written again with sorted keys, so that only values are compared (not number spelling

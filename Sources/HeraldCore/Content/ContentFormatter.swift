@@ -96,6 +96,15 @@ public struct ContentFormatter: Hashable, Sendable {
         )
     }
 
+    /// What a screen reader announces for a banner: the sender, `in <group>` and the preview
+    /// (`Charlie Davis in Team Chat: Hey, are you there?`); a general banner's message.
+    public func announcement(for banner: Banner) -> String {
+        var text = banner.title
+        if let subtitle = banner.subtitle { text += " " + subtitle }
+        if let body = banner.body { text += ": " + body }
+        return text
+    }
+
     /// The system notification for a message; push notifications use the same words.
     ///
     /// Direct: `New message from <sender>`, body = preview. Group: `New message in <group>`,

@@ -58,12 +58,16 @@ final class ConnectionGate: Sendable {
         return admitted
     }
 
-    /// The answer for a connection turned away: 503 `server_busy`, retry in a second, and a close.
-    static let busyResponse: String = {
-        let code = APIError.Code.serverBusy.rawValue
-        let body = #"{"error":{"code":""# + code + #"","message":"the server has as many connections as it can hold; try again"}}"#
-        return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
-            + "Content-Length: \(body.utf8.count)\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + body
+    /// The answer for a connection turned away, written as raw bytes (the HTTP handlers are never added to it):
+    /// ``APIError/serverBusy``'s status, `Retry-After` and body, and a close.
+    static let busyResponse: ByteBuffer = {
+        let error = APIError.serverBusy
+        let head = "HTTP/1.1 \(error.status.code) \(error.status.reasonPhrase)\r\n"
+            + "Content-Type: application/json; charset=utf-8\r\nContent-Length: \(error.body.count)\r\n"
+            + "Retry-After: \(error.retryAfter ?? 1)\r\nConnection: close\r\n\r\n"
+        var buffer = ByteBuffer(string: head)
+        buffer.writeBytes(error.body)
+        return buffer
     }()
 }
 
@@ -88,7 +92,7 @@ final class BusyResponder: ChannelInboundHandler, RemovableChannelHandler {
         guard !answered else { return }
         answered = true
         let channel = context.channel
-        context.writeAndFlush(NIOAny(ByteBuffer(string: ConnectionGate.busyResponse))).whenComplete { _ in
+        context.writeAndFlush(NIOAny(ConnectionGate.busyResponse)).whenComplete { _ in
             channel.close(promise: nil)
         }
     }

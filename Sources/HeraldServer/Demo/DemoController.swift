@@ -1,4 +1,5 @@
 import Foundation
+import HeraldProtocol
 import Hummingbird
 
 /// The demo's sign-in, registered only when the server runs with `--demo`: without it these paths do not exist
@@ -14,13 +15,8 @@ struct DemoController {
         router.post("v1/demo/tokens", use: token)
     }
 
-    struct DemoPerson: ResponseEncodable {
-        var id: String
-        var name: String
-    }
-
     struct People: ResponseEncodable {
-        var people: [DemoPerson]
+        var people: [WirePerson]
     }
 
     struct TokenRequest: Decodable {
@@ -29,11 +25,11 @@ struct DemoController {
 
     struct DemoToken: ResponseEncodable {
         var token: String
-        var user: DemoPerson
+        var user: WirePerson
     }
 
     @Sendable func people(_ request: Request, context: HeraldRequestContext) async throws -> People {
-        People(people: DemoData.people.map { DemoPerson(id: $0.id, name: $0.displayName) })
+        People(people: DemoData.people.map(WirePerson.init))
     }
 
     @Sendable func token(_ request: Request, context: HeraldRequestContext) async throws -> DemoToken {
@@ -42,6 +38,6 @@ struct DemoController {
             throw APIError.invalidRequest("`user` must be one of the demo people: \(DemoData.people.map(\.id).joined(separator: ", "))")
         }
         let token = try await tokens.token(userID: person.id, name: person.displayName)
-        return DemoToken(token: token, user: DemoPerson(id: person.id, name: person.displayName))
+        return DemoToken(token: token, user: WirePerson(person))
     }
 }

@@ -69,6 +69,10 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         APIError(.tooManyRequests, .rateLimited, message, retryAfter: max(1, Int(seconds.rounded(.up))))
     }
 
+    /// `server_busy` (503): the connection limit is reached; try again in a second.
+    static let serverBusy = APIError(
+        .serviceUnavailable, .serverBusy, "the server has as many connections as it can hold; try again", retryAfter: 1)
+
     static func textTooLong(limit: Int) -> APIError {
         APIError(.badRequest, .textTooLong, "text is longer than \(limit) characters")
     }

@@ -94,10 +94,14 @@ extension APIError {
 
     /// The HTTP response carrying this error.
     func response() -> Response {
-        let body = WireError(code: code.rawValue, message: message)
-        let data = (try? JSONEncoder().encode(body)) ?? Data(#"{"error":{"code":"internal","message":""}}"#.utf8)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// The JSON body: `{"error": {"code", "message"}}`.
+    var body: Data {
+        (try? JSONEncoder().encode(WireError(code: code.rawValue, message: message)))
+            ?? Data(#"{"error":{"code":"internal","message":""}}"#.utf8)
     }
 }

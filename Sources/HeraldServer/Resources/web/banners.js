@@ -1,6 +1,6 @@
 // The in-app banners of the page: the engine (engine.js) on the real clock, and its effects drawn at the top of
 // the page with their motion, gestures and accessibility (docs/behaviour.md §3).
-import { Notifier, SECOND, bannerConfig, bannerInitials, generalBanner } from "./engine.js";
+import { Notifier, SECOND, announcement, bannerConfig, bannerInitials, generalBanner } from "./engine.js";
 
 /** Only http and https pictures are ever loaded. */
 export function safeImageURL(text) {
@@ -183,7 +183,7 @@ export class Banners {
       this.gesture(element, { type: "close" });
     });
     element.replaceChildren(lead, text, close);
-    const spoken = [banner.title, banner.subtitle, banner.body].filter(Boolean).map(cleanText).join(", ");
+    const spoken = cleanText(announcement(banner));
     element.setAttribute("aria-label", isMessage ? `${spoken}. Press Enter to open, Escape to dismiss.` : spoken);
   }
 

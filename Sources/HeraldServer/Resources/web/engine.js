@@ -144,6 +144,15 @@ export function notificationFor(incoming, formatter = standardFormatter) {
   return { message: message.id, title: `New message from ${name}`, body: text, thread: conversation.id };
 }
 
+/** What a screen reader announces for a banner: "Charlie Davis in Team Chat: Hey, are you there?"; a general
+ * banner's message (HeraldCore's `ContentFormatter.announcement(for:)`). */
+export function announcement(banner) {
+  let text = banner.title;
+  if (banner.subtitle !== null) text += " " + banner.subtitle;
+  if (banner.body !== null) text += ": " + banner.body;
+  return text;
+}
+
 /** A general-purpose banner ("Connection lost"); tones: primary, success, warning, danger, neutral. */
 export function generalBanner({ id, message, tone = "primary", icon = null, duration = 5 * SECOND }) {
   return { id, conversation: null, title: message, subtitle: null, body: null, avatarURL: null, count: 1, tone, icon, duration, sender: null };

@@ -31,29 +31,30 @@ enum WebPage {
 /// and connections from this server only, no inline script or style, no plugins, no framing; images from this
 /// server or, for avatars, any `https`/`http` host), `X-Content-Type-Options: nosniff` and no `Referer`.
 struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
-    static var contentSecurityPolicy: String {
-        [
-            "default-src 'none'",
-            "script-src 'self'",
-            "style-src 'self'",
-            "img-src 'self' https: http:",
-            "connect-src 'self'",
-            "manifest-src 'self'",
-            "base-uri 'none'",
-            "form-action 'none'",
-            "frame-ancestors 'none'",
-        ].joined(separator: "; ")
-    }
-
-    private static var referrerPolicy: HTTPField.Name { HTTPField.Name("Referrer-Policy")! }
-
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
-        response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
+        response.headers[.contentSecurityPolicy] = SecurityHeaders.contentSecurityPolicy
         response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[Self.referrerPolicy] = "no-referrer"
+        response.headers[SecurityHeaders.referrerPolicy] = "no-referrer"
         return response
     }
+}
+
+/// The values ``SecurityHeadersMiddleware`` sets, built once (a generic type cannot hold stored statics).
+enum SecurityHeaders {
+    static let contentSecurityPolicy = [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' https: http:",
+        "connect-src 'self'",
+        "manifest-src 'self'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+    ].joined(separator: "; ")
+
+    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
 }
 
 /// Cross-origin access for the configured origins (`HERALD_CORS_ORIGINS`): a request whose `Origin` is listed gets

@@ -49,9 +49,14 @@ class PageTestCase(unittest.TestCase):
         open_chat(driver, "Bob")
         return driver
 
-    def wait_for_banner(self, driver, text, timeout):
-        return wait(driver, lambda d: [b for b in visible_banners(d) if text in banner_text(b)], timeout,
-                    f"a banner with {text!r}")[0]
+    def wait_for_banner(self, driver, text, timeout, settled=True):
+        """The banner showing `text`; with `settled`, once its entrance is over (mid-slide it is partly above the
+        page, where WebDriver can neither click it nor see its text)."""
+        banner = wait(driver, lambda d: [b for b in visible_banners(d) if text in banner_text(b)], timeout,
+                      f"a banner with {text!r}")[0]
+        if settled:
+            wait(driver, lambda d: "entering" not in banner.get_attribute("class"), 2, f"the banner with {text!r} in place")
+        return banner
 
     def assert_no_banner_for(self, driver, seconds, text):
         end = time.monotonic() + seconds
@@ -90,7 +95,7 @@ class BannerTests(PageTestCase):
     def test_an_ignored_banner_goes_after_four_seconds(self):
         alice = self.alice_in_bobs_chat()
         self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Ignore me")
-        banner = self.wait_for_banner(alice, "Ignore me", 1.0)
+        banner = self.wait_for_banner(alice, "Ignore me", 1.0, settled=False)
         shown = time.monotonic()
         time.sleep(3.0)
         self.assertIn(banner, visible_banners(alice), "gone before its 4 s")
@@ -149,14 +154,14 @@ class BannerTests(PageTestCase):
     def test_reduced_motion_fades_instead_of_sliding(self):
         alice = self.alice_in_bobs_chat(reduced_motion=True)
         self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Gently")
-        banner = self.wait_for_banner(alice, "Gently", 1)
+        banner = self.wait_for_banner(alice, "Gently", 1, settled=False)
         self.assertEqual(banner.value_of_css_property("animation-name"), "banner-fade-in")
         banner.send_keys(Keys.ESCAPE)
         self.assertEqual(banner.value_of_css_property("animation-name"), "banner-fade-out")
 
         plain = self.alice_in_bobs_chat()
         self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Slide in")
-        banner = self.wait_for_banner(plain, "Slide in", 1)
+        banner = self.wait_for_banner(plain, "Slide in", 1, settled=False)
         self.assertEqual(banner.value_of_css_property("animation-name"), "banner-slide-in")
         banner.send_keys(Keys.ESCAPE)
         self.assertEqual(banner.value_of_css_property("animation-name"), "banner-slide-out")

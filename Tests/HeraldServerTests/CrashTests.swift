@@ -15,6 +15,17 @@ actor Acknowledged {
 struct CrashTests {
     @Test("the server killed with SIGKILL during a run of acknowledged sends keeps every acknowledged message")
     func sigkill() async throws {
+        try await killWhilePosting(writers: 4, killAfter: 200)
+    }
+
+    @Test("under group commit (64 posts in flight at once, committed in groups) SIGKILL mid-group loses no acknowledged post")
+    func sigkillMidGroup() async throws {
+        try await killWhilePosting(writers: 64, killAfter: 1_000)
+    }
+
+    /// `writers` clients post at once, each its next post as soon as the last is answered; the server is killed
+    /// once `killAfter` posts were acknowledged; restarted, it must have every one of them.
+    private func killWhilePosting(writers: Int, killAfter: Int) async throws {
         let folder = try makeTemporaryFolder("herald-crash")
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("herald.sqlite").path
@@ -28,7 +39,7 @@ struct CrashTests {
         let chat = try await client.createConversation(alice, members: ["bob"])
         let acknowledged = Acknowledged()
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for writer in 0..<4 {
+            for writer in 0..<writers {
                 group.addTask {
                     for index in 0..<10_000 {
                         let id = "w\(writer)-\(index)"
@@ -38,7 +49,7 @@ struct CrashTests {
                 }
             }
             group.addTask {
-                while await acknowledged.count < 200 {
+                while await acknowledged.count < killAfter {
                     try await Task.sleep(for: .milliseconds(5))
                 }
                 await first.kill()
@@ -46,7 +57,7 @@ struct CrashTests {
             try await group.waitForAll()
         }
         let acked = await acknowledged.ids
-        #expect(acked.count >= 200)
+        #expect(acked.count >= killAfter)
 
         let second = try await ServerProcess(database: database, secret: secret)
         defer { second.stop() }

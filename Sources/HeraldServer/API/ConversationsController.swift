@@ -46,6 +46,7 @@ struct ConversationsController {
             title: body.kind == .group ? title : nil,
             memberIDs: Array(members)
         )
+        messenger.memberships.remember(Membership(conversation: record.conversation, memberIDs: record.memberIDs))
         return EditedResponse(status: created ? .created : .ok, response: WireConversation(record))
     }
 

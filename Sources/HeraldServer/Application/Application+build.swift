@@ -19,6 +19,8 @@ public struct ServerEnvironment: Sendable {
     public let tokens: TokenAuthority
     /// Each user's allowance of posts and new conversations.
     let userLimits: UserLimits
+    /// The conversations' members, in memory.
+    let memberships = Memberships()
     let services: [any Service]
 
     /// Opens the database (migrating it) and resolves the token secret.
@@ -38,7 +40,7 @@ public struct ServerEnvironment: Sendable {
     }
 
     var messenger: Messenger {
-        Messenger(store: store, hub: hub, limits: configuration.limits, userLimits: userLimits)
+        Messenger(store: store, hub: hub, limits: configuration.limits, userLimits: userLimits, memberships: memberships)
     }
 }
 

@@ -9,14 +9,18 @@ struct Messenger: Sendable {
     let hub: Hub
     let limits: ServerLimits
     let userLimits: UserLimits
+    let memberships: Memberships
 
-    /// The conversation `id`, if `identity` is one of its members.
+    /// The conversation `id` and its members, if `identity` is one of them; from memory after the first time.
     ///
     /// - Throws: ``APIError`` `conversation_not_found` or `not_a_member`.
-    func conversation(_ id: String, for identity: Identity) async throws -> ConversationRecord {
-        guard let record = try await store.conversation(id: id) else { throw APIError.conversationNotFound }
-        guard record.memberIDs.contains(identity.userID) else { throw APIError.notAMember }
-        return record
+    func conversation(_ id: String, for identity: Identity) async throws -> Membership {
+        let membership = try await memberships.membership(of: id) {
+            try await store.conversation(id: id).map { Membership(conversation: $0.conversation, memberIDs: $0.memberIDs) }
+        }
+        guard let membership else { throw APIError.conversationNotFound }
+        guard membership.memberIDs.contains(identity.userID) else { throw APIError.notAMember }
+        return membership
     }
 
     /// Stores a message from `identity` and sends it to the members' connections.

@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldProtocol
 import Logging
+import NIOConcurrencyHelpers
 import SQLiteNIO
 
 /// The embedded store: one SQLite file in WAL mode, migrated at start.
@@ -11,6 +12,8 @@ import SQLiteNIO
 /// across a crash of the server process; `HERALD_SQLITE_SYNC=full` also keeps it across a power cut.
 public final class SQLiteStore: Store {
     let database: SerialDatabase
+    /// Posts waiting for the next group commit (see SQLiteStore+GroupCommit.swift).
+    let waitingPosts = NIOLockedValueBox(WaitingPosts())
 
     /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one), checks it and
     /// migrates it.
@@ -90,7 +93,7 @@ public final class SQLiteStore: Store {
         _ = try await connection.query("PRAGMA wal_checkpoint(TRUNCATE)", [])
     }
 
-    private static func reason(_ error: any Error) -> String {
+    static func reason(_ error: any Error) -> String {
         (error as? SQLiteError)?.message ?? String(describing: error)
     }
 
@@ -237,49 +240,6 @@ public final class SQLiteStore: Store {
             if let person = person(from: row) { members[conversationID, default: ([], [])].people.append(person) }
         }
         return members
-    }
-
-    public func post(_ draft: MessageDraft, onStored: @escaping @Sendable (IncomingMessage) -> Void) async throws -> PostOutcome {
-        try await database.perform { connection in
-            let existing = try await connection.query(
-                "SELECT seq, id, conversation_id, sender_id, text, image_url, created_at FROM messages WHERE id = ?1",
-                [.text(draft.id)]
-            )
-            if let row = existing.first {
-                let message = try Self.message(from: row, idColumn: "id", conversationID: nil)
-                guard message.senderID == draft.sender.id, message.conversationID == draft.conversation.id else {
-                    throw APIError(.conflict, .idConflict, "message id \(draft.id) is already used by another message")
-                }
-                return .existing(message)
-            }
-            let now = Date()
-            let rows = try await connection.query(
-                """
-                INSERT INTO messages (id, conversation_id, sender_id, text, image_url, created_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING seq
-                """,
-                [.text(draft.id), .text(draft.conversation.id), .text(draft.sender.id), .optionalText(draft.text),
-                 .optionalText(draft.imageURL?.absoluteString), .float(now.timeIntervalSince1970)]
-            )
-            guard let seq = rows.first?.column("seq")?.integer else {
-                throw APIError(.internalServerError, .internalError, "the message was not stored")
-            }
-            // The conversation moves to the top of every member's list; the sender has read up to their own message.
-            _ = try await connection.query(
-                """
-                UPDATE members SET activity = ?2,
-                    read_seq = CASE WHEN user_id = ?3 THEN max(read_seq, ?2) ELSE read_seq END
-                WHERE conversation_id = ?1
-                """,
-                [.text(draft.conversation.id), .integer(seq), .text(draft.sender.id)]
-            )
-            let message = Message(
-                id: draft.id, conversationID: draft.conversation.id, senderID: draft.sender.id, text: draft.text,
-                imageURL: draft.imageURL, sentAt: Self.date(now.timeIntervalSince1970), seq: Int64(seq)
-            )
-            onStored(IncomingMessage(message: message, conversation: draft.conversation, sender: draft.sender))
-            return .stored(message)
-        }
     }
 
     public func messages(in conversationID: String, after: Int64?, before: Int64?, limit: Int) async throws -> [Message] {
@@ -442,7 +402,7 @@ public final class SQLiteStore: Store {
         return Conversation(id: id, kind: kind, title: row.column("title")?.string)
     }
 
-    private static func message(from row: SQLiteRow, idColumn: String, conversationID: String?) throws -> Message {
+    static func message(from row: SQLiteRow, idColumn: String, conversationID: String?) throws -> Message {
         guard let seq = row.column("seq")?.integer,
               let id = row.column(idColumn)?.string,
               let conversation = conversationID ?? row.column("conversation_id")?.string,
@@ -460,7 +420,7 @@ public final class SQLiteStore: Store {
     }
 
     /// A stored time, to the millisecond, so a message reads back exactly as it was sent.
-    private static func date(_ seconds: Double) -> Date {
+    static func date(_ seconds: Double) -> Date {
         Date(timeIntervalSince1970: (seconds * 1000).rounded() / 1000)
     }
 }

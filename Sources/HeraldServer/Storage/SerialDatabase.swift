@@ -42,6 +42,13 @@ final class SerialDatabase: Service {
         }
     }
 
+    /// Queues `work` to run after every job queued before it, without waiting for it; false when the database is
+    /// shutting down and takes no more work.
+    func enqueue(_ work: @escaping @Sendable (SQLiteConnection) async -> Void) -> Bool {
+        if case .terminated = jobSink.yield(Job(work: work)) { return false }
+        return true
+    }
+
     /// Runs `work` inside a transaction, rolled back if it throws.
     func transaction<T: Sendable>(_ work: @escaping @Sendable (SQLiteConnection) async throws -> T) async throws -> T {
         try await perform { connection in

@@ -64,11 +64,20 @@ public final class Hub: Sendable {
     }
 
     /// Sends a stored message to every connection of its conversation's members. Never waits.
+    ///
+    /// The frame is encoded once, and only when someone is connected to receive it.
     func publish(_ incoming: IncomingMessage, to memberIDs: [String]) {
-        let frame = OutboundFrame(seq: incoming.message.seq, text: ServerFrame.message(incoming).text)
         let outboxes = state.withLockedValue { state in
-            memberIDs.flatMap { state.byUser[$0] ?? [] }.compactMap { state.connections[$0]?.outbox }
+            var outboxes: [Outbox] = []
+            for member in memberIDs {
+                for id in state.byUser[member] ?? [] {
+                    if let outbox = state.connections[id]?.outbox { outboxes.append(outbox) }
+                }
+            }
+            return outboxes
         }
+        guard !outboxes.isEmpty else { return }
+        let frame = OutboundFrame(seq: incoming.message.seq, text: ServerFrame.message(incoming).text)
         for outbox in outboxes {
             outbox.send(frame)
         }
@@ -79,6 +88,7 @@ public final class Hub: Sendable {
         let outboxes = state.withLockedValue { state in
             (state.byUser[userID] ?? []).compactMap { state.connections[$0]?.outbox }
         }
+        guard !outboxes.isEmpty else { return }
         let outbound = OutboundFrame(text: frame.text)
         for outbox in outboxes {
             outbox.send(outbound)

@@ -1,9 +1,25 @@
 import NIOConcurrencyHelpers
+import NIOCore
+import NIOWebSocket
 
 /// A frame waiting to be written to one connection; `seq` is set for message frames.
+///
+/// The text is kept as the bytes that go on the wire, encoded once: a message published to a thousand connections is
+/// one buffer that all their queues share (a `ByteBuffer` is copied on write, and nobody writes to it).
 struct OutboundFrame: Sendable {
     var seq: Int64?
-    var text: String
+    var bytes: ByteBuffer
+
+    /// A frame of `text`.
+    init(seq: Int64? = nil, text: String) {
+        self.seq = seq
+        bytes = ByteBuffer(string: text)
+    }
+
+    /// The WebSocket text frame that carries it.
+    var webSocketFrame: WebSocketFrame {
+        WebSocketFrame(fin: true, opcode: .text, data: bytes)
+    }
 }
 
 /// The bounded queue of frames for one connection, bounded both in frames and in bytes.
@@ -33,7 +49,7 @@ final class Outbox: Sendable {
 
     /// Queues `frame`, or closes the queue if it is full.
     func send(_ frame: OutboundFrame) {
-        let size = frame.text.utf8.count
+        let size = frame.bytes.readableBytes
         let fits = state.withLockedValue { state -> Bool in
             guard !state.overflowed else { return false }
             guard state.bytes + size <= maxBytes else {
@@ -52,7 +68,7 @@ final class Outbox: Sendable {
 
     /// The writer took `frame` off the queue: its bytes no longer count.
     func taken(_ frame: OutboundFrame) {
-        let size = frame.text.utf8.count
+        let size = frame.bytes.readableBytes
         state.withLockedValue { $0.bytes -= size }
     }
 

@@ -67,7 +67,7 @@ struct StreamSession {
         for await frame in outbox.frames {
             outbox.taken(frame)
             if let seq = frame.seq, seq <= through { continue }
-            try await outbound.write(.text(frame.text))
+            try await outbound.write(.custom(frame.webSocketFrame))
         }
         if outbox.overflowed {
             logger.notice("stream dropped: client too slow", metadata: ["user": "\(identity.userID)"])

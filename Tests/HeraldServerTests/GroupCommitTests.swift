@@ -1,0 +1,152 @@
+import Foundation
+import HeraldCore
+import Logging
+import NIOConcurrencyHelpers
+@testable import HeraldServer
+import Testing
+
+/// Posts that arrive together are stored in one transaction, answered after it, and published in `seq` order.
+@Suite("Group commit", .timeLimit(.minutes(1)))
+struct GroupCommitTests {
+    /// An in-memory store with its database running, for the length of `body`.
+    private func withStore(_ body: (SQLiteStore) async throws -> Void) async throws {
+        var logger = Logger(label: "group-commit-test")
+        logger.logLevel = .critical
+        let store = try await SQLiteStore.open(path: ":memory:", logger: logger)
+        let running = Task { try await store.database.run() }
+        do {
+            try await body(store)
+        } catch {
+            running.cancel()
+            throw error
+        }
+        running.cancel()
+        _ = await running.result
+    }
+
+    private func draft(_ id: String, by sender: String, in conversation: Conversation, text: String = "hello") -> MessageDraft {
+        MessageDraft(id: id, conversation: conversation, sender: Person(id: sender, displayName: sender.capitalized),
+                     text: text, imageURL: nil)
+    }
+
+    /// Holds the database busy until `release` is called, so posts pile up behind it.
+    private func holdDatabase(_ store: SQLiteStore) async -> @Sendable () -> Void {
+        let (held, heldSink) = AsyncStream<Void>.makeStream()
+        let (release, releaseSink) = AsyncStream<Void>.makeStream()
+        Task {
+            try await store.database.perform { _ in
+                heldSink.yield()
+                for await _ in release { break }
+            }
+        }
+        for await _ in held { break }
+        return { releaseSink.yield() }
+    }
+
+    private func waitUntil(_ condition: () -> Bool) async throws {
+        for _ in 0..<1_000 where !condition() {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(condition())
+    }
+
+    @Test("200 posts that arrive while the database is busy are one transaction; each is answered with its seq, published in seq order")
+    func postsThatArriveTogetherCommitTogether() async throws {
+        try await withStore { store in
+            let record = try await store.createConversation(kind: .group, title: "Busy", memberIDs: ["alice", "bob"]).record
+            let release = await holdDatabase(store)
+            let published = NIOLockedValueBox<[Int64]>([])
+            let outcomes = try await withThrowingTaskGroup(of: (String, PostOutcome).self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        let id = "m\(index)"
+                        let outcome = try await store.post(draft(id, by: index % 2 == 0 ? "alice" : "bob", in: record.conversation)) {
+                            incoming in published.withLockedValue { $0.append(incoming.message.seq ?? 0) }
+                        }
+                        return (id, outcome)
+                    }
+                }
+                try await waitUntil { store.waitingPosts.withLockedValue { $0.posts.count } == 200 }
+                #expect(published.withLockedValue { $0 }.isEmpty, "nothing is published before it is committed")
+                release()
+                var outcomes: [String: PostOutcome] = [:]
+                for try await (id, outcome) in group { outcomes[id] = outcome }
+                return outcomes
+            }
+            let seqs = outcomes.values.compactMap { outcome -> Int64? in
+                if case .stored(let message) = outcome { return message.seq }
+                return nil
+            }
+            #expect(seqs.count == 200, "every post is stored")
+            #expect(Set(seqs) == Set(1...200), "with seqs 1 to 200, each once")
+            #expect(published.withLockedValue { $0 } == Array(1...200), "published in seq order, once each")
+            #expect(store.groupCommitStatistics == GroupCommitStatistics(transactions: 1, posts: 200))
+
+            // What the group wrote reads back as if each post had been stored alone.
+            let stored = try await store.messages(in: record.conversation.id, after: 0, before: nil, limit: 500)
+            #expect(stored.map(\.seq) == Array(1...200).map { Optional($0) })
+            let bob = try await store.conversations(of: "bob", after: nil, limit: 10, mutedOnly: false).summaries[0]
+            #expect(bob.activity == 200, "the conversation moved to the top, at its newest message")
+            #expect(bob.readUpTo == 200, "bob's own newest message (seq 200) marks what he has read")
+            let alice = try await store.conversations(of: "alice", after: nil, limit: 10, mutedOnly: false).summaries[0]
+            #expect(alice.readUpTo == 199, "alice has read up to her own newest, seq 199")
+            #expect(alice.unreadCount == 1, "bob's seq 200 is unread for her")
+        }
+    }
+
+    @Test("in one group, a repeated id is the first post's message, an id taken by another sender is refused alone")
+    func repeatsAndConflictsInOneGroup() async throws {
+        try await withStore { store in
+            let record = try await store.createConversation(kind: .group, title: "Ids", memberIDs: ["alice", "bob"]).record
+            let earlier = try await store.post(draft("before", by: "alice", in: record.conversation)) { _ in }
+            let release = await holdDatabase(store)
+            let posts = [
+                ("first", draft("same", by: "alice", in: record.conversation, text: "one")),
+                ("repeat", draft("same", by: "alice", in: record.conversation, text: "one")),
+                ("thief", draft("same", by: "bob", in: record.conversation)),
+                ("old", draft("before", by: "alice", in: record.conversation)),
+                ("stolen", draft("before", by: "bob", in: record.conversation)),
+                ("other", draft("other", by: "bob", in: record.conversation)),
+            ]
+            let results = try await withThrowingTaskGroup(of: (String, Result<PostOutcome, any Error>).self) { group in
+                for (index, (name, draft)) in posts.enumerated() {
+                    group.addTask {
+                        // In this order into the queue.
+                        try await waitUntil { store.waitingPosts.withLockedValue { $0.posts.count } == index }
+                        do {
+                            return (name, .success(try await store.post(draft) { _ in }))
+                        } catch {
+                            return (name, .failure(error))
+                        }
+                    }
+                    try await waitUntil { store.waitingPosts.withLockedValue { $0.posts.count } == index + 1 }
+                }
+                release()
+                var results: [String: Result<PostOutcome, any Error>] = [:]
+                for try await (name, result) in group { results[name] = result }
+                return results
+            }
+            guard case .success(.stored(let first)) = results["first"],
+                  case .success(.existing(let repeated)) = results["repeat"],
+                  case .success(.existing(let old)) = results["old"],
+                  case .success(.stored(let other)) = results["other"],
+                  case .stored(let before) = earlier
+            else {
+                Issue.record("unexpected outcomes: \(results)")
+                return
+            }
+            #expect(repeated == first, "the repeat is answered with the first post's message")
+            #expect(old == before)
+            #expect(other.seq == (first.seq ?? 0) + 1, "a refused post takes no seq")
+            for name in ["thief", "stolen"] {
+                guard case .failure(let error as APIError) = results[name] else {
+                    Issue.record("\(name) should be refused: \(String(describing: results[name]))")
+                    continue
+                }
+                #expect(error.code == .idConflict)
+            }
+            let stored = try await store.messages(in: record.conversation.id, after: 0, before: nil, limit: 10)
+            #expect(stored.map(\.id) == ["before", "same", "other"])
+        }
+    }
+}

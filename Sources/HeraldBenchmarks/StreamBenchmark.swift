@@ -1,12 +1,20 @@
 import Foundation
+import HeraldClient
 import HeraldCore
 import HeraldServer
+import HTTPTypes
 import HummingbirdWSClient
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 
-/// Many connected clients in group conversations, messages at a steady rate: how long from post to receipt,
-/// and how many deliveries a second. The server runs in this process on a free port with an in-memory database.
+/// Many connected clients in group conversations, messages at a steady rate: how long from post to receipt, how
+/// many deliveries a second, and what the server spends: CPU time per delivery and memory per idle connection,
+/// measured from outside its process.
+///
+/// The same clients run against Herald (`herald serve` started as a child process, in-memory database) or against
+/// Mosquitto over MQTT on WebSocket (a group is a topic, a message a QoS 0 publish that every subscriber, the sender
+/// included, receives): the same fan-out, so the figures compare.
 public enum StreamBenchmark {
     /// The shape of a run.
     public struct Options: Sendable {
@@ -23,11 +31,28 @@ public enum StreamBenchmark {
         public init() {}
     }
 
+    /// The server the clients talk to.
+    public enum Target: Sendable, CustomStringConvertible {
+        /// `herald serve`, started by the benchmark.
+        case herald
+        /// A Mosquitto broker already running with a WebSocket listener on `port`, as process `pid`.
+        case mosquitto(port: Int, pid: Int32)
+
+        public var description: String {
+            switch self {
+            case .herald: "herald"
+            case .mosquitto: "mosquitto"
+            }
+        }
+    }
+
     /// What one run measured.
     public struct Report: Sendable {
+        /// The server measured.
+        public var target: String
         /// The shape.
         public var options: Options
-        /// Messages posted (through the stream's `send`).
+        /// Messages posted.
         public var sent: Int
         /// Message frames received by all clients.
         public var delivered: Int
@@ -35,53 +60,104 @@ public enum StreamBenchmark {
         public var expected: Int
         /// Post-to-receive latency percentiles.
         public var p50: Duration, p99: Duration, max: Duration
-        /// The file descriptors this process may open, and so the most clients it could have run.
-        public var descriptors = 0, maximumClients = 0
         /// Wall time from the first post to the last delivery.
         public var elapsed: Duration
+        /// The server's CPU time (user and system) while messages were posted and delivered.
+        public var serverCPU: Duration?
+        /// The server's resident memory with no client, and with every client connected and idle.
+        public var residentBefore: Int?, residentConnected: Int?
+        /// The file descriptors this process may open, and so the most clients it could have run.
+        public var descriptors = 0, maximumClients = 0
 
         /// Deliveries a second.
         public var deliveriesPerSecond: Double { Double(delivered) / Swift.max(elapsed.seconds, 1e-9) }
 
+        /// Server CPU time per delivery.
+        public var cpuPerDelivery: Duration? {
+            guard let serverCPU, delivered > 0 else { return nil }
+            return serverCPU / delivered
+        }
+
+        /// Growth of the server's resident memory per connected idle client, in bytes.
+        public var bytesPerConnection: Double? {
+            guard let residentBefore, let residentConnected else { return nil }
+            return Double(residentConnected - residentBefore) / Double(Swift.max(1, options.clients))
+        }
+
         /// The report, for a terminal.
         public var text: String {
             func ms(_ duration: Duration) -> String { String(format: "%.2f ms", duration.seconds * 1000) }
+            let cpu = cpuPerDelivery.map { String(format: "%.1f µs", $0.seconds * 1e6) } ?? "unknown (no /proc)"
+            let memory = bytesPerConnection.map { String(format: "%.1f KiB", $0 / 1024) } ?? "unknown (no /proc)"
             return """
-                stream: \(options.clients) clients in \(options.clients / options.groupSize) groups of \(options.groupSize), \
+                stream (\(target)): \(options.clients) clients in \(options.clients / options.groupSize) groups of \(options.groupSize), \
                 \(options.rate) messages a second for \(String(format: "%.0f", options.duration.seconds)) s
                   sent \(sent), delivered \(delivered) of \(expected)
                   latency post to receive: p50 \(ms(p50)), p99 \(ms(p99)), max \(ms(max))
                   deliveries: \(String(format: "%.0f", deliveriesPerSecond)) a second
+                  server CPU per delivery: \(cpu)
+                  server memory per idle connection: \(memory)
                   file descriptors: \(descriptors) allowed, enough for \(maximumClients) clients
                 """
         }
     }
 
-    /// How many clients a process allowed `descriptors` open files can run: each client needs two (its socket and the
-    /// in-process server's end), and the server and the clients' side each keep ``FileDescriptorLimit/reserve``.
+    /// How many clients a process allowed `descriptors` open files can run: each client needs one here and one in
+    /// the server (which is allowed as many), and each side keeps ``FileDescriptorLimit/reserve`` for itself.
     public static func maximumClients(descriptors: Int) -> Int {
-        Swift.max(0, (descriptors - 2 * FileDescriptorLimit.reserve) / 2)
+        Swift.max(0, descriptors - FileDescriptorLimit.reserve)
     }
 
-    /// Runs the benchmark.
+    /// Runs the benchmark against `target`.
     ///
     /// - Throws: ``BenchmarkError``, before connecting anyone, when more clients are asked for than the process's
     ///   descriptor limit allows (raised to its hard limit first): it says how many can run.
-    public static func run(_ options: Options) async throws -> Report {
+    public static func run(_ options: Options, target: Target = .herald) async throws -> Report {
         let descriptors = FileDescriptorLimit.raise()
         let most = maximumClients(descriptors: descriptors)
         guard options.clients <= most else {
             throw BenchmarkError(
-                "\(options.clients) clients need about \(2 * options.clients + 2 * FileDescriptorLimit.reserve) file "
+                "\(options.clients) clients need about \(options.clients + FileDescriptorLimit.reserve) file "
                     + "descriptors, and this process may open \(descriptors) (ulimit -n, at its hard limit): at most "
                     + "\(most) clients here. Raise the hard limit or run fewer.")
         }
         var logger = Logger(label: "herald-bench")
         logger.logLevel = .error
-        var configuration = ServerConfiguration()
-        configuration.databasePath = ":memory:"
-        var report = try await BenchmarkServer.run(configuration, logger: logger) { [logger] port, environment in
-            try await measure(options, port: port, environment: environment, logger: logger)
+        let groupSize = Swift.max(1, options.groupSize)
+        let groups = stride(from: 0, to: options.clients, by: groupSize).map { Array($0..<Swift.min($0 + groupSize, options.clients)) }
+
+        var report: Report
+        switch target {
+        case .herald:
+            let server = try await ServerChild(database: ":memory:")
+            do {
+                let tokens = await TokenAuthority(secret: server.secret)
+                var clients: [FanOutClient] = []
+                for index in 0..<options.clients {
+                    let token = try await tokens.token(userID: "user-\(index)", name: "User \(index)")
+                    clients.append(FanOutClient(wire: .herald(token: token), port: server.port))
+                }
+                // Each group is created by its first member, over the HTTP API.
+                let url = URL(string: "http://127.0.0.1:\(server.port)")!
+                var channels: [String] = []
+                for members in groups {
+                    let api = HeraldAPI(configuration: ClientConfiguration(server: url, token: clients[members[0]].herald!))
+                    let created = try await api.createConversation(
+                        kind: .group, title: "Group \(channels.count)", members: members.dropFirst().map { "user-\($0)" })
+                    channels.append(created.id)
+                }
+                report = try await measure(options, clients: clients, groups: Array(zip(channels, groups)),
+                                           usage: server.usage, name: "herald", logger: logger)
+            } catch {
+                await server.stop()
+                throw error
+            }
+            await server.stop()
+        case .mosquitto(let port, let pid):
+            let clients = (0..<options.clients).map { FanOutClient(wire: .mqtt(clientID: "c\($0)"), port: port) }
+            let channels = groups.indices.map { "herald-bench/g\($0)" }
+            report = try await measure(options, clients: clients, groups: Array(zip(channels, groups)),
+                                       usage: ProcessUsage(pid: pid), name: "mosquitto", logger: logger)
         }
         report.descriptors = descriptors
         report.maximumClients = most
@@ -90,55 +166,51 @@ public enum StreamBenchmark {
 
     private static func measure(
         _ options: Options,
-        port: Int,
-        environment: ServerEnvironment,
+        clients: [FanOutClient],
+        groups: [(channel: String, members: [Int])],
+        usage: ProcessUsage,
+        name: String,
         logger: Logger
     ) async throws -> Report {
-        let groupSize = Swift.max(1, options.groupSize)
-        let users = (0..<options.clients).map { "user-\($0)" }
-        var groups: [(id: String, members: [Int])] = []
-        for start in stride(from: 0, to: users.count, by: groupSize) {
-            let members = Array(start..<Swift.min(start + groupSize, users.count))
-            let record = try await environment.store.createConversation(
-                kind: .group, title: "Group \(start / groupSize)", memberIDs: members.map { users[$0] }).record
-            groups.append((record.conversation.id, members))
-        }
         let recorder = LatencyRecorder()
-        let writers = NIOLockedValueBox<[Int: WebSocketOutboundWriter]>([:])
+        let connected = NIOLockedValueBox<[Int: FanOutClient.Connection]>([:])
         let (readiness, readySink) = AsyncStream<Void>.makeStream()
         let clock = ContinuousClock()
         let origin = clock.now
+        var channelOf: [Int: String] = [:]
+        for group in groups { for member in group.members { channelOf[member] = group.channel } }
+        let residentBefore = usage.residentBytes()
 
-        return try await withThrowingTaskGroup(of: Void.self) { clients in
-            for (index, user) in users.enumerated() {
-                let token = try await environment.tokens.token(userID: user, name: "User \(index)")
-                clients.addTask {
-                    try await WebSocketClient.connect(
-                        url: "ws://127.0.0.1:\(port)/v1/stream?token=\(token)", logger: logger
-                    ) { inbound, outbound, _ in
-                        writers.withLockedValue { $0[index] = outbound }
-                        for try await message in inbound.messages(maxSize: 1 << 20) {
-                            guard case .text(let text) = message else { continue }
-                            if text.contains(#""type":"ready""#) {
-                                readySink.yield()
-                            } else if let sentAt = Self.sentAt(in: text) {
-                                let receivedAt = origin.duration(to: clock.now)
-                                recorder.record(receivedAt - .nanoseconds(sentAt), at: receivedAt)
-                            }
-                        }
-                    }
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            for (index, client) in clients.enumerated() {
+                let channel = channelOf[index] ?? ""
+                tasks.addTask {
+                    try await client.run(channel: channel, logger: logger, onReady: { connection in
+                        connected.withLockedValue { $0[index] = connection }
+                        readySink.yield()
+                    }, onMessage: { payload in
+                        guard let sentAt = Self.sentAt(in: payload) else { return }
+                        let receivedAt = origin.duration(to: clock.now)
+                        recorder.record(receivedAt - .nanoseconds(sentAt), at: receivedAt)
+                    })
                 }
             }
             var ready = 0
+            let readyBy = clock.now + .seconds(120)
             for await _ in readiness {
                 ready += 1
-                if ready == users.count { break }
+                if ready == clients.count || clock.now > readyBy { break }
             }
+            guard ready == clients.count else { throw BenchmarkError("only \(ready) of \(clients.count) clients connected in 120 s") }
+            // Idle for a moment, so the memory read is of connections at rest.
+            try await clock.sleep(for: .seconds(1), tolerance: nil)
+            let residentConnected = usage.residentBytes()
 
             let interval = Duration.seconds(1) / Swift.max(1, options.rate)
             let total = Int(options.duration.seconds * Double(options.rate))
-            let writersByClient = writers.withLockedValue { $0 }
+            let connections = connected.withLockedValue { $0 }
             var generator = SystemRandomNumberGenerator()
+            let cpuBefore = usage.cpuTime()
             let start = clock.now
             for sequence in 0..<total {
                 try await clock.sleep(until: start + interval * sequence, tolerance: nil)
@@ -146,29 +218,205 @@ public enum StreamBenchmark {
                 let sender = group.members[Int.random(in: 0..<group.members.count, using: &generator)]
                 let sentAt = origin.duration(to: clock.now)
                 let nanos = sentAt.components.seconds * 1_000_000_000 + sentAt.components.attoseconds / 1_000_000_000
-                let frame = #"{"type":"send","conversation":"\#(group.id)","id":"b\#(sequence)","text":"t=\#(nanos);"}"#
-                try await writersByClient[sender]?.write(.text(frame))
+                try await connections[sender]?.publish(id: "b\(sequence)", text: "t=\(nanos);")
             }
             let expected = (0..<total).reduce(0) { $0 + groups[$1 % groups.count].members.count }
             let settle = clock.now + .seconds(10)
             while recorder.count < expected, clock.now < settle {
                 try await clock.sleep(for: .milliseconds(20), tolerance: nil)
             }
+            let cpuAfter = usage.cpuTime()
             let elapsed = start.duration(to: recorder.lastAt.map { origin + $0 } ?? clock.now)
-            clients.cancelAll()
+            tasks.cancelAll()
             let summary = recorder.summary()
+            var serverCPU: Duration?
+            if let cpuBefore, let cpuAfter { serverCPU = cpuAfter - cpuBefore }
             return Report(
-                options: options, sent: total, delivered: summary.count, expected: expected,
-                p50: summary.p50, p99: summary.p99, max: summary.max, elapsed: elapsed
+                target: name, options: options, sent: total, delivered: summary.count, expected: expected,
+                p50: summary.p50, p99: summary.p99, max: summary.max, elapsed: elapsed, serverCPU: serverCPU,
+                residentBefore: residentBefore, residentConnected: residentConnected
             )
         }
     }
 
-    /// The send time stamped in a message frame's text (`t=<nanoseconds>;`).
-    private static func sentAt(in frame: String) -> Int64? {
-        guard let marker = frame.range(of: "t=") else { return nil }
-        let digits = frame[marker.upperBound...].prefix { $0.isNumber }
+    /// The send time stamped in a message's text (`t=<nanoseconds>;`).
+    private static func sentAt(in payload: String) -> Int64? {
+        guard let marker = payload.range(of: "t=") else { return nil }
+        let digits = payload[marker.upperBound...].prefix { $0.isNumber }
         return Int64(digits)
+    }
+}
+
+/// One benchmark client: a Herald stream, or an MQTT 3.1.1 session over WebSocket.
+struct FanOutClient: Sendable {
+    enum Wire: Sendable {
+        case herald(token: String)
+        case mqtt(clientID: String)
+    }
+
+    let wire: Wire
+    let port: Int
+
+    init(wire: Wire, port: Int) {
+        self.wire = wire
+        self.port = port
+    }
+
+    /// The Herald token, for a Herald client.
+    var herald: String? {
+        if case .herald(let token) = wire { return token }
+        return nil
+    }
+
+    /// A connected client, ready to post to its group.
+    struct Connection: Sendable {
+        let channel: String
+        let outbound: WebSocketOutboundWriter
+        let mqtt: Bool
+
+        /// Posts `text` to the client's group (`id` is the message id Herald stores it under).
+        func publish(id: String, text: String) async throws {
+            if mqtt {
+                try await outbound.write(.binary(MQTT.publish(topic: channel, payload: text)))
+            } else {
+                try await outbound.write(.text(#"{"type":"send","conversation":"\#(channel)","id":"\#(id)","text":"\#(text)"}"#))
+            }
+        }
+    }
+
+    /// Connects, joins `channel` (a Herald conversation it is a member of, or an MQTT topic it subscribes to), calls
+    /// `onReady` once it will receive everything posted there, and `onMessage` with the text of every message.
+    func run(
+        channel: String,
+        logger: Logger,
+        onReady: @escaping @Sendable (Connection) -> Void,
+        onMessage: @escaping @Sendable (String) -> Void
+    ) async throws {
+        switch wire {
+        case .herald(let token):
+            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/v1/stream?token=\(token)", logger: logger) { inbound, outbound, _ in
+                for try await message in inbound.messages(maxSize: 1 << 20) {
+                    guard case .text(let text) = message else { continue }
+                    if text.contains(#""type":"ready""#) {
+                        onReady(Connection(channel: channel, outbound: outbound, mqtt: false))
+                    } else if text.contains(#""type":"message""#) {
+                        onMessage(text)
+                    }
+                }
+            }
+        case .mqtt(let clientID):
+            var headers = HTTPFields()
+            headers[.secWebSocketProtocol] = "mqtt"
+            try await WebSocketClient.connect(
+                url: "ws://127.0.0.1:\(port)/mqtt", configuration: WebSocketClientConfiguration(additionalHeaders: headers),
+                logger: logger
+            ) { inbound, outbound, _ in
+                try await outbound.write(.binary(MQTT.connect(clientID: clientID)))
+                try await outbound.write(.binary(MQTT.subscribe(topic: channel)))
+                var reader = MQTT.Reader()
+                for try await message in inbound.messages(maxSize: 1 << 20) {
+                    guard case .binary(let buffer) = message else { continue }
+                    reader.append(buffer)
+                    while let packet = reader.next() {
+                        switch packet {
+                        case .subscribed: onReady(Connection(channel: channel, outbound: outbound, mqtt: true))
+                        case .publish(let payload): onMessage(payload)
+                        case .other: break
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The few MQTT 3.1.1 packets the benchmark's clients need: CONNECT, SUBSCRIBE, PUBLISH at QoS 0, and reading
+/// SUBACK and PUBLISH.
+enum MQTT {
+    static func connect(clientID: String) -> ByteBuffer {
+        var body = ByteBuffer()
+        string("MQTT", into: &body)
+        body.writeInteger(UInt8(4))        // protocol level 3.1.1
+        body.writeInteger(UInt8(0x02))     // clean session
+        body.writeInteger(UInt16(600))     // keep alive, seconds
+        string(clientID, into: &body)
+        return packet(0x10, body)
+    }
+
+    static func subscribe(topic: String) -> ByteBuffer {
+        var body = ByteBuffer()
+        body.writeInteger(UInt16(1))       // packet id
+        string(topic, into: &body)
+        body.writeInteger(UInt8(0))        // QoS 0
+        return packet(0x82, body)
+    }
+
+    static func publish(topic: String, payload: String) -> ByteBuffer {
+        var body = ByteBuffer()
+        string(topic, into: &body)
+        body.writeString(payload)
+        return packet(0x30, body)
+    }
+
+    private static func string(_ text: String, into buffer: inout ByteBuffer) {
+        buffer.writeInteger(UInt16(text.utf8.count))
+        buffer.writeString(text)
+    }
+
+    private static func packet(_ type: UInt8, _ body: ByteBuffer) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeInteger(type)
+        var length = body.readableBytes
+        repeat {
+            var byte = UInt8(length % 128)
+            length /= 128
+            if length > 0 { byte |= 0x80 }
+            buffer.writeInteger(byte)
+        } while length > 0
+        buffer.writeImmutableBuffer(body)
+        return buffer
+    }
+
+    enum Packet {
+        case subscribed
+        case publish(String)
+        case other
+    }
+
+    /// Splits the bytes a broker sends into packets (a WebSocket message may hold several, or part of one).
+    struct Reader {
+        private var buffer = ByteBuffer()
+
+        mutating func append(_ bytes: ByteBuffer) {
+            var bytes = bytes
+            buffer.writeBuffer(&bytes)
+        }
+
+        mutating func next() -> Packet? {
+            var view = buffer
+            guard let type = view.readInteger(as: UInt8.self) else { return nil }
+            var length = 0, shift = 0
+            while true {
+                guard let byte = view.readInteger(as: UInt8.self) else { return nil }
+                length |= Int(byte & 0x7f) << shift
+                shift += 7
+                if byte & 0x80 == 0 { break }
+            }
+            guard var body = view.readSlice(length: length) else { return nil }
+            buffer = view
+            buffer.discardReadBytes()
+            switch type >> 4 {
+            case 9:
+                return .subscribed
+            case 3:
+                guard let topicLength = body.readInteger(as: UInt16.self), body.readableBytes >= Int(topicLength) else { return .other }
+                body.moveReaderIndex(forwardBy: Int(topicLength))
+                if (type >> 1) & 0x03 != 0 { _ = body.readInteger(as: UInt16.self) }   // a packet id above QoS 0
+                return .publish(body.readString(length: body.readableBytes) ?? "")
+            default:
+                return .other
+            }
+        }
     }
 }
 

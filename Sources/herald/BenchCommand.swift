@@ -6,7 +6,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks that print figures; build with -c release for meaningful numbers.",
-        subcommands: [Engine.self, Stream.self, List.self]
+        subcommands: [Engine.self, Stream.self, Peers.self, Post.self, List.self]
     )
 
     /// `herald bench engine`.
@@ -36,12 +36,8 @@ struct BenchCommand: ParsableCommand {
         }
     }
 
-    /// `herald bench stream`.
-    struct Stream: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Post-to-receive latency and deliveries a second, many clients on one in-process server."
-        )
-
+    /// The fan-out workload's shape, shared by `stream` and `peers`.
+    struct FanOutOptions: ParsableArguments {
         @Option(help: "Connected clients, one user each.")
         var clients = 1_000
 
@@ -60,16 +56,94 @@ struct BenchCommand: ParsableCommand {
             }
         }
 
-        func run() async throws {
-            #if DEBUG
-            print("note: this is a debug build; use `swift run -c release herald bench stream` for real figures")
-            #endif
+        var options: StreamBenchmark.Options {
             var options = StreamBenchmark.Options()
             options.clients = clients
             options.groupSize = groupSize
             options.rate = rate
             options.duration = .seconds(seconds)
-            print(try await StreamBenchmark.run(options).text)
+            return options
+        }
+    }
+
+    /// `herald bench stream`.
+    struct Stream: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Many WebSocket clients in groups: latency, deliveries a second, server CPU and memory."
+        )
+
+        @OptionGroup var shape: FanOutOptions
+
+        func run() async throws {
+            #if DEBUG
+            print("note: this is a debug build; use `swift run -c release herald bench stream` for real figures")
+            #endif
+            print(try await StreamBenchmark.run(shape.options).text)
+        }
+    }
+
+    /// `herald bench peers`.
+    struct Peers: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The stream workload against Herald and against a running Mosquitto, with the ratios.",
+            discussion: "scripts/bench-peers installs and starts Mosquitto with a WebSocket listener and runs this."
+        )
+
+        @OptionGroup var shape: FanOutOptions
+
+        @Option(help: "The port of Mosquitto's WebSocket listener.")
+        var mosquittoPort: Int
+
+        @Option(help: "Mosquitto's process id, to read its CPU time and memory.")
+        var mosquittoPid: Int32
+
+        func run() async throws {
+            #if DEBUG
+            print("note: this is a debug build; use `swift run -c release herald bench peers` for real figures")
+            #endif
+            let herald = try await StreamBenchmark.run(shape.options, target: .herald)
+            print(herald.text)
+            let mosquitto = try await StreamBenchmark.run(
+                shape.options, target: .mosquitto(port: mosquittoPort, pid: mosquittoPid))
+            print(mosquitto.text)
+            func ratio(_ a: Double?, _ b: Double?) -> String {
+                guard let a, let b, b > 0 else { return "unknown" }
+                return String(format: "%.2f", a / b)
+            }
+            print("""
+                herald / mosquitto:
+                  server CPU per delivery: \(ratio(herald.cpuPerDelivery?.seconds, mosquitto.cpuPerDelivery?.seconds))
+                  latency p50: \(ratio(herald.p50.seconds, mosquitto.p50.seconds)), \
+                p99: \(ratio(herald.p99.seconds, mosquitto.p99.seconds))
+                  memory per idle connection: \(ratio(herald.bytesPerConnection, mosquitto.bytesPerConnection))
+                """)
+        }
+    }
+
+    /// `herald bench post`.
+    struct Post: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Durable posts a second over HTTP, several connections at once, database in a file."
+        )
+
+        @Option(help: "Client connections posting at once.")
+        var connections = 64
+
+        @Option(help: "Seconds of posting.")
+        var seconds = 10
+
+        func validate() throws {
+            guard connections > 0, seconds > 0 else { throw ValidationError("every number must be positive") }
+        }
+
+        func run() async throws {
+            #if DEBUG
+            print("note: this is a debug build; use `swift run -c release herald bench post` for real figures")
+            #endif
+            var options = PostBenchmark.Options()
+            options.connections = connections
+            options.duration = .seconds(seconds)
+            print(try await PostBenchmark.run(options).text)
         }
     }
 

@@ -195,13 +195,7 @@ public enum StreamBenchmark {
                     })
                 }
             }
-            var ready = 0
-            let readyBy = clock.now + .seconds(120)
-            for await _ in readiness {
-                ready += 1
-                if ready == clients.count || clock.now > readyBy { break }
-            }
-            guard ready == clients.count else { throw BenchmarkError("only \(ready) of \(clients.count) clients connected in 120 s") }
+            try await awaitReady(clients.count, readiness, readySink)
             // Idle for a moment, so the memory read is of connections at rest.
             try await clock.sleep(for: .seconds(1), tolerance: nil)
             let residentConnected = usage.residentBytes()

@@ -6,7 +6,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks that print figures; build with -c release for meaningful numbers.",
-        subcommands: [Engine.self, Stream.self, Peers.self, Post.self, List.self]
+        subcommands: [Engine.self, Stream.self, Peers.self, Post.self, Connections.self, List.self]
     )
 
     /// `herald bench engine`.
@@ -144,6 +144,33 @@ struct BenchCommand: ParsableCommand {
             options.connections = connections
             options.duration = .seconds(seconds)
             print(try await PostBenchmark.run(options).text)
+        }
+    }
+
+    /// `herald bench connections`.
+    struct Connections: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The server's memory per idle stream, and its growth over streams opened and closed."
+        )
+
+        @Option(help: "Streams open at once in each round.")
+        var clients = 1_000
+
+        @Option(help: "Rounds of opening and closing them.")
+        var rounds = 5
+
+        func validate() throws {
+            guard clients > 0, rounds > 0 else { throw ValidationError("every number must be positive") }
+        }
+
+        func run() async throws {
+            #if DEBUG
+            print("note: this is a debug build; use `swift run -c release herald bench connections` for real figures")
+            #endif
+            var options = ConnectionsBenchmark.Options()
+            options.clients = clients
+            options.rounds = rounds
+            print(try await ConnectionsBenchmark.run(options).text)
         }
     }
 

@@ -80,11 +80,10 @@ struct StreamSession {
     /// on it, ending the session so the connection is dropped.
     private func dropIfStuck(_ outbox: Outbox) async throws {
         var overflows = outbox.overflows.makeAsyncIterator()
-        guard await overflows.next() != nil else {
-            // No overflow: nothing to watch. Stay until the session ends and cancels this.
-            while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
-            return
-        }
+        // No overflow: the queue was finished because the client went away (or the session was cancelled), and the
+        // reader ends the session too. No timer is left waiting: a cancelled `Task.sleep` keeps its timer (and its
+        // memory) until the time it was set for, so a long sleep here held memory for every stream ever closed.
+        guard await overflows.next() != nil else { return }
         try await Task.sleep(for: timeouts.overflowDrain)
         logger.notice("stream dropped: client stopped reading", metadata: ["user": "\(identity.userID)"])
         throw CancellationError()

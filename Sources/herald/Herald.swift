@@ -1,4 +1,6 @@
 import ArgumentParser
+import NIOCore
+import NIOPosix
 
 /// `herald`: the command line. Each subcommand parses its arguments and calls a library.
 @main
@@ -8,4 +10,15 @@ struct Herald: AsyncParsableCommand {
         abstract: "Herald: tells chat users about messages in the conversations they are not looking at.",
         subcommands: [ServeCommand.self, ChatCommand.self, TokenCommand.self, ReplayCommand.self, BenchCommand.self]
     )
+
+    /// Runs the command. The server (and the benchmarks, which run it) first make SwiftNIO's event loop threads
+    /// Swift Concurrency's global executor: a task that writes to a connection then runs where the connection's
+    /// I/O runs, instead of handing every frame from the concurrency pool's threads to the event loop's.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "serve" {
+            NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        }
+        await main(arguments)
+    }
 }

@@ -95,6 +95,17 @@ enum SQLiteMigrations {
             "CREATE TABLE server_state (id INTEGER PRIMARY KEY CHECK (id = 1), running INTEGER NOT NULL)",
             "INSERT INTO server_state (id, running) VALUES (1, 0)",
         ],
+        [
+            // Storing a message moves its conversation to the top of every member's list and the sender's read
+            // marker to it, in the same statement: a group of posts is one INSERT, so one transaction, one sync.
+            """
+            CREATE TRIGGER messages_move_members AFTER INSERT ON messages BEGIN
+                UPDATE members SET activity = NEW.seq,
+                    read_seq = CASE WHEN user_id = NEW.sender_id THEN max(read_seq, NEW.seq) ELSE read_seq END
+                WHERE conversation_id = NEW.conversation_id;
+            END
+            """,
+        ],
     ]
 
     static func migrate(_ connection: SQLiteConnection, logger: Logger) async throws {

@@ -37,9 +37,9 @@ public struct GroupCommitStatistics: Hashable, Sendable {
 ///
 /// A post is answered only after its transaction committed, and `onStored` (publishing) runs after the commit too,
 /// in `seq` order, before the next group is stored: what a client is told is stored, is stored. A group costs a
-/// fixed number of statements however many posts it holds: one lookup of the ids already used, one insert of
-/// every new message, one update of the members' list order and read markers. If the group fails as a whole,
-/// each of its posts is tried again alone, so one bad post never fails the others.
+/// fixed number of statements however many posts it holds: one insert of every new message (which moves the
+/// members' list order and read markers too), and a lookup only when some ids were used before. If the group
+/// fails as a whole, each of its posts is tried again alone, so one bad post never fails the others.
 extension SQLiteStore {
     /// The most posts committed in one transaction.
     static let maxGroup = 256
@@ -106,11 +106,13 @@ extension SQLiteStore {
     /// Publishes what was stored, in `seq` order, then answers each post.
     private func finish(_ group: [WaitingPosts.Post], with outcomes: [Result<PostOutcome, any Error>]) {
         var stored = 0
+        var published: [(message: Message, post: WaitingPosts.Post)] = []
         for (post, outcome) in zip(group, outcomes) {
-            if case .success(.stored(let message)) = outcome {
-                post.onStored(IncomingMessage(message: message, conversation: post.draft.conversation, sender: post.draft.sender))
-            }
+            if case .success(.stored(let message)) = outcome { published.append((message, post)) }
             if case .success = outcome { stored += 1 }
+        }
+        for (message, post) in published.sorted(by: { ($0.message.seq ?? 0) < ($1.message.seq ?? 0) }) {
+            post.onStored(IncomingMessage(message: message, conversation: post.draft.conversation, sender: post.draft.sender))
         }
         if stored > 0 {
             waitingPosts.withLockedValue {
@@ -123,110 +125,77 @@ extension SQLiteStore {
         }
     }
 
-    /// Stores `drafts` in one transaction: an outcome for each, in order. Throws, having rolled back, if the
-    /// transaction as a whole failed.
+    /// Stores `drafts` in one transaction: an outcome for each, in order. Throws if the transaction as a whole
+    /// failed (then nothing of it is stored).
+    ///
+    /// The new messages are one `INSERT` of many rows: a statement is a transaction of its own in SQLite, so the
+    /// group needs no `BEGIN` and `COMMIT`, and the members' list order and the senders' read markers move in the
+    /// same statement (the trigger `messages_move_members`). Ids already used are left out of the insert and, only
+    /// when there are some, looked up in a second statement.
     private func store(_ drafts: [MessageDraft], on connection: SQLiteConnection) async throws -> [Result<PostOutcome, any Error>] {
-        _ = try await connection.query("BEGIN IMMEDIATE", [])
-        do {
-            let outcomes = try await insert(drafts, on: connection)
-            _ = try await connection.query("COMMIT", [])
-            return outcomes
-        } catch {
-            _ = try? await connection.query("ROLLBACK", [])
-            throw error
-        }
-    }
-
-    private func insert(_ drafts: [MessageDraft], on connection: SQLiteConnection) async throws -> [Result<PostOutcome, any Error>] {
-        // Ids already stored, in one lookup.
-        let ids = Array(Set(drafts.map(\.id)))
-        let rows = try await connection.query(
-            "SELECT seq, id, conversation_id, sender_id, text, image_url, created_at FROM messages WHERE id IN ("
-                + (1...ids.count).map { "?\($0)" }.joined(separator: ", ") + ")",
-            ids.map { .text($0) }
-        )
-        var known: [String: Message] = [:]
-        for row in rows {
-            let message = try Self.message(from: row, idColumn: "id", conversationID: nil)
-            known[message.id] = message
-        }
-
-        // Which drafts are new; a repeated id (stored before, or earlier in this group) is the first one's message.
-        enum Plan { case new, repeatOf(String) }
-        var plans: [Plan] = []
+        // The first draft of each id is inserted; a repeat within the group is answered with that one's message.
         var fresh: [MessageDraft] = []
-        var firstDraft: [String: MessageDraft] = [:]
-        for draft in drafts {
-            if known[draft.id] != nil || firstDraft[draft.id] != nil {
-                plans.append(.repeatOf(draft.id))
-            } else {
-                firstDraft[draft.id] = draft
-                fresh.append(draft)
-                plans.append(.new)
+        var seen: Set<String> = []
+        for draft in drafts where seen.insert(draft.id).inserted {
+            fresh.append(draft)
+        }
+
+        let createdAt = Date().timeIntervalSince1970
+        var binds: [SQLiteData] = []
+        var values: [String] = []
+        binds.reserveCapacity(fresh.count * 6)
+        values.reserveCapacity(fresh.count)
+        for (index, draft) in fresh.enumerated() {
+            let base = index * 6
+            values.append("(?\(base + 1), ?\(base + 2), ?\(base + 3), ?\(base + 4), ?\(base + 5), ?\(base + 6))")
+            binds += [.text(draft.id), .text(draft.conversation.id), .text(draft.sender.id), .optionalText(draft.text),
+                      .optionalText(draft.imageURL?.absoluteString), .float(createdAt)]
+        }
+        // Ids used before are left out by the select rather than skipped as conflicts, which would use up seqs.
+        let inserted = try await connection.query(
+            """
+            INSERT INTO messages (id, conversation_id, sender_id, text, image_url, created_at)
+            SELECT * FROM (VALUES \(values.joined(separator: ", "))) AS draft
+            WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = draft.column1)
+            RETURNING seq, id
+            """,
+            binds
+        )
+        var messages: [String: (message: Message, new: Bool)] = [:]
+        let freshByID = Dictionary(uniqueKeysWithValues: fresh.map { ($0.id, $0) })
+        for row in inserted {
+            guard let id = row.column("id")?.string, let seq = row.column("seq")?.integer, let draft = freshByID[id] else {
+                continue
+            }
+            messages[id] = (Message(
+                id: id, conversationID: draft.conversation.id, senderID: draft.sender.id, text: draft.text,
+                imageURL: draft.imageURL, sentAt: Self.date(createdAt), seq: Int64(seq)), true)
+        }
+
+        // Ids that were already stored: their messages, for the sender's repeat or to refuse another's use.
+        let used = fresh.map(\.id).filter { messages[$0] == nil }
+        if !used.isEmpty {
+            let rows = try await connection.query(
+                "SELECT seq, id, conversation_id, sender_id, text, image_url, created_at FROM messages WHERE id IN ("
+                    + (1...used.count).map { "?\($0)" }.joined(separator: ", ") + ")",
+                used.map { .text($0) }
+            )
+            for row in rows {
+                let message = try Self.message(from: row, idColumn: "id", conversationID: nil)
+                messages[message.id] = (message, false)
             }
         }
 
-        var stored: [String: Message] = [:]
-        if !fresh.isEmpty {
-            let now = Date()
-            let createdAt = now.timeIntervalSince1970
-            var binds: [SQLiteData] = []
-            var values: [String] = []
-            for (index, draft) in fresh.enumerated() {
-                let base = index * 6
-                values.append("(" + (1...6).map { "?\(base + $0)" }.joined(separator: ", ") + ")")
-                binds += [.text(draft.id), .text(draft.conversation.id), .text(draft.sender.id), .optionalText(draft.text),
-                          .optionalText(draft.imageURL?.absoluteString), .float(createdAt)]
+        var answered: Set<String> = []
+        return drafts.map { draft -> Result<PostOutcome, any Error> in
+            guard let (message, new) = messages[draft.id].map({ ($0.message, $0.new) }) else {
+                return .failure(APIError(.internalServerError, .internalError, "the message was not stored"))
             }
-            let inserted = try await connection.query(
-                "INSERT INTO messages (id, conversation_id, sender_id, text, image_url, created_at) VALUES "
-                    + values.joined(separator: ", ") + " RETURNING seq, id",
-                binds
-            )
-            var seqs: [String: Int64] = [:]
-            for row in inserted {
-                guard let id = row.column("id")?.string, let seq = row.column("seq")?.integer else { continue }
-                seqs[id] = Int64(seq)
+            guard message.senderID == draft.sender.id, message.conversationID == draft.conversation.id else {
+                return .failure(APIError(.conflict, .idConflict, "message id \(draft.id) is already used by another message"))
             }
-            for draft in fresh {
-                guard let seq = seqs[draft.id] else {
-                    throw APIError(.internalServerError, .internalError, "the message was not stored")
-                }
-                stored[draft.id] = Message(
-                    id: draft.id, conversationID: draft.conversation.id, senderID: draft.sender.id, text: draft.text,
-                    imageURL: draft.imageURL, sentAt: Self.date(createdAt), seq: seq)
-            }
-            // Each conversation moves to the top of its members' lists; each sender has read up to their own
-            // newest message in it. The group's messages are those from its first seq on (the database is ours).
-            let first = seqs.values.min() ?? 0
-            _ = try await connection.query(
-                """
-                UPDATE members SET
-                    activity = max(activity, coalesce((SELECT max(seq) FROM messages m
-                        WHERE m.conversation_id = members.conversation_id AND m.seq >= ?1), 0)),
-                    read_seq = max(read_seq, coalesce((SELECT max(seq) FROM messages m
-                        WHERE m.conversation_id = members.conversation_id AND m.sender_id = members.user_id
-                          AND m.seq >= ?1), 0))
-                WHERE conversation_id IN (SELECT DISTINCT conversation_id FROM messages WHERE seq >= ?1)
-                """,
-                [.integer(Int(first))]
-            )
-        }
-
-        return zip(drafts, plans).map { draft, plan -> Result<PostOutcome, any Error> in
-            switch plan {
-            case .new:
-                return stored[draft.id].map { .success(.stored($0)) }
-                    ?? .failure(APIError(.internalServerError, .internalError, "the message was not stored"))
-            case .repeatOf(let id):
-                guard let message = known[id] ?? stored[id] else {
-                    return .failure(APIError(.internalServerError, .internalError, "the message was not stored"))
-                }
-                guard message.senderID == draft.sender.id, message.conversationID == draft.conversation.id else {
-                    return .failure(APIError(.conflict, .idConflict, "message id \(draft.id) is already used by another message"))
-                }
-                return .success(.existing(message))
-            }
+            // The draft that stored it gets `.stored`; every other with its id, `.existing`.
+            return new && answered.insert(draft.id).inserted ? .success(.stored(message)) : .success(.existing(message))
         }
     }
 }

@@ -161,6 +161,34 @@ struct IdentityTests {
         }
     }
 
+    @Test("a token verified before is known by its bytes: a copy with one byte changed is refused, and it expires on time")
+    func verifiedTokens() async throws {
+        let authority = await TokenAuthority(secret: TestServer.secret)
+        // A token with a K in it (most have one), for the look-alike below.
+        var token = ""
+        for attempt in 0..<100 where !token.contains("K") {
+            token = try await authority.token(userID: "alice", name: "Alice \(attempt)", lifetime: .seconds(2))
+        }
+        #expect(token.contains("K"))
+        #expect(try await authority.verify(token).userID == "alice")
+        #expect(try await authority.verify(token).userID == "alice", "again, from what was verified")
+        var bytes = Array(token.utf8)
+        bytes[bytes.count - 2] = bytes[bytes.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let altered = String(decoding: bytes, as: UTF8.self)
+        await #expect(throws: APIError.self) { try await authority.verify(altered) }
+        // The Kelvin sign is canonically equivalent to K: equal as Swift strings, not as bytes.
+        let lookalike = token.replacingOccurrences(of: "K", with: "\u{212A}")
+        #expect(lookalike == token && Array(lookalike.utf8) != Array(token.utf8))
+        await #expect(throws: APIError.self) { try await authority.verify(lookalike) }
+        try await Task.sleep(for: .seconds(3))
+        do {
+            _ = try await authority.verify(token)
+            Issue.record("an expired token was accepted")
+        } catch let error as APIError {
+            #expect(error.code == .tokenExpired)
+        }
+    }
+
     @Test("claims: alg must be HS256, nbf and iat honoured, name at most 200 characters, picture only http or https")
     func claims() async throws {
         try await TestServer.run { server in

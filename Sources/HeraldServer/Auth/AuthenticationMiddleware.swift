@@ -32,7 +32,11 @@ struct AuthenticationMiddleware: RouterMiddleware {
         if let header = request.headers[.authorization] {
             let parts = header.split(separator: " ", maxSplits: 1)
             if parts.count == 2, parts[0].lowercased() == "bearer" {
-                return String(parts[1]).trimmingCharacters(in: .whitespaces)
+                // Spaces and tabs around it, trimmed without Foundation's character sets (a cost on every request).
+                var token = parts[1]
+                while let first = token.first, first == " " || first == "\t" { token = token.dropFirst() }
+                while let last = token.last, last == " " || last == "\t" { token = token.dropLast() }
+                return String(token)
             }
             return nil
         }

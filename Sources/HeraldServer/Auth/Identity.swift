@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldProtocol
 import JWTKit
+import NIOConcurrencyHelpers
 
 /// Who is calling: the user named by a verified token.
 public struct Identity: Hashable, Sendable {
@@ -60,6 +61,7 @@ public struct HeraldClaims: JWTPayload, Equatable {
 /// Verifies and signs Herald tokens: HS256 with the server's secret, nothing else.
 public struct TokenAuthority: Sendable {
     private let keys: JWTKeyCollection
+    private let verified = VerifiedTokens()
 
     /// The longest display name a token may carry, in characters.
     public static let maxNameLength = 200
@@ -75,7 +77,13 @@ public struct TokenAuthority: Sendable {
     ///   or that names `crit` extensions; a bad signature; a missing claim; `nbf` or `iat` in the future; a `sub`
     ///   that is not a usable id (see ``HeraldID``); a `name` over 200 characters or holding U+0000.
     ///   A `picture` that is not an http or https URL is ignored.
+    ///
+    /// A token verified before is recognised by its bytes (all of them, signature included) until it expires, without
+    /// parsing or checking it again: every request and stream carries one, and verifying is most of what a small
+    /// request costs.
     public func verify(_ token: String) async throws -> Identity {
+        let now = Date()
+        if let identity = verified.identity(for: token, at: now) { return identity }
         let claims: HeraldClaims
         do {
             try Self.checkHeader(of: token)
@@ -93,7 +101,9 @@ public struct TokenAuthority: Sendable {
         guard claims.name.count <= Self.maxNameLength, !ControlCharacters.containsNUL(claims.name) else {
             throw Self.invalid("its name must be at most \(Self.maxNameLength) characters, without U+0000")
         }
-        return Identity(userID: claims.sub.value, name: claims.name, picture: claims.picture.flatMap(Input.webURL))
+        let identity = Identity(userID: claims.sub.value, name: claims.name, picture: claims.picture.flatMap(Input.webURL))
+        verified.remember(token, identity: identity, expires: claims.exp.value)
+        return identity
     }
 
     /// A token for `userID`, valid for `lifetime`.
@@ -136,6 +146,38 @@ public struct TokenAuthority: Sendable {
         case .claimVerificationFailure: return jwtError.reason ?? "a claim failed"
         case .malformedToken: return "malformed"
         default: return jwtError.reason ?? "it could not be verified"
+        }
+    }
+}
+
+/// Tokens that passed verification, by their bytes, until they expire. At most ``capacity``: when full, it starts
+/// afresh (a token forgotten is simply verified again).
+final class VerifiedTokens: Sendable {
+    private struct Entry {
+        var identity: Identity
+        var expires: Date
+    }
+
+    static let capacity = 10_000
+    private let entries = NIOLockedValueBox<[[UInt8]: Entry]>([:])
+
+    /// The identity of `token` if it was verified and has not expired at `now`.
+    func identity(for token: String, at now: Date) -> Identity? {
+        let key = Array(token.utf8)
+        return entries.withLockedValue { entries in
+            guard let entry = entries[key] else { return nil }
+            guard now < entry.expires else {
+                entries.removeValue(forKey: key)
+                return nil
+            }
+            return entry.identity
+        }
+    }
+
+    func remember(_ token: String, identity: Identity, expires: Date) {
+        entries.withLockedValue { entries in
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            entries[Array(token.utf8)] = Entry(identity: identity, expires: expires)
         }
     }
 }

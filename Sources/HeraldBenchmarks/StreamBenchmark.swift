@@ -64,6 +64,9 @@ public enum StreamBenchmark {
         public var elapsed: Duration
         /// The server's CPU time (user and system) while messages were posted and delivered.
         public var serverCPU: Duration?
+        /// This process's (the clients') CPU time over the same span: where the server is not the bottleneck, they
+        /// may be.
+        public var clientCPU: Duration?
         /// The server's resident memory with no client, and with every client connected and idle.
         public var residentBefore: Int?, residentConnected: Int?
         /// The file descriptors this process may open, and so the most clients it could have run.
@@ -87,7 +90,10 @@ public enum StreamBenchmark {
         /// The report, for a terminal.
         public var text: String {
             func ms(_ duration: Duration) -> String { String(format: "%.2f ms", duration.seconds * 1000) }
-            let cpu = cpuPerDelivery.map { String(format: "%.1f µs", $0.seconds * 1e6) } ?? "unknown (no /proc)"
+            func perDelivery(_ cpu: Duration?) -> String {
+                guard let cpu, delivered > 0 else { return "unknown (no /proc)" }
+                return String(format: "%.1f µs", (cpu / delivered).seconds * 1e6)
+            }
             let memory = bytesPerConnection.map { String(format: "%.1f KiB", $0 / 1024) } ?? "unknown (no /proc)"
             return """
                 stream (\(target)): \(options.clients) clients in \(options.clients / options.groupSize) groups of \(options.groupSize), \
@@ -95,7 +101,7 @@ public enum StreamBenchmark {
                   sent \(sent), delivered \(delivered) of \(expected)
                   latency post to receive: p50 \(ms(p50)), p99 \(ms(p99)), max \(ms(max))
                   deliveries: \(String(format: "%.0f", deliveriesPerSecond)) a second
-                  server CPU per delivery: \(cpu)
+                  server CPU per delivery: \(perDelivery(serverCPU)) (the clients': \(perDelivery(clientCPU)))
                   server memory per idle connection: \(memory)
                   file descriptors: \(descriptors) allowed, enough for \(maximumClients) clients
                 """
@@ -204,7 +210,8 @@ public enum StreamBenchmark {
             let total = Int(options.duration.seconds * Double(options.rate))
             let connections = connected.withLockedValue { $0 }
             var generator = SystemRandomNumberGenerator()
-            let cpuBefore = usage.cpuTime()
+            let clientUsage = ProcessUsage(pid: getpid())
+            let cpuBefore = usage.cpuTime(), clientCPUBefore = clientUsage.cpuTime()
             let start = clock.now
             for sequence in 0..<total {
                 try await clock.sleep(until: start + interval * sequence, tolerance: nil)
@@ -219,15 +226,17 @@ public enum StreamBenchmark {
             while recorder.count < expected, clock.now < settle {
                 try await clock.sleep(for: .milliseconds(20), tolerance: nil)
             }
-            let cpuAfter = usage.cpuTime()
+            let cpuAfter = usage.cpuTime(), clientCPUAfter = clientUsage.cpuTime()
             let elapsed = start.duration(to: recorder.lastAt.map { origin + $0 } ?? clock.now)
             tasks.cancelAll()
             let summary = recorder.summary()
             var serverCPU: Duration?
             if let cpuBefore, let cpuAfter { serverCPU = cpuAfter - cpuBefore }
+            var clientCPU: Duration?
+            if let clientCPUBefore, let clientCPUAfter { clientCPU = clientCPUAfter - clientCPUBefore }
             return Report(
                 target: name, options: options, sent: total, delivered: summary.count, expected: expected,
-                p50: summary.p50, p99: summary.p99, max: summary.max, elapsed: elapsed, serverCPU: serverCPU,
+                p50: summary.p50, p99: summary.p99, max: summary.max, elapsed: elapsed, serverCPU: serverCPU, clientCPU: clientCPU,
                 residentBefore: residentBefore, residentConnected: residentConnected
             )
         }

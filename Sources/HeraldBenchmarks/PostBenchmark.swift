@@ -74,13 +74,12 @@ public enum PostBenchmark {
     }
 
     private static func measure(_ options: Options, server: ServerChild, http: HTTPClient) async throws -> Report {
-        let url = URL(string: "http://127.0.0.1:\(server.port)")!
         let tokens = await TokenAuthority(secret: server.secret)
         let groupSize = Swift.max(1, options.groupSize)
         var posters: [(api: HeraldAPI, conversation: String)] = []
         for index in 0..<options.connections {
             let token = try await tokens.token(userID: "poster-\(index)", name: "Poster \(index)")
-            let api = HeraldAPI(configuration: ClientConfiguration(server: url, token: token), httpClient: http)
+            let api = HeraldAPI(configuration: ClientConfiguration(server: server.url, token: token), httpClient: http)
             let others = (1..<groupSize).map { "reader-\(index)-\($0)" }
             let conversation = try await api.createConversation(kind: .group, title: "Posts \(index)", members: others).id
             // One post each first, so every connection is open before the clock starts.

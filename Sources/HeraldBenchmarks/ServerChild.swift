@@ -45,6 +45,8 @@ public struct ProcessUsage: Sendable {
 final class ServerChild: Sendable {
     /// The port it listens on.
     let port: Int
+    /// Its HTTP address.
+    let url: URL
     /// The secret its tokens are signed with.
     let secret: String
     /// Its CPU and memory.
@@ -107,6 +109,12 @@ final class ServerChild: Sendable {
             throw BenchmarkError("the server did not start: \(line.isEmpty ? "no output in 30 s" : line)")
         }
         self.port = port
+        var components = URLComponents()
+        components.scheme = "http"
+        components.host = "127.0.0.1"
+        components.port = port
+        guard let url = components.url else { throw BenchmarkError("no URL for port \(port)") }
+        self.url = url
     }
 
     /// Stops it with SIGTERM and waits (up to 10 s, then SIGKILL) until it is gone.

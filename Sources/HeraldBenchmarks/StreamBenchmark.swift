@@ -144,10 +144,10 @@ public enum StreamBenchmark {
                     clients.append(FanOutClient(wire: .herald(token: token), port: server.port))
                 }
                 // Each group is created by its first member, over the HTTP API.
-                let url = URL(string: "http://127.0.0.1:\(server.port)")!
                 var channels: [String] = []
                 for members in groups {
-                    let api = HeraldAPI(configuration: ClientConfiguration(server: url, token: clients[members[0]].herald!))
+                    guard let token = clients[members[0]].herald else { throw BenchmarkError("a Herald client without a token") }
+                    let api = HeraldAPI(configuration: ClientConfiguration(server: server.url, token: token))
                     let created = try await api.createConversation(
                         kind: .group, title: "Group \(channels.count)", members: members.dropFirst().map { "user-\($0)" })
                     channels.append(created.id)

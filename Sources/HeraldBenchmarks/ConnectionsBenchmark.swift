@@ -4,9 +4,9 @@ import HummingbirdWSClient
 import Logging
 import NIOConcurrencyHelpers
 
-/// What idle stream connections cost the server in memory, and whether it gets back what closed ones held: `herald
-/// serve` in a child process; rounds of opening many streams (one user each), holding them idle, and closing them
-/// all; its resident memory read from `/proc` at each step.
+/// What idle stream connections cost the server in memory, and whether it reuses what closed ones held: a fresh
+/// `herald serve` in a child process; rounds of opening many streams (one user each), holding them idle, and closing
+/// them all; its resident memory read from `/proc` at each step.
 public enum ConnectionsBenchmark {
     /// The shape of a run.
     public struct Options: Sendable {
@@ -28,7 +28,7 @@ public enum ConnectionsBenchmark {
         /// Resident bytes with every stream of each round open, and after each round's streams closed.
         public var open: [Int], closed: [Int]
 
-        /// Bytes per idle stream in the first round.
+        /// Bytes per idle stream: the first round's growth over the fresh server's memory.
         public var bytesPerConnection: Double {
             Double((open.first ?? baseline) - baseline) / Double(Swift.max(1, options.clients))
         }
@@ -74,8 +74,8 @@ public enum ConnectionsBenchmark {
         for index in 0..<options.clients {
             clients.append(try await tokens.token(userID: "idle-\(index)", name: "Idle \(index)"))
         }
-        // The users exist before the baseline, so it counts connections and not the first sight of each user.
-        try await round(clients, port: server.port, logger: logger) {}
+        // A fresh server: memory freed when streams close stays with the allocator and is reused by the next ones, so
+        // only the first round's growth shows what a stream holds (after that, growth shows what is not reused).
         try await settle()
         guard let baseline = server.usage.residentBytes() else { throw BenchmarkError("no /proc to read memory from") }
         var open: [Int] = [], closed: [Int] = []

@@ -31,8 +31,8 @@ public struct GroupCommitStatistics: Hashable, Sendable {
 }
 
 /// Group commit: every post joins the queue of waiting posts, and one job on the database takes all that are
-/// waiting (up to ``SQLiteStore/maxGroup``) and stores them in one transaction, so in one write to the log and
-/// one sync. While it runs, new posts queue for the next one; under load the groups grow by themselves, and a lone
+/// waiting (up to ``SQLiteStore/maxGroup``) and stores them in one transaction, so in one write to the log (and,
+/// with `HERALD_SQLITE_SYNC=full`, one sync). While it runs, new posts queue for the next one; under load the groups grow by themselves, and a lone
 /// post is committed at once, alone.
 ///
 /// A post is answered only after its transaction committed, and `onStored` (publishing) runs after the commit too,

@@ -29,9 +29,7 @@ struct BenchCommand: ParsableCommand {
         }
 
         func run() {
-            #if DEBUG
-            print("note: this is a debug build; use `swift run -c release herald bench engine` for real figures")
-            #endif
+            noteDebugBuild("engine")
             print(EngineBenchmark.run(messages: messages, conversations: conversations, rounds: rounds).text)
         }
     }
@@ -75,9 +73,7 @@ struct BenchCommand: ParsableCommand {
         @OptionGroup var shape: FanOutOptions
 
         func run() async throws {
-            #if DEBUG
-            print("note: this is a debug build; use `swift run -c release herald bench stream` for real figures")
-            #endif
+            noteDebugBuild("stream")
             print(try await StreamBenchmark.run(shape.options).text)
         }
     }
@@ -98,9 +94,7 @@ struct BenchCommand: ParsableCommand {
         var mosquittoPid: Int32
 
         func run() async throws {
-            #if DEBUG
-            print("note: this is a debug build; use `swift run -c release herald bench peers` for real figures")
-            #endif
+            noteDebugBuild("peers")
             let herald = try await StreamBenchmark.run(shape.options, target: .herald)
             print(herald.text)
             let mosquitto = try await StreamBenchmark.run(
@@ -137,9 +131,7 @@ struct BenchCommand: ParsableCommand {
         }
 
         func run() async throws {
-            #if DEBUG
-            print("note: this is a debug build; use `swift run -c release herald bench post` for real figures")
-            #endif
+            noteDebugBuild("post")
             var options = PostBenchmark.Options()
             options.connections = connections
             options.duration = .seconds(seconds)
@@ -164,9 +156,7 @@ struct BenchCommand: ParsableCommand {
         }
 
         func run() async throws {
-            #if DEBUG
-            print("note: this is a debug build; use `swift run -c release herald bench connections` for real figures")
-            #endif
+            noteDebugBuild("connections")
             var options = ConnectionsBenchmark.Options()
             options.clients = clients
             options.rounds = rounds
@@ -194,9 +184,7 @@ struct BenchCommand: ParsableCommand {
         }
 
         func run() async throws {
-            #if DEBUG
-            print("note: this is a debug build; use `swift run -c release herald bench list` for real figures")
-            #endif
+            noteDebugBuild("list")
             var options = ListBenchmark.Options()
             options.conversations = conversations
             options.listers = listers
@@ -204,4 +192,11 @@ struct BenchCommand: ParsableCommand {
             print(try await ListBenchmark.run(options).text)
         }
     }
+}
+
+/// Says, in a debug build, that the figures mean little and which command gives real ones.
+private func noteDebugBuild(_ benchmark: String) {
+    #if DEBUG
+    print("note: this is a debug build; use `swift run -c release herald bench \(benchmark)` for real figures")
+    #endif
 }

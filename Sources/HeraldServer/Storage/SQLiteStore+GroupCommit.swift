@@ -20,14 +20,11 @@ struct WaitingPosts {
 }
 
 /// How well posts were grouped: how many transactions committed how many posts.
-public struct GroupCommitStatistics: Hashable, Sendable {
+struct GroupCommitStatistics: Hashable, Sendable {
     /// Transactions that stored posts.
-    public var transactions = 0
+    var transactions = 0
     /// Posts they stored (new messages and ids seen before).
-    public var posts = 0
-
-    /// Posts a transaction, on average.
-    public var postsPerTransaction: Double { transactions == 0 ? 0 : Double(posts) / Double(transactions) }
+    var posts = 0
 }
 
 /// Group commit: every post joins the queue of waiting posts, and one job on the database takes all that are
@@ -57,7 +54,7 @@ extension SQLiteStore {
     }
 
     /// How many transactions stored how many posts since the store opened.
-    public var groupCommitStatistics: GroupCommitStatistics {
+    var groupCommitStatistics: GroupCommitStatistics {
         waitingPosts.withLockedValue { $0.statistics }
     }
 
@@ -71,8 +68,7 @@ extension SQLiteStore {
             defer { waiting.posts = []; waiting.scheduled = false }
             return waiting.posts
         }
-        let error = APIError(.serviceUnavailable, .internalError, "the server is shutting down")
-        for post in refused { post.continuation.resume(throwing: error) }
+        for post in refused { post.continuation.resume(throwing: SerialDatabase.shuttingDown) }
     }
 
     private func commitWaiting(on connection: SQLiteConnection) async {

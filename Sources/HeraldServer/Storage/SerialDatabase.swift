@@ -29,16 +29,14 @@ final class SerialDatabase: Service {
     /// Runs `work` after every job queued before it, and returns its result.
     func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteConnection) async throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            let job = Job { connection in
+            let accepted = enqueue { connection in
                 do {
                     continuation.resume(returning: try await work(connection))
                 } catch {
                     continuation.resume(throwing: error)
                 }
             }
-            if case .terminated = jobSink.yield(job) {
-                continuation.resume(throwing: APIError(.serviceUnavailable, .internalError, "the server is shutting down"))
-            }
+            if !accepted { continuation.resume(throwing: Self.shuttingDown) }
         }
     }
 
@@ -48,6 +46,9 @@ final class SerialDatabase: Service {
         if case .terminated = jobSink.yield(Job(work: work)) { return false }
         return true
     }
+
+    /// What work refused because the database takes no more is answered with.
+    static let shuttingDown = APIError(.serviceUnavailable, .internalError, "the server is shutting down")
 
     /// Runs `work` inside a transaction, rolled back if it throws.
     func transaction<T: Sendable>(_ work: @escaping @Sendable (SQLiteConnection) async throws -> T) async throws -> T {

@@ -37,7 +37,8 @@ struct StreamController {
                 timeouts: timeouts,
                 logger: context.logger
             )
-            try await session.run(inbound: inbound, outbound: outbound)
+            let socket = try await SocketWriter.attach(to: context.requestContext.channel)
+            try await session.run(inbound: inbound, outbound: outbound, socket: socket)
         }
     }
 

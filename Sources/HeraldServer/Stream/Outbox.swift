@@ -22,68 +22,124 @@ struct OutboundFrame: Sendable {
     }
 }
 
-/// The bounded queue of frames for one connection, bounded both in frames and in bytes.
+/// The bounded queue of frames for one connection, bounded both in frames and in bytes, taken by its writer a batch
+/// at a time.
 ///
 /// Publishing never waits on a connection: a frame is added or, when the queue is full, the queue is closed and
 /// marked overflowed, and the connection is dropped (the client resumes with `after`). So a slow reader cannot
 /// hold up anyone else, and a connection that stops reading holds at most its byte limit of memory.
+///
+/// The writer takes everything queued at once (``nextBatch()``) and writes it with one flush, so a connection that
+/// receives faster than its socket is written makes fewer, larger writes rather than falling behind.
 final class Outbox: Sendable {
     private struct State {
+        var frames: [OutboundFrame] = []
         var bytes = 0
         var overflowed = false
+        var finished = false
+        var writer: CheckedContinuation<[OutboundFrame], Never>?
+        var overflowWatcher: CheckedContinuation<Bool, Never>?
     }
 
-    let frames: AsyncStream<OutboundFrame>
-    /// Yields once, when the queue overflows.
-    let overflows: AsyncStream<Void>
-    private let sink: AsyncStream<OutboundFrame>.Continuation
-    private let overflowSink: AsyncStream<Void>.Continuation
+    private let maxFrames: Int
     private let maxBytes: Int
     private let state = NIOLockedValueBox(State())
 
     init(frameLimit: Int, byteLimit: Int) {
-        (frames, sink) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(max(1, frameLimit)))
-        (overflows, overflowSink) = AsyncStream.makeStream()
+        maxFrames = max(1, frameLimit)
         maxBytes = max(1, byteLimit)
     }
 
     /// Queues `frame`, or closes the queue if it is full.
     func send(_ frame: OutboundFrame) {
         let size = frame.bytes.readableBytes
-        let fits = state.withLockedValue { state -> Bool in
-            guard !state.overflowed else { return false }
-            guard state.bytes + size <= maxBytes else {
+        let wake = state.withLockedValue { state -> Wake in
+            guard !state.finished else { return Wake() }
+            guard state.frames.count < maxFrames, state.bytes + size <= maxBytes else {
                 state.overflowed = true
-                return false
+                return Self.finish(&state)
             }
             state.bytes += size
-            return true
+            state.frames.append(frame)
+            guard let writer = state.writer else { return Wake() }
+            state.writer = nil
+            return Wake(writer: writer, batch: Self.take(&state))
         }
-        guard fits else { return overflow() }
-        if case .dropped = sink.yield(frame) {
-            state.withLockedValue { $0.overflowed = true }
-            overflow()
+        wake.resume()
+    }
+
+    /// Everything queued, waiting until there is something; empty once the queue has ended (finished, overflowed,
+    /// or the waiting task cancelled) and everything queued before that was taken. One writer at a time.
+    func nextBatch() async -> [OutboundFrame] {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let batch = state.withLockedValue { state -> [OutboundFrame]? in
+                    if !state.frames.isEmpty || state.finished { return Self.take(&state) }
+                    state.writer = continuation
+                    return nil
+                }
+                if let batch { continuation.resume(returning: batch) }
+            }
+        } onCancel: {
+            finish()
         }
     }
 
-    /// The writer took `frame` off the queue: its bytes no longer count.
-    func taken(_ frame: OutboundFrame) {
-        let size = frame.bytes.readableBytes
-        state.withLockedValue { $0.bytes -= size }
-    }
-
-    private func overflow() {
-        sink.finish()
-        overflowSink.yield()
-        overflowSink.finish()
+    /// Waits until the queue overflows (true) or ends otherwise (false, also when the waiting task is cancelled).
+    func overflow() async -> Bool {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ended = state.withLockedValue { state -> Bool? in
+                    if state.finished { return state.overflowed }
+                    state.overflowWatcher = continuation
+                    return nil
+                }
+                if let ended { continuation.resume(returning: ended) }
+            }
+        } onCancel: {
+            finish()
+        }
     }
 
     /// Whether the queue overflowed.
     var overflowed: Bool { state.withLockedValue { $0.overflowed } }
 
-    /// Ends the queue; frames already in it are still delivered.
+    /// Ends the queue; frames already in it are still taken by the writer.
     func finish() {
-        sink.finish()
-        overflowSink.finish()
+        state.withLockedValue { Self.finish(&$0) }.resume()
+    }
+
+    /// Who to wake once the lock is let go.
+    private struct Wake {
+        var writer: CheckedContinuation<[OutboundFrame], Never>?
+        var batch: [OutboundFrame] = []
+        var overflowWatcher: CheckedContinuation<Bool, Never>?
+        var overflowed = false
+
+        func resume() {
+            writer?.resume(returning: batch)
+            overflowWatcher?.resume(returning: overflowed)
+        }
+    }
+
+    private static func finish(_ state: inout State) -> Wake {
+        guard !state.finished else { return Wake() }
+        state.finished = true
+        var wake = Wake(overflowWatcher: state.overflowWatcher, overflowed: state.overflowed)
+        state.overflowWatcher = nil
+        if let writer = state.writer {
+            state.writer = nil
+            wake.writer = writer
+            wake.batch = take(&state)
+        }
+        return wake
+    }
+
+    private static func take(_ state: inout State) -> [OutboundFrame] {
+        defer {
+            state.frames = []
+            state.bytes = 0
+        }
+        return state.frames
     }
 }

@@ -20,7 +20,8 @@ struct StreamSession {
     let timeouts: ServerTimeouts
     let logger: Logger
 
-    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    /// Runs the stream on an upgraded connection: `socket` writes its frames, `outbound` closes it.
+    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, socket: SocketWriter) async throws {
         // An `after` beyond the latest seq is taken as the latest: `ready` tells the client where it really is.
         let latest = try await messenger.store.latestSeq()
         let start = min(after ?? latest, latest)
@@ -38,10 +39,10 @@ struct StreamSession {
                 try await read(inbound, connection: connection, outbox: outbox)
             }
             group.addTask {
-                try await write(outbound, after: start, outbox: outbox)
+                try await write(socket, closing: outbound, after: start, outbox: outbox)
             }
             group.addTask {
-                try await dropIfStuck(outbox)
+                try await dropIfStuck(outbox, socket: socket)
             }
             // Whichever ends first (the client went away, or it fell too far behind) ends the others.
             defer { group.cancelAll() }
@@ -49,26 +50,29 @@ struct StreamSession {
         }
     }
 
-    private func write(_ outbound: WebSocketOutboundWriter, after start: Int64, outbox: Outbox) async throws {
+    private func write(
+        _ socket: SocketWriter, closing outbound: WebSocketOutboundWriter, after start: Int64, outbox: Outbox
+    ) async throws {
         // Everything stored up to `through` is read from the database, a window of seqs at a time, so that a long
         // catch-up is many short queries and never holds the database from other users' posts.
+        var socket = socket
         let through = try await messenger.store.latestSeq()
         var cursor = start
         while cursor < through {
             let upper = min(through, cursor + limits.catchUpWindow)
             let page = try await messenger.store.messages(
                 for: identity.userID, after: cursor, through: upper, limit: limits.catchUpPageSize)
-            for incoming in page {
-                try await outbound.write(.text(ServerFrame.message(incoming).text))
-            }
+            try await socket.write(page.map { OutboundFrame(text: ServerFrame.message($0).text) })
             cursor = page.count == limits.catchUpPageSize ? (page.last?.message.seq ?? upper) : upper
         }
-        try await outbound.write(.text(ServerFrame.ready(seq: through).text))
-        for await frame in outbox.frames {
-            outbox.taken(frame)
-            if let seq = frame.seq, seq <= through { continue }
-            try await outbound.write(.custom(frame.webSocketFrame))
+        try await socket.write(OutboundFrame(text: ServerFrame.ready(seq: through).text))
+        // Live frames: whatever queued while the last batch was written goes out as the next, with one flush.
+        while true {
+            let batch = await outbox.nextBatch()
+            if batch.isEmpty { break }
+            try await socket.write(batch.filter { frame in frame.seq.map { $0 > through } ?? true })
         }
+        try await socket.drain()
         if outbox.overflowed {
             logger.notice("stream dropped: client too slow", metadata: ["user": "\(identity.userID)"])
             try await outbound.close(.policyViolation, reason: "too slow: reconnect with after")
@@ -78,14 +82,14 @@ struct StreamSession {
     /// After an overflow the writer drains what was queued and closes with 1008. A client that stopped reading
     /// altogether leaves the writer blocked in a socket write; after ``ServerTimeouts/overflowDrain`` this gives up
     /// on it, ending the session so the connection is dropped.
-    private func dropIfStuck(_ outbox: Outbox) async throws {
-        var overflows = outbox.overflows.makeAsyncIterator()
+    private func dropIfStuck(_ outbox: Outbox, socket: SocketWriter) async throws {
         // No overflow: the queue was finished because the client went away (or the session was cancelled), and the
         // reader ends the session too. No timer is left waiting: a cancelled `Task.sleep` keeps its timer (and its
         // memory) until the time it was set for, so a long sleep here held memory for every stream ever closed.
-        guard await overflows.next() != nil else { return }
+        guard await outbox.overflow() else { return }
         try await Task.sleep(for: timeouts.overflowDrain)
         logger.notice("stream dropped: client stopped reading", metadata: ["user": "\(identity.userID)"])
+        socket.close()
         throw CancellationError()
     }
 

@@ -1,0 +1,116 @@
+import NIOCore
+import NIOWebSocket
+
+/// Writes a stream's frames straight to its WebSocket channel: a batch of frames is one trip to the channel's event
+/// loop and one flush, however many frames it holds.
+///
+/// One batch at a time is on its way to the event loop: ``write(_:)-([OutboundFrame])`` hands a batch over and
+/// returns, and the next call first waits until the previous batch was written and the channel can take more. So the
+/// writer never waits for the loop while there is nothing else to send, and what arrives meanwhile goes out as the
+/// next, larger batch.
+///
+/// WebSocket's own traffic (pings, pongs, the closing handshake) still goes through Hummingbird's handler on the
+/// same channel; frames are whole, so the two never mix inside a frame.
+struct SocketWriter: Sendable {
+    private let channel: any Channel
+    private let writability: NIOLoopBound<WritabilityHandler>
+    private var previous: EventLoopFuture<Void>?
+
+    private init(channel: any Channel, writability: NIOLoopBound<WritabilityHandler>) {
+        self.channel = channel
+        self.writability = writability
+    }
+
+    /// A writer for the upgraded `channel`, which it watches for writability.
+    static func attach(to channel: any Channel) async throws -> SocketWriter {
+        try await channel.eventLoop.submit {
+            let handler = WritabilityHandler()
+            try channel.pipeline.syncOperations.addHandler(handler, position: .first)
+            return SocketWriter(channel: channel, writability: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+        }.get()
+    }
+
+    /// Writes `frames` in order with one flush, once the previous batch is written and the channel's buffer is under
+    /// NIO's high-water mark (or has drained below the low-water mark): a client that reads slowly makes its writer
+    /// wait and its outbox fill. A wait ends when the connection closes (see ``close()``), not when the task is
+    /// cancelled: the closing handshake may still be going out.
+    mutating func write(_ frames: [OutboundFrame]) async throws {
+        guard !frames.isEmpty else { return }
+        try await drain()
+        let accepted = channel.eventLoop.makePromise(of: Void.self)
+        if channel.eventLoop.inEventLoop {
+            write(frames, accepted: accepted)
+        } else {
+            channel.eventLoop.execute { [self] in write(frames, accepted: accepted) }
+        }
+        previous = accepted.futureResult
+    }
+
+    /// Writes one frame, flushed.
+    mutating func write(_ frame: OutboundFrame) async throws {
+        try await write([frame])
+    }
+
+    /// Waits until the last batch is written and the channel can take more.
+    mutating func drain() async throws {
+        guard let previous else { return }
+        self.previous = nil
+        try await previous.get()
+    }
+
+    /// Closes the connection at once, without the closing handshake: for a client that stopped reading, whose
+    /// writer waits for the socket.
+    func close() {
+        channel.close(promise: nil)
+    }
+
+    /// On the event loop.
+    private func write(_ frames: [OutboundFrame], accepted: EventLoopPromise<Void>) {
+        for frame in frames.dropLast() {
+            channel.write(frame.webSocketFrame, promise: nil)
+        }
+        channel.writeAndFlush(frames[frames.count - 1].webSocketFrame, promise: nil)
+        writability.value.whenWritable(accepted, channel: channel)
+    }
+}
+
+/// Completes promises when its channel can take more writes, and fails them when it closes. First in the pipeline,
+/// where writability changes arrive before anything else.
+private final class WritabilityHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+
+    private var waiting: [EventLoopPromise<Void>] = []
+    private var closed = false
+
+    func whenWritable(_ promise: EventLoopPromise<Void>, channel: any Channel) {
+        if closed {
+            promise.fail(ChannelError.ioOnClosedChannel)
+        } else if channel.isWritable {
+            promise.succeed()
+        } else {
+            waiting.append(promise)
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { release { $0.succeed() } }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        closed = true
+        release { $0.fail(ChannelError.ioOnClosedChannel) }
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        closed = true
+        release { $0.fail(ChannelError.ioOnClosedChannel) }
+    }
+
+    private func release(_ complete: (EventLoopPromise<Void>) -> Void) {
+        let promises = waiting
+        waiting = []
+        promises.forEach(complete)
+    }
+}

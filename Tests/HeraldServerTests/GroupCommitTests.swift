@@ -32,15 +32,20 @@ struct GroupCommitTests {
     /// Holds the database busy until `release` is called, so posts pile up behind it.
     private func holdDatabase(_ store: SQLiteStore) async -> @Sendable () -> Void {
         let (held, heldSink) = AsyncStream<Void>.makeStream()
-        let (release, releaseSink) = AsyncStream<Void>.makeStream()
+        // The database's thread blocks on this until it holds 1.
+        let gate = ConditionLock(value: 0)
         Task {
             try await store.database.perform { _ in
                 heldSink.yield()
-                for await _ in release { break }
+                gate.lock(whenValue: 1)
+                gate.unlock()
             }
         }
         for await _ in held { break }
-        return { releaseSink.yield() }
+        return {
+            gate.lock()
+            gate.unlock(withValue: 1)
+        }
     }
 
     private func waitUntil(_ condition: () -> Bool) async throws {

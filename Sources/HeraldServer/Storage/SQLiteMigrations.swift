@@ -108,19 +108,19 @@ enum SQLiteMigrations {
         ],
     ]
 
-    static func migrate(_ connection: SQLiteConnection, logger: Logger) async throws {
-        let version = try await connection.query("PRAGMA user_version", []).first?.column("user_version")?.integer ?? 0
+    static func migrate(_ connection: SQLiteHandle, logger: Logger) throws {
+        let version = try connection.query("PRAGMA user_version", keep: false).first?.column("user_version")?.integer ?? 0
         guard version < steps.count else { return }
         for (index, statements) in steps.enumerated().dropFirst(version) {
-            _ = try await connection.query("BEGIN IMMEDIATE", [])
+            try connection.query("BEGIN IMMEDIATE")
             do {
                 for statement in statements {
-                    _ = try await connection.query(statement, [])
+                    try connection.query(statement, keep: false)
                 }
-                _ = try await connection.query("PRAGMA user_version = \(index + 1)", [])
-                _ = try await connection.query("COMMIT", [])
+                try connection.query("PRAGMA user_version = \(index + 1)", keep: false)
+                try connection.query("COMMIT")
             } catch {
-                _ = try? await connection.query("ROLLBACK", [])
+                _ = try? connection.query("ROLLBACK")
                 throw error
             }
             logger.info("database migrated", metadata: ["version": "\(index + 1)"])

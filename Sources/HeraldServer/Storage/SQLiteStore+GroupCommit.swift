@@ -61,7 +61,7 @@ extension SQLiteStore {
     /// Queues a job that commits what is waiting; if the database takes no more work, fails every waiting post.
     private func scheduleGroup() {
         let accepted = database.enqueue { [self] connection in
-            await commitWaiting(on: connection)
+            commitWaiting(on: connection)
         }
         guard !accepted else { return }
         let refused = waitingPosts.withLockedValue { waiting in
@@ -71,7 +71,7 @@ extension SQLiteStore {
         for post in refused { post.continuation.resume(throwing: SerialDatabase.shuttingDown) }
     }
 
-    private func commitWaiting(on connection: SQLiteConnection) async {
+    private func commitWaiting(on connection: SQLiteHandle) {
         let (group, more) = waitingPosts.withLockedValue { waiting in
             let group = Array(waiting.posts.prefix(Self.maxGroup))
             waiting.posts.removeFirst(group.count)
@@ -84,12 +84,12 @@ extension SQLiteStore {
 
         let outcomes: [Result<PostOutcome, any Error>]
         do {
-            outcomes = try await store(group.map(\.draft), on: connection)
+            outcomes = try store(group.map(\.draft), on: connection)
         } catch {
             guard group.count > 1 else { return finish(group, with: [.failure(error)]) }
             for post in group {
                 do {
-                    finish([post], with: try await store([post.draft], on: connection))
+                    finish([post], with: try store([post.draft], on: connection))
                 } catch {
                     finish([post], with: [.failure(error)])
                 }
@@ -128,7 +128,7 @@ extension SQLiteStore {
     /// group needs no `BEGIN` and `COMMIT`, and the members' list order and the senders' read markers move in the
     /// same statement (the trigger `messages_move_members`). Ids already used are left out of the insert and, only
     /// when there are some, looked up in a second statement.
-    private func store(_ drafts: [MessageDraft], on connection: SQLiteConnection) async throws -> [Result<PostOutcome, any Error>] {
+    private func store(_ drafts: [MessageDraft], on connection: SQLiteHandle) throws -> [Result<PostOutcome, any Error>] {
         // The first draft of each id is inserted; a repeat within the group is answered with that one's message.
         var fresh: [MessageDraft] = []
         var seen: Set<String> = []
@@ -136,23 +136,27 @@ extension SQLiteStore {
             fresh.append(draft)
         }
 
+        // The group's rows are padded to a power of two with rows of NULLs, which the insert leaves out: groups of
+        // any size share nine prepared statements.
         let createdAt = Date().timeIntervalSince1970
+        var rows = 1
+        while rows < fresh.count { rows *= 2 }
         var binds: [SQLiteData] = []
-        var values: [String] = []
-        binds.reserveCapacity(fresh.count * 6)
-        values.reserveCapacity(fresh.count)
-        for (index, draft) in fresh.enumerated() {
-            let base = index * 6
-            values.append("(?\(base + 1), ?\(base + 2), ?\(base + 3), ?\(base + 4), ?\(base + 5), ?\(base + 6))")
+        binds.reserveCapacity(rows * 6)
+        for draft in fresh {
             binds += [.text(draft.id), .text(draft.conversation.id), .text(draft.sender.id), .optionalText(draft.text),
                       .optionalText(draft.imageURL?.absoluteString), .float(createdAt)]
         }
+        binds += repeatElement(.null, count: (rows - fresh.count) * 6)
+        let values = (0..<rows).map { row in
+            "(" + (1...6).map { "?\(row * 6 + $0)" }.joined(separator: ", ") + ")"
+        }
         // Ids used before are left out by the select rather than skipped as conflicts, which would use up seqs.
-        let inserted = try await connection.query(
+        let inserted = try connection.query(
             """
             INSERT INTO messages (id, conversation_id, sender_id, text, image_url, created_at)
             SELECT * FROM (VALUES \(values.joined(separator: ", "))) AS draft
-            WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = draft.column1)
+            WHERE draft.column1 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = draft.column1)
             RETURNING seq, id
             """,
             binds
@@ -171,10 +175,10 @@ extension SQLiteStore {
         // Ids that were already stored: their messages, for the sender's repeat or to refuse another's use.
         let used = fresh.map(\.id).filter { messages[$0] == nil }
         if !used.isEmpty {
-            let rows = try await connection.query(
-                "SELECT seq, id, conversation_id, sender_id, text, image_url, created_at FROM messages WHERE id IN ("
-                    + (1...used.count).map { "?\($0)" }.joined(separator: ", ") + ")",
-                used.map { .text($0) }
+            let list = SQLiteHandle.placeholders(used.count)
+            let rows = try connection.query(
+                "SELECT seq, id, conversation_id, sender_id, text, image_url, created_at FROM messages WHERE id IN (\(list.text))",
+                used.map { .text($0) } + repeatElement(.null, count: list.padded - used.count)
             )
             for row in rows {
                 let message = try Self.message(from: row, idColumn: "id", conversationID: nil)

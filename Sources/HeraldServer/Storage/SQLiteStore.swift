@@ -24,48 +24,50 @@ public final class SQLiteStore: Store {
     /// since the last checkpoint are lost, and serving the file would give their `seq` numbers again.
     public static func open(path: String, fullSync: Bool = false, logger: Logger) async throws -> SQLiteStore {
         guard path != ":memory:" else {
-            let connection = try await SQLiteConnection.open(storage: .memory, logger: logger)
+            let database = try await SerialDatabase.open(path: path, lock: nil, logger: logger)
             do {
-                try await configure(connection, fullSync: fullSync)
-                try await SQLiteMigrations.migrate(connection, logger: logger)
+                try await database.perform { connection in
+                    try configure(connection, fullSync: fullSync)
+                    try SQLiteMigrations.migrate(connection, logger: logger)
+                }
             } catch {
-                try? await connection.close()
+                try? await database.close(markingClean: false)
                 throw error
             }
-            return SQLiteStore(database: SerialDatabase(connection: connection, lock: nil, logger: logger))
+            return SQLiteStore(database: database)
         }
         let lock = try DatabaseLock.acquire(databasePath: path)
         let walExisted = FileManager.default.fileExists(atPath: path + "-wal")
-        let connection: SQLiteConnection
+        let database: SerialDatabase
         do {
-            connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            database = try await SerialDatabase.open(path: path, lock: lock, logger: logger)
         } catch {
-            lock.release()
             throw StorageError("cannot open the database \(path): \(Self.reason(error))")
         }
         do {
-            try await configure(connection, fullSync: fullSync)
-            try await checkIntegrity(connection, path: path)
-            try await SQLiteMigrations.migrate(connection, logger: logger)
-            try await markInUse(connection, path: path, walExisted: walExisted)
+            try await database.perform { connection in
+                try configure(connection, fullSync: fullSync)
+                try checkIntegrity(connection, path: path)
+                try SQLiteMigrations.migrate(connection, logger: logger)
+                try markInUse(connection, path: path, walExisted: walExisted)
+            }
         } catch {
-            try? await connection.close()
-            lock.release()
+            try? await database.close(markingClean: false)
             throw error as? StorageError ?? StorageError("cannot use the database \(path): \(Self.reason(error))")
         }
-        return SQLiteStore(database: SerialDatabase(connection: connection, lock: lock, logger: logger))
+        return SQLiteStore(database: database)
     }
 
-    private static func configure(_ connection: SQLiteConnection, fullSync: Bool) async throws {
+    private static func configure(_ connection: SQLiteHandle, fullSync: Bool) throws {
         for pragma in ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = \(fullSync ? "FULL" : "NORMAL")",
                        "PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 5000"] {
-            _ = try await connection.query(pragma, [])
+            try connection.query(pragma, keep: false)
         }
     }
 
     /// `PRAGMA quick_check`: every page and index entry readable and consistent (in time proportional to the size).
-    private static func checkIntegrity(_ connection: SQLiteConnection, path: String) async throws {
-        let rows = try await connection.query("PRAGMA quick_check(5)", [])
+    private static func checkIntegrity(_ connection: SQLiteHandle, path: String) throws {
+        let rows = try connection.query("PRAGMA quick_check(5)", keep: false)
         let findings = rows.compactMap { $0.column("quick_check")?.string }
             .flatMap { $0.split(whereSeparator: \.isNewline) }
             .map { $0.trimmingCharacters(in: .whitespaces) }
@@ -79,8 +81,8 @@ public final class SQLiteStore: Store {
 
     /// Refuses a file whose last server did not close it and whose log is gone; then marks it in use, checkpointed
     /// into the main file so that the mark survives the loss of the log.
-    private static func markInUse(_ connection: SQLiteConnection, path: String, walExisted: Bool) async throws {
-        let running = try await connection.query("SELECT running FROM server_state WHERE id = 1", [])
+    private static func markInUse(_ connection: SQLiteHandle, path: String, walExisted: Bool) throws {
+        let running = try connection.query("SELECT running FROM server_state WHERE id = 1", keep: false)
             .first?.column("running")?.integer ?? 0
         if running == 1, !walExisted {
             throw StorageError(
@@ -89,12 +91,12 @@ public final class SQLiteStore: Store {
                     + "with seq numbers clients have already seen. Restore the file together with its -wal from a "
                     + "backup; to serve it anyway, run: sqlite3 \(path) 'UPDATE server_state SET running = 0'")
         }
-        _ = try await connection.query("UPDATE server_state SET running = 1 WHERE id = 1", [])
-        _ = try await connection.query("PRAGMA wal_checkpoint(TRUNCATE)", [])
+        try connection.query("UPDATE server_state SET running = 1 WHERE id = 1", keep: false)
+        try connection.query("PRAGMA wal_checkpoint(TRUNCATE)", keep: false)
     }
 
     static func reason(_ error: any Error) -> String {
-        (error as? SQLiteError)?.message ?? String(describing: error)
+        (error as? SQLiteFailure)?.message ?? String(describing: error)
     }
 
     private init(database: SerialDatabase) {
@@ -103,7 +105,7 @@ public final class SQLiteStore: Store {
 
     public func upsertUser(_ person: Person) async throws {
         try await database.perform { connection in
-            _ = try await connection.query(
+            _ = try connection.query(
                 """
                 INSERT INTO users (id, name, picture) VALUES (?1, ?2, ?3)
                 ON CONFLICT(id) DO UPDATE SET name = excluded.name, picture = excluded.picture
@@ -123,39 +125,39 @@ public final class SQLiteStore: Store {
         let id = UUID().uuidString.lowercased()
         return try await database.transaction { connection in
             if let directKey {
-                let existing = try await connection.query(
+                let existing = try connection.query(
                     "SELECT id FROM conversations WHERE direct_key = ?1", [.text(directKey)])
                 if let existingID = existing.first?.column("id")?.string {
-                    return (try await Self.conversation(id: existingID, on: connection)!, false)
+                    return (try Self.conversation(id: existingID, on: connection)!, false)
                 }
             }
-            _ = try await connection.query(
+            try connection.query(
                 "INSERT INTO conversations (id, kind, title, direct_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
                 [.text(id), .text(kind.rawValue), .optionalText(title), .optionalText(directKey),
                  .float(Date().timeIntervalSince1970)]
             )
             // A new conversation stands in its members' lists where the newest message of the server stands.
-            let activity = try await Self.latestSeq(on: connection)
+            let activity = try Self.latestSeq(on: connection)
             for member in members {
-                _ = try await connection.query("INSERT OR IGNORE INTO users (id) VALUES (?1)", [.text(member)])
-                _ = try await connection.query(
+                try connection.query("INSERT OR IGNORE INTO users (id) VALUES (?1)", [.text(member)])
+                try connection.query(
                     "INSERT INTO members (conversation_id, user_id, activity) VALUES (?1, ?2, ?3)",
                     [.text(id), .text(member), .integer(Int(activity))])
             }
-            return (try await Self.conversation(id: id, on: connection)!, true)
+            return (try Self.conversation(id: id, on: connection)!, true)
         }
     }
 
     public func conversation(id: String) async throws -> ConversationRecord? {
         try await database.perform { connection in
-            try await Self.conversation(id: id, on: connection)
+            try Self.conversation(id: id, on: connection)
         }
     }
 
-    private static func conversation(id: String, on connection: SQLiteConnection) async throws -> ConversationRecord? {
-        let rows = try await connection.query("SELECT id, kind, title FROM conversations WHERE id = ?1", [.text(id)])
+    private static func conversation(id: String, on connection: SQLiteHandle) throws -> ConversationRecord? {
+        let rows = try connection.query("SELECT id, kind, title FROM conversations WHERE id = ?1", [.text(id)])
         guard let row = rows.first else { return nil }
-        let members = try await connection.query(
+        let members = try connection.query(
             """
             SELECT u.id, u.name, u.picture FROM members m JOIN users u ON u.id = m.user_id
             WHERE m.conversation_id = ?1 ORDER BY u.id
@@ -170,7 +172,7 @@ public final class SQLiteStore: Store {
     }
 
     /// The user in a row of `id`, `name`, `picture`, if they have a name (they signed in at least once).
-    private static func person(from row: SQLiteRow) -> Person? {
+    private static func person(from row: SQLiteValues) -> Person? {
         guard let id = row.column("id")?.string, let name = row.column("name")?.string, !name.isEmpty else { return nil }
         return Person(id: id, displayName: name, avatarURL: row.column("picture")?.string.flatMap(URL.init(string:)))
     }
@@ -181,7 +183,7 @@ public final class SQLiteStore: Store {
         try await database.perform { connection in
             // One index range of the member's rows, newest activity first; the last message is the one whose seq is
             // the activity; the unread count stops at its limit.
-            let rows = try await connection.query(
+            let rows = try connection.query(
                 """
                 SELECT c.id, c.kind, c.title, me.muted, me.read_seq, me.activity,
                        (SELECT count(*) FROM (SELECT 1 FROM messages m
@@ -200,7 +202,7 @@ public final class SQLiteStore: Store {
                  .integer(limit), .integer(ConversationSummary.unreadLimit), .integer(mutedOnly ? 1 : 0)]
             )
             let conversations = try rows.map(Self.conversation(from:))
-            let members = try await Self.members(of: conversations.map(\.id), on: connection)
+            let members = try Self.members(of: conversations.map(\.id), on: connection)
             let summaries = try zip(rows, conversations).map { row, conversation in
                 let lastMessage: Message? = row.column("seq")?.integer == nil
                     ? nil : try Self.message(from: row, idColumn: "message_id", conversationID: conversation.id)
@@ -222,16 +224,16 @@ public final class SQLiteStore: Store {
     /// The members of each of `conversationIDs` (ids in byte order, and the people among them who have a name),
     /// in one query.
     private static func members(
-        of conversationIDs: [String], on connection: SQLiteConnection
-    ) async throws -> [String: (ids: [String], people: [Person])] {
+        of conversationIDs: [String], on connection: SQLiteHandle
+    ) throws -> [String: (ids: [String], people: [Person])] {
         guard !conversationIDs.isEmpty else { return [:] }
-        let placeholders = (1...conversationIDs.count).map { "?\($0)" }.joined(separator: ", ")
-        let rows = try await connection.query(
+        let list = SQLiteHandle.placeholders(conversationIDs.count)
+        let rows = try connection.query(
             """
             SELECT m.conversation_id, u.id, u.name, u.picture FROM members m JOIN users u ON u.id = m.user_id
-            WHERE m.conversation_id IN (\(placeholders)) ORDER BY m.conversation_id, u.id
+            WHERE m.conversation_id IN (\(list.text)) ORDER BY m.conversation_id, u.id
             """,
-            conversationIDs.map { .text($0) }
+            conversationIDs.map { .text($0) } + repeatElement(.null, count: list.padded - conversationIDs.count)
         )
         var members: [String: (ids: [String], people: [Person])] = [:]
         for row in rows {
@@ -244,9 +246,9 @@ public final class SQLiteStore: Store {
 
     public func messages(in conversationID: String, after: Int64?, before: Int64?, limit: Int) async throws -> [Message] {
         try await database.perform { connection in
-            let rows: [SQLiteRow]
+            let rows: [SQLiteValues]
             if let after {
-                rows = try await connection.query(
+                rows = try connection.query(
                     """
                     SELECT seq, id, conversation_id, sender_id, text, image_url, created_at FROM messages
                     WHERE conversation_id = ?1 AND seq > ?2 AND seq < ?3 ORDER BY seq LIMIT ?4
@@ -254,7 +256,7 @@ public final class SQLiteStore: Store {
                     [.text(conversationID), .integer(Int(after)), .integer(Int(before ?? Int64.max)), .integer(limit)]
                 )
             } else {
-                rows = try await connection.query(
+                rows = try connection.query(
                     """
                     SELECT * FROM (
                         SELECT seq, id, conversation_id, sender_id, text, image_url, created_at FROM messages
@@ -270,7 +272,7 @@ public final class SQLiteStore: Store {
 
     public func messages(for userID: String, after: Int64, through: Int64, limit: Int) async throws -> [IncomingMessage] {
         try await database.perform { connection in
-            let rows = try await connection.query(
+            let rows = try connection.query(
                 """
                 SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at,
                        c.kind, c.title, u.name AS sender_name, u.picture AS sender_picture
@@ -305,18 +307,18 @@ public final class SQLiteStore: Store {
 
     public func latestSeq() async throws -> Int64 {
         try await database.perform { connection in
-            try await Self.latestSeq(on: connection)
+            try Self.latestSeq(on: connection)
         }
     }
 
-    private static func latestSeq(on connection: SQLiteConnection) async throws -> Int64 {
-        let rows = try await connection.query("SELECT coalesce(max(seq), 0) AS seq FROM messages", [])
+    private static func latestSeq(on connection: SQLiteHandle) throws -> Int64 {
+        let rows = try connection.query("SELECT coalesce(max(seq), 0) AS seq FROM messages")
         return Int64(rows.first?.column("seq")?.integer ?? 0)
     }
 
     public func markRead(userID: String, conversationID: String, upTo seq: Int64) async throws {
         try await database.perform { connection in
-            _ = try await connection.query(
+            _ = try connection.query(
                 """
                 UPDATE members SET read_seq = max(read_seq,
                     min(?3, coalesce((SELECT max(seq) FROM messages WHERE conversation_id = ?1), 0)))
@@ -329,7 +331,7 @@ public final class SQLiteStore: Store {
 
     public func setMuted(_ muted: Bool, userID: String, conversationID: String) async throws {
         try await database.perform { connection in
-            _ = try await connection.query(
+            _ = try connection.query(
                 "UPDATE members SET muted = ?3 WHERE conversation_id = ?1 AND user_id = ?2",
                 [.text(conversationID), .text(userID), .integer(muted ? 1 : 0)]
             )
@@ -338,10 +340,10 @@ public final class SQLiteStore: Store {
 
     public func registerDevice(_ device: DeviceRegistration, limit: Int) async throws {
         try await database.transaction { connection in
-            let existing = try await connection.query(
+            let existing = try connection.query(
                 "SELECT 1 FROM devices WHERE user_id = ?1 AND id = ?2", [.text(device.userID), .text(device.id)])
             if existing.isEmpty {
-                let count = try await connection.query(
+                let count = try connection.query(
                     "SELECT count(*) AS n FROM devices WHERE user_id = ?1", [.text(device.userID)])
                 if (count.first?.column("n")?.integer ?? 0) >= limit {
                     throw APIError.rateLimited(
@@ -350,11 +352,11 @@ public final class SQLiteStore: Store {
                 }
             }
             // The token moves to this device, from whichever user or device held it before.
-            _ = try await connection.query(
+            try connection.query(
                 "DELETE FROM devices WHERE platform = ?1 AND token = ?2 AND NOT (user_id = ?3 AND id = ?4)",
                 [.text(device.platform.rawValue), .text(device.token), .text(device.userID), .text(device.id)]
             )
-            _ = try await connection.query(
+            try connection.query(
                 """
                 INSERT INTO devices (user_id, id, platform, token, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
                 ON CONFLICT(user_id, id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
@@ -368,7 +370,7 @@ public final class SQLiteStore: Store {
 
     public func removeDevice(id: String, userID: String) async throws -> Bool {
         try await database.perform { connection in
-            let rows = try await connection.query(
+            let rows = try connection.query(
                 "DELETE FROM devices WHERE user_id = ?1 AND id = ?2 RETURNING id", [.text(userID), .text(id)])
             return !rows.isEmpty
         }
@@ -376,7 +378,7 @@ public final class SQLiteStore: Store {
 
     public func devices(of userID: String) async throws -> [DeviceRegistration] {
         try await database.perform { connection in
-            let rows = try await connection.query(
+            let rows = try connection.query(
                 "SELECT id, platform, token FROM devices WHERE user_id = ?1 ORDER BY id", [.text(userID)])
             return rows.compactMap { row in
                 guard let id = row.column("id")?.string, let token = row.column("token")?.string,
@@ -395,14 +397,14 @@ public final class SQLiteStore: Store {
 
     // MARK: Rows
 
-    private static func conversation(from row: SQLiteRow) throws -> Conversation {
+    private static func conversation(from row: SQLiteValues) throws -> Conversation {
         guard let id = row.column("id")?.string,
               let kind = row.column("kind")?.string.flatMap(Conversation.Kind.init(rawValue:))
         else { throw APIError(.internalServerError, .internalError, "a conversation row is damaged") }
         return Conversation(id: id, kind: kind, title: row.column("title")?.string)
     }
 
-    static func message(from row: SQLiteRow, idColumn: String, conversationID: String?) throws -> Message {
+    static func message(from row: SQLiteValues, idColumn: String, conversationID: String?) throws -> Message {
         guard let seq = row.column("seq")?.integer,
               let id = row.column(idColumn)?.string,
               let conversation = conversationID ?? row.column("conversation_id")?.string,

@@ -1,40 +1,53 @@
 import Logging
+import NIOConcurrencyHelpers
+import NIOPosix
 import ServiceLifecycle
-import SQLiteNIO
 
-/// One SQLite connection whose work runs one job at a time, in order, so a job's transaction never interleaves
-/// with another's.
+/// One SQLite connection on a thread of its own, whose work runs one job at a time, in order, so a job's
+/// transaction never interleaves with another's.
 ///
-/// It is a `Service`: ``run()`` executes the jobs. On graceful shutdown it stops taking jobs, finishes the ones
-/// already queued, marks a file database closed cleanly, and closes the connection.
+/// A job is a plain synchronous function of the ``SQLiteHandle``, run on the database's thread from start to end:
+/// one hand-over to that thread per job (not one per query, as with a connection that sends each query to a thread
+/// pool), and its statements prepared once and reused.
+///
+/// It is a `Service`: ``run()`` waits for graceful shutdown; then it stops taking jobs, finishes the ones already
+/// queued, marks a file database closed cleanly, and closes the connection.
 final class SerialDatabase: Service {
-    private struct Job: Sendable {
-        let work: @Sendable (SQLiteConnection) async -> Void
+    private let thread: NIOThreadPool
+    private let connection: Confined
+    private let lock: DatabaseLock?
+    private let logger: Logger
+    /// Whether jobs are still taken; checked and changed together with queuing, so no job is queued behind the
+    /// closing one.
+    private let accepting = NIOLockedValueBox(true)
+
+    /// Opens the database at `path` (`:memory:` for a private in-memory one) on a new thread; a file database comes
+    /// with its `lock`, let go once the file is closed (or when opening fails).
+    static func open(path: String, lock: DatabaseLock?, logger: Logger) async throws -> SerialDatabase {
+        let thread = NIOThreadPool(numberOfThreads: 1)
+        thread.start()
+        do {
+            let connection = try await thread.runIfActive { Confined(try SQLiteHandle(path: path)) }
+            return SerialDatabase(thread: thread, connection: connection, lock: lock, logger: logger)
+        } catch {
+            try? await thread.shutdownGracefully()
+            lock?.release()
+            throw error
+        }
     }
 
-    let connection: SQLiteConnection
-    private let lock: DatabaseLock?
-    private let jobs: AsyncStream<Job>
-    private let jobSink: AsyncStream<Job>.Continuation
-    private let logger: Logger
-
-    /// A serial queue for `connection`; a file database comes with its `lock`, let go once the file is closed.
-    init(connection: SQLiteConnection, lock: DatabaseLock?, logger: Logger) {
+    private init(thread: NIOThreadPool, connection: Confined, lock: DatabaseLock?, logger: Logger) {
+        self.thread = thread
         self.connection = connection
         self.lock = lock
         self.logger = logger
-        (jobs, jobSink) = AsyncStream.makeStream()
     }
 
     /// Runs `work` after every job queued before it, and returns its result.
-    func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteConnection) async throws -> T) async throws -> T {
+    func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let accepted = enqueue { connection in
-                do {
-                    continuation.resume(returning: try await work(connection))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
+                continuation.resume(with: Result { try work(connection) })
             }
             if !accepted { continuation.resume(throwing: Self.shuttingDown) }
         }
@@ -42,48 +55,72 @@ final class SerialDatabase: Service {
 
     /// Queues `work` to run after every job queued before it, without waiting for it; false when the database is
     /// shutting down and takes no more work.
-    func enqueue(_ work: @escaping @Sendable (SQLiteConnection) async -> Void) -> Bool {
-        if case .terminated = jobSink.yield(Job(work: work)) { return false }
-        return true
+    func enqueue(_ work: @escaping @Sendable (SQLiteHandle) -> Void) -> Bool {
+        accepting.withLockedValue { accepting in
+            guard accepting else { return false }
+            thread.submit { [connection] state in
+                guard case .active = state else { return }
+                work(connection.handle)
+            }
+            return true
+        }
     }
 
     /// What work refused because the database takes no more is answered with.
     static let shuttingDown = APIError(.serviceUnavailable, .internalError, "the server is shutting down")
 
     /// Runs `work` inside a transaction, rolled back if it throws.
-    func transaction<T: Sendable>(_ work: @escaping @Sendable (SQLiteConnection) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(_ work: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
         try await perform { connection in
-            _ = try await connection.query("BEGIN IMMEDIATE", [])
+            try connection.query("BEGIN IMMEDIATE")
             do {
-                let result = try await work(connection)
-                _ = try await connection.query("COMMIT", [])
+                let result = try work(connection)
+                try connection.query("COMMIT")
                 return result
             } catch {
-                _ = try? await connection.query("ROLLBACK", [])
+                _ = try? connection.query("ROLLBACK")
                 throw error
             }
         }
     }
 
     func run() async throws {
-        await withGracefulShutdownHandler {
-            for await job in jobs {
-                await job.work(connection)
-            }
-        } onGracefulShutdown: { [jobSink] in
-            jobSink.finish()
+        try? await gracefulShutdown()
+        try await close(markingClean: true)
+    }
+
+    /// Stops taking jobs, runs the ones queued, closes the connection and ends the thread; a file database is
+    /// marked closed cleanly if `markingClean` (not when it was refused at start). Closing completes even when the
+    /// stop was cut short: the service group cancels what outlives the shutdown timeout, and the last job is not
+    /// cancelled with it.
+    func close(markingClean: Bool) async throws {
+        let first = accepting.withLockedValue { accepting in
+            defer { accepting = false }
+            return accepting
         }
-        // Closing must complete even when the stop was cut short (the service group cancels what outlives the
-        // shutdown timeout), so it runs in a task of its own, which that cancellation does not reach.
-        try await Task { [connection, lock, logger] in
+        guard first else { return }
+        try await Task { [thread, connection, lock, logger] in
             defer { lock?.release() }
-            if lock != nil {
-                // A clean stop: the log folded into the file, and the file marked closed (see SQLiteStore.open).
-                _ = try? await connection.query("UPDATE server_state SET running = 0 WHERE id = 1", [])
-                _ = try? await connection.query("PRAGMA wal_checkpoint(TRUNCATE)", [])
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                thread.submit { _ in
+                    if lock != nil, markingClean {
+                        // A clean stop: the log folded into the file, and the file marked closed (see
+                        // SQLiteStore.open).
+                        _ = try? connection.handle.query("UPDATE server_state SET running = 0 WHERE id = 1")
+                        _ = try? connection.handle.query("PRAGMA wal_checkpoint(TRUNCATE)")
+                    }
+                    connection.handle.close()
+                    done.resume()
+                }
             }
-            try await connection.close()
+            try await thread.shutdownGracefully()
             logger.info("database closed")
         }.value
+    }
+
+    /// The connection, touched only on the database's thread (every job runs there, one at a time).
+    private final class Confined: @unchecked Sendable {
+        let handle: SQLiteHandle
+        init(_ handle: SQLiteHandle) { self.handle = handle }
     }
 }

@@ -1,0 +1,200 @@
+import NIOCore
+import SQLiteNIO
+import VaporCSQLite
+
+/// One SQLite connection used from one thread (the ``SerialDatabase``'s), with its prepared statements kept and
+/// reused.
+///
+/// sqlite-nio prepares every query afresh and finalizes it after, and runs each on a thread pool of its own, one hop
+/// there and back per query; its connection hides the `sqlite3` handle. This is the same SQLite (the amalgamation
+/// sqlite-nio builds) driven directly: a statement is prepared once (`SQLITE_PREPARE_PERSISTENT`), then reset and
+/// bound again for every use, on the thread that runs the job. Values are sqlite-nio's ``SQLiteData``.
+///
+/// Not `Sendable`: only the database's thread touches it.
+final class SQLiteHandle {
+    private var handle: OpaquePointer?
+    /// Prepared statements by their SQL. Herald's statements are a fixed set (lists of values come in a few sizes,
+    /// see ``placeholders(_:from:)``), so this stays small; it is emptied if it ever reaches ``statementLimit``.
+    private var statements: [String: OpaquePointer] = [:]
+    static let statementLimit = 128
+
+    /// Opens (creating if needed) the database at `path`, or a private in-memory one for `:memory:`.
+    init(path: String) throws {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
+        guard status == SQLITE_OK, let handle else {
+            let message = handle.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) }
+            sqlite_nio_sqlite3_close(handle)
+            throw SQLiteFailure(code: status, message: message ?? "cannot open the database")
+        }
+        self.handle = handle
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Runs `sql` with `binds` (`?1`, `?2`, …) and returns every row it gives. Its statement is kept for the next
+    /// use of the same SQL, unless `keep` is false (for what runs once: migrations, pragmas at start).
+    @discardableResult
+    func query(_ sql: String, _ binds: [SQLiteData] = [], keep: Bool = true) throws -> [SQLiteValues] {
+        guard let handle else { throw SQLiteFailure(code: SQLITE_MISUSE, message: "the database is closed") }
+        let statement = try keep ? prepared(sql, on: handle) : prepare(sql, on: handle, flags: 0)
+        defer {
+            if keep {
+                sqlite_nio_sqlite3_reset(statement)
+                sqlite_nio_sqlite3_clear_bindings(statement)
+            } else {
+                sqlite_nio_sqlite3_finalize(statement)
+            }
+        }
+        for (index, value) in binds.enumerated() {
+            try check(bind(value, at: Int32(index + 1), to: statement))
+        }
+        var rows: [SQLiteValues] = []
+        var columns: SQLiteValues.Columns?
+        while true {
+            let status = sqlite_nio_sqlite3_step(statement)
+            if status == SQLITE_DONE { return rows }
+            guard status == SQLITE_ROW else { throw failure(status) }
+            let names = columns ?? Self.columns(of: statement)
+            columns = names
+            let count = sqlite_nio_sqlite3_column_count(statement)
+            rows.append(SQLiteValues(columns: names, values: (0..<count).map { Self.value(at: $0, in: statement) }))
+        }
+    }
+
+    /// Finalizes every statement and closes the connection; later queries fail.
+    func close() {
+        for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
+        statements = [:]
+        if let handle { sqlite_nio_sqlite3_close(handle) }
+        handle = nil
+    }
+
+    /// How many prepared statements are kept.
+    var preparedCount: Int { statements.count }
+
+    /// `?first, ?first+1, …` for a list of `count` values, padded up to the next power of two so that lists of any
+    /// length share a few statements; `padded` is how many values to bind (the extra ones `NULL`).
+    static func placeholders(_ count: Int, from first: Int = 1) -> (text: String, padded: Int) {
+        var padded = 1
+        while padded < count { padded *= 2 }
+        return ((first..<(first + padded)).map { "?\($0)" }.joined(separator: ", "), padded)
+    }
+
+    private func prepared(_ sql: String, on handle: OpaquePointer) throws -> OpaquePointer {
+        if let statement = statements[sql] { return statement }
+        if statements.count >= Self.statementLimit {
+            for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
+            statements = [:]
+        }
+        let statement = try prepare(sql, on: handle, flags: UInt32(SQLITE_PREPARE_PERSISTENT))
+        statements[sql] = statement
+        return statement
+    }
+
+    private func prepare(_ sql: String, on handle: OpaquePointer, flags: UInt32) throws -> OpaquePointer {
+        var statement: OpaquePointer?
+        let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, flags, &statement, nil)
+        guard status == SQLITE_OK, let statement else { throw failure(status) }
+        return statement
+    }
+
+    private func bind(_ value: SQLiteData, at index: Int32, to statement: OpaquePointer) -> Int32 {
+        switch value {
+        case .integer(let integer):
+            return sqlite_nio_sqlite3_bind_int64(statement, index, Int64(integer))
+        case .float(let double):
+            return sqlite_nio_sqlite3_bind_double(statement, index, double)
+        case .text(let text):
+            // Bytes as they are: a NUL inside the text is kept, not taken as its end.
+            var text = text
+            return text.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { characters in
+                    guard let start = characters.baseAddress, !characters.isEmpty else {
+                        return sqlite_nio_sqlite3_bind_text64(statement, index, "", 0, Self.transient, UInt8(SQLITE_UTF8))
+                    }
+                    return sqlite_nio_sqlite3_bind_text64(
+                        statement, index, start, UInt64(characters.count), Self.transient, UInt8(SQLITE_UTF8))
+                }
+            }
+        case .blob(let buffer):
+            return buffer.withUnsafeReadableBytes { bytes in
+                sqlite_nio_sqlite3_bind_blob64(statement, index, bytes.baseAddress, UInt64(bytes.count), Self.transient)
+            }
+        case .null:
+            return sqlite_nio_sqlite3_bind_null(statement, index)
+        }
+    }
+
+    private static func columns(of statement: OpaquePointer) -> SQLiteValues.Columns {
+        let count = sqlite_nio_sqlite3_column_count(statement)
+        var names: [String: Int] = [:]
+        for index in 0..<count {
+            let name = sqlite_nio_sqlite3_column_name(statement, index).map { String(cString: $0) } ?? ""
+            if names[name] == nil { names[name] = Int(index) }
+        }
+        return SQLiteValues.Columns(indices: names)
+    }
+
+    private static func value(at index: Int32, in statement: OpaquePointer) -> SQLiteData {
+        switch sqlite_nio_sqlite3_column_type(statement, index) {
+        case SQLITE_INTEGER:
+            return .integer(Int(sqlite_nio_sqlite3_column_int64(statement, index)))
+        case SQLITE_FLOAT:
+            return .float(sqlite_nio_sqlite3_column_double(statement, index))
+        case SQLITE_TEXT:
+            guard let text = sqlite_nio_sqlite3_column_text(statement, index) else { return .text("") }
+            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
+            var buffer = ByteBufferAllocator().buffer(capacity: count)
+            if let bytes = sqlite_nio_sqlite3_column_blob(statement, index) {
+                buffer.writeBytes(UnsafeRawBufferPointer(start: bytes, count: count))
+            }
+            return .blob(buffer)
+        default:
+            return .null
+        }
+    }
+
+    private func check(_ status: Int32) throws {
+        guard status == SQLITE_OK else { throw failure(status) }
+    }
+
+    private func failure(_ status: Int32) -> SQLiteFailure {
+        let message = handle.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) }
+        return SQLiteFailure(code: status, message: message ?? "SQLite error \(status)")
+    }
+
+    /// SQLite copies the bytes it is given before the bind returns.
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+}
+
+/// One row of a result: its values, found by column name.
+struct SQLiteValues {
+    /// The column names of a statement's result, shared by all its rows.
+    final class Columns {
+        let indices: [String: Int]
+        init(indices: [String: Int]) { self.indices = indices }
+    }
+
+    let columns: Columns
+    let values: [SQLiteData]
+
+    /// The value of the column named `name`, or nil if the result has no such column.
+    func column(_ name: String) -> SQLiteData? {
+        columns.indices[name].map { values[$0] }
+    }
+}
+
+/// An error SQLite reported: its result code and message.
+struct SQLiteFailure: Error, CustomStringConvertible {
+    let code: Int32
+    let message: String
+
+    var description: String { message }
+}

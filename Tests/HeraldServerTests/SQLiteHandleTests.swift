@@ -1,0 +1,94 @@
+import Foundation
+import HeraldCore
+import Logging
+import SQLiteNIO
+import Testing
+@testable import HeraldServer
+
+/// The store's own SQLite layer: statements prepared once and reused, values read back exactly as written.
+@Suite("SQLite statements are prepared once and reused; values read back exactly")
+struct SQLiteHandleTests {
+    @Test("the same SQL reuses its statement with new values; lists of any length share a few statements")
+    func statementsReused() throws {
+        let database = try SQLiteHandle(path: ":memory:")
+        defer { database.close() }
+        try database.query("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)")
+        for index in 1...100 {
+            try database.query("INSERT INTO t (id, name) VALUES (?1, ?2)", [.integer(index), .text("n\(index)")])
+        }
+        #expect(database.preparedCount == 2)
+        let row = try database.query("SELECT name FROM t WHERE id = ?1", [.integer(42)]).first
+        #expect(row?.column("name")?.string == "n42")
+        #expect(row?.column("missing") == nil)
+
+        for count in 1...300 {
+            let list = SQLiteHandle.placeholders(count)
+            #expect(list.padded >= count && list.padded < 2 * max(count, 1))
+            let rows = try database.query(
+                "SELECT count(*) AS n FROM t WHERE id IN (\(list.text))",
+                (1...count).map { .integer($0) } + repeatElement(.null, count: list.padded - count))
+            #expect(rows.first?.column("n")?.integer == min(count, 100))
+        }
+        #expect(database.preparedCount == 3 + 10, "one statement per power of two up to 512")
+        try database.query("SELECT 1 AS once", keep: false)
+        #expect(database.preparedCount == 13, "a statement that runs once is not kept")
+    }
+
+    @Test("text with any characters, empty text, NULL, numbers and blobs read back as written; errors carry SQLite's message")
+    func valuesRoundTrip() throws {
+        let database = try SQLiteHandle(path: ":memory:")
+        defer { database.close() }
+        try database.query("CREATE TABLE v (a, b, c, d, e)")
+        let text = "héllo \u{0}wörld 👋🏽 \u{202E}"
+        try database.query(
+            "INSERT INTO v VALUES (?1, ?2, ?3, ?4, ?5)",
+            [.text(text), .text(""), .null, .float(1.5), .blob(ByteBuffer(bytes: [0, 1, 2, 255]))])
+        let row = try #require(try database.query("SELECT * FROM v").first)
+        #expect(row.column("a")?.string == text, "a NUL inside text is kept")
+        #expect(row.column("b")?.string == "")
+        #expect(row.column("c") == .null)
+        #expect(row.column("d")?.double == 1.5)
+        #expect(row.column("e")?.blob.map { Array($0.readableBytesView) } == [0, 1, 2, 255])
+
+        #expect(throws: SQLiteFailure.self) { try database.query("SELECT * FROM nowhere") }
+        do {
+            try database.query("SELECT * FROM nowhere")
+        } catch let failure as SQLiteFailure {
+            #expect(failure.message.contains("no such table"))
+        }
+        database.close()
+        #expect(throws: SQLiteFailure.self) { try database.query("SELECT 1") }
+    }
+
+    @Test("a busy store keeps a small, fixed set of statements whatever the sizes of its groups and lists")
+    func storeKeepsFewStatements() async throws {
+        var logger = Logger(label: "statements-test")
+        logger.logLevel = .critical
+        let store = try await SQLiteStore.open(path: ":memory:", logger: logger)
+        let running = Task { try await store.database.run() }
+        defer { running.cancel() }
+        let alice = Person(id: "alice", displayName: "Alice")
+        try await store.upsertUser(alice)
+        var conversations: [Conversation] = []
+        for index in 0..<40 {
+            let record = try await store.createConversation(kind: .group, title: "c\(index)", memberIDs: ["alice", "b\(index)"])
+            conversations.append(record.record.conversation)
+        }
+        // Posts in flight together, in many group sizes, and lists of many lengths.
+        for round in 1...20 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<(round * 7) {
+                    let draft = MessageDraft(
+                        id: "m\(round)-\(index)", conversation: conversations[index % conversations.count], sender: alice,
+                        text: "hello", imageURL: nil)
+                    group.addTask { _ = try await store.post(draft) { _ in } }
+                }
+                try await group.waitForAll()
+            }
+            _ = try await store.conversations(of: "alice", after: nil, limit: round * 2, mutedOnly: false)
+        }
+        let prepared = try await store.database.perform { $0.preparedCount }
+        #expect(prepared <= 40, "kept statements: \(prepared)")
+        #expect(store.groupCommitStatistics.posts == (1...20).reduce(0) { $0 + $1 * 7 })
+    }
+}

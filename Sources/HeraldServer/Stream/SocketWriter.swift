@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
 
@@ -15,6 +16,9 @@ struct SocketWriter: Sendable {
     private let channel: any Channel
     private let writability: NIOLoopBound<WritabilityHandler>
     private var previous: EventLoopFuture<Void>?
+    /// Whether `previous` may still be pending; cleared on the loop when a batch is taken at once, so the usual
+    /// case costs the writer no trip to the loop to learn it.
+    private let inFlight = NIOLockedValueBox(false)
 
     private init(channel: any Channel, writability: NIOLoopBound<WritabilityHandler>) {
         self.channel = channel
@@ -38,6 +42,7 @@ struct SocketWriter: Sendable {
         guard !frames.isEmpty else { return }
         try await drain()
         let accepted = channel.eventLoop.makePromise(of: Void.self)
+        inFlight.withLockedValue { $0 = true }
         if channel.eventLoop.inEventLoop {
             write(frames, accepted: accepted)
         } else {
@@ -55,6 +60,7 @@ struct SocketWriter: Sendable {
     mutating func drain() async throws {
         guard let previous else { return }
         self.previous = nil
+        guard inFlight.withLockedValue({ $0 }) else { return }
         try await previous.get()
     }
 
@@ -70,7 +76,9 @@ struct SocketWriter: Sendable {
             channel.write(frame.webSocketFrame, promise: nil)
         }
         channel.writeAndFlush(frames[frames.count - 1].webSocketFrame, promise: nil)
-        writability.value.whenWritable(accepted, channel: channel)
+        if writability.value.whenWritable(accepted, channel: channel) {
+            inFlight.withLockedValue { $0 = false }
+        }
     }
 }
 
@@ -82,14 +90,18 @@ private final class WritabilityHandler: ChannelInboundHandler, RemovableChannelH
     private var waiting: [EventLoopPromise<Void>] = []
     private var closed = false
 
-    func whenWritable(_ promise: EventLoopPromise<Void>, channel: any Channel) {
+    /// Completes `promise` now if the channel is writable (and says so), or fails it if it closed; otherwise keeps
+    /// it until one of those happens.
+    func whenWritable(_ promise: EventLoopPromise<Void>, channel: any Channel) -> Bool {
         if closed {
             promise.fail(ChannelError.ioOnClosedChannel)
         } else if channel.isWritable {
             promise.succeed()
+            return true
         } else {
             waiting.append(promise)
         }
+        return false
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {

@@ -49,6 +49,18 @@ struct BadInputTests {
                 #expect(exchange.frames.last?.closeCode == 1008)
                 #expect(exchange.frames.last?.closeReason == code)
             }
+            // With a valid token: a plain GET is told to upgrade; a bad `after` is refused on either path.
+            let alice = try await server.token("alice")
+            let plain = try await server.request("GET", "/v1/stream?token=\(alice)")
+            #expect(plain.status == 426)
+            #expect(plain.errorCode == "invalid_request")
+            let badAfter = try await server.request("GET", "/v1/stream?after=-1&token=\(alice)")
+            #expect(badAfter.status == 400)
+            #expect(badAfter.errorCode == "invalid_request")
+            let refused = try await RawWebSocketExchange.run(port: server.port, path: "/v1/stream?after=x&token=\(alice)")
+            #expect(refused.statusLine.hasPrefix("HTTP/1.1 400"))
+            let elsewhere = try await RawWebSocketExchange.run(port: server.port, path: "/v1/streams?token=\(alice)")
+            #expect(elsewhere.statusLine.hasPrefix("HTTP/1.1 400"), "only the stream upgrades")
             let health = try await server.request("GET", "/health")
             #expect(health.status == 200)
         }

@@ -1,43 +1,62 @@
 import Hummingbird
+import HTTPTypes
+import Logging
+import NIOCore
 import HummingbirdWebSocket
 import NIOWebSocket
 import HeraldProtocol
 
 /// `GET /v1/stream?after=SEQ`: the WebSocket of live messages (see ``StreamSession``).
 ///
-/// It authenticates on its own rather than behind the `/v1` middleware: a WebSocket client cannot read the
-/// status of a refused upgrade, so a bad token on an upgrade request is accepted, answered with an `error` frame
-/// carrying the code, and closed (1008). A plain GET gets the usual JSON 401.
+/// The upgrade is decided at the connection (``shouldUpgrade(_:channel:logger:)``), not by a route: the stream writes
+/// to its channel directly (``SocketWriter``), and hummingbird-websocket's router integration keeps every upgraded
+/// request's context alive in a reference cycle (about a kilobyte for every stream ever opened).
+///
+/// It authenticates after the upgrade rather than before: a WebSocket client cannot read the status of a refused
+/// upgrade, so a bad token on an upgrade request is accepted, answered with an `error` frame carrying the code, and
+/// closed (1008). A plain GET gets the usual JSON 401 (or 400 for a bad `after`, and 426 when all is well but it is
+/// not an upgrade).
 struct StreamController {
     let messenger: Messenger
     let limits: ServerLimits
     let timeouts: ServerTimeouts
     let authentication: AuthenticationMiddleware
 
+    /// The plain HTTP side of `/v1/stream`.
     func addRoutes(to router: Router<HeraldRequestContext>) {
-        router.ws("v1/stream") { request, _ in
-            if request.headers[.upgrade]?.lowercased() != "websocket" {
-                _ = try await authentication.authenticate(request)
-            }
+        router.get("v1/stream") { request, _ -> Response in
+            _ = try await authentication.authenticate(request)
             _ = try Self.after(in: request)
-            return .upgrade([:])
-        } onUpgrade: { inbound, outbound, context in
+            throw APIError(.upgradeRequired, .invalidRequest, "the stream is a WebSocket: send an upgrade request")
+        }
+    }
+
+    /// Whether an upgrade request becomes a stream: a `GET` of `/v1/stream` with a valid `after` (or none). Anything
+    /// else goes on as plain HTTP, to the router.
+    @Sendable
+    func shouldUpgrade(
+        _ head: HTTPRequest, channel: any Channel, logger: Logger
+    ) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+        let request = Request(head: head, body: RequestBody(buffer: ByteBuffer()))
+        let after: Int64?
+        do {
+            guard head.method == .get, request.uri.path == "/v1/stream" else { return .dontUpgrade }
+            after = try Self.after(in: request)
+        } catch {
+            return .dontUpgrade
+        }
+        return .upgrade([:]) { inbound, outbound, _ in
             let identity: Identity
             do {
-                identity = try await authentication.authenticate(context.request)
+                identity = try await authentication.authenticate(request)
             } catch {
                 try await Self.refuse(APIError(error), inbound: inbound, outbound: outbound)
                 return
             }
             let session = StreamSession(
-                identity: identity,
-                after: try Self.after(in: context.request),
-                messenger: messenger,
-                limits: limits,
-                timeouts: timeouts,
-                logger: context.logger
-            )
-            let socket = try await SocketWriter.attach(to: context.requestContext.channel)
+                identity: identity, after: after, messenger: messenger, limits: limits, timeouts: timeouts,
+                logger: logger)
+            let socket = try await SocketWriter.attach(to: channel)
             try await session.run(inbound: inbound, outbound: outbound, socket: socket)
         }
     }

@@ -21,6 +21,8 @@ public struct ServerEnvironment: Sendable {
     let userLimits: UserLimits
     /// The conversations' members, in memory.
     let memberships = Memberships()
+    /// The users seen so far, remembered in the store on their first request.
+    let users: UserDirectory
     let services: [any Service]
 
     /// Opens the database (migrating it) and resolves the token secret.
@@ -35,12 +37,23 @@ public struct ServerEnvironment: Sendable {
             hub: Hub(),
             tokens: await TokenAuthority(secret: secret),
             userLimits: UserLimits(configuration.limits),
+            users: UserDirectory(store: store),
             services: [store.database]
         )
     }
 
     var messenger: Messenger {
         Messenger(store: store, hub: hub, limits: configuration.limits, userLimits: userLimits, memberships: memberships)
+    }
+
+    var authentication: AuthenticationMiddleware {
+        AuthenticationMiddleware(tokens: tokens, users: users)
+    }
+
+    var streams: StreamController {
+        StreamController(
+            messenger: messenger, limits: configuration.limits, timeouts: configuration.timeouts,
+            authentication: authentication)
     }
 }
 
@@ -55,7 +68,7 @@ public func buildApplication(
     let router = buildRouter(environment, logger: logger)
     var application = Application(
         router: router,
-        server: httpServer(router: router, configuration: environment.configuration),
+        server: httpServer(streams: environment.streams, configuration: environment.configuration),
         configuration: .init(
             address: .hostname(environment.configuration.host, port: environment.configuration.port),
             serverName: "Herald"
@@ -75,7 +88,7 @@ public func buildApplication(
 
 /// HTTP/1.1 with the WebSocket upgrade, every connection guarded (``GuardedChildChannel``): header and idle
 /// timeouts, 431 for oversized heads, 400 and a close for requests that cannot be parsed.
-private func httpServer(router: Router<HeraldRequestContext>, configuration: ServerConfiguration) -> HTTPServerBuilder {
+private func httpServer(streams: StreamController, configuration: ServerConfiguration) -> HTTPServerBuilder {
     var http1 = HTTP1Channel.Configuration(idleTimeout: nil)
     http1.httpDecoder = .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
     let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
@@ -87,14 +100,13 @@ private func httpServer(router: Router<HeraldRequestContext>, configuration: Ser
             validateUTF8: true
         )
     )
-    let webSocketResponder = router.buildResponder()
     let timeouts = configuration.timeouts
     let descriptors = FileDescriptorLimit.raise()
     let gate = ConnectionGate(limit: configuration.limits.maxConnections ?? max(1, descriptors - FileDescriptorLimit.reserve))
     return HTTPServerBuilder { responder in
         GuardedChildChannel(
             inner: HTTP1WebSocketUpgradeChannel(
-                responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
+                responder: responder, configuration: channelConfiguration, shouldUpgrade: streams.shouldUpgrade),
             timeouts: timeouts,
             gate: gate
         )
@@ -118,12 +130,8 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
     if environment.configuration.demo {
         DemoController(tokens: environment.tokens).addRoutes(to: router)
     }
-    let authentication = AuthenticationMiddleware(tokens: environment.tokens, users: UserDirectory(store: environment.store))
-    StreamController(
-        messenger: environment.messenger, limits: environment.configuration.limits,
-        timeouts: environment.configuration.timeouts, authentication: authentication
-    ).addRoutes(to: router)
-    let v1 = router.group("v1").add(middleware: authentication)
+    environment.streams.addRoutes(to: router)
+    let v1 = router.group("v1").add(middleware: environment.authentication)
     ConversationsController(
         store: environment.store, messenger: environment.messenger, limits: environment.configuration.limits
     ).addRoutes(to: v1)

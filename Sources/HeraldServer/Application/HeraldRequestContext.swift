@@ -1,27 +1,19 @@
 import Foundation
 import Hummingbird
-import HummingbirdWebSocket
-import NIOCore
 import HeraldProtocol
 
 /// The request context of every Herald route: who is calling (set by ``AuthenticationMiddleware``), Herald's
 /// JSON coding, and the body limit.
-public struct HeraldRequestContext: RequestContext, WebSocketRequestContext {
+public struct HeraldRequestContext: RequestContext {
     /// Hummingbird's storage.
     public var coreContext: CoreRequestContextStorage
-    /// Where the WebSocket upgrade keeps its handler.
-    public let webSocket: WebSocketHandlerReference<HeraldRequestContext>
     /// The caller, once authenticated.
     public var identity: Identity?
-    /// The connection the request came on; a stream writes its frames to it directly (``SocketWriter``).
-    let channel: any Channel
 
     /// Creates a context for a new request.
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        webSocket = .init()
         identity = nil
-        channel = source.channel
     }
 
     /// Request bodies over 64 KiB get `too_large`.
@@ -36,3 +28,4 @@ public struct HeraldRequestContext: RequestContext, WebSocketRequestContext {
         return identity
     }
 }
+

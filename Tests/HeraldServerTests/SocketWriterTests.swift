@@ -11,7 +11,8 @@ import Testing
 struct SocketWriterTests {
     @Test("what is queued is taken at once, in order; a finished queue still gives what it held, then nothing")
     func outboxGivesBatches() async {
-        let outbox = Outbox(frameLimit: 100, byteLimit: 1_000)
+        let overflows = NIOLockedValueBox(0)
+        let outbox = Outbox(frameLimit: 100, byteLimit: 1_000) { overflows.withLockedValue { $0 += 1 } }
         for index in 1...5 { outbox.send(OutboundFrame(seq: Int64(index), text: "frame \(index)")) }
         #expect(await outbox.nextBatch().map(\.seq) == [1, 2, 3, 4, 5])
 
@@ -26,12 +27,13 @@ struct SocketWriterTests {
         #expect(await outbox.nextBatch().map(\.seq) == [7])
         #expect(await outbox.nextBatch().isEmpty)
         #expect(!outbox.overflowed)
-        #expect(await outbox.overflow() == false)
+        #expect(overflows.withLockedValue { $0 } == 0, "finishing is no overflow")
     }
 
     @Test("the byte budget counts what is queued, not what was taken; beyond it the queue overflows and ends")
     func outboxBudget() async {
-        let outbox = Outbox(frameLimit: 100, byteLimit: 10)
+        let overflows = NIOLockedValueBox(0)
+        let outbox = Outbox(frameLimit: 100, byteLimit: 10) { overflows.withLockedValue { $0 += 1 } }
         outbox.send(OutboundFrame(text: "12345"))
         outbox.send(OutboundFrame(text: "12345"))
         #expect(await outbox.nextBatch().count == 2)
@@ -39,7 +41,8 @@ struct SocketWriterTests {
         #expect(!outbox.overflowed, "what was taken no longer counts")
         outbox.send(OutboundFrame(text: "1"))
         #expect(outbox.overflowed)
-        #expect(await outbox.overflow() == true)
+        outbox.send(OutboundFrame(text: "1"))
+        #expect(overflows.withLockedValue { $0 } == 1, "told once")
         #expect(await outbox.nextBatch().count == 1, "what was queued before the overflow is still written")
         #expect(await outbox.nextBatch().isEmpty)
     }
@@ -75,6 +78,27 @@ struct SocketWriterTests {
         try await next.value
         #expect(flushes.count == 3)
         _ = try await channel.finish(acceptAlreadyClosed: true)
+    }
+
+    @Test("a connection still open when its drop timer fires is closed; one closed before is left alone")
+    func dropTimer() async throws {
+        let address = try SocketAddress(ipAddress: "127.0.0.1", port: 9)
+        let channel = NIOAsyncTestingChannel()
+        try await channel.connect(to: address)
+        let writer = try await SocketWriter.attach(to: channel)
+        let fired = NIOLockedValueBox(0)
+        writer.close(after: .milliseconds(10)) { fired.withLockedValue { $0 += 1 } }
+        await channel.testingEventLoop.advanceTime(by: .milliseconds(20))
+        #expect(fired.withLockedValue { $0 } == 1)
+        #expect(!channel.isActive)
+
+        let other = NIOAsyncTestingChannel()
+        try await other.connect(to: address)
+        let otherWriter = try await SocketWriter.attach(to: other)
+        otherWriter.close(after: .milliseconds(10)) { fired.withLockedValue { $0 += 1 } }
+        _ = try await other.finish(acceptAlreadyClosed: true)
+        await other.testingEventLoop.advanceTime(by: .milliseconds(20))
+        #expect(fired.withLockedValue { $0 } == 1, "the client went away first")
     }
 
     @Test("a writer waiting on a full channel is released with an error when the connection closes")

@@ -38,16 +38,18 @@ final class Outbox: Sendable {
         var overflowed = false
         var finished = false
         var writer: CheckedContinuation<[OutboundFrame], Never>?
-        var overflowWatcher: CheckedContinuation<Bool, Never>?
     }
 
     private let maxFrames: Int
     private let maxBytes: Int
+    private let onOverflow: @Sendable () -> Void
     private let state = NIOLockedValueBox(State())
 
-    init(frameLimit: Int, byteLimit: Int) {
+    /// An empty queue; `onOverflow` runs once if it overflows (on the thread of the send that overflowed it).
+    init(frameLimit: Int, byteLimit: Int, onOverflow: @escaping @Sendable () -> Void = {}) {
         maxFrames = max(1, frameLimit)
         maxBytes = max(1, byteLimit)
+        self.onOverflow = onOverflow
     }
 
     /// Queues `frame`, or closes the queue if it is full.
@@ -57,7 +59,9 @@ final class Outbox: Sendable {
             guard !state.finished else { return Wake() }
             guard state.frames.count < maxFrames, state.bytes + size <= maxBytes else {
                 state.overflowed = true
-                return Self.finish(&state)
+                var wake = Self.finish(&state)
+                wake.overflowed = true
+                return wake
             }
             state.bytes += size
             state.frames.append(frame)
@@ -65,7 +69,7 @@ final class Outbox: Sendable {
             state.writer = nil
             return Wake(writer: writer, batch: Self.take(&state))
         }
-        wake.resume()
+        resume(wake)
     }
 
     /// Everything queued, waiting until there is something; empty once the queue has ended (finished, overflowed,
@@ -85,48 +89,30 @@ final class Outbox: Sendable {
         }
     }
 
-    /// Waits until the queue overflows (true) or ends otherwise (false, also when the waiting task is cancelled).
-    func overflow() async -> Bool {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let ended = state.withLockedValue { state -> Bool? in
-                    if state.finished { return state.overflowed }
-                    state.overflowWatcher = continuation
-                    return nil
-                }
-                if let ended { continuation.resume(returning: ended) }
-            }
-        } onCancel: {
-            finish()
-        }
-    }
-
     /// Whether the queue overflowed.
     var overflowed: Bool { state.withLockedValue { $0.overflowed } }
 
     /// Ends the queue; frames already in it are still taken by the writer.
     func finish() {
-        state.withLockedValue { Self.finish(&$0) }.resume()
+        resume(state.withLockedValue { Self.finish(&$0) })
     }
 
-    /// Who to wake once the lock is let go.
+    private func resume(_ wake: Wake) {
+        wake.writer?.resume(returning: wake.batch)
+        if wake.overflowed { onOverflow() }
+    }
+
+    /// Who to wake once the lock is let go: the waiting writer, and whether the queue has just overflowed.
     private struct Wake {
         var writer: CheckedContinuation<[OutboundFrame], Never>?
         var batch: [OutboundFrame] = []
-        var overflowWatcher: CheckedContinuation<Bool, Never>?
         var overflowed = false
-
-        func resume() {
-            writer?.resume(returning: batch)
-            overflowWatcher?.resume(returning: overflowed)
-        }
     }
 
     private static func finish(_ state: inout State) -> Wake {
         guard !state.finished else { return Wake() }
         state.finished = true
-        var wake = Wake(overflowWatcher: state.overflowWatcher, overflowed: state.overflowed)
-        state.overflowWatcher = nil
+        var wake = Wake()
         if let writer = state.writer {
             state.writer = nil
             wake.writer = writer

@@ -64,10 +64,20 @@ struct SocketWriter: Sendable {
         try await previous.get()
     }
 
-    /// Closes the connection at once, without the closing handshake: for a client that stopped reading, whose
-    /// writer waits for the socket.
+    /// Closes the connection at once, without the closing handshake.
     func close() {
         channel.close(promise: nil)
+    }
+
+    /// Closes the connection after `delay` if it is still open then (for a client that stopped reading, whose writer
+    /// waits for the socket), calling `onClose` first; nothing if it closed before.
+    func close(after delay: Duration, _ onClose: @escaping @Sendable () -> Void) {
+        let timer = channel.eventLoop.scheduleTask(in: TimeAmount(delay)) { [channel] in
+            guard channel.isActive else { return }
+            onClose()
+            channel.close(promise: nil)
+        }
+        channel.closeFuture.whenComplete { _ in timer.cancel() }
     }
 
     /// On the event loop.

@@ -25,7 +25,14 @@ struct StreamSession {
         // An `after` beyond the latest seq is taken as the latest: `ready` tells the client where it really is.
         let latest = try await messenger.store.latestSeq()
         let start = min(after ?? latest, latest)
-        let outbox = Outbox(frameLimit: limits.streamBufferFrames, byteLimit: limits.streamBufferBytes)
+        // After an overflow the writer drains what was queued and closes with 1008. A client that stopped reading
+        // altogether leaves the writer waiting on the socket; after ``ServerTimeouts/overflowDrain`` the connection
+        // is cut, which ends the writer and the session (a timer on the event loop, not a task per stream).
+        let outbox = Outbox(frameLimit: limits.streamBufferFrames, byteLimit: limits.streamBufferBytes) { [logger, identity, timeouts] in
+            socket.close(after: timeouts.overflowDrain) {
+                logger.notice("stream dropped: client stopped reading", metadata: ["user": "\(identity.userID)"])
+            }
+        }
         guard let connection = messenger.hub.register(userID: identity.userID, outbox: outbox, limit: limits.streamsPerUser) else {
             let refusal = APIError.rateLimited("a user has at most \(limits.streamsPerUser) streams open", retryAfter: 10)
             try await StreamController.refuse(refusal, inbound: inbound, outbound: outbound)
@@ -34,19 +41,20 @@ struct StreamSession {
         defer { messenger.hub.unregister(connection) }
         logger.debug("stream opened", metadata: ["user": "\(identity.userID)", "after": "\(start)"])
 
+        // The writer is a task of its own and the reader is this one (a task less to keep for every idle stream).
+        // When the client goes away the reader ends, and the writer is cancelled; when the writer ends first (it fell
+        // too far behind and closed with 1008, or failed), the connection closes, which ends the reader.
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                try await read(inbound, connection: connection, outbox: outbox)
+                do {
+                    try await write(socket, closing: outbound, after: start, outbox: outbox)
+                } catch {
+                    socket.close()
+                    throw error
+                }
             }
-            group.addTask {
-                try await write(socket, closing: outbound, after: start, outbox: outbox)
-            }
-            group.addTask {
-                try await dropIfStuck(outbox, socket: socket)
-            }
-            // Whichever ends first (the client went away, or it fell too far behind) ends the others.
             defer { group.cancelAll() }
-            try await group.next()
+            try await read(inbound, connection: connection, outbox: outbox)
         }
     }
 
@@ -77,20 +85,6 @@ struct StreamSession {
             logger.notice("stream dropped: client too slow", metadata: ["user": "\(identity.userID)"])
             try await outbound.close(.policyViolation, reason: "too slow: reconnect with after")
         }
-    }
-
-    /// After an overflow the writer drains what was queued and closes with 1008. A client that stopped reading
-    /// altogether leaves the writer blocked in a socket write; after ``ServerTimeouts/overflowDrain`` this gives up
-    /// on it, ending the session so the connection is dropped.
-    private func dropIfStuck(_ outbox: Outbox, socket: SocketWriter) async throws {
-        // No overflow: the queue was finished because the client went away (or the session was cancelled), and the
-        // reader ends the session too. No timer is left waiting: a cancelled `Task.sleep` keeps its timer (and its
-        // memory) until the time it was set for, so a long sleep here held memory for every stream ever closed.
-        guard await outbox.overflow() else { return }
-        try await Task.sleep(for: timeouts.overflowDrain)
-        logger.notice("stream dropped: client stopped reading", metadata: ["user": "\(identity.userID)"])
-        socket.close()
-        throw CancellationError()
     }
 
     private func read(_ inbound: WebSocketInboundStream, connection: Int, outbox: Outbox) async throws {

@@ -95,6 +95,33 @@ struct StreamEdgeTests {
         }
     }
 
+    @Test("the server pings every period; a client that answers stays, one that sends nothing is cut a period later")
+    func keepAlive() async throws {
+        // A period long enough for a client in a loaded test process to answer within it.
+        try await TestServer.run(configure: { $0.timeouts.ping = .seconds(1) }) { server in
+            let alice = try await server.token("alice")
+            let silent = try await RawWebSocket(port: server.port, path: "/v1/stream?token=\(alice)")
+            let opened = ContinuousClock.now
+            let frames = try await silent.untilClose()
+            let lasted = ContinuousClock.now - opened
+            #expect(frames.contains { $0.opcode == 0x9 }, "pinged")
+            #expect(lasted > .seconds(1), "not cut at the ping, but a period after it: \(lasted)")
+            await silent.close()
+
+            let answering = try await RawWebSocket(port: server.port, path: "/v1/stream?token=\(alice)")
+            var pings = 0
+            while pings < 3 {
+                guard let frame = try await answering.next() else { break }
+                if frame.opcode == 0x9 {
+                    pings += 1
+                    try await answering.send(opcode: 0xA, frame.payload)
+                }
+            }
+            #expect(pings == 3, "still open after three periods")
+            await answering.close()
+        }
+    }
+
     @Test("a text frame that is not UTF-8 closes the connection with 1007; the server carries on")
     func invalidUTF8() async throws {
         try await TestServer.run { server in

@@ -56,7 +56,7 @@ struct StreamController {
             let session = StreamSession(
                 identity: identity, after: after, messenger: messenger, limits: limits, timeouts: timeouts,
                 logger: logger)
-            let socket = try await SocketWriter.attach(to: channel)
+            let socket = try await SocketWriter.attach(to: channel, pingEvery: timeouts.ping)
             try await session.run(inbound: inbound, outbound: outbound, socket: socket)
         }
     }

@@ -95,7 +95,8 @@ private func httpServer(streams: StreamController, configuration: ServerConfigur
         http1: http1,
         ws: WebSocketServerConfiguration(
             maxFrameSize: configuration.limits.maxAcceptedFrameBytes,
-            autoPing: .enabled(timePeriod: .seconds(30)),
+            // Pings come from Herald's own timer on the event loop (`StreamConnectionHandler`), not a task per stream.
+            autoPing: .disabled,
             closeTimeout: .seconds(5),
             validateUTF8: true
         )

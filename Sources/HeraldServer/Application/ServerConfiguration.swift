@@ -50,6 +50,9 @@ public struct ServerTimeouts: Hashable, Sendable {
     /// How long a stream whose queue overflowed may take to drain it and read the 1008 close before the connection
     /// is cut: a client that stopped reading altogether would otherwise hold a blocked write.
     public var overflowDrain: Duration = .seconds(1)
+    /// How often a stream is pinged; a stream that sends nothing at all (not even the pong) for that long after a
+    /// ping is closed.
+    public var ping: Duration = .seconds(30)
 
     /// The defaults.
     public init() {}

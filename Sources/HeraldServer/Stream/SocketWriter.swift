@@ -14,21 +14,22 @@ import NIOWebSocket
 /// same channel; frames are whole, so the two never mix inside a frame.
 struct SocketWriter: Sendable {
     private let channel: any Channel
-    private let writability: NIOLoopBound<WritabilityHandler>
+    private let writability: NIOLoopBound<StreamConnectionHandler>
     private var previous: EventLoopFuture<Void>?
     /// Whether `previous` may still be pending; cleared on the loop when a batch is taken at once, so the usual
     /// case costs the writer no trip to the loop to learn it.
     private let inFlight = NIOLockedValueBox(false)
 
-    private init(channel: any Channel, writability: NIOLoopBound<WritabilityHandler>) {
+    private init(channel: any Channel, writability: NIOLoopBound<StreamConnectionHandler>) {
         self.channel = channel
         self.writability = writability
     }
 
-    /// A writer for the upgraded `channel`, which it watches for writability.
-    static func attach(to channel: any Channel) async throws -> SocketWriter {
+    /// A writer for the upgraded `channel`, which it watches for writability and keeps alive: a ping every
+    /// `pingEvery`, and the connection closed when nothing at all came back a period after a ping.
+    static func attach(to channel: any Channel, pingEvery: Duration = .seconds(30)) async throws -> SocketWriter {
         try await channel.eventLoop.submit {
-            let handler = WritabilityHandler()
+            let handler = StreamConnectionHandler(pingEvery: TimeAmount(pingEvery))
             try channel.pipeline.syncOperations.addHandler(handler, position: .first)
             return SocketWriter(channel: channel, writability: NIOLoopBound(handler, eventLoop: channel.eventLoop))
         }.get()
@@ -92,13 +93,47 @@ struct SocketWriter: Sendable {
     }
 }
 
-/// Completes promises when its channel can take more writes, and fails them when it closes. First in the pipeline,
-/// where writability changes arrive before anything else.
-private final class WritabilityHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// A stream connection's watcher, first in its pipeline, where writability changes and the client's bytes arrive
+/// before anything else: it completes promises when the channel can take more writes (and fails them when it
+/// closes), and keeps the connection alive with a timer on the event loop instead of a task per stream: a ping every
+/// period, and a close when a period after a ping nothing at all came from the client (any bytes count as an answer,
+/// a pong or anything else).
+private final class StreamConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
     private var waiting: [EventLoopPromise<Void>] = []
     private var closed = false
+    private let pingEvery: TimeAmount
+    private var keepAlive: RepeatedTask?
+    private var heardSincePing = true
+    private var pinged = false
+
+    init(pingEvery: TimeAmount) {
+        self.pingEvery = pingEvery
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let channel = context.channel
+        keepAlive = context.eventLoop.scheduleRepeatedTask(initialDelay: pingEvery, delay: pingEvery) { _ in
+            handler.value.tick(channel)
+        }
+    }
+
+    private func tick(_ channel: any Channel) {
+        if pinged, !heardSincePing {
+            channel.close(promise: nil)
+            return
+        }
+        pinged = true
+        heardSincePing = false
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer()), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        heardSincePing = true
+        context.fireChannelRead(data)
+    }
 
     /// Completes `promise` now if the channel is writable (and says so), or fails it if it closed; otherwise keeps
     /// it until one of those happens.
@@ -120,12 +155,14 @@ private final class WritabilityHandler: ChannelInboundHandler, RemovableChannelH
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        keepAlive?.cancel()
         closed = true
         release { $0.fail(ChannelError.ioOnClosedChannel) }
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        keepAlive?.cancel()
         closed = true
         release { $0.fail(ChannelError.ioOnClosedChannel) }
     }

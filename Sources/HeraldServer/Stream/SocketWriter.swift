@@ -14,15 +14,15 @@ import NIOWebSocket
 /// same channel; frames are whole, so the two never mix inside a frame.
 struct SocketWriter: Sendable {
     private let channel: any Channel
-    private let writability: NIOLoopBound<StreamConnectionHandler>
+    private let watcher: NIOLoopBound<StreamConnectionHandler>
     private var previous: EventLoopFuture<Void>?
     /// Whether `previous` may still be pending; cleared on the loop when a batch is taken at once, so the usual
     /// case costs the writer no trip to the loop to learn it.
     private let inFlight = NIOLockedValueBox(false)
 
-    private init(channel: any Channel, writability: NIOLoopBound<StreamConnectionHandler>) {
+    private init(channel: any Channel, watcher: NIOLoopBound<StreamConnectionHandler>) {
         self.channel = channel
-        self.writability = writability
+        self.watcher = watcher
     }
 
     /// A writer for the upgraded `channel`, which it watches for writability and keeps alive: a ping every
@@ -31,7 +31,7 @@ struct SocketWriter: Sendable {
         try await channel.eventLoop.submit {
             let handler = StreamConnectionHandler(pingEvery: TimeAmount(pingEvery))
             try channel.pipeline.syncOperations.addHandler(handler, position: .first)
-            return SocketWriter(channel: channel, writability: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+            return SocketWriter(channel: channel, watcher: NIOLoopBound(handler, eventLoop: channel.eventLoop))
         }.get()
     }
 
@@ -87,7 +87,7 @@ struct SocketWriter: Sendable {
             channel.write(frame.webSocketFrame, promise: nil)
         }
         channel.writeAndFlush(frames[frames.count - 1].webSocketFrame, promise: nil)
-        if writability.value.whenWritable(accepted, channel: channel) {
+        if watcher.value.whenWritable(accepted, channel: channel) {
             inFlight.withLockedValue { $0 = false }
         }
     }

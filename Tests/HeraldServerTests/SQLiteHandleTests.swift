@@ -22,16 +22,18 @@ struct SQLiteHandleTests {
         #expect(row?.column("missing") == nil)
 
         for count in 1...300 {
-            let list = SQLiteHandle.placeholders(count)
-            #expect(list.padded >= count && list.padded < 2 * max(count, 1))
-            let rows = try database.query(
-                "SELECT count(*) AS n FROM t WHERE id IN (\(list.text))",
-                (1...count).map { .integer($0) } + repeatElement(.null, count: list.padded - count))
+            let list = SQLiteHandle.padded((1...count).map { [.integer($0)] })
+            #expect(list.binds.count >= count && list.binds.count < 2 * max(count, 1))
+            let rows = try database.query("SELECT count(*) AS n FROM t WHERE id IN (\(list.placeholders))", list.binds)
             #expect(rows.first?.column("n")?.integer == min(count, 100))
         }
         #expect(database.preparedCount == 3 + 10, "one statement per power of two up to 512")
         try database.query("SELECT 1 AS once", keep: false)
         #expect(database.preparedCount == 13, "a statement that runs once is not kept")
+
+        let rows = SQLiteHandle.padded([[.integer(1), .text("a")], [.integer(2), .text("b")], [.integer(3), .null]], width: 2)
+        #expect(rows.placeholders == "(?1, ?2), (?3, ?4), (?5, ?6), (?7, ?8)")
+        #expect(rows.binds == [.integer(1), .text("a"), .integer(2), .text("b"), .integer(3), .null, .null, .null])
     }
 
     @Test("text with any characters, empty text, NULL, numbers and blobs read back as written; errors carry SQLite's message")

@@ -13,9 +13,15 @@ import VaporCSQLite
 /// Not `Sendable`: only the database's thread touches it.
 final class SQLiteHandle {
     private var handle: OpaquePointer?
+    /// A prepared statement and the names of its result's columns, read once when it is prepared.
+    private struct Prepared {
+        var pointer: OpaquePointer
+        var columns: SQLiteValues.Columns
+    }
+
     /// Prepared statements by their SQL. Herald's statements are a fixed set (lists of values come in a few sizes,
-    /// see ``placeholders(_:from:)``), so this stays small; it is emptied if it ever reaches ``statementLimit``.
-    private var statements: [String: OpaquePointer] = [:]
+    /// see ``padded(_:width:)``), so this stays small; it is emptied if it ever reaches ``statementLimit``.
+    private var statements: [String: Prepared] = [:]
     static let statementLimit = 128
 
     /// Opens (creating if needed) the database at `path`, or a private in-memory one for `:memory:`.
@@ -40,7 +46,8 @@ final class SQLiteHandle {
     @discardableResult
     func query(_ sql: String, _ binds: [SQLiteData] = [], keep: Bool = true) throws -> [SQLiteValues] {
         guard let handle else { throw SQLiteFailure(code: SQLITE_MISUSE, message: "the database is closed") }
-        let statement = try keep ? prepared(sql, on: handle) : prepare(sql, on: handle, flags: 0)
+        let prepared = try keep ? self.prepared(sql, on: handle) : prepare(sql, on: handle, flags: 0)
+        let statement = prepared.pointer
         defer {
             if keep {
                 sqlite_nio_sqlite3_reset(statement)
@@ -53,21 +60,19 @@ final class SQLiteHandle {
             try check(bind(value, at: Int32(index + 1), to: statement))
         }
         var rows: [SQLiteValues] = []
-        var columns: SQLiteValues.Columns?
+        let count = sqlite_nio_sqlite3_column_count(statement)
         while true {
             let status = sqlite_nio_sqlite3_step(statement)
             if status == SQLITE_DONE { return rows }
             guard status == SQLITE_ROW else { throw failure(status) }
-            let names = columns ?? Self.columns(of: statement)
-            columns = names
-            let count = sqlite_nio_sqlite3_column_count(statement)
-            rows.append(SQLiteValues(columns: names, values: (0..<count).map { Self.value(at: $0, in: statement) }))
+            rows.append(SQLiteValues(
+                columns: prepared.columns, values: (0..<count).map { Self.value(at: $0, in: statement) }))
         }
     }
 
     /// Finalizes every statement and closes the connection; later queries fail.
     func close() {
-        for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
+        for statement in statements.values { sqlite_nio_sqlite3_finalize(statement.pointer) }
         statements = [:]
         if let handle { sqlite_nio_sqlite3_close(handle) }
         handle = nil
@@ -76,18 +81,25 @@ final class SQLiteHandle {
     /// How many prepared statements are kept.
     var preparedCount: Int { statements.count }
 
-    /// `?first, ?first+1, …` for a list of `count` values, padded up to the next power of two so that lists of any
-    /// length share a few statements; `padded` is how many values to bind (the extra ones `NULL`).
-    static func placeholders(_ count: Int, from first: Int = 1) -> (text: String, padded: Int) {
-        var padded = 1
-        while padded < count { padded *= 2 }
-        return ((first..<(first + padded)).map { "?\($0)" }.joined(separator: ", "), padded)
+    /// Placeholders for `rows` of `width` values each, numbered from `?1` (`?1, ?2, …` for single values;
+    /// `(?1, ?2), (?3, ?4), …` for wider rows), and the values to bind in that order. The rows are padded with rows
+    /// of `NULL`s up to the next power of two, so lists of any length share a few statements; the query must leave
+    /// the `NULL` rows out (`IN` matches no `NULL`; an insert filters them).
+    static func padded(_ rows: [[SQLiteData]], width: Int = 1) -> (placeholders: String, binds: [SQLiteData]) {
+        var count = 1
+        while count < rows.count { count *= 2 }
+        let placeholders = (0..<count).map { row in
+            let values = (1...width).map { "?\(row * width + $0)" }.joined(separator: ", ")
+            return width == 1 ? values : "(\(values))"
+        }
+        let binds = rows.flatMap { $0 } + repeatElement(.null, count: (count - rows.count) * width)
+        return (placeholders.joined(separator: ", "), binds)
     }
 
-    private func prepared(_ sql: String, on handle: OpaquePointer) throws -> OpaquePointer {
+    private func prepared(_ sql: String, on handle: OpaquePointer) throws -> Prepared {
         if let statement = statements[sql] { return statement }
         if statements.count >= Self.statementLimit {
-            for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
+            for statement in statements.values { sqlite_nio_sqlite3_finalize(statement.pointer) }
             statements = [:]
         }
         let statement = try prepare(sql, on: handle, flags: UInt32(SQLITE_PREPARE_PERSISTENT))
@@ -95,11 +107,11 @@ final class SQLiteHandle {
         return statement
     }
 
-    private func prepare(_ sql: String, on handle: OpaquePointer, flags: UInt32) throws -> OpaquePointer {
+    private func prepare(_ sql: String, on handle: OpaquePointer, flags: UInt32) throws -> Prepared {
         var statement: OpaquePointer?
         let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, flags, &statement, nil)
         guard status == SQLITE_OK, let statement else { throw failure(status) }
-        return statement
+        return Prepared(pointer: statement, columns: Self.columns(of: statement))
     }
 
     private func bind(_ value: SQLiteData, at index: Int32, to statement: OpaquePointer) -> Int32 {

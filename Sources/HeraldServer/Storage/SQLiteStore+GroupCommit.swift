@@ -139,27 +139,19 @@ extension SQLiteStore {
         // The group's rows are padded to a power of two with rows of NULLs, which the insert leaves out: groups of
         // any size share nine prepared statements.
         let createdAt = Date().timeIntervalSince1970
-        var rows = 1
-        while rows < fresh.count { rows *= 2 }
-        var binds: [SQLiteData] = []
-        binds.reserveCapacity(rows * 6)
-        for draft in fresh {
-            binds += [.text(draft.id), .text(draft.conversation.id), .text(draft.sender.id), .optionalText(draft.text),
-                      .optionalText(draft.imageURL?.absoluteString), .float(createdAt)]
-        }
-        binds += repeatElement(.null, count: (rows - fresh.count) * 6)
-        let values = (0..<rows).map { row in
-            "(" + (1...6).map { "?\(row * 6 + $0)" }.joined(separator: ", ") + ")"
-        }
+        let values = SQLiteHandle.padded(fresh.map { draft -> [SQLiteData] in
+            [.text(draft.id), .text(draft.conversation.id), .text(draft.sender.id), .optionalText(draft.text),
+             .optionalText(draft.imageURL?.absoluteString), .float(createdAt)]
+        }, width: 6)
         // Ids used before are left out by the select rather than skipped as conflicts, which would use up seqs.
         let inserted = try connection.query(
             """
             INSERT INTO messages (id, conversation_id, sender_id, text, image_url, created_at)
-            SELECT * FROM (VALUES \(values.joined(separator: ", "))) AS draft
+            SELECT * FROM (VALUES \(values.placeholders)) AS draft
             WHERE draft.column1 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = draft.column1)
             RETURNING seq, id
             """,
-            binds
+            values.binds
         )
         var messages: [String: (message: Message, new: Bool)] = [:]
         let freshByID = Dictionary(uniqueKeysWithValues: fresh.map { ($0.id, $0) })
@@ -175,10 +167,11 @@ extension SQLiteStore {
         // Ids that were already stored: their messages, for the sender's repeat or to refuse another's use.
         let used = fresh.map(\.id).filter { messages[$0] == nil }
         if !used.isEmpty {
-            let list = SQLiteHandle.placeholders(used.count)
+            let list = SQLiteHandle.padded(used.map { [.text($0)] })
             let rows = try connection.query(
-                "SELECT seq, id, conversation_id, sender_id, text, image_url, created_at FROM messages WHERE id IN (\(list.text))",
-                used.map { .text($0) } + repeatElement(.null, count: list.padded - used.count)
+                "SELECT seq, id, conversation_id, sender_id, text, image_url, created_at FROM messages "
+                    + "WHERE id IN (\(list.placeholders))",
+                list.binds
             )
             for row in rows {
                 let message = try Self.message(from: row, idColumn: "id", conversationID: nil)

@@ -227,13 +227,13 @@ public final class SQLiteStore: Store {
         of conversationIDs: [String], on connection: SQLiteHandle
     ) throws -> [String: (ids: [String], people: [Person])] {
         guard !conversationIDs.isEmpty else { return [:] }
-        let list = SQLiteHandle.placeholders(conversationIDs.count)
+        let list = SQLiteHandle.padded(conversationIDs.map { [.text($0)] })
         let rows = try connection.query(
             """
             SELECT m.conversation_id, u.id, u.name, u.picture FROM members m JOIN users u ON u.id = m.user_id
-            WHERE m.conversation_id IN (\(list.text)) ORDER BY m.conversation_id, u.id
+            WHERE m.conversation_id IN (\(list.placeholders)) ORDER BY m.conversation_id, u.id
             """,
-            conversationIDs.map { .text($0) } + repeatElement(.null, count: list.padded - conversationIDs.count)
+            list.binds
         )
         var members: [String: (ids: [String], people: [Person])] = [:]
         for row in rows {

@@ -90,8 +90,8 @@ struct TestServer {
     }
 
     /// Opens a stream as `token`'s user.
-    func stream(_ token: String, after: Int64? = nil) async throws -> TestSocket {
-        let query = after.map { "&after=\($0)" } ?? ""
+    func stream(_ token: String, after: Int64? = nil, device: String? = nil) async throws -> TestSocket {
+        let query = (after.map { "&after=\($0)" } ?? "") + (device.map { "&device=\($0)" } ?? "")
         return try await TestSocket.connect(url: "ws://127.0.0.1:\(port)/v1/stream?token=\(token)\(query)")
     }
 }

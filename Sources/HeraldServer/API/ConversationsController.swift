@@ -105,6 +105,8 @@ struct ConversationsController {
 
     struct ReadRequest: Decodable {
         var upTo: Int64
+        /// The device that read, if the app says: the others get a silent push clearing the conversation.
+        var device: String?
     }
 
     @Sendable func markRead(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
@@ -112,8 +114,10 @@ struct ConversationsController {
         let id = try context.parameters.id("id")
         let body = try await request.decodeJSON(as: ReadRequest.self, context: context)
         guard body.upTo >= 0 else { throw APIError.invalidRequest("`upTo` must not be negative") }
+        if let device = body.device { _ = try Input.id(device, field: "device") }
         _ = try await messenger.conversation(id, for: identity)
         try await store.markRead(userID: identity.userID, conversationID: id, upTo: body.upTo)
+        await messenger.push.conversationRead(userID: identity.userID, conversationID: id, device: body.device)
         return .noContent
     }
 

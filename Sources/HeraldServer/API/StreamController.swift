@@ -6,7 +6,7 @@ import HummingbirdWebSocket
 import NIOWebSocket
 import HeraldProtocol
 
-/// `GET /v1/stream?after=SEQ`: the WebSocket of live messages (see ``StreamSession``).
+/// `GET /v1/stream?after=SEQ&device=ID`: the WebSocket of live messages (see ``StreamSession``).
 ///
 /// The upgrade is decided at the connection (``shouldUpgrade(_:channel:logger:)``), not by a route: the stream writes
 /// to its channel directly (``SocketWriter``), and hummingbird-websocket's router integration keeps every upgraded
@@ -27,6 +27,7 @@ struct StreamController {
         router.get("v1/stream") { request, _ -> Response in
             _ = try await authentication.authenticate(request)
             _ = try Self.after(in: request)
+            _ = try Self.device(in: request)
             throw APIError(.upgradeRequired, .invalidRequest, "the stream is a WebSocket: send an upgrade request")
         }
     }
@@ -39,9 +40,11 @@ struct StreamController {
     ) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
         let request = Request(head: head, body: RequestBody(buffer: ByteBuffer()))
         let after: Int64?
+        let device: String?
         do {
             guard head.method == .get, request.uri.path == "/v1/stream" else { return .dontUpgrade }
             after = try Self.after(in: request)
+            device = try Self.device(in: request)
         } catch {
             return .dontUpgrade
         }
@@ -54,7 +57,7 @@ struct StreamController {
                 return
             }
             let session = StreamSession(
-                identity: identity, after: after, messenger: messenger, limits: limits, timeouts: timeouts,
+                identity: identity, after: after, device: device, messenger: messenger, limits: limits, timeouts: timeouts,
                 logger: logger)
             let socket = try await SocketWriter.attach(to: channel, pingEvery: timeouts.ping)
             try await session.run(inbound: inbound, outbound: outbound, socket: socket)
@@ -82,6 +85,12 @@ struct StreamController {
         }
         try await outbound.write(.text(ServerFrame.refusal(refusal, ref: nil).text))
         try await outbound.close(.policyViolation, reason: refusal.code.rawValue)
+    }
+
+    /// The `device` parameter: the app's id for the device, as registered with `PUT /v1/devices/{deviceId}`.
+    private static func device(in request: Request) throws -> String? {
+        guard let device = request.uri.queryParameters.get("device") else { return nil }
+        return try Input.id(device, field: "device")
     }
 
     private static func after(in request: Request) throws -> Int64? {

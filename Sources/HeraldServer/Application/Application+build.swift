@@ -17,6 +17,8 @@ public struct ServerEnvironment: Sendable {
     public let hub: Hub
     /// Verifies and signs tokens.
     public let tokens: TokenAuthority
+    /// Push delivery: the decision, the outbox and the providers.
+    public let push: PushDispatcher
     /// Each user's allowance of posts and new conversations.
     let userLimits: UserLimits
     /// The conversations' members, in memory.
@@ -29,21 +31,35 @@ public struct ServerEnvironment: Sendable {
     public static func make(_ configuration: ServerConfiguration, logger: Logger) async throws -> ServerEnvironment {
         // Settings first: nothing may fail once the database is open, or its connection would go unclosed.
         let secret = try configuration.resolveSecret()
-        let store = try await SQLiteStore.open(
-            path: configuration.databasePath, fullSync: configuration.fullSync, logger: logger)
+        let (providers, http) = try await PushProviders.make(configuration.push, demo: configuration.demo, logger: logger)
+        let store: SQLiteStore
+        do {
+            store = try await SQLiteStore.open(
+                path: configuration.databasePath, fullSync: configuration.fullSync, logger: logger)
+        } catch {
+            await http?.shutdown()
+            throw error
+        }
+        let hub = Hub()
+        let push = PushDispatcher(
+            store: store, hub: hub, providers: providers, settings: configuration.push, http: http, logger: logger)
         return ServerEnvironment(
             configuration: configuration,
             store: store,
-            hub: Hub(),
+            hub: hub,
             tokens: await TokenAuthority(secret: secret),
+            push: push,
             userLimits: UserLimits(configuration.limits),
             users: UserDirectory(store: store),
-            services: [store.database]
+            // Stopped in reverse: the push loops before the database they write to.
+            services: [store.database, push]
         )
     }
 
     var messenger: Messenger {
-        Messenger(store: store, hub: hub, limits: configuration.limits, userLimits: userLimits, memberships: memberships)
+        Messenger(
+            store: store, hub: hub, push: push, limits: configuration.limits, userLimits: userLimits,
+            memberships: memberships)
     }
 
     var authentication: AuthenticationMiddleware {

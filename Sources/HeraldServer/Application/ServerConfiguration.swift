@@ -79,6 +79,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// The web origins (`https://app.example.com`) whose pages may call the API from a browser (CORS); `*` allows
     /// any. None by default: only the page Herald serves itself.
     public var corsOrigins: [String] = []
+    /// Push delivery: timing, bounds and each provider's credentials.
+    public var push = PushSettings()
 
     /// The defaults: 127.0.0.1:8080, `./herald.sqlite`.
     public init() {}
@@ -116,6 +118,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         timeouts.idle = try settings.seconds("HERALD_IDLE_TIMEOUT") ?? timeouts.idle
         timeouts.shutdown = try settings.seconds("HERALD_SHUTDOWN_TIMEOUT") ?? timeouts.shutdown
         configuration.timeouts = timeouts
+        configuration.push = try settings.push()
         return configuration
     }
 
@@ -197,6 +200,53 @@ private struct EnvironmentSettings {
             throw ConfigurationError("\(name) must be a number from \(range.lowerBound) to \(Int(range.upperBound)), not \"\(text)\"")
         }
         return value
+    }
+
+    /// The push settings: `HERALD_PUSH_*`, and each provider's, which must be complete when any of them is set.
+    func push() throws -> PushSettings {
+        var push = PushSettings()
+        push.delay = try number("HERALD_PUSH_DELAY", in: 0...86_400).map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? push.delay
+        push.maxAge = try seconds("HERALD_PUSH_MAX_AGE") ?? push.maxAge
+        push.concurrency = try integer("HERALD_PUSH_CONCURRENCY", in: 1...1_000) ?? push.concurrency
+        push.receiptDelay = try seconds("HERALD_EXPO_RECEIPT_DELAY") ?? push.receiptDelay
+        push.caFile = try file("HERALD_PUSH_CA_FILE")
+        let apns = ["HERALD_APNS_KEY_FILE", "HERALD_APNS_KEY_ID", "HERALD_APNS_TEAM_ID", "HERALD_APNS_TOPIC"]
+        let given = apns.filter { string($0) != nil }
+        if !given.isEmpty {
+            let missing = apns.filter { string($0) == nil }
+            guard missing.isEmpty else {
+                throw ConfigurationError("APNs needs \(apns.joined(separator: ", ")); \(missing.joined(separator: ", ")) not set")
+            }
+            push.apns = APNsProvider.Settings(
+                keyFile: try file("HERALD_APNS_KEY_FILE")!, keyID: string("HERALD_APNS_KEY_ID")!,
+                teamID: string("HERALD_APNS_TEAM_ID")!, topic: string("HERALD_APNS_TOPIC")!,
+                url: try url("HERALD_APNS_URL") ?? APNsProvider.Settings.production)
+        } else if string("HERALD_APNS_URL") != nil {
+            throw ConfigurationError("HERALD_APNS_URL is set but APNs is not: set \(apns.joined(separator: ", "))")
+        }
+        push.fcmServiceAccount = try file("HERALD_FCM_SERVICE_ACCOUNT")
+        push.fcmURL = try url("HERALD_FCM_URL") ?? push.fcmURL
+        push.expoURL = try url("HERALD_EXPO_URL")
+        push.expoAccessToken = string("HERALD_EXPO_ACCESS_TOKEN")
+        return push
+    }
+
+    /// A path to a file that exists.
+    func file(_ name: String) throws -> String? {
+        guard let path = string(name) else { return nil }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw ConfigurationError("\(name): cannot read \(path)")
+        }
+        return path
+    }
+
+    /// An http or https URL with a host, and no query or fragment.
+    func url(_ name: String) throws -> String? {
+        guard let text = string(name) else { return nil }
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host?.isEmpty == false,
+              url.query == nil, url.fragment == nil
+        else { throw ConfigurationError("\(name) must be an http or https URL, not \"\(text)\"") }
+        return text
     }
 
     func seconds(_ name: String) throws -> Duration? {

@@ -1,6 +1,8 @@
 import HeraldCore
 
-/// The demo: Alice, Bob and Charlie, a direct chat between each pair, a "Team Chat" group, and a few messages.
+/// The demo: Alice, Bob and Charlie, a direct chat between each pair, a "Team Chat" group, a few messages, and a
+/// phone for each (APNs, FCM, Expo), whose pushes the demo logs instead of sending: post as Alice in the page while
+/// Bob has no page open, and the server's log shows the push Bob's phone would get.
 public enum DemoData {
     /// The demo users.
     public static let people = [
@@ -9,11 +11,21 @@ public enum DemoData {
         Person(id: "charlie", displayName: "Charlie Davis"),
     ]
 
+    /// The demo people's phones.
+    public static let phones = [
+        DeviceRegistration(id: "alice-phone", userID: "alice", platform: .apns, token: String(repeating: "a1", count: 32)),
+        DeviceRegistration(id: "bob-phone", userID: "bob", platform: .fcm, token: "demo-bob-phone:fcm"),
+        DeviceRegistration(id: "charlie-phone", userID: "charlie", platform: .expo, token: "ExponentPushToken[demo-charlie]"),
+    ]
+
     /// Creates the demo data, or finds it if it is already there (running `--demo` twice adds nothing).
     public static func seed(_ environment: ServerEnvironment) async throws {
         let store = environment.store
         for person in people {
             try await store.upsertUser(person)
+        }
+        for device in phones {
+            try await store.registerDevice(device, limit: environment.configuration.limits.devicesPerUser)
         }
         let (alice, bob, charlie) = (people[0], people[1], people[2])
         let aliceBob = try await store.createConversation(kind: .direct, title: nil, memberIDs: ["alice", "bob"]).record

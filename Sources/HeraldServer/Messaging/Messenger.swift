@@ -7,6 +7,7 @@ import HeraldCore
 struct Messenger: Sendable {
     let store: any Store
     let hub: Hub
+    let push: PushDispatcher
     let limits: ServerLimits
     let userLimits: UserLimits
     let memberships: Memberships
@@ -62,9 +63,11 @@ struct Messenger: Sendable {
             imageURL: image
         )
         let hub = hub
+        let push = push
         let members = record.memberIDs
         return try await store.post(draft) { stored in
             hub.publish(stored, to: members)
+            push.messageStored(stored, members: members)
         }
     }
 }

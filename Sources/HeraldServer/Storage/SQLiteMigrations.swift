@@ -106,6 +106,42 @@ enum SQLiteMigrations {
             END
             """,
         ],
+        [
+            // The push outbox: one row per push to one device, written before it is sent, kept until it is
+            // answered. Unique by what it is about, so nothing is queued twice; `leased` marks a job being sent
+            // (cleared at start: a job in flight when the server died is sent again, with the same collapse id).
+            """
+            CREATE TABLE push_jobs (
+                id INTEGER PRIMARY KEY,
+                kind TEXT NOT NULL CHECK (kind IN ('alert', 'clear', 'receipt')),
+                job_key TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                conversation_id TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                content TEXT NOT NULL,
+                ticket TEXT,
+                created_at REAL NOT NULL,
+                due_at REAL NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                leased INTEGER NOT NULL DEFAULT 0,
+                UNIQUE (kind, job_key, user_id, device_id)
+            )
+            """,
+            "CREATE INDEX push_jobs_due ON push_jobs(leased, due_at)",
+            "CREATE INDEX push_jobs_by_device ON push_jobs(user_id, device_id)",
+            // Which devices were shown a conversation's messages by a push, up to which seq: reading the
+            // conversation on one device clears them on these (a silent push), and only on these.
+            """
+            CREATE TABLE push_shown (
+                user_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                conversation_id TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                PRIMARY KEY (user_id, conversation_id, device_id)
+            )
+            """,
+        ],
     ]
 
     static func migrate(_ connection: SQLiteHandle, logger: Logger) throws {

@@ -352,10 +352,13 @@ public final class SQLiteStore: Store {
                 }
             }
             // The token moves to this device, from whichever user or device held it before.
-            try connection.query(
-                "DELETE FROM devices WHERE platform = ?1 AND token = ?2 AND NOT (user_id = ?3 AND id = ?4)",
+            let previous = try connection.query(
+                "DELETE FROM devices WHERE platform = ?1 AND token = ?2 AND NOT (user_id = ?3 AND id = ?4) RETURNING user_id, id",
                 [.text(device.platform.rawValue), .text(device.token), .text(device.userID), .text(device.id)]
             )
+            for row in previous {
+                try Self.forgetPushes(userID: row.column("user_id")?.string ?? "", deviceID: row.column("id")?.string ?? "", on: connection)
+            }
             try connection.query(
                 """
                 INSERT INTO devices (user_id, id, platform, token, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -369,11 +372,18 @@ public final class SQLiteStore: Store {
     }
 
     public func removeDevice(id: String, userID: String) async throws -> Bool {
-        try await database.perform { connection in
+        try await database.transaction { connection in
             let rows = try connection.query(
                 "DELETE FROM devices WHERE user_id = ?1 AND id = ?2 RETURNING id", [.text(userID), .text(id)])
+            try Self.forgetPushes(userID: userID, deviceID: id, on: connection)
             return !rows.isEmpty
         }
+    }
+
+    /// A removed device's pushes go with it.
+    private static func forgetPushes(userID: String, deviceID: String, on connection: SQLiteHandle) throws {
+        try connection.query("DELETE FROM push_jobs WHERE user_id = ?1 AND device_id = ?2", [.text(userID), .text(deviceID)])
+        try connection.query("DELETE FROM push_shown WHERE user_id = ?1 AND device_id = ?2", [.text(userID), .text(deviceID)])
     }
 
     public func devices(of userID: String) async throws -> [DeviceRegistration] {

@@ -105,7 +105,7 @@ public enum PostOutcome: Hashable, Sendable {
 /// Implementations must store a message durably before ``post(_:onStored:)`` returns, and give messages
 /// increasing sequence numbers, calling `onStored` in sequence order: the live stream relies on that to resume
 /// with no gap and no duplicate.
-public protocol Store: Sendable {
+public protocol Store: PushOutbox {
     /// Creates or updates a user from their token's claims.
     func upsertUser(_ person: Person) async throws
 
@@ -173,6 +173,8 @@ public struct DeviceRegistration: Hashable, Sendable, Codable {
         case apns
         /// Firebase Cloud Messaging.
         case fcm
+        /// Expo's push service (React Native apps on Expo): an `ExponentPushToken[…]`.
+        case expo
         /// Web Push.
         case webpush
     }

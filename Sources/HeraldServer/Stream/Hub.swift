@@ -8,6 +8,9 @@ public struct ConnectionPresence: Hashable, Sendable {
     public var appState: AppState
     /// The conversation it has open, if any.
     public var focus: String?
+    /// The app's id for the device (the stream's `device` parameter), if it said: a device with a live connection
+    /// gets no push, it shows its own notification.
+    public var device: String?
 }
 
 /// The live connections: who is connected, what each is looking at, and the fan-out of new messages.
@@ -33,13 +36,13 @@ public final class Hub: Sendable {
     public init() {}
 
     /// Adds a connection of `userID`; nil when they already have `limit` open.
-    func register(userID: String, outbox: Outbox, limit: Int) -> Int? {
+    func register(userID: String, device: String? = nil, outbox: Outbox, limit: Int) -> Int? {
         state.withLockedValue { state in
             guard (state.byUser[userID]?.count ?? 0) < limit else { return nil }
             state.nextID += 1
             let id = state.nextID
             state.connections[id] = Connection(
-                userID: userID, outbox: outbox, presence: ConnectionPresence(appState: .foreground, focus: nil))
+                userID: userID, outbox: outbox, presence: ConnectionPresence(appState: .foreground, focus: nil, device: device))
             state.byUser[userID, default: []].insert(id)
             return id
         }
@@ -110,6 +113,25 @@ public final class Hub: Sendable {
     /// Whether any connected device of `userID` is in the foreground.
     public func hasForegroundConnection(userID: String) -> Bool {
         presence(of: userID).contains { $0.appState == .foreground }
+    }
+
+    /// The members of `memberIDs` with no connected device in the foreground: those a push may reach.
+    public func away(_ memberIDs: [String]) -> Set<String> {
+        state.withLockedValue { state in
+            var away: Set<String> = []
+            for member in memberIDs {
+                let foreground = (state.byUser[member] ?? []).contains { state.connections[$0]?.presence.appState == .foreground }
+                if !foreground { away.insert(member) }
+            }
+            return away
+        }
+    }
+
+    /// The devices of `userID` with a live connection (those that said which device they are).
+    public func connectedDevices(of userID: String) -> Set<String> {
+        state.withLockedValue { state in
+            Set((state.byUser[userID] ?? []).compactMap { state.connections[$0]?.presence.device })
+        }
     }
 
     /// How many connections are open.

@@ -15,6 +15,8 @@ import HeraldProtocol
 struct StreamSession {
     let identity: Identity
     let after: Int64?
+    /// The app's id for the device, from the `device` parameter: while it is connected it gets no push.
+    let device: String?
     let messenger: Messenger
     let limits: ServerLimits
     let timeouts: ServerTimeouts
@@ -33,7 +35,7 @@ struct StreamSession {
                 logger.notice("stream dropped: client stopped reading", metadata: ["user": "\(identity.userID)"])
             }
         }
-        guard let connection = messenger.hub.register(userID: identity.userID, outbox: outbox, limit: limits.streamsPerUser) else {
+        guard let connection = messenger.hub.register(userID: identity.userID, device: device, outbox: outbox, limit: limits.streamsPerUser) else {
             let refusal = APIError.rateLimited("a user has at most \(limits.streamsPerUser) streams open", retryAfter: 10)
             try await StreamController.refuse(refusal, inbound: inbound, outbound: outbound)
             return

@@ -1,0 +1,191 @@
+import Crypto
+import Foundation
+import JWTKit
+import Logging
+import NIOConcurrencyHelpers
+
+/// Apple Push Notification service: the HTTP/2 provider API with token authentication.
+///
+/// The provider token is an ES256 JWT signed with the team's `.p8` key (`kid` = the key id, `iss` = the team id),
+/// made once and reused, and made anew after ``tokenLifetime`` (Apple refuses tokens older than an hour and
+/// throttles ones made more often than every 20 minutes) or when APNs answers `ExpiredProviderToken`.
+public final class APNsProvider: PushProvider {
+    /// What `herald serve` needs to reach APNs.
+    public struct Settings: Hashable, Sendable {
+        /// The `.p8` key file from the Apple Developer account (Keys).
+        public var keyFile: String
+        /// The key's id (10 characters).
+        public var keyID: String
+        /// The team id (10 characters).
+        public var teamID: String
+        /// The app's bundle id: the `apns-topic`.
+        public var topic: String
+        /// The APNs server: production by default; `https://api.sandbox.push.apple.com` for development builds.
+        public var url: String
+
+        /// The production server.
+        public static let production = "https://api.push.apple.com"
+        /// The development (sandbox) server.
+        public static let sandbox = "https://api.sandbox.push.apple.com"
+
+        /// Settings for the key in `keyFile`.
+        public init(keyFile: String, keyID: String, teamID: String, topic: String, url: String = Self.production) {
+            self.keyFile = keyFile
+            self.keyID = keyID
+            self.teamID = teamID
+            self.topic = topic
+            self.url = url
+        }
+    }
+
+    struct ProviderClaims: JWTPayload {
+        var iss: IssuerClaim
+        var iat: IssuedAtClaim
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    public let platform = DeviceRegistration.Platform.apns
+    public let name = "APNs"
+    public let concurrency: Int
+    /// How long a provider token is reused.
+    static let tokenLifetime: TimeInterval = 50 * 60
+
+    private let settings: Settings
+    private let keys: JWTKeyCollection
+    private let http: PushHTTP
+    private let maxAge: Duration
+    private let token = NIOLockedValueBox<(value: String, made: Date)?>(nil)
+    private let logger: Logger
+
+    /// A provider signing with the key in `settings.keyFile`.
+    ///
+    /// - Throws: ``ConfigurationError`` when the key file cannot be read or holds no P-256 private key.
+    public init(settings: Settings, http: PushHTTP, maxAge: Duration, concurrency: Int, logger: Logger) async throws {
+        guard let pem = try? String(contentsOfFile: settings.keyFile, encoding: .utf8) else {
+            throw ConfigurationError("HERALD_APNS_KEY_FILE \(settings.keyFile) cannot be read")
+        }
+        let key: ES256PrivateKey
+        do {
+            key = try ES256PrivateKey(pem: pem)
+        } catch {
+            throw ConfigurationError("HERALD_APNS_KEY_FILE \(settings.keyFile) holds no P-256 private key (.p8)")
+        }
+        self.settings = settings
+        self.keys = await JWTKeyCollection().add(ecdsa: key, kid: JWKIdentifier(string: settings.keyID))
+        self.http = http
+        self.maxAge = maxAge
+        self.concurrency = concurrency
+        self.logger = logger
+    }
+
+    /// The provider token: the current one, or a new one when it is too old or `renew`.
+    func providerToken(renew: Bool = false) async throws -> String {
+        let now = Date()
+        if !renew, let current = token.withLockedValue({ $0 }), now.timeIntervalSince(current.made) < Self.tokenLifetime {
+            return current.value
+        }
+        let value = try await keys.sign(
+            ProviderClaims(iss: IssuerClaim(value: settings.teamID), iat: IssuedAtClaim(value: now)),
+            kid: JWKIdentifier(string: settings.keyID))
+        token.withLockedValue { $0 = (value, now) }
+        return value
+    }
+
+    public func send(_ job: PushJob) async -> PushOutcome {
+        do {
+            let answer = try await post(job, renew: false)
+            if answer.status == .forbidden, Self.reason(answer) == "ExpiredProviderToken" {
+                logger.info("APNs provider token expired: making a new one")
+                return Self.outcome(try await post(job, renew: true))
+            }
+            return Self.outcome(answer)
+        } catch {
+            return .network(error)
+        }
+    }
+
+    private func post(_ job: PushJob, renew: Bool) async throws -> PushHTTP.Answer {
+        let alert = job.kind == .alert
+        let expiration = Int(job.createdAt.timeIntervalSince1970) + Int(maxAge.components.seconds)
+        var headers = [
+            ("authorization", "bearer \(try await providerToken(renew: renew))"),
+            ("apns-topic", settings.topic),
+            ("apns-push-type", alert ? "alert" : "background"),
+            // Background pushes must go at priority 5.
+            ("apns-priority", alert ? "10" : "5"),
+            ("apns-expiration", String(expiration)),
+            ("apns-id", PushIdentity.uuid(for: job)),
+            ("content-type", "application/json"),
+        ]
+        if alert { headers.append(("apns-collapse-id", PushIdentity.collapseKey(for: job.content))) }
+        let url = settings.url.trimmingSuffix("/") + "/3/device/" + job.device.token
+        return try await http.send(.POST, url, headers: headers, body: Self.payload(for: job))
+    }
+
+    /// The JSON body: `aps` and the app's data beside it.
+    static func payload(for job: PushJob) -> Data {
+        let content = job.content
+        var aps: [String: Any] = ["badge": content.badge, "thread-id": content.conversationID]
+        if job.kind == .alert {
+            aps["alert"] = ["title": content.title ?? "", "body": content.body ?? ""]
+            aps["sound"] = "default"
+            aps["mutable-content"] = 1
+        } else {
+            aps["content-available"] = 1
+        }
+        var body: [String: Any] = ["aps": aps]
+        for (key, value) in content.data { body[key] = value }
+        return (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+    }
+
+    static func reason(_ answer: PushHTTP.Answer) -> String? {
+        answer.json?["reason"] as? String
+    }
+
+    /// What an answer means (Apple's "Handling notification responses from APNs").
+    static func outcome(_ answer: PushHTTP.Answer) -> PushOutcome {
+        let reason = reason(answer) ?? "HTTP \(answer.status.code)"
+        switch answer.status.code {
+        case 200:
+            return .sent(ticket: nil)
+        case 410:
+            return .removeDevice(reason: reason)
+        case 400 where ["BadDeviceToken", "DeviceTokenNotForTopic"].contains(reason):
+            return .removeDevice(reason: reason)
+        case 403 where ["ExpiredProviderToken", "InvalidProviderToken"].contains(reason):
+            // A new token was already tried; try again later rather than never.
+            return .retry(after: nil, reason: reason)
+        case 413:
+            return .drop(reason: "payload too large (\(reason))")
+        default:
+            return answer.transient ?? .drop(reason: reason)
+        }
+    }
+}
+
+/// The identities a push carries so that sending it again never shows it twice.
+enum PushIdentity {
+    /// The collapse key: the message id (APNs allows 64 bytes; a longer id is replaced by its SHA-256, in hex).
+    static func collapseKey(for content: PushContent) -> String {
+        let key = content.messageID ?? "read-\(content.conversationID)"
+        guard key.utf8.count > 64 else { return key }
+        return SHA256.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// A UUID that is the same every time the job is sent (APNs' `apns-id`).
+    static func uuid(for job: PushJob) -> String {
+        let seed = "\(job.kind.rawValue)\u{0}\(collapseKey(for: job.content))\u{0}\(job.device.userID)\u{0}\(job.device.id)"
+        var bytes = Array(SHA256.hash(data: Data(seed.utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x50  // version 5 style: name-based
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+            .uuidString.lowercased()
+    }
+}
+
+extension String {
+    func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
+}

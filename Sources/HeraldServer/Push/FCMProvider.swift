@@ -1,0 +1,187 @@
+import Foundation
+import JWTKit
+import Logging
+
+/// Firebase Cloud Messaging, HTTP v1 API, authorised by a Google service account.
+///
+/// The service account's key signs an RS256 assertion (`iss` = its `client_email`, `aud` = its `token_uri`,
+/// scope `firebase.messaging`), exchanged at `token_uri` for an OAuth 2 access token, which is kept until five
+/// minutes before it expires.
+public final class FCMProvider: PushProvider {
+    /// The fields of a service-account JSON file that Herald uses.
+    struct ServiceAccount: Decodable {
+        var project_id: String
+        var client_email: String
+        var private_key: String
+        var token_uri: String
+    }
+
+    struct Assertion: JWTPayload {
+        var iss: IssuerClaim
+        var scope: String
+        var aud: AudienceClaim
+        var iat: IssuedAtClaim
+        var exp: ExpirationClaim
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    public let platform = DeviceRegistration.Platform.fcm
+    public let name = "FCM"
+    public let concurrency: Int
+    static let scope = "https://www.googleapis.com/auth/firebase.messaging"
+
+    private let account: ServiceAccount
+    private let keys: JWTKeyCollection
+    private let http: PushHTTP
+    private let sendURL: String
+    private let accessToken: AccessTokenCache
+    private let logger: Logger
+
+    /// A provider for the service account in `serviceAccountFile`, sending to `url` (FCM's by default).
+    ///
+    /// - Throws: ``ConfigurationError`` when the file cannot be read or lacks a field or a usable key.
+    public init(serviceAccountFile: String, url: String, http: PushHTTP, concurrency: Int, logger: Logger) async throws {
+        guard let data = FileManager.default.contents(atPath: serviceAccountFile) else {
+            throw ConfigurationError("HERALD_FCM_SERVICE_ACCOUNT \(serviceAccountFile) cannot be read")
+        }
+        let account: ServiceAccount
+        do {
+            account = try JSONDecoder().decode(ServiceAccount.self, from: data)
+        } catch {
+            throw ConfigurationError(
+                "HERALD_FCM_SERVICE_ACCOUNT \(serviceAccountFile) is not a service-account JSON file "
+                    + "(project_id, client_email, private_key, token_uri)")
+        }
+        let key: Insecure.RSA.PrivateKey
+        do {
+            key = try Insecure.RSA.PrivateKey(pem: account.private_key)
+        } catch {
+            throw ConfigurationError("the private_key of HERALD_FCM_SERVICE_ACCOUNT \(serviceAccountFile) is not an RSA key")
+        }
+        self.account = account
+        self.keys = await JWTKeyCollection().add(rsa: key, digestAlgorithm: .sha256)
+        self.http = http
+        self.sendURL = url.trimmingSuffix("/") + "/v1/projects/\(account.project_id)/messages:send"
+        self.concurrency = concurrency
+        self.logger = logger
+        self.accessToken = AccessTokenCache()
+    }
+
+    /// Exchanges a fresh assertion for an access token.
+    private func exchange() async throws -> (token: String, expires: Date) {
+        let now = Date()
+        let assertion = try await keys.sign(Assertion(
+            iss: IssuerClaim(value: account.client_email), scope: Self.scope,
+            aud: AudienceClaim(value: account.token_uri), iat: IssuedAtClaim(value: now),
+            exp: ExpirationClaim(value: now.addingTimeInterval(3600))))
+        let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"
+        let answer = try await http.send(
+            .POST, account.token_uri, headers: [("content-type", "application/x-www-form-urlencoded")], body: Data(form.utf8))
+        guard answer.status == .ok, let json = answer.json, let token = json["access_token"] as? String, !token.isEmpty else {
+            throw TokenExchangeError(status: Int(answer.status.code), body: String(decoding: answer.body.prefix(300), as: UTF8.self))
+        }
+        let lifetime = (json["expires_in"] as? Int).map(TimeInterval.init) ?? 3600
+        return (token, now.addingTimeInterval(lifetime))
+    }
+
+    struct TokenExchangeError: Error, CustomStringConvertible {
+        var status: Int
+        var body: String
+        var description: String { "the OAuth token exchange answered \(status): \(body)" }
+    }
+
+    public func send(_ job: PushJob) async -> PushOutcome {
+        do {
+            var answer = try await post(job, renew: false)
+            if answer.status == .unauthorized {
+                logger.info("FCM access token refused: getting a new one")
+                answer = try await post(job, renew: true)
+            }
+            return Self.outcome(answer)
+        } catch let error as TokenExchangeError {
+            // The token endpoint said no: a bad service account is not fixed by retrying quickly, but it may be a
+            // passing outage; the job's maximum age bounds the retries either way.
+            return error.status == 429 || error.status >= 500 || error.status == 0
+                ? .retry(after: nil, reason: "\(error)") : .retry(after: .seconds(60), reason: "\(error)")
+        } catch {
+            return .network(error)
+        }
+    }
+
+    private func post(_ job: PushJob, renew: Bool) async throws -> PushHTTP.Answer {
+        let token = try await accessToken.token(renew: renew) { try await self.exchange() }
+        return try await http.send(
+            .POST, sendURL,
+            headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json; charset=utf-8")],
+            body: Self.body(for: job))
+    }
+
+    /// The `message` of FCM's send request.
+    static func body(for job: PushJob) -> Data {
+        let content = job.content
+        var data = content.data
+        data["badge"] = String(content.badge)
+        var message: [String: Any] = ["token": job.device.token, "data": data]
+        if job.kind == .alert {
+            let collapse = PushIdentity.collapseKey(for: content)
+            message["notification"] = ["title": content.title ?? "", "body": content.body ?? ""]
+            message["android"] = [
+                "priority": "high",
+                "collapse_key": collapse,
+                "notification": ["tag": collapse, "notification_count": content.badge],
+            ]
+            message["apns"] = [
+                "headers": ["apns-collapse-id": collapse, "apns-priority": "10", "apns-push-type": "alert"],
+                "payload": ["aps": ["thread-id": content.conversationID, "badge": content.badge, "sound": "default"]],
+            ]
+        } else {
+            message["android"] = ["priority": "high"]
+            message["apns"] = [
+                "headers": ["apns-priority": "5", "apns-push-type": "background"],
+                "payload": ["aps": ["content-available": 1, "badge": content.badge]],
+            ]
+        }
+        return (try? JSONSerialization.data(withJSONObject: ["message": message], options: [.sortedKeys])) ?? Data()
+    }
+
+    /// What an answer means (FCM's `ErrorCode` reference).
+    static func outcome(_ answer: PushHTTP.Answer) -> PushOutcome {
+        if answer.status == .ok { return .sent(ticket: nil) }
+        let error = answer.json?["error"] as? [String: Any]
+        let status = error?["status"] as? String ?? "HTTP \(answer.status.code)"
+        let message = error?["message"] as? String ?? ""
+        let details = error?["details"] as? [[String: Any]] ?? []
+        let codes = details.compactMap { $0["errorCode"] as? String }
+        let fields = details.flatMap { ($0["fieldViolations"] as? [[String: Any]] ?? []).compactMap { $0["field"] as? String } }
+        let reason = ([status] + codes + (message.isEmpty ? [] : [message])).joined(separator: ": ")
+        if codes.contains("UNREGISTERED") || answer.status == .notFound {
+            return .removeDevice(reason: reason)
+        }
+        if codes.contains("SENDER_ID_MISMATCH") {
+            return .removeDevice(reason: reason)
+        }
+        if answer.status == .badRequest,
+           fields.contains("message.token") || message.lowercased().contains("registration token") {
+            return .removeDevice(reason: reason)
+        }
+        return answer.transient ?? .drop(reason: reason)
+    }
+}
+
+/// An OAuth access token shared by concurrent sends: fetched once, kept until five minutes before it expires.
+actor AccessTokenCache {
+    private var current: (token: String, expires: Date)?
+    private var pending: Task<(token: String, expires: Date), any Error>?
+
+    func token(renew: Bool, fetch: @escaping @Sendable () async throws -> (token: String, expires: Date)) async throws -> String {
+        if renew { current = nil }
+        if let current, current.expires.timeIntervalSinceNow > 300 { return current.token }
+        if let pending { return try await pending.value.token }
+        let task = Task { try await fetch() }
+        pending = task
+        defer { pending = nil }
+        let fresh = try await task.value
+        current = fresh
+        return fresh.token
+    }
+}

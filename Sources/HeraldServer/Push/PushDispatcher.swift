@@ -1,0 +1,328 @@
+import Foundation
+import HeraldCore
+import Logging
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+
+/// How pushes are timed and bounded (`HERALD_PUSH_*`).
+public struct PushSettings: Hashable, Sendable {
+    /// How long after a message its pushes wait (`HERALD_PUSH_DELAY`, default 0): reading the conversation on
+    /// any device meanwhile cancels them, as chat apps that wait to see if you read it elsewhere do.
+    public var delay: Duration = .zero
+    /// How long a push is tried before it is dropped (`HERALD_PUSH_MAX_AGE`, default one hour); also the
+    /// expiry the push services are given.
+    public var maxAge: Duration = .seconds(3600)
+    /// How many pushes each provider sends at once (`HERALD_PUSH_CONCURRENCY`, default 32).
+    public var concurrency = 32
+    /// The first retry's wait; each further retry waits twice as long (with jitter), up to ``maxRetryWait``.
+    public var retryBase: Duration = .seconds(1)
+    /// The longest wait between two tries.
+    public var maxRetryWait: Duration = .seconds(15 * 60)
+    /// How long after an Expo push its receipt is asked for (`HERALD_EXPO_RECEIPT_DELAY`, default 15 minutes).
+    public var receiptDelay: Duration = .seconds(15 * 60)
+    /// Extra trusted CA certificates (PEM) for the push services' endpoints (`HERALD_PUSH_CA_FILE`).
+    public var caFile: String?
+    /// APNs, when its key, key id, team id and topic are all set (`HERALD_APNS_*`).
+    public var apns: APNsProvider.Settings?
+    /// The service-account JSON file for FCM (`HERALD_FCM_SERVICE_ACCOUNT`).
+    public var fcmServiceAccount: String?
+    /// FCM's server (`HERALD_FCM_URL`).
+    public var fcmURL = "https://fcm.googleapis.com"
+    /// Expo's server (`HERALD_EXPO_URL`).
+    public var expoURL: String?
+    /// Expo's access token, for projects that require one (`HERALD_EXPO_ACCESS_TOKEN`).
+    public var expoAccessToken: String?
+
+    /// The defaults: no credentials, so APNs and FCM are off; Expo (which needs none) is on.
+    public init() {}
+}
+
+/// Push delivery: the decision after each message, the outbox's jobs sent by each provider, retries, pruning.
+///
+/// The decision (docs/push.md, "Who gets a push") runs once a message is committed, for each member but the
+/// sender: muted → nothing; a connected device in the foreground (looking at this conversation or not) → nothing;
+/// otherwise a job for each registered device with no live connection, written to the outbox before anything is
+/// sent. Each provider has a loop of its own that leases due jobs, at most ``PushProvider/concurrency`` at once.
+public final class PushDispatcher: Service, Sendable {
+    /// What the dispatcher has done since it started.
+    public struct Counts: Hashable, Sendable {
+        /// Jobs queued by decisions and reads.
+        public var queued = 0
+        /// Pushes the services took.
+        public var sent = 0
+        /// Tries that will be tried again.
+        public var retried = 0
+        /// Devices removed for a dead token.
+        public var removedDevices = 0
+        /// Jobs given up (refused, too old).
+        public var dropped = 0
+    }
+
+    private struct Decision: Sendable {
+        var incoming: IncomingMessage
+        var candidates: Set<String>
+    }
+
+    let store: any Store
+    let hub: Hub
+    let settings: PushSettings
+    /// The providers, by platform.
+    public let providers: [DeviceRegistration.Platform: any PushProvider]
+    private let http: PushHTTP?
+    private let logger: Logger
+    private let decisions: AsyncStream<Decision>
+    private let decisionInput: AsyncStream<Decision>.Continuation
+    private let signals: [DeviceRegistration.Platform: WakeSignal]
+    private let counters = NIOLockedValueBox(Counts())
+
+    /// A dispatcher sending through `providers`; `http` is shut down when it stops.
+    public init(
+        store: any Store, hub: Hub, providers: [any PushProvider], settings: PushSettings, http: PushHTTP?,
+        logger: Logger
+    ) {
+        self.store = store
+        self.hub = hub
+        self.settings = settings
+        self.providers = Dictionary(providers.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
+        self.http = http
+        self.logger = logger
+        (decisions, decisionInput) = AsyncStream.makeStream(of: Decision.self)
+        signals = self.providers.mapValues { _ in WakeSignal() }
+    }
+
+    /// What it has done so far.
+    public var counts: Counts { counters.withLockedValue { $0 } }
+
+    /// Takes a message just committed (from the store's `onStored`, so in `seq` order): never waits. Members in
+    /// the foreground somewhere are left out at once; the rest are decided on by the dispatcher's own task.
+    func messageStored(_ incoming: IncomingMessage, members: [String]) {
+        guard !providers.isEmpty else { return }
+        let sender = incoming.message.senderID
+        let candidates = hub.away(members.filter { $0 != sender })
+        guard !candidates.isEmpty else { return }
+        decisionInput.yield(Decision(incoming: incoming, candidates: candidates))
+    }
+
+    /// Decides who of `candidates` (members with no device in the foreground) gets a push for `incoming`, and
+    /// queues a job for each of their registered devices without a live connection. Returns the jobs queued.
+    @discardableResult
+    public func decide(_ incoming: IncomingMessage, candidates: Set<String>) async throws -> Int {
+        let targets = try await store.pushTargets(conversationID: incoming.conversation.id, among: candidates)
+        let due = Date().addingTimeInterval(settings.delay.seconds)
+        var connected: [String: Set<String>] = [:]
+        var jobs: [NewPushJob] = []
+        jobs.reserveCapacity(targets.count)
+        let formatter = ContentFormatter()
+        var contents: [Int: PushContent] = [:]
+        var platforms: Set<DeviceRegistration.Platform> = []
+        for target in targets where providers[target.device.platform] != nil {
+            let userID = target.device.userID
+            let live = connected[userID] ?? hub.connectedDevices(of: userID)
+            connected[userID] = live
+            guard !live.contains(target.device.id) else { continue }
+            let content = contents[target.badge] ?? PushContent(alert: incoming, badge: target.badge, formatter: formatter)
+            contents[target.badge] = content
+            jobs.append(NewPushJob(kind: .alert, userID: userID, deviceID: target.device.id, content: content, due: due))
+            platforms.insert(target.device.platform)
+        }
+        let added = try await store.queuePushJobs(jobs)
+        if added > 0 {
+            counters.withLockedValue { $0.queued += added }
+            wake(platforms)
+        }
+        return added
+    }
+
+    /// After `userID` read `conversationID`: alerts still waiting for it are dropped, and the devices that were
+    /// shown its messages by a push, but the one that read (`device`), get a silent push clearing them.
+    func conversationRead(userID: String, conversationID: String, device: String?) async {
+        guard !providers.isEmpty else { return }
+        do {
+            let clears = try await store.pushAfterRead(
+                userID: userID, conversationID: conversationID, device: device, due: Date())
+            if clears > 0 {
+                counters.withLockedValue { $0.queued += clears }
+                wake(Set(providers.keys))
+            }
+        } catch {
+            logger.warning("push: read not recorded", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func wake(_ platforms: Set<DeviceRegistration.Platform>) {
+        for platform in platforms { signals[platform]?.notify() }
+    }
+
+    /// Sends until the server stops: what was in flight when it last stopped goes first (with the same collapse
+    /// id, so a device shows it once).
+    public func run() async throws {
+        if !providers.isEmpty {
+            let released = try await store.releasePushLeases()
+            if released > 0 { logger.notice("push: \(released) pushes in flight at the last stop will be sent again") }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for provider in providers.values {
+                group.addTask { await self.sendLoop(provider) }
+            }
+            group.addTask { await self.decideLoop() }
+            try? await gracefulShutdown()
+            // Decisions already taken are written before stopping; sends in flight are cut (their jobs stay in
+            // the outbox and go again at the next start).
+            decisionInput.finish()
+            group.cancelAll()
+        }
+        await http?.shutdown()
+    }
+
+    private func decideLoop() async {
+        for await decision in decisions {
+            do {
+                try await decide(decision.incoming, candidates: decision.candidates)
+            } catch {
+                logger.warning("push: decision failed", metadata: [
+                    "message": "\(decision.incoming.message.id)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// One provider's loop: lease what is due, as many as it has free slots, send each in a task of its own, and
+    /// wait for the next due job, new jobs, or a free slot.
+    private func sendLoop(_ provider: any PushProvider) async {
+        guard let signal = signals[provider.platform] else { return }
+        let inFlight = NIOLockedValueBox(0)
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled {
+                let free = provider.concurrency - inFlight.withLockedValue { $0 }
+                guard free > 0 else {
+                    await signal.wait(timeout: .seconds(60))
+                    continue
+                }
+                let leased: (jobs: [PushJob], nextDue: Date?)
+                do {
+                    leased = try await store.leasePushJobs(now: Date(), platform: provider.platform, limit: free)
+                } catch {
+                    if !Task.isCancelled { logger.warning("push: outbox unreadable", metadata: ["error": "\(error)"]) }
+                    await signal.wait(timeout: .seconds(1))
+                    continue
+                }
+                for job in leased.jobs {
+                    inFlight.withLockedValue { $0 += 1 }
+                    group.addTask {
+                        await self.process(job, with: provider)
+                        inFlight.withLockedValue { $0 -= 1 }
+                        signal.notify()
+                    }
+                }
+                if leased.jobs.count < free {
+                    let wait = leased.nextDue.map { max(0.001, $0.timeIntervalSinceNow) } ?? 60
+                    await signal.wait(timeout: .milliseconds(Int64(min(wait, 60) * 1000)))
+                }
+            }
+        }
+    }
+
+    private func process(_ job: PushJob, with provider: any PushProvider) async {
+        let metadata: Logger.Metadata = [
+            "provider": "\(provider.name)", "user": "\(job.device.userID)", "device": "\(job.device.id)",
+            "kind": "\(job.kind.rawValue)", "message": "\(job.content.messageID ?? job.content.conversationID)"]
+        let deadline = job.createdAt.addingTimeInterval(settings.maxAge.seconds)
+        guard Date() < deadline else {
+            return await drop(job, reason: "older than HERALD_PUSH_MAX_AGE", metadata: metadata)
+        }
+        let outcome = job.kind == .receipt ? await provider.checkReceipt(job) : await provider.send(job)
+        do {
+            switch outcome {
+            case .sent(let ticket):
+                let followUp = ticket.map {
+                    NewPushJob(kind: .receipt, userID: job.device.userID, deviceID: job.device.id, content: job.content,
+                               ticket: $0, due: Date().addingTimeInterval(settings.receiptDelay.seconds))
+                }
+                try await store.finishPushJob(job, shown: job.kind == .alert, followUp: followUp)
+                if job.kind != .receipt { counters.withLockedValue { $0.sent += 1 } }
+                logger.debug("push sent", metadata: metadata)
+            case .retry(let after, let reason):
+                let wait = after?.seconds ?? backoff(attempts: job.attempts)
+                let due = Date().addingTimeInterval(wait)
+                guard due < deadline else {
+                    return await drop(job, reason: "\(reason), and no time left to retry", metadata: metadata)
+                }
+                try await store.retryPushJob(id: job.id, at: due)
+                counters.withLockedValue { $0.retried += 1 }
+                logger.info("push will be retried in \(String(format: "%.1f", wait)) s: \(reason)", metadata: metadata)
+            case .removeDevice(let reason):
+                _ = try await store.removeDevice(id: job.device.id, userID: job.device.userID)
+                counters.withLockedValue { $0.removedDevices += 1 }
+                logger.notice("push token dead, device removed: \(reason)", metadata: metadata)
+            case .drop(let reason):
+                await drop(job, reason: reason, metadata: metadata)
+            }
+        } catch {
+            // The store is closing: the job stays leased and is sent again at the next start.
+            logger.debug("push outcome not recorded", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+        }
+    }
+
+    private func drop(_ job: PushJob, reason: String, metadata: Logger.Metadata) async {
+        try? await store.finishPushJob(job, shown: false, followUp: nil)
+        counters.withLockedValue { $0.dropped += 1 }
+        logger.warning("push dropped: \(reason)", metadata: metadata)
+    }
+
+    /// The wait before try `attempts + 1`: doubling from ``PushSettings/retryBase``, at most
+    /// ``PushSettings/maxRetryWait``, each between half and all of that (jitter, so many retries do not come at
+    /// once).
+    func backoff(attempts: Int) -> TimeInterval {
+        let full = min(settings.maxRetryWait.seconds, settings.retryBase.seconds * pow(2, Double(min(attempts, 30))))
+        return full * Double.random(in: 0.5...1)
+    }
+}
+
+/// Wakes one waiting loop: a notification that comes while nobody waits is kept for the next wait.
+final class WakeSignal: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    func notify() {
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            state.pending = true
+            return nil
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at the next notification (or one kept since the last wait), after `timeout`, or when cancelled.
+    func wait(timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.next() }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func next() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = state.withLockedValue { state -> Bool in
+                    if state.pending {
+                        state.pending = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            notify()
+        }
+    }
+}

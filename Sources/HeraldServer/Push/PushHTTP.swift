@@ -1,0 +1,94 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// The HTTP client every push provider sends with: HTTP/2 where the service offers it (APNs requires it), the
+/// system's trusted certificates plus those of `HERALD_PUSH_CA_FILE`, and a deadline on every request.
+public final class PushHTTP: Sendable {
+    let client: HTTPClient
+    /// How long one request may take, from connecting to the last byte of the answer.
+    let timeout: TimeAmount
+
+    /// The largest answer read from a push service.
+    static let maxResponseBytes = 64 * 1024
+
+    /// A client trusting the system's certificates and those in `caFile` (PEM), if given.
+    ///
+    /// - Throws: ``ConfigurationError`` when `caFile` holds no certificate that can be read.
+    public init(caFile: String?, timeout: Duration = .seconds(30)) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile {
+            do {
+                let certificates = try NIOSSLCertificate.fromPEMFile(caFile)
+                guard !certificates.isEmpty else { throw ConfigurationError("no certificate in it") }
+                tls.additionalTrustRoots = [.certificates(certificates)]
+            } catch {
+                throw ConfigurationError("HERALD_PUSH_CA_FILE \(caFile) cannot be used: \(error)")
+            }
+        }
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        configuration.httpVersion = .automatic
+        configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        self.timeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+    }
+
+    /// An answer from a push service.
+    struct Answer: Sendable {
+        var status: HTTPResponseStatus
+        var headers: HTTPHeaders
+        var body: Data
+
+        /// The body's JSON object, if it is one.
+        var json: [String: Any]? {
+            (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
+        }
+
+        /// `Retry-After` as a duration: seconds, or an HTTP date.
+        var retryAfter: Duration? {
+            guard let value = headers.first(name: "retry-after")?.trimmingCharacters(in: .whitespaces) else { return nil }
+            if let seconds = Int(value), seconds >= 0 { return .seconds(min(seconds, 86_400)) }
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+            guard let date = formatter.date(from: value) else { return nil }
+            return .seconds(min(max(0, Int(date.timeIntervalSinceNow.rounded(.up))), 86_400))
+        }
+
+        /// The outcome for the answers every service shares: 429 and 5xx are tried again.
+        var transient: PushOutcome? {
+            if status == .tooManyRequests || status.code >= 500 {
+                return .retry(after: retryAfter, reason: "HTTP \(status.code)")
+            }
+            return nil
+        }
+    }
+
+    /// Sends a request and reads its answer (up to ``maxResponseBytes``).
+    func send(
+        _ method: HTTPMethod, _ url: String, headers: [(String, String)], body: Data
+    ) async throws -> Answer {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await client.execute(request, timeout: timeout)
+        let buffer = try await response.body.collect(upTo: Self.maxResponseBytes)
+        return Answer(status: response.status, headers: response.headers, body: Data(buffer.readableBytesView))
+    }
+
+    /// Closes its connections.
+    func shutdown() async {
+        try? await client.shutdown()
+    }
+}
+
+extension PushOutcome {
+    /// A request that never got an answer (connection refused or reset, timed out, TLS failed): tried again.
+    static func network(_ error: any Error) -> PushOutcome {
+        .retry(after: nil, reason: "network: \(error)")
+    }
+}

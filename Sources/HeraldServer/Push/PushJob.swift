@@ -1,0 +1,176 @@
+import Foundation
+import HeraldCore
+
+/// What one push says: the words of ``ContentFormatter`` and the data an app needs to open the right chat.
+///
+/// An alert is about one message; a clear ("read elsewhere") carries no words, only the conversation whose
+/// notifications should go away, how far it was read, and the badge now.
+public struct PushContent: Codable, Hashable, Sendable {
+    /// The conversation, which is also the notification's thread.
+    public var conversationID: String
+    /// The message (alerts only); also the collapse key, so a push sent twice shows once.
+    public var messageID: String?
+    /// The message's `seq`, or for a clear the read marker.
+    public var seq: Int64
+    /// Who sent the message (alerts only).
+    public var senderID: String?
+    /// `New message from <sender>` or `New message in <group>` (alerts only).
+    public var title: String?
+    /// The preview (alerts only).
+    public var body: String?
+    /// The member's unread messages over all their conversations.
+    public var badge: Int
+
+    /// An alert for `incoming`, in ``ContentFormatter``'s words.
+    public init(alert incoming: IncomingMessage, badge: Int, formatter: ContentFormatter = ContentFormatter()) {
+        let notification = formatter.notification(for: incoming)
+        conversationID = incoming.conversation.id
+        messageID = incoming.message.id
+        seq = incoming.message.seq ?? 0
+        senderID = incoming.message.senderID
+        title = notification.title
+        body = notification.body
+        self.badge = badge
+    }
+
+    /// A clear: `conversationID` was read up to `readUpTo` on another device.
+    public init(clear conversationID: String, readUpTo: Int64, badge: Int) {
+        self.conversationID = conversationID
+        seq = readUpTo
+        self.badge = badge
+    }
+
+    /// The data an app receives with the push, as strings (FCM's `data` takes strings only).
+    public var data: [String: String] {
+        var data = ["conversationId": conversationID, "seq": String(seq)]
+        if let messageID {
+            data["type"] = "message"
+            data["messageId"] = messageID
+        } else {
+            data["type"] = "read"
+        }
+        if let senderID { data["senderId"] = senderID }
+        return data
+    }
+}
+
+/// One job of the push outbox: one push to one device.
+public struct PushJob: Hashable, Sendable {
+    /// What the job does.
+    public enum Kind: String, Hashable, Sendable {
+        /// Tell the member about a message.
+        case alert
+        /// Clear a conversation's notifications read on another device, and set the badge (a silent push).
+        case clear
+        /// Ask the push service what became of an earlier push (Expo's receipts).
+        case receipt
+    }
+
+    /// The outbox row.
+    public var id: Int64
+    /// What it does.
+    public var kind: Kind
+    /// Where it goes.
+    public var device: DeviceRegistration
+    /// What it says.
+    public var content: PushContent
+    /// The push service's ticket, for a ``Kind/receipt`` job.
+    public var ticket: String?
+    /// When it was queued; it is dropped once older than the maximum age.
+    public var createdAt: Date
+    /// How many times it was tried before.
+    public var attempts: Int
+
+    /// Creates a job.
+    public init(
+        id: Int64, kind: Kind, device: DeviceRegistration, content: PushContent, ticket: String? = nil,
+        createdAt: Date, attempts: Int
+    ) {
+        self.id = id
+        self.kind = kind
+        self.device = device
+        self.content = content
+        self.ticket = ticket
+        self.createdAt = createdAt
+        self.attempts = attempts
+    }
+}
+
+/// A job to queue.
+public struct NewPushJob: Hashable, Sendable {
+    /// What it does.
+    public var kind: PushJob.Kind
+    /// The device's owner.
+    public var userID: String
+    /// The device.
+    public var deviceID: String
+    /// What it says.
+    public var content: PushContent
+    /// The push service's ticket, for a receipt job.
+    public var ticket: String?
+    /// When to send it.
+    public var due: Date
+
+    /// Creates a job to queue.
+    public init(kind: PushJob.Kind, userID: String, deviceID: String, content: PushContent, ticket: String? = nil, due: Date) {
+        self.kind = kind
+        self.userID = userID
+        self.deviceID = deviceID
+        self.content = content
+        self.ticket = ticket
+        self.due = due
+    }
+
+    /// What makes a job unique: the message for an alert, the conversation for a clear (a newer clear replaces a
+    /// waiting one), the ticket for a receipt.
+    var key: String {
+        switch kind {
+        case .alert: content.messageID ?? ""
+        case .clear: content.conversationID
+        case .receipt: ticket ?? ""
+        }
+    }
+}
+
+/// A device that may get a push for a message, with its owner's badge.
+public struct PushTarget: Hashable, Sendable {
+    /// The device.
+    public var device: DeviceRegistration
+    /// Its owner's unread messages over all their conversations.
+    public var badge: Int
+}
+
+/// What became of one push, as a provider reports it.
+public enum PushOutcome: Hashable, Sendable {
+    /// The push service took it; `ticket`, if any, is to be checked later (``PushProvider/checkReceipt(_:)``).
+    case sent(ticket: String?)
+    /// Try again later: rate limited (with the service's `Retry-After`, if it gave one), a server or network error.
+    case retry(after: Duration?, reason: String)
+    /// The token is dead (unregistered, not for this app): the device is removed.
+    case removeDevice(reason: String)
+    /// It can never be sent (too large, refused): dropped, with a log line.
+    case drop(reason: String)
+}
+
+/// A push service: APNs, FCM, Expo, Web Push, or the log of `--demo`.
+///
+/// A provider turns a job into the service's request and the service's answer into a ``PushOutcome``; the
+/// ``PushDispatcher`` does the rest (the outbox, retries, back-off, concurrency, removing dead devices). A new
+/// service is one type conforming to this protocol.
+public protocol PushProvider: Sendable {
+    /// The platform of the devices it serves.
+    var platform: DeviceRegistration.Platform { get }
+    /// Its name in logs.
+    var name: String { get }
+    /// How many pushes it sends at once.
+    var concurrency: Int { get }
+    /// Sends one push.
+    func send(_ job: PushJob) async -> PushOutcome
+    /// Asks what became of a push whose ticket ``send(_:)`` returned.
+    func checkReceipt(_ job: PushJob) async -> PushOutcome
+}
+
+extension PushProvider {
+    /// Providers without tickets have nothing to check.
+    public func checkReceipt(_ job: PushJob) async -> PushOutcome { .sent(ticket: nil) }
+}

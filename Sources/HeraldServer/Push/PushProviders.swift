@@ -1,0 +1,52 @@
+import Foundation
+import Logging
+
+/// The providers `herald serve` sends with, made from its settings, each announced at start as on or off.
+enum PushProviders {
+    /// The providers the settings allow. With `demo`, every platform without credentials gets the log-only
+    /// provider, so a newcomer sees each push the server would send.
+    ///
+    /// - Throws: ``ConfigurationError`` when a key, service account or CA file cannot be used.
+    static func make(_ settings: PushSettings, demo: Bool, logger: Logger) async throws -> (providers: [any PushProvider], http: PushHTTP?) {
+        var providers: [any PushProvider] = []
+        let expoConfigured = settings.expoURL != nil || settings.expoAccessToken != nil
+        let needsHTTP = settings.apns != nil || settings.fcmServiceAccount != nil || expoConfigured || !demo
+        let http = needsHTTP ? try PushHTTP(caFile: settings.caFile) : nil
+        do {
+            if let apns = settings.apns, let http {
+                providers.append(try await APNsProvider(
+                    settings: apns, http: http, maxAge: settings.maxAge, concurrency: settings.concurrency, logger: logger))
+                logger.info("push: APNs on (topic \(apns.topic), \(apns.url))")
+            } else {
+                logger.info("push: APNs off (set HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID, HERALD_APNS_TOPIC)")
+            }
+            if let file = settings.fcmServiceAccount, let http {
+                providers.append(try await FCMProvider(
+                    serviceAccountFile: file, url: settings.fcmURL, http: http, concurrency: settings.concurrency,
+                    logger: logger))
+                logger.info("push: FCM on (\(settings.fcmURL))")
+            } else {
+                logger.info("push: FCM off (set HERALD_FCM_SERVICE_ACCOUNT)")
+            }
+            // Expo needs no credentials; in the demo it is left to the log unless configured.
+            if let http, !demo || expoConfigured {
+                let url = settings.expoURL ?? ExpoProvider.defaultURL
+                providers.append(ExpoProvider(
+                    url: url, accessToken: settings.expoAccessToken, http: http, maxAge: settings.maxAge,
+                    concurrency: settings.concurrency))
+                logger.info("push: Expo on (\(url))")
+            }
+        } catch {
+            await http?.shutdown()
+            throw error
+        }
+        if demo {
+            let served = Set(providers.map(\.platform))
+            for platform in [DeviceRegistration.Platform.apns, .fcm, .expo] where !served.contains(platform) {
+                providers.append(LogPushProvider(platform: platform, logger: logger))
+                logger.info("push: \(platform.rawValue) pushes are logged, not sent (--demo without credentials)")
+            }
+        }
+        return (providers, http)
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// The durable side of push delivery, kept by the store beside the messages (docs/push.md, "The outbox").
+///
+/// A job is written before it is sent and deleted only once the push service answered (or it was given up), so a
+/// server that dies loses none; every job is unique by what it is about and the device, so none is queued twice.
+public protocol PushOutbox: Sendable {
+    /// The devices of `conversationID`'s members among `candidates` who have not muted it, each with its owner's
+    /// badge (their unread messages over all their conversations).
+    func pushTargets(conversationID: String, among candidates: Set<String>) async throws -> [PushTarget]
+
+    /// Queues `jobs`. A job already queued for the same subject and device is left alone, except a clear, whose
+    /// content and due time a newer clear replaces. Returns how many were added or replaced.
+    @discardableResult
+    func queuePushJobs(_ jobs: [NewPushJob]) async throws -> Int
+
+    /// Leases up to `limit` jobs for `platform`'s devices due by `now`, the earliest first, and tells when its next
+    /// job not leased falls due.
+    func leasePushJobs(now: Date, platform: DeviceRegistration.Platform, limit: Int) async throws -> (jobs: [PushJob], nextDue: Date?)
+
+    /// Ends a leased job. An alert `shown` marks its device as showing the conversation (read elsewhere clears it
+    /// there); `followUp` (a receipt to check) is queued in the same transaction.
+    func finishPushJob(_ job: PushJob, shown: Bool, followUp: NewPushJob?) async throws
+
+    /// Puts a leased job back, to be tried again at `due`.
+    func retryPushJob(id: Int64, at due: Date) async throws
+
+    /// Releases every lease: at start, what was being sent when the server stopped is sent again.
+    @discardableResult
+    func releasePushLeases() async throws -> Int
+
+    /// After `userID` read `conversationID` (up to their read marker): drops the alerts still waiting for it, and
+    /// queues a clear, due at `due`, to each device that was shown its messages by a push, except `device` (the
+    /// one that read). Returns the clears queued.
+    func pushAfterRead(userID: String, conversationID: String, device: String?, due: Date) async throws -> Int
+
+    /// How many jobs wait or are being sent.
+    func pushJobCount() async throws -> Int
+}

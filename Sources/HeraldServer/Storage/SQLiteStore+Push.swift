@@ -1,0 +1,189 @@
+import Foundation
+import HeraldCore
+import SQLiteNIO
+
+extension SQLiteStore {
+    public func pushTargets(conversationID: String, among candidates: Set<String>) async throws -> [PushTarget] {
+        guard !candidates.isEmpty else { return [] }
+        return try await database.perform { connection in
+            let rows = try connection.query(
+                """
+                SELECT d.user_id, d.id, d.platform, d.token FROM members m JOIN devices d ON d.user_id = m.user_id
+                WHERE m.conversation_id = ?1 AND m.muted = 0 ORDER BY d.user_id, d.id
+                """,
+                [.text(conversationID)]
+            )
+            var badges: [String: Int] = [:]
+            var targets: [PushTarget] = []
+            for row in rows {
+                guard let device = Self.device(from: row), candidates.contains(device.userID) else { continue }
+                let badge = try badges[device.userID] ?? Self.badge(of: device.userID, on: connection)
+                badges[device.userID] = badge
+                targets.append(PushTarget(device: device, badge: badge))
+            }
+            return targets
+        }
+    }
+
+    /// `userID`'s unread messages over all their conversations, each conversation counted up to
+    /// ``ConversationSummary/unreadLimit`` as in their list.
+    static func badge(of userID: String, on connection: SQLiteHandle) throws -> Int {
+        let rows = try connection.query(
+            """
+            SELECT coalesce(sum((SELECT count(*) FROM (SELECT 1 FROM messages x
+                WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> ?1 LIMIT ?2))), 0)
+                AS badge
+            FROM members me WHERE me.user_id = ?1
+            """,
+            [.text(userID), .integer(ConversationSummary.unreadLimit)]
+        )
+        return Int(rows.first?.column("badge")?.integer ?? 0)
+    }
+
+    @discardableResult
+    public func queuePushJobs(_ jobs: [NewPushJob]) async throws -> Int {
+        guard !jobs.isEmpty else { return 0 }
+        return try await database.transaction { connection in
+            try Self.queue(jobs, on: connection)
+        }
+    }
+
+    private static func queue(_ jobs: [NewPushJob], on connection: SQLiteHandle) throws -> Int {
+        let now = Date().timeIntervalSince1970
+        let encoder = JSONEncoder()
+        var added = 0
+        for job in jobs {
+            let content = String(decoding: try encoder.encode(job.content), as: UTF8.self)
+            let onConflict = job.kind == .clear
+                ? "DO UPDATE SET content = excluded.content, seq = excluded.seq, due_at = excluded.due_at, created_at = excluded.created_at, attempts = 0"
+                : "DO NOTHING"
+            let rows = try connection.query(
+                """
+                INSERT INTO push_jobs (kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                ON CONFLICT (kind, job_key, user_id, device_id) \(onConflict) RETURNING id
+                """,
+                [.text(job.kind.rawValue), .text(job.key), .text(job.userID), .text(job.deviceID),
+                 .text(job.content.conversationID), .integer(Int(job.content.seq)), .text(content),
+                 job.ticket.map { .text($0) } ?? .null, .float(now), .float(job.due.timeIntervalSince1970)]
+            )
+            added += rows.count
+        }
+        return added
+    }
+
+    public func leasePushJobs(
+        now: Date, platform: DeviceRegistration.Platform, limit: Int
+    ) async throws -> (jobs: [PushJob], nextDue: Date?) {
+        try await database.transaction { connection in
+            let rows = try connection.query(
+                """
+                SELECT j.id AS job_id, j.kind, j.user_id, j.content, j.ticket, j.created_at, j.attempts,
+                       d.id, d.platform, d.token
+                FROM push_jobs j JOIN devices d ON d.user_id = j.user_id AND d.id = j.device_id
+                WHERE j.leased = 0 AND j.due_at <= ?1 AND d.platform = ?3 ORDER BY j.due_at, j.id LIMIT ?2
+                """,
+                [.float(now.timeIntervalSince1970), .integer(limit), .text(platform.rawValue)]
+            )
+            let decoder = JSONDecoder()
+            var jobs: [PushJob] = []
+            for row in rows {
+                guard let id = row.column("job_id")?.integer else { continue }
+                guard let device = Self.device(from: row),
+                      let kind = row.column("kind")?.string.flatMap(PushJob.Kind.init),
+                      let text = row.column("content")?.string,
+                      let content = try? decoder.decode(PushContent.self, from: Data(text.utf8))
+                else {
+                    try connection.query("DELETE FROM push_jobs WHERE id = ?1", [.integer(id)])
+                    continue
+                }
+                try connection.query("UPDATE push_jobs SET leased = 1 WHERE id = ?1", [.integer(id)])
+                jobs.append(PushJob(
+                    id: Int64(id), kind: kind, device: device, content: content, ticket: row.column("ticket")?.string,
+                    createdAt: Date(timeIntervalSince1970: row.column("created_at")?.double ?? 0),
+                    attempts: row.column("attempts")?.integer ?? 0))
+            }
+            let next = try connection.query(
+                """
+                SELECT min(j.due_at) AS due FROM push_jobs j JOIN devices d ON d.user_id = j.user_id AND d.id = j.device_id
+                WHERE j.leased = 0 AND d.platform = ?1
+                """,
+                [.text(platform.rawValue)])
+            return (jobs, next.first?.column("due")?.double.map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+
+    public func finishPushJob(_ job: PushJob, shown: Bool, followUp: NewPushJob?) async throws {
+        try await database.transaction { connection in
+            try connection.query("DELETE FROM push_jobs WHERE id = ?1", [.integer(Int(job.id))])
+            if shown {
+                try connection.query(
+                    """
+                    INSERT INTO push_shown (user_id, device_id, conversation_id, seq) VALUES (?1, ?2, ?3, ?4)
+                    ON CONFLICT (user_id, conversation_id, device_id) DO UPDATE SET seq = max(seq, excluded.seq)
+                    """,
+                    [.text(job.device.userID), .text(job.device.id), .text(job.content.conversationID),
+                     .integer(Int(job.content.seq))]
+                )
+            }
+            if let followUp { _ = try Self.queue([followUp], on: connection) }
+        }
+    }
+
+    public func retryPushJob(id: Int64, at due: Date) async throws {
+        try await database.perform { connection in
+            _ = try connection.query(
+                "UPDATE push_jobs SET leased = 0, attempts = attempts + 1, due_at = ?2 WHERE id = ?1",
+                [.integer(Int(id)), .float(due.timeIntervalSince1970)])
+        }
+    }
+
+    @discardableResult
+    public func releasePushLeases() async throws -> Int {
+        try await database.perform { connection in
+            try connection.query("UPDATE push_jobs SET leased = 0 WHERE leased = 1 RETURNING id").count
+        }
+    }
+
+    public func pushAfterRead(userID: String, conversationID: String, device: String?, due: Date) async throws -> Int {
+        try await database.transaction { connection in
+            let marker = try connection.query(
+                "SELECT read_seq FROM members WHERE conversation_id = ?1 AND user_id = ?2",
+                [.text(conversationID), .text(userID)])
+            guard let readSeq = marker.first?.column("read_seq")?.integer else { return 0 }
+            try connection.query(
+                "DELETE FROM push_jobs WHERE kind = 'alert' AND leased = 0 AND user_id = ?1 AND conversation_id = ?2 AND seq <= ?3",
+                [.text(userID), .text(conversationID), .integer(readSeq)])
+            let shown = try connection.query(
+                """
+                DELETE FROM push_shown WHERE user_id = ?1 AND conversation_id = ?2 AND seq <= ?3 AND device_id <> ?4
+                RETURNING device_id
+                """,
+                [.text(userID), .text(conversationID), .integer(readSeq), .text(device ?? "")])
+            guard !shown.isEmpty else { return 0 }
+            let content = PushContent(
+                clear: conversationID, readUpTo: Int64(readSeq), badge: try Self.badge(of: userID, on: connection))
+            let jobs = shown.compactMap { row in
+                row.column("device_id")?.string.map {
+                    NewPushJob(kind: .clear, userID: userID, deviceID: $0, content: content, due: due)
+                }
+            }
+            return try Self.queue(jobs, on: connection)
+        }
+    }
+
+    public func pushJobCount() async throws -> Int {
+        try await database.perform { connection in
+            try connection.query("SELECT count(*) AS n FROM push_jobs").first?.column("n")?.integer ?? 0
+        }
+    }
+
+    /// The device in a row with `user_id`, `id`, `platform` and `token`; nil when any is missing.
+    static func device(from row: SQLiteValues) -> DeviceRegistration? {
+        guard let userID = row.column("user_id")?.string, let id = row.column("id")?.string,
+              let token = row.column("token")?.string,
+              let platform = row.column("platform")?.string.flatMap(DeviceRegistration.Platform.init)
+        else { return nil }
+        return DeviceRegistration(id: id, userID: userID, platform: platform, token: token)
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import HeraldServer
+import Testing
+
+/// Who gets a push, end to end: real stream connections say where each member is, the fake APNs says what was
+/// sent. A push that should not happen is checked for after one that should, posted later, has arrived: the outbox
+/// sends in order, so the first would have come before it.
+@Suite("Push decision", .timeLimit(.minutes(3)))
+struct PushDecisionTests {
+    /// Bob has two phones; Alice writes to him.
+    private struct Scene {
+        let push: PushHarness
+        let alice: String
+        let bob: String
+        let chat: String
+        let phone1 = PushHarness.apnsToken(0xB0B1)
+        let phone2 = PushHarness.apnsToken(0xB0B2)
+
+        static func make(_ push: PushHarness) async throws -> Scene {
+            let server = push.server
+            let (alice, bob) = try await (server.token("alice", name: "Alice"), server.token("bob", name: "Bob"))
+            let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let scene = Scene(push: push, alice: alice, bob: bob, chat: chat)
+            try await push.register(bob, device: "phone-1", platform: "apns", pushToken: scene.phone1)
+            try await push.register(bob, device: "phone-2", platform: "apns", pushToken: scene.phone2)
+            // The sender has a phone too: it must never hear of its own messages.
+            try await push.register(alice, device: "alice-phone", platform: "apns", pushToken: PushHarness.apnsToken(0xA1))
+            return scene
+        }
+
+        /// The collapse ids (message ids) pushed to `token` so far.
+        func pushed(_ token: String) -> [String] {
+            push.apns(token).compactMap { $0.headers["apns-collapse-id"] }
+        }
+
+        /// Posts `id` as Alice.
+        func post(_ id: String) async throws {
+            try await push.server.post(alice, to: chat, id: id, text: "message \(id)")
+        }
+
+        /// Posts a marker message with Bob away from everything, waits until it reached phone 2, and returns
+        /// what each phone was sent before it.
+        func settle(_ marker: String) async throws -> (phone1: [String], phone2: [String]) {
+            try await post(marker)
+            try await push.fake.wait("the marker \(marker)") { _ in pushed(phone2).contains(marker) }
+            return (pushed(phone1).filter { $0 != marker }, pushed(phone2).filter { $0 != marker })
+        }
+    }
+
+    @Test("all devices away: a push to each; the sender: none")
+    func allAway() async throws {
+        try await PushHarness.run { push in
+            let scene = try await Scene.make(push)
+            try await scene.post("m1")
+            try await push.fake.wait("both phones") { _ in scene.pushed(scene.phone1) == ["m1"] && scene.pushed(scene.phone2) == ["m1"] }
+            #expect(push.apns(PushHarness.apnsToken(0xA1)).isEmpty, "the sender gets no push for their own message")
+        }
+    }
+
+    @Test("in the foreground elsewhere (the web page, no device id): no push")
+    func foregroundElsewhere() async throws {
+        try await PushHarness.run { push in
+            let scene = try await Scene.make(push)
+            let page = try await push.server.stream(scene.bob)
+            var frames = FrameReader(page)
+            _ = try await frames.untilReady()
+            try await scene.post("while-on-page")
+            let message = try await frames.next()
+            #expect(message.message?.id == "while-on-page", "the page gets it live")
+            page.close()
+            _ = try await page.closed()
+            try await push.eventually("the page gone") { push.server.environment.hub.presence(of: "bob").isEmpty }
+            let before = try await scene.settle("after-page")
+            #expect(before.phone1.isEmpty && before.phone2.isEmpty)
+        }
+    }
+
+    @Test("looking at the conversation on another device: no push")
+    func looking() async throws {
+        try await PushHarness.run { push in
+            let scene = try await Scene.make(push)
+            let tablet = try await push.server.stream(scene.bob, device: "tablet")
+            var frames = FrameReader(tablet)
+            _ = try await frames.untilReady()
+            tablet.send(#"{"type": "focus", "conversation": "\#(scene.chat)"}"#)
+            _ = try await frames.drain(tablet)
+            #expect(push.server.environment.hub.isLooking(userID: "bob", at: scene.chat))
+            try await scene.post("while-looking")
+            tablet.close()
+            _ = try await tablet.closed()
+            try await push.eventually("the tablet gone") { push.server.environment.hub.presence(of: "bob").isEmpty }
+            let before = try await scene.settle("after-looking")
+            #expect(before.phone1.isEmpty && before.phone2.isEmpty)
+        }
+    }
+
+    @Test("a device connected in the background: no push to it (it shows its own), a push to the other")
+    func connectedInBackground() async throws {
+        try await PushHarness.run { push in
+            let scene = try await Scene.make(push)
+            let phone = try await push.server.stream(scene.bob, device: "phone-1")
+            var frames = FrameReader(phone)
+            _ = try await frames.untilReady()
+            phone.send(#"{"type": "app", "state": "background"}"#)
+            _ = try await frames.drain(phone)
+            try await scene.post("m-bg")
+            try await push.fake.wait("phone 2's push") { _ in scene.pushed(scene.phone2) == ["m-bg"] }
+            #expect((try await frames.next()).message?.id == "m-bg", "phone 1 has it on its stream")
+            phone.close()
+            _ = try await phone.closed()
+            try await push.eventually("phone 1 gone") { push.server.environment.hub.presence(of: "bob").isEmpty }
+            let before = try await scene.settle("after-bg")
+            #expect(before.phone1.isEmpty, "no push to the connected device")
+            #expect(before.phone2 == ["m-bg"])
+        }
+    }
+
+    @Test("muted: no push")
+    func muted() async throws {
+        try await PushHarness.run { push in
+            let scene = try await Scene.make(push)
+            let mute = try await push.server.request("PUT", "/v1/conversations/\(scene.chat)/mute", token: scene.bob)
+            #expect(mute.status == 204)
+            try await scene.post("while-muted")
+            #expect(try await push.server.request("DELETE", "/v1/conversations/\(scene.chat)/mute", token: scene.bob).status == 204)
+            let before = try await scene.settle("after-unmute")
+            #expect(before.phone1.isEmpty && before.phone2.isEmpty)
+        }
+    }
+
+    @Test("a delay, and a read on any device meanwhile: no push; without a read, the push after the delay")
+    func delayCancelledByRead() async throws {
+        try await PushHarness.run(configure: { $0.push.delay = .seconds(1) }) { push in
+            let scene = try await Scene.make(push)
+            try await scene.post("read-in-time")
+            let read = try await push.server.request(
+                "POST", "/v1/conversations/\(scene.chat)/read", token: scene.bob, body: #"{"upTo": 1000000}"#)
+            #expect(read.status == 204)
+            let posted = ContinuousClock.now
+            try await scene.post("not-read")
+            try await push.fake.wait("the delayed push") { _ in scene.pushed(scene.phone2) == ["not-read"] }
+            #expect(ContinuousClock.now - posted >= .milliseconds(900), "it waited for the delay")
+            #expect(scene.pushed(scene.phone1) == ["not-read"])
+            try await push.eventually("the outbox empty") { try await push.server.environment.store.pushJobCount() == 0 }
+        }
+    }
+
+    @Test("read on one device clears the others: a silent push with the new badge to each device shown the conversation, not the one that read")
+    func readClearsOthers() async throws {
+        try await PushHarness.run { push in
+            let scene = try await Scene.make(push)
+            try await scene.post("r1")
+            try await scene.post("r2")
+            try await push.fake.wait("both phones, twice") { _ in scene.pushed(scene.phone1).count == 2 && scene.pushed(scene.phone2).count == 2 }
+            #expect(push.apns(scene.phone2).last?.json.flatMap { ($0["aps"] as? [String: Any])?["badge"] as? Int } == 2)
+
+            let read = try await push.server.request(
+                "POST", "/v1/conversations/\(scene.chat)/read", token: scene.bob, body: #"{"upTo": 1000000, "device": "phone-1"}"#)
+            #expect(read.status == 204)
+            let clear = try #require(try await push.fake.wait("the clear") { _ in push.apns(scene.phone2).count == 3 }
+                .last { $0.path.hasSuffix(scene.phone2) })
+            #expect(clear.headers["apns-push-type"] == "background")
+            #expect(clear.headers["apns-priority"] == "5")
+            #expect(clear.headers["apns-collapse-id"] == nil)
+            let body = try #require(clear.json)
+            let aps = try #require(body["aps"] as? [String: Any])
+            #expect(aps["content-available"] as? Int == 1)
+            #expect(aps["badge"] as? Int == 0)
+            #expect(aps["alert"] == nil)
+            #expect(body["type"] as? String == "read")
+            #expect(body["conversationId"] as? String == scene.chat)
+            // Reading again clears nothing new; phone 1, which read, got no clear.
+            _ = try await push.server.request(
+                "POST", "/v1/conversations/\(scene.chat)/read", token: scene.bob, body: #"{"upTo": 1000000, "device": "phone-1"}"#)
+            let before = try await scene.settle("r3")
+            #expect(before.phone1 == ["r1", "r2"])
+            #expect(push.apns(scene.phone2).filter { $0.headers["apns-push-type"] == "background" }.count == 1)
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import HeraldServer
+import HeraldTestSupport
+import JWTKit
+import Testing
+
+@Suite("Push outbox durability", .timeLimit(.minutes(2)))
+struct PushCrashTests {
+    @Test("pushes pending at SIGKILL are sent after the restart, each once; those in flight are sent again with the same collapse id and apns-id")
+    func sigkillWithPushesPending() async throws {
+        let certificate = try await TestCertificate.make()
+        defer { certificate.remove() }
+        let folder = try makeTemporaryFolder("herald-push-crash")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("herald.sqlite").path
+        let keyFile = folder.appendingPathComponent("AuthKey.p8").path
+        try ES256PrivateKey().pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        let tokens = await TokenAuthority(secret: TestServer.secret)
+        let (alice, bob) = try await (tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"))
+        let deviceToken = PushHarness.apnsToken(0xDEAD)
+        let messages = (1...10).map { "crash-\($0)" }
+
+        try await FakePushService.run(certificate: certificate) { fake in
+            let environment: [String: String?] = [
+                "HERALD_APNS_KEY_FILE": keyFile, "HERALD_APNS_KEY_ID": PushHarness.keyID,
+                "HERALD_APNS_TEAM_ID": PushHarness.teamID, "HERALD_APNS_TOPIC": PushHarness.topic,
+                "HERALD_APNS_URL": fake.url, "HERALD_PUSH_CA_FILE": certificate.certificatePath,
+                "HERALD_PUSH_CONCURRENCY": "2",
+            ]
+            // APNs takes two pushes and never answers: they are in flight when the server dies, the rest wait.
+            fake.respond { $0.path.hasPrefix("/3/device/") ? FakeAnswer(status: 200, hold: true) : nil }
+            let first = try await ServerProcess(database: database, secret: TestServer.secret, environment: environment)
+            defer { first.stop() }
+            let client = RemoteServer(port: first.port)
+            let chat = try await client.createConversation(alice, members: ["bob"])
+            let registered = try await HTTPClient.request(
+                port: first.port, "PUT", "/v1/devices/bob-phone", token: bob,
+                body: #"{"platform": "apns", "token": "\#(deviceToken)"}"#)
+            #expect(registered.status == 204)
+            for id in messages {
+                #expect(try await client.post(alice, to: chat, id: id, text: "message \(id)") == 201)
+            }
+            try await fake.wait("two pushes in flight") { $0.count == 2 }
+            // The concurrency limit holds the rest back; give the decisions for all ten time to be written.
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(fake.requests.count == 2)
+            await first.kill()
+            let inFlight = fake.requests
+
+            fake.respond { _ in nil }
+            fake.release()
+            let second = try await ServerProcess(database: database, secret: TestServer.secret, environment: environment)
+            defer { second.stop() }
+            let after = try await fake.wait("every message pushed after the restart") { requests in
+                Set(requests.dropFirst(inFlight.count).compactMap { $0.headers["apns-collapse-id"] }) == Set(messages)
+            }
+            // Nothing more comes: each was sent once after the restart.
+            try await Task.sleep(for: .milliseconds(500))
+            let resent = fake.requests.dropFirst(inFlight.count).filter { $0.path == "/3/device/\(deviceToken)" }
+            #expect(resent.count == messages.count, "each pending push sent once: \(resent.compactMap { $0.headers["apns-collapse-id"] })")
+            _ = after
+            for held in inFlight {
+                let again = resent.filter { $0.headers["apns-collapse-id"] == held.headers["apns-collapse-id"] }
+                #expect(again.count == 1)
+                #expect(again.first?.headers["apns-id"] == held.headers["apns-id"], "the same apns-id: APNs and the device see one notification")
+            }
+            #expect(await second.terminate() == 0)
+        }
+    }
+}

@@ -6,7 +6,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks that print figures; build with -c release for meaningful numbers.",
-        subcommands: [Engine.self, Stream.self, Peers.self, Post.self, Connections.self, List.self]
+        subcommands: [Engine.self, Stream.self, Peers.self, Post.self, Connections.self, List.self, Push.self]
     )
 
     /// `herald bench engine`.
@@ -195,6 +195,41 @@ struct BenchCommand: ParsableCommand {
 }
 
 /// Says, in a debug build, that the figures mean little and which command gives real ones.
+extension BenchCommand {
+    /// `herald bench push`.
+    struct Push: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A message to a group of members all away: time to decide and queue their pushes, and sends a second."
+        )
+
+        @Option(help: "Members of the group, besides the sender.")
+        var members = 1_000
+
+        @Option(help: "Phones each member has.")
+        var devices = 2
+
+        @Option(help: "Messages, one after another; medians are reported.")
+        var messages = 5
+
+        @Option(help: "Pushes sent at once.")
+        var concurrency = 32
+
+        func validate() throws {
+            guard members > 0, devices > 0, messages > 0, concurrency > 0 else { throw ValidationError("counts must be positive") }
+        }
+
+        func run() async throws {
+            noteDebugBuild("push")
+            var options = PushBenchmark.Options()
+            options.members = members
+            options.devicesPerMember = devices
+            options.messages = messages
+            options.concurrency = concurrency
+            print(try await PushBenchmark.run(options).text)
+        }
+    }
+}
+
 private func noteDebugBuild(_ benchmark: String) {
     #if DEBUG
     print("note: this is a debug build; use `swift run -c release herald bench \(benchmark)` for real figures")

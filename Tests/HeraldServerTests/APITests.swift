@@ -97,24 +97,84 @@ struct APITests {
         }
     }
 
-    @Test("devices: a push token is registered (and replaced), and removed on sign-out; another user's is not theirs to remove")
+    @Test("devices: a push token is registered (and replaced), listed, and removed on sign-out; another user's is not theirs to remove")
     func devices() async throws {
         try await TestServer.run { server in
             let (alice, bob) = try await (server.token("alice"), server.token("bob"))
+            let first = String(repeating: "ab", count: 32), second = String(repeating: "cd", count: 32)
             let put = try await server.request(
-                "PUT", "/v1/devices/phone-1", token: alice, body: #"{"platform": "apns", "token": "abc123"}"#)
+                "PUT", "/v1/devices/phone-1", token: alice, body: #"{"platform": "apns", "token": "\#(first)"}"#)
             #expect(put.status == 204)
             _ = try await server.request(
-                "PUT", "/v1/devices/phone-1", token: alice, body: #"{"platform": "apns", "token": "def456"}"#)
+                "PUT", "/v1/devices/phone-1", token: alice, body: #"{"platform": "apns", "token": "\#(second)"}"#)
             let stored = try await server.environment.store.devices(of: "alice")
-            #expect(stored == [DeviceRegistration(id: "phone-1", userID: "alice", platform: .apns, token: "def456")])
+            #expect(stored == [DeviceRegistration(id: "phone-1", userID: "alice", platform: .apns, token: second)])
+            #expect(try await server.request(
+                "PUT", "/v1/devices/pixel", token: alice, body: #"{"platform": "fcm", "token": "fcm:APA91b-x_y.z"}"#).status == 204)
+            #expect(try await server.request(
+                "PUT", "/v1/devices/rn", token: alice, body: #"{"platform": "expo", "token": "ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]"}"#).status == 204)
+
+            let listed = try await server.request("GET", "/v1/devices", token: alice)
+            #expect(listed.status == 200)
+            let devices = try #require((try JSONSerialization.jsonObject(with: listed.body) as? [String: Any])?["devices"] as? [[String: String]])
+            #expect(devices == [
+                ["id": "phone-1", "platform": "apns", "token": second],
+                ["id": "pixel", "platform": "fcm", "token": "fcm:APA91b-x_y.z"],
+                ["id": "rn", "platform": "expo", "token": "ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]"],
+            ])
+            #expect(try await server.request("GET", "/v1/devices", token: bob).text == #"{"devices":[]}"#)
+            #expect(try await server.request("GET", "/v1/devices").status == 401)
+
             let wrongPlatform = try await server.request(
                 "PUT", "/v1/devices/phone-2", token: alice, body: #"{"platform": "pager", "token": "x"}"#)
             #expect(wrongPlatform.errorCode == "invalid_request")
             #expect(try await server.request("DELETE", "/v1/devices/phone-1", token: bob).status == 404)
             #expect(try await server.request("DELETE", "/v1/devices/phone-1", token: alice).status == 204)
-            #expect(try await server.environment.store.devices(of: "alice").isEmpty)
+            #expect(try await server.environment.store.devices(of: "alice").map(\.id) == ["pixel", "rn"])
             #expect(try await server.request("DELETE", "/v1/devices/phone-1", token: alice).errorCode == "not_found")
+        }
+    }
+
+    @Test("push tokens are checked per platform: APNs hex, FCM bounded and plain, Expo's own form")
+    func pushTokenShapes() async throws {
+        try await TestServer.run { server in
+            let alice = try await server.token("alice")
+            let refused: [(String, String)] = [
+                ("apns", "abc123"), ("apns", String(repeating: "g", count: 64)), ("apns", String(repeating: "a", count: 65)),
+                ("apns", String(repeating: "a", count: 202)), ("apns", ""),
+                ("fcm", ""), ("fcm", "has space"), ("fcm", "slash/../x"), ("fcm", String(repeating: "a", count: 4_097)),
+                ("fcm", "nul\\u0000"), ("fcm", "é"),
+                ("expo", "abc"), ("expo", "ExponentPushToken[]"), ("expo", "ExponentPushToken[a b]"), ("expo", "ExponentPushToken[abc"),
+                ("expo", "ExponentPushToken[abc]x"),
+            ]
+            for (platform, token) in refused {
+                let result = try await server.request(
+                    "PUT", "/v1/devices/d", token: alice, body: #"{"platform": "\#(platform)", "token": "\#(token)"}"#)
+                #expect(result.status == 400, "\(platform) \(token.prefix(40))")
+                #expect(result.errorCode == "invalid_request")
+            }
+            #expect(try await server.environment.store.devices(of: "alice").isEmpty)
+            for (platform, token) in [("apns", String(repeating: "0F", count: 32)), ("apns", String(repeating: "a", count: 200)),
+                                      ("expo", "ExpoPushToken[abc-DEF_123]"), ("fcm", String(repeating: "a", count: 4_096))] {
+                let result = try await server.request(
+                    "PUT", "/v1/devices/d-\(platform)-\(token.count)", token: alice, body: #"{"platform": "\#(platform)", "token": "\#(token)"}"#)
+                #expect(result.status == 204, "\(platform) \(token.prefix(40))")
+            }
+        }
+    }
+
+    @Test("the stream's device parameter and a read's device must be usable ids")
+    func deviceParameters() async throws {
+        try await TestServer.run { server in
+            let alice = try await server.token("alice")
+            let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let plain = try await server.request("GET", "/v1/stream?device=phone%00", token: alice)
+            #expect(plain.status == 400)
+            #expect(plain.errorCode == "invalid_request")
+            #expect(try await server.request("GET", "/v1/stream?device=phone-1", token: alice).status == 426)
+            let read = try await server.request(
+                "POST", "/v1/conversations/\(chat)/read", token: alice, body: #"{"upTo": 1, "device": ""}"#)
+            #expect(read.errorCode == "invalid_request")
         }
     }
 

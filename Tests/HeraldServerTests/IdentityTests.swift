@@ -84,7 +84,7 @@ struct IdentityTests {
                 #expect(result.errorCode == "invalid_request")
             }
             let device = try await server.request(
-                "PUT", "/v1/devices/phone%07", token: alice, body: #"{"platform": "apns", "token": "t"}"#)
+                "PUT", "/v1/devices/phone%07", token: alice, body: #"{"platform": "fcm", "token": "t"}"#)
             #expect(device.errorCode == "invalid_request")
 
             // A focus on a bad id is refused on the stream too, and the connection lives on.
@@ -242,7 +242,7 @@ struct IdentityTests {
             let store = server.environment.store
             let put = { (token: String, device: String, push: String) in
                 try await server.request(
-                    "PUT", "/v1/devices/\(device)", token: token, body: #"{"platform": "apns", "token": "\#(push)"}"#)
+                    "PUT", "/v1/devices/\(device)", token: token, body: #"{"platform": "fcm", "token": "\#(push)"}"#)
             }
             let first = try await put(alice, "phone", "alice-token")
             #expect(first.status == 204, "\(first.text)")

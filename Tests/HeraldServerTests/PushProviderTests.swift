@@ -175,7 +175,9 @@ struct PushProviderTests {
             #expect(sends.allSatisfy { $0.path == "/v1/projects/\(PushHarness.fcmProject)/messages:send" })
             let granted = try #require(FakePushService.lastAccessToken(in: exchanges))
             #expect(sends.allSatisfy { $0.headers["authorization"] == "Bearer \(granted)" })
-            let message = try #require(sends[0].json?["message"] as? [String: Any])
+            // Sent at once, so in either order.
+            let messages = sends.compactMap { $0.json?["message"] as? [String: Any] }
+            let message = try #require(messages.first { ($0["data"] as? [String: String])?["messageId"] == "m-fcm-1" })
             #expect(message["token"] as? String == "fcm-token:APA91b-xyz_1")
             let notification = try #require(message["notification"] as? [String: Any])
             #expect(notification["title"] as? String == "New message in Team")

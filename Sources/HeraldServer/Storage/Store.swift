@@ -90,6 +90,15 @@ public struct MessageDraft: Hashable, Sendable {
     public var text: String?
     /// Its image.
     public var imageURL: URL?
+
+    /// A message to store.
+    public init(id: String, conversation: Conversation, sender: Person, text: String?, imageURL: URL?) {
+        self.id = id
+        self.conversation = conversation
+        self.sender = sender
+        self.text = text
+        self.imageURL = imageURL
+    }
 }
 
 /// What storing a message did.

@@ -1,0 +1,145 @@
+import Foundation
+import HeraldCore
+import HeraldServer
+import Hummingbird
+import JWTKit
+import Logging
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+
+/// A message to a group whose members are all away, each with two phones: how long the push decision takes to
+/// decide and queue a job for every phone, and how fast the outbox then sends them to a local fake APNs.
+///
+/// Everything runs in this process: the store on a temporary SQLite file (as in production), the dispatcher with
+/// the real APNs provider (ES256 provider token, the same requests), and the fake on a free loopback port over
+/// plain HTTP/1.1 (the real APNs takes HTTP/2 over TLS; the fake measures Herald's side, not the network's).
+public enum PushBenchmark {
+    /// The shape of a run.
+    public struct Options: Sendable {
+        /// Members of the group who get the pushes (the sender is one more).
+        public var members = 1_000
+        /// Phones each member has.
+        public var devicesPerMember = 2
+        /// Messages posted, one after another, each sent in full before the next.
+        public var messages = 5
+        /// Pushes sent at once.
+        public var concurrency = 32
+
+        /// The issue's shape: 1,000 members with 2 devices each.
+        public init() {}
+    }
+
+    /// What a run measured.
+    public struct Report: Sendable {
+        /// The shape.
+        public var options: Options
+        /// The time to decide and queue each message's jobs.
+        public var decide: [Duration]
+        /// Jobs queued for each message.
+        public var jobs: Int
+        /// The time from queueing to the fake's answer to the last push, per message.
+        public var send: [Duration]
+
+        /// The report, for a terminal.
+        public var text: String {
+            func ms(_ duration: Duration) -> String { String(format: "%.2f ms", duration.seconds * 1000) }
+            let decided = decide.sorted(), sent = send.sorted()
+            let medianDecide = decided[decided.count / 2], medianSend = sent[sent.count / 2]
+            return """
+                push: a message to \(options.members) members, all away, \(options.devicesPerMember) phones each \
+                (\(jobs) jobs a message), \(options.messages) messages, \(options.concurrency) pushes at once to a local fake APNs
+                  decide and queue: median \(ms(medianDecide)), min \(ms(decided.first!)), max \(ms(decided.last!)) \
+                (\(Int(Double(jobs) / medianDecide.seconds)) jobs queued a second)
+                  send all:         median \(ms(medianSend)), min \(ms(sent.first!)), max \(ms(sent.last!)) \
+                (\(Int(Double(jobs) / medianSend.seconds)) pushes a second at the fake)
+                """
+        }
+    }
+
+    /// Runs the benchmark.
+    public static func run(_ options: Options) async throws -> Report {
+        var logger = Logger(label: "herald-bench")
+        logger.logLevel = .error
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keyFile = folder.appendingPathComponent("AuthKey.p8").path
+        try ES256PrivateKey().pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+
+        let received = NIOLockedValueBox(0)
+        let router = Router()
+        router.post("3/device/:token") { request, _ -> HTTPResponse.Status in
+            _ = try await request.body.collect(upTo: 64 * 1024)
+            received.withLockedValue { $0 += 1 }
+            return .ok
+        }
+        let (ports, portSink) = AsyncStream<Int>.makeStream()
+        let fake = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { portSink.yield($0.localAddress?.port ?? 0) }, logger: logger)
+
+        var configuration = ServerConfiguration()
+        configuration.databasePath = folder.appendingPathComponent("bench.sqlite").path
+        configuration.port = 0
+        configuration.push.concurrency = options.concurrency
+        let services = ServiceGroup(services: [fake], gracefulShutdownSignals: [], logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await services.run() }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw BenchmarkError("the fake APNs did not start") }
+            configuration.push.apns = .init(
+                keyFile: keyFile, keyID: "BENCHKEY01", teamID: "BENCHTEAM1", topic: "bench.herald",
+                url: "http://127.0.0.1:\(port)")
+            let environment = try await ServerEnvironment.make(configuration, logger: logger)
+            let (store, dispatcher) = (environment.store, environment.push)
+            let herald = ServiceGroup(
+                services: [buildApplication(environment, logger: logger)], gracefulShutdownSignals: [], logger: logger)
+            group.addTask { try await herald.run() }
+
+            let sender = Person(id: "sender", displayName: "Sender")
+            try await store.upsertUser(sender)
+            var members: [String] = []
+            for index in 0..<options.members {
+                let person = Person(id: "member-\(index)", displayName: "Member \(index)")
+                try await store.upsertUser(person)
+                members.append(person.id)
+                for phone in 0..<options.devicesPerMember {
+                    try await store.registerDevice(
+                        DeviceRegistration(
+                            id: "phone-\(phone)", userID: person.id, platform: .apns,
+                            token: String(format: "%032x%032x", index, phone)),
+                        limit: 100)
+                }
+            }
+            let (everyone, _) = try await store.createConversation(kind: .group, title: "Everyone", memberIDs: [sender.id] + members)
+            let candidates = Set(members)
+            var decide: [Duration] = [], send: [Duration] = []
+            var jobs = 0
+            for index in 0..<options.messages {
+                let draft = MessageDraft(
+                    id: "bench-\(index)", conversation: everyone.conversation, sender: sender,
+                    text: "Message \(index) to everyone", imageURL: nil)
+                let (stored, storedSink) = AsyncStream<IncomingMessage>.makeStream()
+                _ = try await store.post(draft) { storedSink.yield($0) }
+                var storedIterator = stored.makeAsyncIterator()
+                guard let incoming = await storedIterator.next() else { throw BenchmarkError("nothing stored") }
+                let before = received.withLockedValue { $0 }
+                let clock = ContinuousClock()
+                let start = clock.now
+                jobs = try await dispatcher.decide(incoming, candidates: candidates)
+                let queued = clock.now
+                decide.append(queued - start)
+                let deadline = queued + .seconds(120)
+                while received.withLockedValue({ $0 }) < before + jobs {
+                    guard clock.now < deadline else { throw BenchmarkError("the pushes were not all sent in 2 minutes") }
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+                send.append(clock.now - queued)
+            }
+            await herald.triggerGracefulShutdown()
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            return Report(options: options, decide: decide, jobs: jobs, send: send)
+        }
+    }
+}

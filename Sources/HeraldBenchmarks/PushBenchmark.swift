@@ -39,12 +39,16 @@ public enum PushBenchmark {
         public var jobs: Int
         /// The time from queueing to the fake's answer to the last push, per message.
         public var send: [Duration]
+        /// The time the APNs provider alone (no outbox: no lease, no outcome written) takes to send as many pushes
+        /// at the same concurrency, per message: the peer that shows what the outbox costs.
+        public var direct: [Duration]
 
         /// The report, for a terminal.
         public var text: String {
             func ms(_ duration: Duration) -> String { String(format: "%.2f ms", duration.seconds * 1000) }
-            let decided = decide.sorted(), sent = send.sorted()
+            let decided = decide.sorted(), sent = send.sorted(), alone = direct.sorted()
             let medianDecide = decided[decided.count / 2], medianSend = sent[sent.count / 2]
+            let medianDirect = alone[alone.count / 2]
             return """
                 push: a message to \(options.members) members, all away, \(options.devicesPerMember) phones each \
                 (\(jobs) jobs a message), \(options.messages) messages, \(options.concurrency) pushes at once to a local fake APNs
@@ -52,6 +56,9 @@ public enum PushBenchmark {
                 (\(Int(Double(jobs) / medianDecide.seconds)) jobs queued a second)
                   send all:         median \(ms(medianSend)), min \(ms(sent.first!)), max \(ms(sent.last!)) \
                 (\(Int(Double(jobs) / medianSend.seconds)) pushes a second at the fake)
+                  the provider alone, no outbox: median \(ms(medianDirect)) \
+                (\(Int(Double(jobs) / medianDirect.seconds)) pushes a second; the outbox costs \
+                \(String(format: "%.0f", (medianSend.seconds / medianDirect.seconds - 1) * 100))%)
                 """
         }
     }
@@ -136,10 +143,39 @@ public enum PushBenchmark {
                 }
                 send.append(clock.now - queued)
             }
+            // The same pushes through the provider alone, as many at once, with nothing written.
+            guard let provider = dispatcher.providers[.apns] else { throw BenchmarkError("no APNs provider") }
+            var direct: [Duration] = []
+            let sample = PushJob(
+                id: 0, kind: .alert, device: DeviceRegistration(id: "phone-0", userID: "member-0", platform: .apns, token: ""),
+                content: PushContent(
+                    alert: IncomingMessage(
+                        message: Message(id: "direct", conversationID: everyone.conversation.id, senderID: sender.id,
+                                         text: "Direct", sentAt: Date(), seq: 1),
+                        conversation: everyone.conversation, sender: sender),
+                    badge: 1),
+                createdAt: Date(), attempts: 0)
+            for _ in 0..<options.messages {
+                let clock = ContinuousClock()
+                let start = clock.now
+                let concurrency = options.concurrency
+                try await withThrowingTaskGroup(of: Void.self) { sends in
+                    for index in 0..<jobs {
+                        if index >= concurrency { try await sends.next() }
+                        var job = sample
+                        job.device.token = String(format: "%032x%032x", index / options.devicesPerMember, index % options.devicesPerMember)
+                        sends.addTask {
+                            guard case .sent = await provider.send(job) else { throw BenchmarkError("a direct push failed") }
+                        }
+                    }
+                    try await sends.waitForAll()
+                }
+                direct.append(clock.now - start)
+            }
             await herald.triggerGracefulShutdown()
             await services.triggerGracefulShutdown()
             try await group.waitForAll()
-            return Report(options: options, decide: decide, jobs: jobs, send: send)
+            return Report(options: options, decide: decide, jobs: jobs, send: send, direct: direct)
         }
     }
 }

@@ -189,6 +189,8 @@ struct PushProviderTests {
             #expect(data["seq"] != nil)
             let android = try #require(message["android"] as? [String: Any])
             #expect(android["priority"] as? String == "high")
+            let ttl = try #require((android["ttl"] as? String).flatMap { Int($0.dropLast()) })
+            #expect((3500...3600).contains(ttl), "the push expires with its maximum age")
             let androidNotification = try #require(android["notification"] as? [String: Any])
             #expect(androidNotification["tag"] as? String == "m-fcm-1")
             #expect(androidNotification["notification_count"] as? Int == 1)

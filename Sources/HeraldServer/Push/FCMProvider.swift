@@ -35,12 +35,15 @@ public final class FCMProvider: PushProvider {
     private let http: PushHTTP
     private let sendURL: String
     private let accessToken: AccessTokenCache
+    private let maxAge: Duration
     private let logger: Logger
 
     /// A provider for the service account in `serviceAccountFile`, sending to `url` (FCM's by default).
     ///
     /// - Throws: ``ConfigurationError`` when the file cannot be read or lacks a field or a usable key.
-    public init(serviceAccountFile: String, url: String, http: PushHTTP, concurrency: Int, logger: Logger) async throws {
+    public init(
+        serviceAccountFile: String, url: String, http: PushHTTP, maxAge: Duration, concurrency: Int, logger: Logger
+    ) async throws {
         guard let data = FileManager.default.contents(atPath: serviceAccountFile) else {
             throw ConfigurationError("HERALD_FCM_SERVICE_ACCOUNT \(serviceAccountFile) cannot be read")
         }
@@ -63,6 +66,7 @@ public final class FCMProvider: PushProvider {
         self.http = http
         self.sendURL = url.trimmingSuffix("/") + "/v1/projects/\(account.project_id)/messages:send"
         self.concurrency = concurrency
+        self.maxAge = maxAge
         self.logger = logger
         self.accessToken = AccessTokenCache()
     }
@@ -113,31 +117,37 @@ public final class FCMProvider: PushProvider {
         return try await http.send(
             .POST, sendURL,
             headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json; charset=utf-8")],
-            body: Self.body(for: job))
+            body: Self.body(for: job, maxAge: maxAge))
     }
 
     /// The `message` of FCM's send request.
-    static func body(for job: PushJob) -> Data {
+    static func body(for job: PushJob, maxAge: Duration) -> Data {
         let content = job.content
         var data = content.data
         data["badge"] = String(content.badge)
         var message: [String: Any] = ["token": job.device.token, "data": data]
+        let expiration = String(Int(job.createdAt.timeIntervalSince1970) + Int(maxAge.components.seconds))
+        let ttl = "\(max(0, Int(job.createdAt.addingTimeInterval(maxAge.seconds).timeIntervalSinceNow)))s"
         if job.kind == .alert {
             let collapse = PushIdentity.collapseKey(for: content)
             message["notification"] = ["title": content.title ?? "", "body": content.body ?? ""]
             message["android"] = [
                 "priority": "high",
+                "ttl": ttl,
                 "collapse_key": collapse,
                 "notification": ["tag": collapse, "notification_count": content.badge],
             ]
             message["apns"] = [
-                "headers": ["apns-collapse-id": collapse, "apns-priority": "10", "apns-push-type": "alert"],
+                "headers": [
+                    "apns-collapse-id": collapse, "apns-priority": "10", "apns-push-type": "alert",
+                    "apns-expiration": expiration,
+                ],
                 "payload": ["aps": ["thread-id": content.conversationID, "badge": content.badge, "sound": "default"]],
             ]
         } else {
-            message["android"] = ["priority": "high"]
+            message["android"] = ["priority": "high", "ttl": ttl]
             message["apns"] = [
-                "headers": ["apns-priority": "5", "apns-push-type": "background"],
+                "headers": ["apns-priority": "5", "apns-push-type": "background", "apns-expiration": expiration],
                 "payload": ["aps": ["content-available": 1, "badge": content.badge]],
             ]
         }

@@ -74,6 +74,7 @@ public final class PushDispatcher: Service, Sendable {
     private let decisionInput: AsyncStream<Decision>.Continuation
     private let signals: [DeviceRegistration.Platform: WakeSignal]
     private let counters = NIOLockedValueBox(Counts())
+    private let outcomes: OutcomeWriter
 
     /// A dispatcher sending through `providers`; `http` is shut down when it stops.
     public init(
@@ -88,6 +89,7 @@ public final class PushDispatcher: Service, Sendable {
         self.logger = logger
         (decisions, decisionInput) = AsyncStream.makeStream(of: Decision.self)
         signals = self.providers.mapValues { _ in WakeSignal() }
+        outcomes = OutcomeWriter(store: store)
     }
 
     /// What it has done so far.
@@ -192,8 +194,11 @@ public final class PushDispatcher: Service, Sendable {
         let inFlight = NIOLockedValueBox(0)
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
-                let free = provider.concurrency - inFlight.withLockedValue { $0 }
-                guard free > 0 else {
+                // Slots are refilled a quarter of the concurrency at a time, not one by one: one lease (a
+                // transaction) for many pushes.
+                let busy = inFlight.withLockedValue { $0 }
+                let free = provider.concurrency - busy
+                guard free >= max(1, provider.concurrency / 4) || busy == 0 else {
                     await signal.wait(timeout: .seconds(60))
                     continue
                 }
@@ -208,9 +213,12 @@ public final class PushDispatcher: Service, Sendable {
                 for job in leased.jobs {
                     inFlight.withLockedValue { $0 += 1 }
                     group.addTask {
-                        await self.process(job, with: provider)
-                        inFlight.withLockedValue { $0 -= 1 }
-                        signal.notify()
+                        // The slot is free once the service answered; the outcome is written meanwhile (the job
+                        // stays leased until then, so it is not sent twice).
+                        await self.process(job, with: provider) {
+                            inFlight.withLockedValue { $0 -= 1 }
+                            signal.notify()
+                        }
                     }
                 }
                 if leased.jobs.count < free {
@@ -221,15 +229,17 @@ public final class PushDispatcher: Service, Sendable {
         }
     }
 
-    private func process(_ job: PushJob, with provider: any PushProvider) async {
+    private func process(_ job: PushJob, with provider: any PushProvider, answered: () -> Void) async {
         let metadata: Logger.Metadata = [
             "provider": "\(provider.name)", "user": "\(job.device.userID)", "device": "\(job.device.id)",
             "kind": "\(job.kind.rawValue)", "message": "\(job.content.messageID ?? job.content.conversationID)"]
         let deadline = job.createdAt.addingTimeInterval(settings.maxAge.seconds)
         guard Date() < deadline else {
+            answered()
             return await drop(job, reason: "older than HERALD_PUSH_MAX_AGE", metadata: metadata)
         }
         let outcome = job.kind == .receipt ? await provider.checkReceipt(job) : await provider.send(job)
+        answered()
         do {
             switch outcome {
             case .sent(let ticket):
@@ -237,7 +247,7 @@ public final class PushDispatcher: Service, Sendable {
                     NewPushJob(kind: .receipt, userID: job.device.userID, deviceID: job.device.id, content: job.content,
                                ticket: $0, due: Date().addingTimeInterval(settings.receiptDelay.seconds))
                 }
-                try await store.finishPushJob(job, shown: job.kind == .alert, followUp: followUp)
+                try await outcomes.finish(FinishedPush(job: job, shown: job.kind == .alert, followUp: followUp))
                 if job.kind != .receipt { counters.withLockedValue { $0.sent += 1 } }
                 logger.debug("push sent", metadata: metadata)
             case .retry(let after, let reason):
@@ -263,7 +273,7 @@ public final class PushDispatcher: Service, Sendable {
     }
 
     private func drop(_ job: PushJob, reason: String, metadata: Logger.Metadata) async {
-        try? await store.finishPushJob(job, shown: false, followUp: nil)
+        try? await outcomes.finish(FinishedPush(job: job, shown: false))
         counters.withLockedValue { $0.dropped += 1 }
         logger.warning("push dropped: \(reason)", metadata: metadata)
     }
@@ -274,6 +284,58 @@ public final class PushDispatcher: Service, Sendable {
     func backoff(attempts: Int) -> TimeInterval {
         let full = min(settings.maxRetryWait.seconds, settings.retryBase.seconds * pow(2, Double(min(attempts, 30))))
         return full * Double.random(in: 0.5...1)
+    }
+}
+
+/// Writes finished jobs in batches: while one batch is being written, the jobs finishing meanwhile gather for the
+/// next, so a busy outbox writes one transaction for many pushes, and an idle one writes each at once.
+final class OutcomeWriter: Sendable {
+    private struct Waiting {
+        var finished: FinishedPush
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var waiting: [Waiting] = []
+        var writing = false
+    }
+
+    private let store: any Store
+    private let state = NIOLockedValueBox(State())
+
+    init(store: any Store) {
+        self.store = store
+    }
+
+    /// Records `finished`; returns once it is written.
+    func finish(_ finished: FinishedPush) async throws {
+        try await withCheckedThrowingContinuation { continuation in
+            let start = state.withLockedValue { state -> Bool in
+                state.waiting.append(Waiting(finished: finished, continuation: continuation))
+                guard !state.writing else { return false }
+                state.writing = true
+                return true
+            }
+            if start { Task { await self.write() } }
+        }
+    }
+
+    private func write() async {
+        while true {
+            let batch = state.withLockedValue { state -> [Waiting] in
+                let batch = state.waiting
+                state.waiting = []
+                if batch.isEmpty { state.writing = false }
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            do {
+                try await store.finishPushJobs(batch.map(\.finished))
+                for waiting in batch { waiting.continuation.resume() }
+            } catch {
+                for waiting in batch { waiting.continuation.resume(throwing: error) }
+            }
+        }
     }
 }
 

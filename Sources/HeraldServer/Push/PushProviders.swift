@@ -22,7 +22,8 @@ enum PushProviders {
             }
             if let file = settings.fcmServiceAccount, let http {
                 providers.append(try await FCMProvider(
-                    serviceAccountFile: file, url: settings.fcmURL, http: http, concurrency: settings.concurrency,
+                    serviceAccountFile: file, url: settings.fcmURL, http: http, maxAge: settings.maxAge,
+                    concurrency: settings.concurrency,
                     logger: logger))
                 logger.info("push: FCM on (\(settings.fcmURL))")
             } else {

@@ -18,9 +18,9 @@ public protocol PushOutbox: Sendable {
     /// job not leased falls due.
     func leasePushJobs(now: Date, platform: DeviceRegistration.Platform, limit: Int) async throws -> (jobs: [PushJob], nextDue: Date?)
 
-    /// Ends a leased job. An alert `shown` marks its device as showing the conversation (read elsewhere clears it
-    /// there); `followUp` (a receipt to check) is queued in the same transaction.
-    func finishPushJob(_ job: PushJob, shown: Bool, followUp: NewPushJob?) async throws
+    /// Ends leased jobs, in one transaction: each is deleted; an alert `shown` marks its device as showing the
+    /// conversation (read elsewhere clears it there); a `followUp` (a receipt to check) is queued.
+    func finishPushJobs(_ finished: [FinishedPush]) async throws
 
     /// Puts a leased job back, to be tried again at `due`.
     func retryPushJob(id: Int64, at due: Date) async throws
@@ -36,4 +36,21 @@ public protocol PushOutbox: Sendable {
 
     /// How many jobs wait or are being sent.
     func pushJobCount() async throws -> Int
+}
+
+/// A job that is done: sent (and shown, for an alert), or given up.
+public struct FinishedPush: Hashable, Sendable {
+    /// The job.
+    public var job: PushJob
+    /// Whether the device now shows the conversation's message.
+    public var shown: Bool
+    /// A job that follows from it (Expo's receipt).
+    public var followUp: NewPushJob?
+
+    /// A finished job.
+    public init(job: PushJob, shown: Bool, followUp: NewPushJob? = nil) {
+        self.job = job
+        self.shown = shown
+        self.followUp = followUp
+    }
 }

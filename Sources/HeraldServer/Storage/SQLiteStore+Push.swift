@@ -6,22 +6,25 @@ extension SQLiteStore {
     public func pushTargets(conversationID: String, among candidates: Set<String>) async throws -> [PushTarget] {
         guard !candidates.isEmpty else { return [] }
         return try await database.perform { connection in
+            // The unmuted members' devices, each with its owner's badge, in one statement.
             let rows = try connection.query(
                 """
-                SELECT d.user_id, d.id, d.platform, d.token FROM members m JOIN devices d ON d.user_id = m.user_id
-                WHERE m.conversation_id = ?1 AND m.muted = 0 ORDER BY d.user_id, d.id
+                WITH targets AS (SELECT user_id FROM members WHERE conversation_id = ?1 AND muted = 0),
+                badges AS (
+                    SELECT me.user_id, sum((SELECT count(*) FROM (SELECT 1 FROM messages x
+                        WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> me.user_id
+                        LIMIT ?2))) AS badge
+                    FROM members me WHERE me.user_id IN targets GROUP BY me.user_id)
+                SELECT d.user_id, d.id, d.platform, d.token, b.badge
+                FROM targets t JOIN devices d ON d.user_id = t.user_id JOIN badges b ON b.user_id = t.user_id
+                ORDER BY d.user_id, d.id
                 """,
-                [.text(conversationID)]
+                [.text(conversationID), .integer(ConversationSummary.unreadLimit)]
             )
-            var badges: [String: Int] = [:]
-            var targets: [PushTarget] = []
-            for row in rows {
-                guard let device = Self.device(from: row), candidates.contains(device.userID) else { continue }
-                let badge = try badges[device.userID] ?? Self.badge(of: device.userID, on: connection)
-                badges[device.userID] = badge
-                targets.append(PushTarget(device: device, badge: badge))
+            return rows.compactMap { row in
+                guard let device = Self.device(from: row), candidates.contains(device.userID) else { return nil }
+                return PushTarget(device: device, badge: row.column("badge")?.integer ?? 0)
             }
-            return targets
         }
     }
 
@@ -48,26 +51,45 @@ extension SQLiteStore {
         }
     }
 
+    /// Inserts `jobs` a few hundred rows a statement (padded, so a few statements serve every size); the content
+    /// most jobs of one message share is encoded once.
     private static func queue(_ jobs: [NewPushJob], on connection: SQLiteHandle) throws -> Int {
         let now = Date().timeIntervalSince1970
         let encoder = JSONEncoder()
+        var encoded: [PushContent: String] = [:]
         var added = 0
-        for job in jobs {
-            let content = String(decoding: try encoder.encode(job.content), as: UTF8.self)
-            let onConflict = job.kind == .clear
+        for kind in [PushJob.Kind.alert, .clear, .receipt] {
+            let ofKind = jobs.filter { $0.kind == kind }
+            // A newer clear of a conversation replaces the one waiting; anything else queued is left as it is.
+            let onConflict = kind == .clear
                 ? "DO UPDATE SET content = excluded.content, seq = excluded.seq, due_at = excluded.due_at, created_at = excluded.created_at, attempts = 0"
                 : "DO NOTHING"
-            let rows = try connection.query(
-                """
-                INSERT INTO push_jobs (kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                ON CONFLICT (kind, job_key, user_id, device_id) \(onConflict) RETURNING id
-                """,
-                [.text(job.kind.rawValue), .text(job.key), .text(job.userID), .text(job.deviceID),
-                 .text(job.content.conversationID), .integer(Int(job.content.seq)), .text(content),
-                 job.ticket.map { .text($0) } ?? .null, .float(now), .float(job.due.timeIntervalSince1970)]
-            )
-            added += rows.count
+            var start = 0
+            while start < ofKind.count {
+                let chunk = ofKind[start..<min(start + 256, ofKind.count)]
+                start += chunk.count
+                let rows = try chunk.map { job -> [SQLiteData] in
+                    let content: String
+                    if let known = encoded[job.content] {
+                        content = known
+                    } else {
+                        content = String(decoding: try encoder.encode(job.content), as: UTF8.self)
+                        encoded[job.content] = content
+                    }
+                    return [.text(job.kind.rawValue), .text(job.key), .text(job.userID), .text(job.deviceID),
+                            .text(job.content.conversationID), .integer(Int(job.content.seq)), .text(content),
+                            job.ticket.map { .text($0) } ?? .null, .float(now), .float(job.due.timeIntervalSince1970)]
+                }
+                let values = SQLiteHandle.padded(rows, width: 10)
+                added += try connection.query(
+                    """
+                    INSERT INTO push_jobs (kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at)
+                    SELECT * FROM (VALUES \(values.placeholders)) AS job WHERE job.column1 IS NOT NULL
+                    ON CONFLICT (kind, job_key, user_id, device_id) \(onConflict) RETURNING id
+                    """,
+                    values.binds
+                ).count
+            }
         }
         return added
     }
@@ -113,20 +135,25 @@ extension SQLiteStore {
         }
     }
 
-    public func finishPushJob(_ job: PushJob, shown: Bool, followUp: NewPushJob?) async throws {
+    public func finishPushJobs(_ finished: [FinishedPush]) async throws {
+        guard !finished.isEmpty else { return }
         try await database.transaction { connection in
-            try connection.query("DELETE FROM push_jobs WHERE id = ?1", [.integer(Int(job.id))])
-            if shown {
-                try connection.query(
-                    """
-                    INSERT INTO push_shown (user_id, device_id, conversation_id, seq) VALUES (?1, ?2, ?3, ?4)
-                    ON CONFLICT (user_id, conversation_id, device_id) DO UPDATE SET seq = max(seq, excluded.seq)
-                    """,
-                    [.text(job.device.userID), .text(job.device.id), .text(job.content.conversationID),
-                     .integer(Int(job.content.seq))]
-                )
+            for done in finished {
+                let job = done.job
+                try connection.query("DELETE FROM push_jobs WHERE id = ?1", [.integer(Int(job.id))])
+                if done.shown {
+                    try connection.query(
+                        """
+                        INSERT INTO push_shown (user_id, device_id, conversation_id, seq) VALUES (?1, ?2, ?3, ?4)
+                        ON CONFLICT (user_id, conversation_id, device_id) DO UPDATE SET seq = max(seq, excluded.seq)
+                        """,
+                        [.text(job.device.userID), .text(job.device.id), .text(job.content.conversationID),
+                         .integer(Int(job.content.seq))]
+                    )
+                }
             }
-            if let followUp { _ = try Self.queue([followUp], on: connection) }
+            let followUps = finished.compactMap(\.followUp)
+            if !followUps.isEmpty { _ = try Self.queue(followUps, on: connection) }
         }
     }
 

@@ -15,6 +15,10 @@ public struct ClientConfiguration: Sendable {
     public var jitter: Double = 0.2
     /// How long a connection must hold before the back-off starts again from ``initialBackoff``.
     public var stableAfter: Duration = .seconds(5)
+    /// This device's id, as registered for pushes (``HeraldAPI/registerDevice(_:platform:token:)``): the stream
+    /// tells the server, which sends no push to a device while its stream is open (the app shows its own
+    /// notification), and reads marked from here clear the conversation's pushes on the user's other devices.
+    public var deviceID: String?
 
     /// Creates a configuration.
     public init(server: URL, token: String) {
@@ -29,6 +33,7 @@ public struct ClientConfiguration: Sendable {
         components.path = "/v1/stream"
         components.queryItems = [URLQueryItem(name: "token", value: token)]
             + (seq.map { [URLQueryItem(name: "after", value: String($0))] } ?? [])
+            + (deviceID.map { [URLQueryItem(name: "device", value: $0)] } ?? [])
         return components.string ?? ""
     }
 

@@ -101,10 +101,37 @@ public struct HeraldAPI: Sendable {
                                  body: Body(id: id, text: text, imageURL: imageURL), as: WireMessage.self)
     }
 
-    /// Moves the user's read marker in a conversation up to `seq` (it never moves back).
+    /// Moves the user's read marker in a conversation up to `seq` (it never moves back). The user's other devices
+    /// that were pushed the conversation's messages get a silent push clearing them (not this one,
+    /// ``ClientConfiguration/deviceID``).
     public func markRead(_ conversationID: String, upTo seq: Int64) async throws {
-        struct Body: Encodable { var upTo: Int64 }
-        try await perform(.POST, "/v1/conversations/\(Self.escape(conversationID))/read", body: Body(upTo: seq))
+        struct Body: Encodable {
+            var upTo: Int64
+            var device: String?
+        }
+        try await perform(
+            .POST, "/v1/conversations/\(Self.escape(conversationID))/read",
+            body: Body(upTo: seq, device: configuration.deviceID))
+    }
+
+    /// Registers (or updates) a device of the user for pushes: `token` as the platform issued it (APNs: the
+    /// device token in hex). Call it after sign-in and whenever the platform hands the app a new token.
+    public func registerDevice(_ deviceID: String, platform: PushPlatform, token: String) async throws {
+        struct Body: Encodable {
+            var platform: PushPlatform
+            var token: String
+        }
+        try await perform(.PUT, "/v1/devices/\(Self.escape(deviceID))", body: Body(platform: platform, token: token))
+    }
+
+    /// Removes a device of the user (at sign-out): it gets no more pushes.
+    public func removeDevice(_ deviceID: String) async throws {
+        try await perform(.DELETE, "/v1/devices/\(Self.escape(deviceID))")
+    }
+
+    /// The user's registered devices.
+    public func devices() async throws -> [WireDevice] {
+        try await request(.GET, "/v1/devices", as: WireDeviceList.self).devices
     }
 
     // MARK: Requests

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldClient
 import HeraldServer
 import Testing
 
@@ -175,6 +176,40 @@ struct PushDecisionTests {
             let before = try await scene.settle("r3")
             #expect(before.phone1 == ["r1", "r2"])
             #expect(push.apns(scene.phone2).filter { $0.headers["apns-push-type"] == "background" }.count == 1)
+        }
+    }
+
+    @Test("HeraldClient: a phone registered through the client and connected with its deviceID gets no push; its read clears the user's other phone")
+    func swiftClient() async throws {
+        try await PushHarness.run { push in
+            let scene = try await Scene.make(push)
+            var configuration = ClientConfiguration(server: URL(string: "http://127.0.0.1:\(push.server.port)")!, token: scene.bob)
+            configuration.deviceID = "phone-1"
+            let client = HeraldClient(configuration: configuration, resumeAfter: 0)
+            try await client.api.registerDevice("phone-1", platform: .apns, token: scene.phone1)
+            #expect(try await client.api.devices().map(\.id) == ["phone-1", "phone-2"])
+            let record = ClientRecord()
+            let watching = record.watch(client)
+            let running = Task { await client.run() }
+            try await record.wait { $0.liveCount >= 1 }
+            client.setAppState(.background)
+            try await push.eventually("the app in the background") {
+                !push.server.environment.hub.hasForegroundConnection(userID: "bob")
+            }
+            #expect(push.server.environment.hub.connectedDevices(of: "bob") == ["phone-1"])
+            try await scene.post("c1")
+            try await push.fake.wait("phone 2's push") { _ in scene.pushed(scene.phone2) == ["c1"] }
+            try await record.wait { $0.messages.contains { $0.id == "c1" } }
+            try await client.api.markRead(scene.chat, upTo: 1_000_000)
+            try await push.fake.wait("phone 2's clear") { _ in push.apns(scene.phone2).count == 2 }
+            running.cancel()
+            await running.value
+            watching.cancel()
+            try await push.eventually("the client gone") { push.server.environment.hub.presence(of: "bob").isEmpty }
+            let before = try await scene.settle("c2")
+            #expect(before.phone1.isEmpty, "no push to the phone while its stream was open")
+            try await client.api.removeDevice("phone-1")
+            #expect(try await client.api.devices().map(\.id) == ["phone-2"])
         }
     }
 }

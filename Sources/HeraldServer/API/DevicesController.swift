@@ -1,3 +1,4 @@
+import HeraldProtocol
 import Hummingbird
 
 /// `/v1/devices`: the caller's devices; `/v1/devices/{deviceId}`: register a device's push token, and remove it
@@ -20,20 +21,10 @@ struct DevicesController {
         var token: String
     }
 
-    struct DeviceList: ResponseEncodable {
-        struct Device: Encodable {
-            var id: String
-            var platform: DeviceRegistration.Platform
-            var token: String
-        }
-
-        var devices: [Device]
-    }
-
-    @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> DeviceList {
+    @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> WireDeviceList {
         let identity = try context.requireIdentity()
         let devices = try await store.devices(of: identity.userID)
-        return DeviceList(devices: devices.map { .init(id: $0.id, platform: $0.platform, token: $0.token) })
+        return WireDeviceList(devices: devices.map { WireDevice(id: $0.id, platform: $0.platform, token: $0.token) })
     }
 
     @Sendable func register(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
@@ -101,3 +92,5 @@ extension UInt8 {
             || self == 0x2D || self == 0x5F || self == 0x3A || self == 0x2E
     }
 }
+
+extension WireDeviceList: ResponseEncodable {}

@@ -177,16 +177,7 @@ public protocol Store: PushOutbox {
 /// A device that can receive pushes.
 public struct DeviceRegistration: Hashable, Sendable, Codable {
     /// The push service a token belongs to.
-    public enum Platform: String, Hashable, Sendable, Codable, CaseIterable {
-        /// Apple Push Notification service.
-        case apns
-        /// Firebase Cloud Messaging.
-        case fcm
-        /// Expo's push service (React Native apps on Expo): an `ExponentPushToken[…]`.
-        case expo
-        /// Web Push.
-        case webpush
-    }
+    public typealias Platform = PushPlatform
 
     /// The app's id for this device.
     public var id: String

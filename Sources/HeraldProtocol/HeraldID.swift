@@ -64,6 +64,20 @@ public enum ControlCharacters {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
+    /// `text` with each control character written as an inert escape (`\u{1B}`): safe for a log on a terminal.
+    public static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+
     /// Whether `text` contains U+0000, which no stored text may hold (SQLite reads text up to it, PostgreSQL
     /// refuses it).
     public static func containsNUL(_ text: String) -> Bool {

@@ -53,6 +53,67 @@ struct StartupTests {
         }
     }
 
+    @Test("push settings that cannot be used stop the start with a line naming them: half an APNs set-up, a key or service account that is not one, a bad URL or number")
+    func badPushSettings() async throws {
+        let folder = try makeTemporaryFolder("herald-push-settings")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let notAKey = folder.appendingPathComponent("AuthKey.p8")
+        try "not a key".write(to: notAKey, atomically: true, encoding: .utf8)
+        let apns = ["HERALD_APNS_KEY_ID": "KEY", "HERALD_APNS_TEAM_ID": "TEAM", "HERALD_APNS_TOPIC": "app.example"]
+        let cases: [([String: String?], String)] = [
+            (["HERALD_APNS_KEY_ID": "KEY"], "HERALD_APNS_KEY_FILE, HERALD_APNS_TEAM_ID, HERALD_APNS_TOPIC not set"),
+            (apns.merging(["HERALD_APNS_KEY_FILE": "/nonexistent/AuthKey.p8"]) { $1 }, "HERALD_APNS_KEY_FILE: cannot read"),
+            (apns.merging(["HERALD_APNS_KEY_FILE": notAKey.path]) { $1 }, "no P-256 private key"),
+            (["HERALD_APNS_URL": "https://api.sandbox.push.apple.com"], "HERALD_APNS_URL is set but APNs is not"),
+            (["HERALD_FCM_SERVICE_ACCOUNT": notAKey.path], "not a service-account JSON file"),
+            (["HERALD_FCM_URL": "ftp://fcm.example"], "HERALD_FCM_URL"),
+            (["HERALD_PUSH_DELAY": "-1"], "HERALD_PUSH_DELAY"),
+            (["HERALD_PUSH_MAX_AGE": "forever"], "HERALD_PUSH_MAX_AGE"),
+            (["HERALD_PUSH_CONCURRENCY": "0"], "HERALD_PUSH_CONCURRENCY"),
+            (["HERALD_PUSH_CA_FILE": notAKey.path], "HERALD_PUSH_CA_FILE"),
+        ]
+        for (environment, named) in cases {
+            let line = try await Self.failedStart(["--database", ":memory:"], environment: environment)
+            #expect(line.contains(named), "\(environment): \(line)")
+        }
+    }
+
+    @Test("herald serve says at start which push services are on; --demo logs each push it would send, control characters escaped")
+    func demoPushLog() async throws {
+        let folder = try makeTemporaryFolder("herald-demo-push")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = folder.appendingPathComponent("serve.log")
+        let server = try await ServerProcess(
+            database: folder.appendingPathComponent("herald.sqlite").path, secret: TestServer.secret, demo: true,
+            environment: ["LOG_LEVEL": "info"], errorLog: log)
+        defer { server.stop() }
+        let tokens = await TokenAuthority(secret: TestServer.secret)
+        let alice = try await tokens.token(userID: "alice", name: "Alice Johnson")
+        let conversations = try await HTTPClient.request(port: server.port, "GET", "/v1/conversations", token: alice)
+        let list = try JSONSerialization.jsonObject(with: conversations.body) as? [String: Any]
+        let direct = try #require((list?["conversations"] as? [[String: Any]])?.first {
+            ($0["members"] as? [String]) == ["alice", "bob"] }?["id"] as? String)
+        let posted = try await HTTPClient.request(
+            port: server.port, "POST", "/v1/conversations/\(direct)/messages", token: alice,
+            body: #"{"text": "lunch? \u001b[31mred"}"#)
+        #expect(posted.status == 201)
+        let deadline = ContinuousClock.now + .seconds(15)
+        var text = ""
+        while ContinuousClock.now < deadline {
+            text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if text.contains("lunch?") { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(text.contains("push: APNs off"))
+        #expect(text.contains("push: FCM off"))
+        #expect(text.contains("push: fcm pushes are logged, not sent"))
+        let line = try #require(text.split(separator: "\n").first { $0.contains("lunch?") })
+        #expect(line.contains(#"push (log only, no fcm credentials): "New message from Alice Johnson" / "lunch? \u{1B}[31mred", badge"#), "\(line)")
+        #expect(line.contains("device=bob-phone"))
+        #expect(!text.unicodeScalars.contains("\u{1B}"), "no raw ESC reaches the log")
+        #expect(await server.terminate() == 0)
+    }
+
     @Test("a port in use and a database that cannot be opened are one line each, naming what failed")
     func unusableResources() async throws {
         let holder = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)

@@ -157,10 +157,11 @@ public final class ServerProcess: Sendable {
     /// Starts the server on a free port with `database`, and waits (up to 30 s) until it says where it listens.
     /// Without `secret`, the server keeps its own beside the database. Posts are not rate-limited (tests post faster
     /// than people) unless `environment` says otherwise; its other variables are passed on too.
-    /// With `descriptorLimit`, it runs under that soft and hard limit of open files (`ulimit -n`).
+    /// With `descriptorLimit`, it runs under that soft and hard limit of open files (`ulimit -n`). With `errorLog`,
+    /// its standard error (its log) goes to that file.
     public init(
         database: String, secret: String? = nil, demo: Bool = false, environment: [String: String?] = [:],
-        descriptorLimit: Int? = nil
+        descriptorLimit: Int? = nil, errorLog: URL? = nil
     ) async throws {
         let defaults: [String: String?] = [
             "HERALD_JWT_SECRET": secret, "HERALD_LIMIT_POSTS_PER_SECOND": "1000000", "HERALD_LIMIT_POST_BURST": "1000000",
@@ -176,6 +177,10 @@ public final class ServerProcess: Sendable {
         }
         let output = Pipe()
         process.standardOutput = output
+        if let errorLog {
+            _ = FileManager.default.createFile(atPath: errorLog.path, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: errorLog)
+        }
         let child = try ChildProcess(process)
         self.child = child
         let watchdog = Task { [child] in

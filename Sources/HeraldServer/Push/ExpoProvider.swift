@@ -1,4 +1,5 @@
 import Foundation
+import HeraldProtocol
 import Logging
 
 /// Expo's push service, for React Native apps built with Expo: `ExponentPushToken[…]` tokens.
@@ -120,8 +121,9 @@ public struct LogPushProvider: PushProvider {
     }
 
     public func send(_ job: PushJob) async -> PushOutcome {
+        // Titles and bodies are people's words: control characters are escaped before they reach a terminal.
         let what = job.kind == .alert
-            ? "\"\(job.content.title ?? "")\" / \"\(job.content.body ?? "")\""
+            ? "\"\(ControlCharacters.escaped(job.content.title ?? ""))\" / \"\(ControlCharacters.escaped(job.content.body ?? ""))\""
             : "clear \(job.content.conversationID) (read elsewhere)"
         logger.notice(
             "push (log only, no \(platform.rawValue) credentials): \(what), badge \(job.content.badge)",

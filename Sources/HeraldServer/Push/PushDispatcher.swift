@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldProtocol
 import Logging
 import NIOConcurrencyHelpers
 import ServiceLifecycle
@@ -258,11 +259,13 @@ public final class PushDispatcher: Service, Sendable {
                 }
                 try await store.retryPushJob(id: job.id, at: due)
                 counters.withLockedValue { $0.retried += 1 }
-                logger.info("push will be retried in \(String(format: "%.1f", wait)) s: \(reason)", metadata: metadata)
+                logger.info(
+                    "push will be retried in \(String(format: "%.1f", wait)) s: \(ControlCharacters.escaped(reason))",
+                    metadata: metadata)
             case .removeDevice(let reason):
                 _ = try await store.removeDevice(id: job.device.id, userID: job.device.userID)
                 counters.withLockedValue { $0.removedDevices += 1 }
-                logger.notice("push token dead, device removed: \(reason)", metadata: metadata)
+                logger.notice("push token dead, device removed: \(ControlCharacters.escaped(reason))", metadata: metadata)
             case .drop(let reason):
                 await drop(job, reason: reason, metadata: metadata)
             }
@@ -275,7 +278,7 @@ public final class PushDispatcher: Service, Sendable {
     private func drop(_ job: PushJob, reason: String, metadata: Logger.Metadata) async {
         try? await outcomes.finish(FinishedPush(job: job, shown: false))
         counters.withLockedValue { $0.dropped += 1 }
-        logger.warning("push dropped: \(reason)", metadata: metadata)
+        logger.warning("push dropped: \(ControlCharacters.escaped(reason))", metadata: metadata)
     }
 
     /// The wait before try `attempts + 1`: doubling from ``PushSettings/retryBase``, at most

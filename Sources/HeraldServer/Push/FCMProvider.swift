@@ -105,7 +105,7 @@ public final class FCMProvider: PushProvider {
         } catch let error as TokenExchangeError {
             // The token endpoint said no: a bad service account is not fixed by retrying quickly, but it may be a
             // passing outage; the job's maximum age bounds the retries either way.
-            return error.status == 429 || error.status >= 500 || error.status == 0
+            return error.status == 429 || error.status >= 500
                 ? .retry(after: nil, reason: "\(error)") : .retry(after: .seconds(60), reason: "\(error)")
         } catch {
             return .network(error)

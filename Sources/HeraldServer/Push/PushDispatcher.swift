@@ -188,31 +188,27 @@ public final class PushDispatcher: Service, Sendable {
         }
     }
 
-    /// One provider's loop: lease what is due, as many as it has free slots, send each in a task of its own, and
-    /// wait for the next due job, new jobs, or a free slot.
+    /// One provider's loop. It keeps up to ``PushProvider/concurrency`` pushes in flight, each in a task of its own,
+    /// and as many leased ahead, so a freed slot takes the next job at once rather than after a trip to the
+    /// database; it leases again when fewer than half are left ahead, and otherwise waits for a slot, new jobs or
+    /// the next due job.
     private func sendLoop(_ provider: any PushProvider) async {
         guard let signal = signals[provider.platform] else { return }
+        let concurrency = provider.concurrency
         let inFlight = NIOLockedValueBox(0)
+        var ahead: [PushJob] = []
+        var nextDue: Date?
+        let takeSlot = {
+            inFlight.withLockedValue { busy in
+                guard busy < concurrency else { return false }
+                busy += 1
+                return true
+            }
+        }
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
-                // Slots are refilled a quarter of the concurrency at a time, not one by one: one lease (a
-                // transaction) for many pushes.
-                let busy = inFlight.withLockedValue { $0 }
-                let free = provider.concurrency - busy
-                guard free >= max(1, provider.concurrency / 4) || busy == 0 else {
-                    await signal.wait(timeout: .seconds(60))
-                    continue
-                }
-                let leased: (jobs: [PushJob], nextDue: Date?)
-                do {
-                    leased = try await store.leasePushJobs(now: Date(), platform: provider.platform, limit: free)
-                } catch {
-                    if !Task.isCancelled { logger.warning("push: outbox unreadable", metadata: ["error": "\(error)"]) }
-                    await signal.wait(timeout: .seconds(1))
-                    continue
-                }
-                for job in leased.jobs {
-                    inFlight.withLockedValue { $0 += 1 }
+                while !ahead.isEmpty, takeSlot() {
+                    let job = ahead.removeFirst()
                     group.addTask {
                         // The slot is free once the service answered; the outcome is written meanwhile (the job
                         // stays leased until then, so it is not sent twice).
@@ -220,12 +216,26 @@ public final class PushDispatcher: Service, Sendable {
                             inFlight.withLockedValue { $0 -= 1 }
                             signal.notify()
                         }
+                        // And once the outcome is written: a retry or a receipt may be the next job due.
+                        signal.notify()
                     }
                 }
-                if leased.jobs.count < free {
-                    let wait = leased.nextDue.map { max(0.001, $0.timeIntervalSinceNow) } ?? 60
-                    await signal.wait(timeout: .milliseconds(Int64(min(wait, 60) * 1000)))
+                if ahead.count < max(1, concurrency / 2) {
+                    do {
+                        let leased = try await store.leasePushJobs(
+                            now: Date(), platform: provider.platform, limit: concurrency - ahead.count)
+                        ahead += leased.jobs
+                        nextDue = leased.nextDue
+                        if !leased.jobs.isEmpty { continue }
+                    } catch {
+                        if !Task.isCancelled { logger.warning("push: outbox unreadable", metadata: ["error": "\(error)"]) }
+                        await signal.wait(timeout: .seconds(1))
+                        continue
+                    }
                 }
+                // Nothing to start: wait for a free slot (a job ahead), new jobs, or the next due one.
+                let wait = ahead.isEmpty ? nextDue.map { max(0.001, $0.timeIntervalSinceNow) } ?? 60 : 60
+                await signal.wait(timeout: .milliseconds(Int64(min(wait, 60) * 1000)))
             }
         }
     }
@@ -248,8 +258,9 @@ public final class PushDispatcher: Service, Sendable {
                     NewPushJob(kind: .receipt, userID: job.device.userID, deviceID: job.device.id, content: job.content,
                                ticket: $0, due: Date().addingTimeInterval(settings.receiptDelay.seconds))
                 }
-                try await outcomes.finish(FinishedPush(job: job, shown: job.kind == .alert, followUp: followUp))
+                // Counted before it is written: whoever sees the outbox empty sees the counts too.
                 if job.kind != .receipt { counters.withLockedValue { $0.sent += 1 } }
+                try await outcomes.finish(FinishedPush(job: job, followUp: followUp))
                 logger.debug("push sent", metadata: metadata)
             case .retry(let after, let reason):
                 let wait = after?.seconds ?? backoff(attempts: job.attempts)
@@ -257,14 +268,14 @@ public final class PushDispatcher: Service, Sendable {
                 guard due < deadline else {
                     return await drop(job, reason: "\(reason), and no time left to retry", metadata: metadata)
                 }
-                try await store.retryPushJob(id: job.id, at: due)
                 counters.withLockedValue { $0.retried += 1 }
+                try await store.retryPushJob(id: job.id, at: due)
                 logger.info(
                     "push will be retried in \(String(format: "%.1f", wait)) s: \(ControlCharacters.escaped(reason))",
                     metadata: metadata)
             case .removeDevice(let reason):
-                _ = try await store.removeDevice(id: job.device.id, userID: job.device.userID)
                 counters.withLockedValue { $0.removedDevices += 1 }
+                _ = try await store.removeDevice(id: job.device.id, userID: job.device.userID)
                 logger.notice("push token dead, device removed: \(ControlCharacters.escaped(reason))", metadata: metadata)
             case .drop(let reason):
                 await drop(job, reason: reason, metadata: metadata)
@@ -276,8 +287,8 @@ public final class PushDispatcher: Service, Sendable {
     }
 
     private func drop(_ job: PushJob, reason: String, metadata: Logger.Metadata) async {
-        try? await outcomes.finish(FinishedPush(job: job, shown: false))
         counters.withLockedValue { $0.dropped += 1 }
+        try? await outcomes.finish(FinishedPush(job: job))
         logger.warning("push dropped: \(ControlCharacters.escaped(reason))", metadata: metadata)
     }
 

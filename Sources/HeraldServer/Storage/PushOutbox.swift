@@ -15,11 +15,11 @@ public protocol PushOutbox: Sendable {
     func queuePushJobs(_ jobs: [NewPushJob]) async throws -> Int
 
     /// Leases up to `limit` jobs for `platform`'s devices due by `now`, the earliest first, and tells when its next
-    /// job not leased falls due.
+    /// job not leased falls due. A leased alert marks its device as showing the conversation (from then on a read
+    /// elsewhere clears it there).
     func leasePushJobs(now: Date, platform: DeviceRegistration.Platform, limit: Int) async throws -> (jobs: [PushJob], nextDue: Date?)
 
-    /// Ends leased jobs, in one transaction: each is deleted; an alert `shown` marks its device as showing the
-    /// conversation (read elsewhere clears it there); a `followUp` (a receipt to check) is queued.
+    /// Ends leased jobs, in one transaction: each is deleted, and its `followUp` (a receipt to check) queued.
     func finishPushJobs(_ finished: [FinishedPush]) async throws
 
     /// Puts a leased job back, to be tried again at `due`.
@@ -38,19 +38,16 @@ public protocol PushOutbox: Sendable {
     func pushJobCount() async throws -> Int
 }
 
-/// A job that is done: sent (and shown, for an alert), or given up.
+/// A job that is done: sent, or given up.
 public struct FinishedPush: Hashable, Sendable {
     /// The job.
     public var job: PushJob
-    /// Whether the device now shows the conversation's message.
-    public var shown: Bool
     /// A job that follows from it (Expo's receipt).
     public var followUp: NewPushJob?
 
     /// A finished job.
-    public init(job: PushJob, shown: Bool, followUp: NewPushJob? = nil) {
+    public init(job: PushJob, followUp: NewPushJob? = nil) {
         self.job = job
-        self.shown = shown
         self.followUp = followUp
     }
 }

@@ -120,6 +120,16 @@ extension SQLiteStore {
                     continue
                 }
                 try connection.query("UPDATE push_jobs SET leased = 1 WHERE id = ?1", [.integer(id)])
+                if kind == .alert {
+                    // Shown from the moment it may be: a read that comes while it is in flight still clears it.
+                    try connection.query(
+                        """
+                        INSERT INTO push_shown (user_id, device_id, conversation_id, seq) VALUES (?1, ?2, ?3, ?4)
+                        ON CONFLICT (user_id, conversation_id, device_id) DO UPDATE SET seq = max(seq, excluded.seq)
+                        """,
+                        [.text(device.userID), .text(device.id), .text(content.conversationID), .integer(Int(content.seq))]
+                    )
+                }
                 jobs.append(PushJob(
                     id: Int64(id), kind: kind, device: device, content: content, ticket: row.column("ticket")?.string,
                     createdAt: Date(timeIntervalSince1970: row.column("created_at")?.double ?? 0),
@@ -139,18 +149,7 @@ extension SQLiteStore {
         guard !finished.isEmpty else { return }
         try await database.transaction { connection in
             for done in finished {
-                let job = done.job
-                try connection.query("DELETE FROM push_jobs WHERE id = ?1", [.integer(Int(job.id))])
-                if done.shown {
-                    try connection.query(
-                        """
-                        INSERT INTO push_shown (user_id, device_id, conversation_id, seq) VALUES (?1, ?2, ?3, ?4)
-                        ON CONFLICT (user_id, conversation_id, device_id) DO UPDATE SET seq = max(seq, excluded.seq)
-                        """,
-                        [.text(job.device.userID), .text(job.device.id), .text(job.content.conversationID),
-                         .integer(Int(job.content.seq))]
-                    )
-                }
+                try connection.query("DELETE FROM push_jobs WHERE id = ?1", [.integer(Int(done.job.id))])
             }
             let followUps = finished.compactMap(\.followUp)
             if !followUps.isEmpty { _ = try Self.queue(followUps, on: connection) }

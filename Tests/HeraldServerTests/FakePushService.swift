@@ -42,6 +42,10 @@ struct RecordedRequest: Sendable {
     var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
     var jsonArray: [[String: Any]]? { (try? JSONSerialization.jsonObject(with: body)) as? [[String: Any]] }
     var text: String { String(decoding: body, as: UTF8.self) }
+    /// Method, path and what the push is about, for a failure message.
+    var summary: String {
+        "\(method) \(path) \(headers["apns-collapse-id"] ?? headers["apns-push-type"] ?? "")"
+    }
 }
 
 /// What a fake push service answers.
@@ -98,7 +102,7 @@ final class FakePushService: Sendable {
             if condition(requests) { return requests }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestFailure("the fake push service never saw \(what); it saw \(requests.map { "\($0.method) \($0.path)" })")
+        throw TestFailure("the fake push service never saw \(what); it saw \(requests.map(\.summary))")
     }
 
     static func defaultAnswer(_ request: RecordedRequest) -> FakeAnswer {

@@ -110,7 +110,8 @@ public final class PushDispatcher: Service, Sendable {
     /// queues a job for each of their registered devices without a live connection. Returns the jobs queued.
     @discardableResult
     public func decide(_ incoming: IncomingMessage, candidates: Set<String>) async throws -> Int {
-        let targets = try await store.pushTargets(conversationID: incoming.conversation.id, among: candidates)
+        let targets = try await store.pushTargets(
+            conversationID: incoming.conversation.id, seq: incoming.message.seq ?? 0, among: candidates)
         let due = Date().addingTimeInterval(settings.delay.seconds)
         var connected: [String: Set<String>] = [:]
         var jobs: [NewPushJob] = []

@@ -5,9 +5,10 @@ import Foundation
 /// A job is written before it is sent and deleted only once the push service answered (or it was given up), so a
 /// server that dies loses none; every job is unique by what it is about and the device, so none is queued twice.
 public protocol PushOutbox: Sendable {
-    /// The devices of `conversationID`'s members among `candidates` who have not muted it, each with its owner's
-    /// badge (their unread messages over all their conversations).
-    func pushTargets(conversationID: String, among candidates: Set<String>) async throws -> [PushTarget]
+    /// The devices of `conversationID`'s members among `candidates` who have not muted it nor read it up to `seq`
+    /// (a read can come before the decision), each with its owner's badge (their unread messages over all their
+    /// conversations).
+    func pushTargets(conversationID: String, seq: Int64, among candidates: Set<String>) async throws -> [PushTarget]
 
     /// Queues `jobs`. A job already queued for the same subject and device is left alone, except a clear, whose
     /// content and due time a newer clear replaces. Returns how many were added or replaced.

@@ -3,13 +3,14 @@ import HeraldCore
 import SQLiteNIO
 
 extension SQLiteStore {
-    public func pushTargets(conversationID: String, among candidates: Set<String>) async throws -> [PushTarget] {
+    public func pushTargets(conversationID: String, seq: Int64, among candidates: Set<String>) async throws -> [PushTarget] {
         guard !candidates.isEmpty else { return [] }
         return try await database.perform { connection in
             // The unmuted members' devices, each with its owner's badge, in one statement.
             let rows = try connection.query(
                 """
-                WITH targets AS (SELECT user_id FROM members WHERE conversation_id = ?1 AND muted = 0),
+                WITH targets AS (
+                    SELECT user_id FROM members WHERE conversation_id = ?1 AND muted = 0 AND read_seq < ?3),
                 badges AS (
                     SELECT me.user_id, sum((SELECT count(*) FROM (SELECT 1 FROM messages x
                         WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> me.user_id
@@ -19,7 +20,7 @@ extension SQLiteStore {
                 FROM targets t JOIN devices d ON d.user_id = t.user_id JOIN badges b ON b.user_id = t.user_id
                 ORDER BY d.user_id, d.id
                 """,
-                [.text(conversationID), .integer(ConversationSummary.unreadLimit)]
+                [.text(conversationID), .integer(ConversationSummary.unreadLimit), .integer(Int(seq))]
             )
             return rows.compactMap { row in
                 guard let device = Self.device(from: row), candidates.contains(device.userID) else { return nil }

@@ -164,16 +164,21 @@ public final class PushDispatcher: Service, Sendable {
             let released = try await store.releasePushLeases()
             if released > 0 { logger.notice("push: \(released) pushes in flight at the last stop will be sent again") }
         }
-        await withTaskGroup(of: Void.self) { group in
-            for provider in providers.values {
-                group.addTask { await self.sendLoop(provider) }
+        let deciding = Task { await self.decideLoop() }
+        await withTaskCancellationHandler {
+            await withTaskGroup(of: Void.self) { group in
+                for provider in providers.values {
+                    group.addTask { await self.sendLoop(provider) }
+                }
+                try? await gracefulShutdown()
+                // The decisions for messages already committed are written before stopping; sends in flight are
+                // cut (their jobs stay in the outbox and go again at the next start).
+                decisionInput.finish()
+                await deciding.value
+                group.cancelAll()
             }
-            group.addTask { await self.decideLoop() }
-            try? await gracefulShutdown()
-            // Decisions already taken are written before stopping; sends in flight are cut (their jobs stay in
-            // the outbox and go again at the next start).
-            decisionInput.finish()
-            group.cancelAll()
+        } onCancel: {
+            deciding.cancel()
         }
         await http?.shutdown()
     }

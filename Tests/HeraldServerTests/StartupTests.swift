@@ -71,6 +71,8 @@ struct StartupTests {
             (["HERALD_PUSH_MAX_AGE": "forever"], "HERALD_PUSH_MAX_AGE"),
             (["HERALD_PUSH_CONCURRENCY": "0"], "HERALD_PUSH_CONCURRENCY"),
             (["HERALD_PUSH_CA_FILE": notAKey.path], "HERALD_PUSH_CA_FILE"),
+            (["HERALD_VAPID_PRIVATE_KEY_FILE": notAKey.path], "HERALD_VAPID_PRIVATE_KEY_FILE"),
+            (["HERALD_VAPID_SUBJECT": "ops@example.com"], "HERALD_VAPID_SUBJECT"),
         ]
         for (environment, named) in cases {
             let line = try await Self.failedStart(["--database", ":memory:"], environment: environment)

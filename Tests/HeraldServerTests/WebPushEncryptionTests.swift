@@ -2,6 +2,8 @@ import Crypto
 import Foundation
 import HeraldProtocol
 @testable import HeraldServer
+import HeraldTestSupport
+import JWTKit
 import Testing
 
 /// The message encryption of Web Push against the RFCs' own examples.
@@ -77,5 +79,59 @@ struct WebPushEncryptionTests {
         #expect(throws: WebPushEncryption.KeyFailure.badAuthSecret) {
             try WebPushEncryption.encrypt(Data(), p256dh: p256dh, auth: Data(count: 15))
         }
+    }
+}
+
+/// The server's VAPID identity: its token, its key kept beside the database, its public half for the page.
+@Suite("VAPID", .timeLimit(.minutes(1)))
+struct VAPIDTests {
+    @Test("the Authorization header: an ES256 JWT for the push service's origin, expiring within 24 hours, with the subject, and the public key")
+    func authorization() async throws {
+        let key = P256.Signing.PrivateKey()
+        let vapid = try await VAPID(key: key, subject: "mailto:ops@example.com")
+        let now = Date()
+        let header = try await vapid.authorization(for: URL(string: "https://push.example.net:8443/send/abc?x=1")!, now: now)
+        let parts = header.split(separator: " ")
+        #expect(parts.count == 3 && parts[0] == "vapid" && parts[1].hasPrefix("t=") && parts[1].hasSuffix(","))
+        #expect(parts[2] == "k=\(key.publicKey.x963Representation.base64URLEncodedString())")
+        let token = String(parts[1].dropFirst(2).dropLast())
+        let keys = await JWTKeyCollection().add(ecdsa: try ES256PublicKey(backing: key.publicKey))
+        let claims = try await keys.verify(token, as: VAPID.Claims.self)
+        #expect(claims.aud.value == ["https://push.example.net:8443"])
+        #expect(claims.sub?.value == "mailto:ops@example.com")
+        let expiry = claims.exp.value.timeIntervalSince(now)
+        #expect(expiry > 0 && expiry <= 24 * 3600)
+        #expect(jwtHeader(token)["alg"] as? String == "ES256")
+        #expect(VAPID.origin(of: URL(string: "https://fcm.googleapis.com/fcm/send/x")!) == "https://fcm.googleapis.com")
+    }
+
+    @Test("the key is made on first start beside the database (owner-only), kept across restarts, or read from HERALD_VAPID_PRIVATE_KEY_FILE; GET /v1/webpush/key gives its public half")
+    func keptBesideTheDatabase() async throws {
+        let folder = try makeTemporaryFolder("herald-vapid")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("herald.sqlite").path
+        let tokens = await TokenAuthority(secret: TestServer.secret)
+        let alice = try await tokens.token(userID: "alice", name: "Alice")
+        func publicKey(_ environment: [String: String?] = [:]) async throws -> String {
+            let server = try await ServerProcess(database: database, secret: TestServer.secret, environment: environment)
+            defer { server.stop() }
+            let result = try await HTTPClient.request(port: server.port, "GET", "/v1/webpush/key", token: alice)
+            #expect(try await HTTPClient.request(port: server.port, "GET", "/v1/webpush/key").status == 401)
+            #expect(await server.terminate() == 0)
+            return try #require((try JSONSerialization.jsonObject(with: result.body) as? [String: String])?["publicKey"])
+        }
+        let first = try await publicKey()
+        let attributes = try FileManager.default.attributesOfItem(atPath: database + ".vapid")
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let stored = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: database + ".vapid", encoding: .utf8))
+        #expect(first == stored.publicKey.x963Representation.base64URLEncodedString())
+        #expect(Data(base64URL: first)?.count == 65)
+        #expect(try await publicKey() == first, "the same key after a restart")
+
+        let given = P256.Signing.PrivateKey()
+        let file = folder.appendingPathComponent("vapid.pem")
+        try given.pemRepresentation.write(to: file, atomically: true, encoding: .utf8)
+        #expect(try await publicKey(["HERALD_VAPID_PRIVATE_KEY_FILE": file.path])
+            == given.publicKey.x963Representation.base64URLEncodedString())
     }
 }

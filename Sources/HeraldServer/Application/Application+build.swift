@@ -19,6 +19,8 @@ public struct ServerEnvironment: Sendable {
     public let tokens: TokenAuthority
     /// Push delivery: the decision, the outbox and the providers.
     public let push: PushDispatcher
+    /// The server's identity towards Web Push services.
+    public let vapid: VAPID
     /// Each user's allowance of posts and new conversations.
     let userLimits: UserLimits
     /// The conversations' members, in memory.
@@ -31,6 +33,9 @@ public struct ServerEnvironment: Sendable {
     public static func make(_ configuration: ServerConfiguration, logger: Logger) async throws -> ServerEnvironment {
         // Settings first: nothing may fail once the database is open, or its connection would go unclosed.
         let secret = try configuration.resolveSecret()
+        let vapid = try await VAPID.load(
+            file: configuration.push.vapidKeyFile, databasePath: configuration.databasePath,
+            subject: configuration.push.vapidSubject)
         let (providers, http) = try await PushProviders.make(configuration.push, demo: configuration.demo, logger: logger)
         let store: SQLiteStore
         do {
@@ -49,6 +54,7 @@ public struct ServerEnvironment: Sendable {
             hub: hub,
             tokens: await TokenAuthority(secret: secret),
             push: push,
+            vapid: vapid,
             userLimits: UserLimits(configuration.limits),
             users: UserDirectory(store: store),
             // Stopped in reverse: the push loops before the database they write to.
@@ -153,5 +159,6 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
         store: environment.store, messenger: environment.messenger, limits: environment.configuration.limits
     ).addRoutes(to: v1)
     DevicesController(store: environment.store, limits: environment.configuration.limits).addRoutes(to: v1)
+    WebPushController(vapid: environment.vapid).addRoutes(to: v1)
     return router
 }

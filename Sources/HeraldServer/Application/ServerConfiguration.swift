@@ -228,6 +228,13 @@ private struct EnvironmentSettings {
         push.fcmURL = try url("HERALD_FCM_URL") ?? push.fcmURL
         push.expoURL = try url("HERALD_EXPO_URL")
         push.expoAccessToken = string("HERALD_EXPO_ACCESS_TOKEN")
+        push.vapidKeyFile = try file("HERALD_VAPID_PRIVATE_KEY_FILE")
+        if let subject = string("HERALD_VAPID_SUBJECT") {
+            guard let url = URL(string: subject), ["mailto", "https"].contains(url.scheme ?? ""), subject.count > 7 else {
+                throw ConfigurationError("HERALD_VAPID_SUBJECT must be a mailto: or https: URL, not \"\(subject)\"")
+            }
+            push.vapidSubject = subject
+        }
         return push
     }
 

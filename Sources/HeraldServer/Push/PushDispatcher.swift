@@ -33,6 +33,10 @@ public struct PushSettings: Hashable, Sendable {
     public var expoURL: String?
     /// Expo's access token, for projects that require one (`HERALD_EXPO_ACCESS_TOKEN`).
     public var expoAccessToken: String?
+    /// The VAPID key (PEM) for Web Push (`HERALD_VAPID_PRIVATE_KEY_FILE`); nil: the one kept beside the database.
+    public var vapidKeyFile: String?
+    /// The VAPID subject, a `mailto:` or `https:` URL (`HERALD_VAPID_SUBJECT`).
+    public var vapidSubject: String?
 
     /// The defaults: no credentials, so APNs and FCM are off; Expo (which needs none) is on.
     public init() {}

@@ -118,6 +118,9 @@ final class FakePushService: Sendable {
         if request.path == "/--/api/v2/push/send" {
             return FakeAnswer(status: 200, body: #"{"data":[{"status":"ok","id":"ticket-\#(UUID().uuidString)"}]}"#)
         }
+        if request.path.hasPrefix("/push/") {
+            return FakeAnswer(status: 201, headers: ["location": "/message/\(UUID().uuidString)"], body: "")
+        }
         if request.path == "/--/api/v2/push/getReceipts" {
             return FakeAnswer(status: 200, body: #"{"data":{}}"#)
         }

@@ -56,6 +56,8 @@ struct PushHarness {
                 configuration.push.fcmURL = fake.url
                 configuration.push.expoURL = fake.url
                 configuration.push.retryBase = .milliseconds(50)
+                configuration.push.webPushAllowPrivate = true
+                configuration.push.vapidSubject = "mailto:tests@herald.example"
                 configure(&configuration)
             }) { server in
                 try await body(PushHarness(server: server, fake: fake, apnsKey: apnsKey, fcmKey: fcmKey))

@@ -36,7 +36,8 @@ public struct ServerEnvironment: Sendable {
         let vapid = try await VAPID.load(
             file: configuration.push.vapidKeyFile, databasePath: configuration.databasePath,
             subject: configuration.push.vapidSubject)
-        let (providers, http) = try await PushProviders.make(configuration.push, demo: configuration.demo, logger: logger)
+        let (providers, http) = try await PushProviders.make(
+            configuration.push, vapid: vapid, demo: configuration.demo, logger: logger)
         let store: SQLiteStore
         do {
             store = try await SQLiteStore.open(
@@ -158,7 +159,10 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
     ConversationsController(
         store: environment.store, messenger: environment.messenger, limits: environment.configuration.limits
     ).addRoutes(to: v1)
-    DevicesController(store: environment.store, limits: environment.configuration.limits).addRoutes(to: v1)
+    DevicesController(
+        store: environment.store, limits: environment.configuration.limits,
+        allowPrivateWebPush: environment.configuration.push.webPushAllowPrivate
+    ).addRoutes(to: v1)
     WebPushController(vapid: environment.vapid).addRoutes(to: v1)
     return router
 }

@@ -37,6 +37,9 @@ public struct PushSettings: Hashable, Sendable {
     public var vapidKeyFile: String?
     /// The VAPID subject, a `mailto:` or `https:` URL (`HERALD_VAPID_SUBJECT`).
     public var vapidSubject: String?
+    /// Whether Web Push endpoints on this machine or a private network are taken (`HERALD_WEBPUSH_ALLOW_PRIVATE=1`):
+    /// for tests against a local push service only.
+    public var webPushAllowPrivate = false
 
     /// The defaults: no credentials, so APNs and FCM are off; Expo (which needs none) is on.
     public init() {}

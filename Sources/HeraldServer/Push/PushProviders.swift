@@ -7,20 +7,29 @@ enum PushProviders {
     /// provider, so a newcomer sees each push the server would send.
     ///
     /// - Throws: ``ConfigurationError`` when a key, service account or CA file cannot be used.
-    static func make(_ settings: PushSettings, demo: Bool, logger: Logger) async throws -> (providers: [any PushProvider], http: PushHTTP?) {
+    static func make(
+        _ settings: PushSettings, vapid: VAPID, demo: Bool, logger: Logger
+    ) async throws -> (providers: [any PushProvider], http: PushHTTP?) {
         var providers: [any PushProvider] = []
         let expoConfigured = settings.expoURL != nil || settings.expoAccessToken != nil
-        let needsHTTP = settings.apns != nil || settings.fcmServiceAccount != nil || expoConfigured || !demo
-        let http = needsHTTP ? try PushHTTP(caFile: settings.caFile) : nil
+        // Web Push needs no third party's credentials (the VAPID key is the server's own), so it is always on.
+        let http = try PushHTTP(caFile: settings.caFile)
+        providers.append(WebPushProvider(
+            vapid: vapid, http: http, maxAge: settings.maxAge, concurrency: settings.concurrency,
+            allowPrivate: settings.webPushAllowPrivate))
+        logger.info("push: Web Push on (VAPID subject \(vapid.subject ?? "none: set HERALD_VAPID_SUBJECT"))")
+        if settings.webPushAllowPrivate {
+            logger.warning("push: HERALD_WEBPUSH_ALLOW_PRIVATE is set: Web Push endpoints on private networks are taken (tests only)")
+        }
         do {
-            if let apns = settings.apns, let http {
+            if let apns = settings.apns {
                 providers.append(try await APNsProvider(
                     settings: apns, http: http, maxAge: settings.maxAge, concurrency: settings.concurrency, logger: logger))
                 logger.info("push: APNs on (topic \(apns.topic), \(apns.url))")
             } else {
                 logger.info("push: APNs off (set HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID, HERALD_APNS_TOPIC)")
             }
-            if let file = settings.fcmServiceAccount, let http {
+            if let file = settings.fcmServiceAccount {
                 providers.append(try await FCMProvider(
                     serviceAccountFile: file, url: settings.fcmURL, http: http, maxAge: settings.maxAge,
                     concurrency: settings.concurrency,
@@ -30,7 +39,7 @@ enum PushProviders {
                 logger.info("push: FCM off (set HERALD_FCM_SERVICE_ACCOUNT)")
             }
             // Expo needs no credentials; in the demo it is left to the log unless configured.
-            if let http, !demo || expoConfigured {
+            if !demo || expoConfigured {
                 let url = settings.expoURL ?? ExpoProvider.defaultURL
                 providers.append(ExpoProvider(
                     url: url, accessToken: settings.expoAccessToken, http: http, maxAge: settings.maxAge,
@@ -38,7 +47,7 @@ enum PushProviders {
                 logger.info("push: Expo on (\(url))")
             }
         } catch {
-            await http?.shutdown()
+            await http.shutdown()
             throw error
         }
         if demo {

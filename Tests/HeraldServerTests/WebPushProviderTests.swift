@@ -1,0 +1,156 @@
+import Crypto
+import Foundation
+import HeraldProtocol
+@testable import HeraldServer
+import JWTKit
+import Testing
+
+/// Web Push against a local push service over HTTPS: what it receives, and what its answers lead to.
+@Suite("Web Push provider", .timeLimit(.minutes(2)))
+struct WebPushProviderTests {
+    /// A browser's subscription to the fake push service: its keys, and the JSON a page registers.
+    struct Browser {
+        let key = P256.KeyAgreement.PrivateKey()
+        let auth = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+        let endpoint: String
+
+        var subscription: String {
+            let json: [String: Any] = [
+                "endpoint": endpoint,
+                "keys": ["p256dh": key.publicKey.x963Representation.base64URLEncodedString(), "auth": auth.base64URLEncodedString()],
+            ]
+            return String(decoding: try! JSONSerialization.data(withJSONObject: json), as: UTF8.self)
+        }
+
+        /// The registration body for `PUT /v1/devices/{id}`.
+        var registration: String {
+            let json: [String: Any] = ["platform": "webpush", "token": subscription]
+            return String(decoding: try! JSONSerialization.data(withJSONObject: json), as: UTF8.self)
+        }
+
+        /// What the browser reads from a push: the sender's key from the header, the shared secret, the plaintext.
+        func decrypt(_ body: Data) throws -> [String: Any] {
+            let serverPublic = try P256.KeyAgreement.PublicKey(x963Representation: body[21..<86])
+            var info = Data("WebPush: info\u{0}".utf8)
+            info.append(key.publicKey.x963Representation)
+            info.append(serverPublic.x963Representation)
+            let ikm = try key.sharedSecretFromKeyAgreement(with: serverPublic)
+                .hkdfDerivedSymmetricKey(using: SHA256.self, salt: auth, sharedInfo: info, outputByteCount: 32)
+            let plaintext = try ContentEncoding.decrypt(body, ikm: ikm)
+            return try #require(try JSONSerialization.jsonObject(with: plaintext) as? [String: Any])
+        }
+    }
+
+    @Test("a push to a subscription: encrypted for the browser, VAPID-signed for the push service's origin, with TTL, Urgency and Topic")
+    func request() async throws {
+        try await PushHarness.run { push in
+            let server = push.server
+            let (alice, bob) = try await (server.token("alice", name: "Alice"), server.token("bob", name: "Bob"))
+            let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let browser = Browser(endpoint: push.fake.url + "/push/bob-laptop")
+            let registered = try await server.request("PUT", "/v1/devices/laptop", token: bob, body: browser.registration)
+            #expect(registered.status == 204, "\(registered.text)")
+            let posted = try await server.post(alice, to: chat, id: "web-1", text: "Lunch at one?")
+            let request = try #require(try await push.fake.wait("the push") { _ in !push.fake.requests(to: "/push/").isEmpty }
+                .first { $0.path == "/push/bob-laptop" })
+
+            #expect(request.headers["content-encoding"] == "aes128gcm")
+            #expect(request.headers["content-type"] == "application/octet-stream")
+            #expect(request.headers["urgency"] == "high")
+            #expect(request.headers["topic"] == "web-1")
+            let ttl = try #require(request.headers["ttl"].flatMap(Int.init))
+            #expect((3500...3600).contains(ttl))
+            let authorization = try #require(request.headers["authorization"])
+            let match = try #require(authorization.wholeMatch(of: /vapid t=([^,]+), k=(.+)/))
+            let publicKey = try #require(Data(base64URL: String(match.2)))
+            #expect(String(match.2) == server.environment.vapid.publicKey)
+            let keys = await JWTKeyCollection().add(
+                ecdsa: try ES256PublicKey(backing: P256.Signing.PublicKey(x963Representation: publicKey)))
+            let claims = try await keys.verify(String(match.1), as: VAPID.Claims.self)
+            #expect(claims.aud.value == [push.fake.url])
+            #expect(claims.sub?.value == "mailto:tests@herald.example")
+
+            let payload = try browser.decrypt(request.body)
+            #expect(payload["title"] as? String == "New message from Alice")
+            #expect(payload["body"] as? String == "Lunch at one?")
+            #expect(payload["conversationId"] as? String == chat)
+            #expect(payload["messageId"] as? String == "web-1")
+            #expect(payload["seq"] as? String == String(posted.seq))
+            #expect(payload["badge"] as? Int == 1)
+            #expect(request.body.count < 4096)
+
+            let listed = try await server.request("GET", "/v1/devices", token: bob)
+            #expect(listed.text.contains("webpush"))
+        }
+    }
+
+    @Test("the push service's 404 and 410 remove the subscription, 413 drops, 429 (Retry-After) and 5xx retry")
+    func answers() async throws {
+        try await PushHarness.run { push in
+            let server = push.server
+            let alice = try await server.token("alice", name: "Alice")
+            let users = ["gone404", "gone410", "huge", "busy", "broken"]
+            var chats: [String: String] = [:]
+            for user in users {
+                let browser = Browser(endpoint: push.fake.url + "/push/\(user)")
+                let registered = try await server.request("PUT", "/v1/devices/\(user)-laptop", token: try await server.token(user), body: browser.registration)
+                #expect(registered.status == 204)
+                chats[user] = try await server.createConversation(alice, kind: "direct", members: [user])
+            }
+            let answered = ManagedCounts()
+            push.fake.respond { request in
+                guard request.path.hasPrefix("/push/") else { return nil }
+                let user = String(request.path.dropFirst("/push/".count))
+                switch (user, answered.next(user)) {
+                case ("gone404", _): return FakeAnswer(status: 404, body: "")
+                case ("gone410", _): return FakeAnswer(status: 410, body: "")
+                case ("huge", _): return FakeAnswer(status: 413, body: "")
+                case ("busy", 1): return FakeAnswer(status: 429, headers: ["retry-after": "1"], body: "")
+                case ("broken", 1): return FakeAnswer(status: 502, body: "")
+                default: return nil
+                }
+            }
+            for user in users {
+                try await server.post(alice, to: chats[user]!, text: "hello \(user)")
+            }
+            for user in ["gone404", "gone410"] {
+                try await push.eventually("\(user)'s subscription removed") { try await push.devices(of: user).isEmpty }
+            }
+            try await push.eventually("the busy and broken pushes sent") { server.environment.push.counts.sent == 2 }
+            try await push.eventually("the outbox empty") { try await server.environment.store.pushJobCount() == 0 }
+            #expect(push.fake.requests(to: "/push/busy").count == 2)
+            #expect(push.fake.requests(to: "/push/broken").count == 2)
+            #expect(push.fake.requests(to: "/push/huge").count == 1)
+            #expect(try await push.devices(of: "huge") == ["huge-laptop"])
+            #expect(server.environment.push.counts.dropped == 1)
+        }
+    }
+
+    @Test("subscriptions are checked: https only, no loopback, private or link-local host, real keys")
+    func subscriptionChecks() async throws {
+        try await TestServer.run { server in
+            let bob = try await server.token("bob")
+            let good = Browser(endpoint: "https://fcm.googleapis.com/fcm/send/abc:def")
+            #expect(try await server.request("PUT", "/v1/devices/ok", token: bob, body: good.registration).status == 204)
+            for endpoint in ["http://fcm.googleapis.com/x", "https://127.0.0.1/x", "https://localhost:8443/x", "https://10.1.2.3/x",
+                             "https://192.168.1.10/x", "https://172.20.0.1/x", "https://169.254.169.254/latest", "https://[::1]/x",
+                             "https://[fe80::1]/x", "https://[fd00::1]/x", "https://[::ffff:127.0.0.1]/x", "https://0.0.0.0/x",
+                             "https://intranet/x", "https://printer.local/x", "ftp://push.example.com/x"] {
+                let result = try await server.request(
+                    "PUT", "/v1/devices/bad", token: bob, body: Browser(endpoint: endpoint).registration)
+                #expect(result.status == 400, "\(endpoint)")
+                #expect(result.errorCode == "invalid_request")
+            }
+            let badKey = #"{"platform": "webpush", "token": "{\"endpoint\": \"https://push.example.com/x\", \"keys\": {\"p256dh\": \"AAAA\", \"auth\": \"AAAAAAAAAAAAAAAAAAAAAA\"}}"}"#
+            #expect(try await server.request("PUT", "/v1/devices/bad", token: bob, body: badKey).status == 400)
+            let notJSON = #"{"platform": "webpush", "token": "https://push.example.com/x"}"#
+            #expect(try await server.request("PUT", "/v1/devices/bad", token: bob, body: notJSON).status == 400)
+            #expect(try await server.environment.store.devices(of: "bob").map(\.id) == ["ok"])
+        }
+        #expect(PublicHost.problem(with: "fcm.googleapis.com") == nil)
+        #expect(PublicHost.problem(with: "8.8.8.8") == nil)
+        #expect(PublicHost.problem(with: "100.64.0.1") != nil)
+        #expect(PublicHost.problem(with: "2001:4860:4860::8888") == nil)
+        #expect(await PublicHost.problemResolving("localhost") != nil)
+    }
+}

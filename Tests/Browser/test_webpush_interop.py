@@ -1,0 +1,124 @@
+"""Web Push read by implementations no one here wrote: a live `herald serve` pushes to a local push service over
+HTTPS; the payload is decrypted with PyPI's `http_ece` and the subscription's private key, and the VAPID token is
+verified with PyJWT against the key the header names."""
+import base64
+import http.server
+import json
+import os
+import ssl
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+import http_ece
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from harness import Server
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def unb64url(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class PushService:
+    """A push service on loopback over HTTPS with a throwaway certificate: records each request, answers 201."""
+
+    def __init__(self, folder):
+        self.certificate = os.path.join(folder, "cert.pem")
+        key = os.path.join(folder, "key.pem")
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+             "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+             "-keyout", key, "-out", self.certificate],
+            check=True, capture_output=True, timeout=30)
+        self.requests = []
+        received = self.requests
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                received.append((self.path, {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(length)))
+                self.send_response(201)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.certificate, key)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
+class WebPushInteroperability(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="herald-webpush-")
+        self.service = PushService(self.folder)
+        self.server = Server({
+            "HERALD_PUSH_CA_FILE": self.service.certificate,
+            "HERALD_WEBPUSH_ALLOW_PRIVATE": "1",
+            "HERALD_VAPID_SUBJECT": "mailto:interop@herald.example",
+        })
+
+    def tearDown(self):
+        self.server.close()
+        self.service.close()
+
+    def test_http_ece_decrypts_and_pyjwt_verifies(self):
+        browser_key = ec.generate_private_key(ec.SECP256R1())
+        p256dh = browser_key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+        auth = os.urandom(16)
+        endpoint = f"https://127.0.0.1:{self.service.port}/push/bob-laptop"
+        subscription = json.dumps({"endpoint": endpoint, "keys": {"p256dh": b64url(p256dh), "auth": b64url(auth)}})
+        bob, alice = self.server.token("bob"), self.server.token("alice")
+        status, body = self.server.request("PUT", "/v1/devices/laptop", bob, {"platform": "webpush", "token": subscription})
+        self.assertEqual(status, 204, body)
+
+        chat = self.server.direct(alice, "bob")
+        self.server.post(alice, chat, "Interop check: ünïcödé ✓", message_id="interop-1")
+        deadline = time.monotonic() + 15
+        while not self.service.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(self.service.requests, "the push service received nothing within 15 s")
+        path, headers, encrypted = self.service.requests[0]
+        self.assertEqual(path, "/push/bob-laptop")
+        self.assertEqual(headers["content-encoding"], "aes128gcm")
+        self.assertEqual(headers["urgency"], "high")
+        self.assertEqual(headers["topic"], "interop-1")
+        self.assertLessEqual(int(headers["ttl"]), 3600)
+
+        payload = json.loads(http_ece.decrypt(encrypted, private_key=browser_key, auth_secret=auth, version="aes128gcm"))
+        self.assertEqual(payload["title"], "New message from Alice Johnson")
+        self.assertEqual(payload["body"], "Interop check: ünïcödé ✓")
+        self.assertEqual(payload["conversationId"], chat)
+        self.assertEqual(payload["messageId"], "interop-1")
+        status, listed = self.server.request("GET", "/v1/conversations", bob)
+        self.assertEqual(payload["badge"], sum(c["unreadCount"] for c in listed["conversations"]), "bob's unread, over all his chats")
+
+        scheme, _, parameters = headers["authorization"].partition(" ")
+        self.assertEqual(scheme, "vapid")
+        fields = dict(part.strip().split("=", 1) for part in parameters.split(","))
+        server_key = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), unb64url(fields["k"]))
+        claims = jwt.decode(fields["t"], server_key, algorithms=["ES256"], audience=f"https://127.0.0.1:{self.service.port}")
+        self.assertEqual(claims["sub"], "mailto:interop@herald.example")
+        self.assertLessEqual(claims["exp"] - time.time(), 24 * 3600)
+        status, key = self.server.request("GET", "/v1/webpush/key", bob)
+        self.assertEqual((status, key["publicKey"]), (200, fields["k"]))
+
+
+if __name__ == "__main__":
+    unittest.main()

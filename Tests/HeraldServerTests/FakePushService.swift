@@ -38,6 +38,8 @@ struct RecordedRequest: Sendable {
     var body: Data
     /// The body of the answer it got, once answered.
     var answer: String?
+    /// When the fake received it.
+    var receivedAt = ContinuousClock.now
 
     var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
     var jsonArray: [[String: Any]]? { (try? JSONSerialization.jsonObject(with: body)) as? [[String: Any]] }

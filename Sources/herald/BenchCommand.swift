@@ -194,7 +194,6 @@ struct BenchCommand: ParsableCommand {
     }
 }
 
-/// Says, in a debug build, that the figures mean little and which command gives real ones.
 extension BenchCommand {
     /// `herald bench push`.
     struct Push: AsyncParsableCommand {
@@ -230,6 +229,7 @@ extension BenchCommand {
     }
 }
 
+/// Says, in a debug build, that the figures mean little and which command gives real ones.
 private func noteDebugBuild(_ benchmark: String) {
     #if DEBUG
     print("note: this is a debug build; use `swift run -c release herald bench \(benchmark)` for real figures")

@@ -68,12 +68,29 @@ export class API {
     return (await this.request("GET", `/v1/conversations/${encodeURIComponent(conversation)}/messages?${query}`)).messages;
   }
 
-  markRead(conversation, upTo) {
-    return this.request("POST", `/v1/conversations/${encodeURIComponent(conversation)}/read`, { upTo });
+  /** Moves the read marker; `device` (this browser's id) is left out of the read-clears-others pushes. */
+  markRead(conversation, upTo, device = null) {
+    return this.request("POST", `/v1/conversations/${encodeURIComponent(conversation)}/read`,
+      device ? { upTo, device } : { upTo });
   }
 
   setMuted(conversation, muted) {
     return this.request(muted ? "PUT" : "DELETE", `/v1/conversations/${encodeURIComponent(conversation)}/mute`);
+  }
+
+  /** The server's VAPID public key (base64url), which a Web Push subscription is made with. */
+  async webPushKey() {
+    return (await this.request("GET", "/v1/webpush/key")).publicKey;
+  }
+
+  /** Registers (or re-registers) a device for pushes: `token` is the platform's token, for `webpush` the
+   *  subscription's JSON. */
+  registerDevice(id, platform, token) {
+    return this.request("PUT", `/v1/devices/${encodeURIComponent(id)}`, { platform, token });
+  }
+
+  removeDevice(id) {
+    return this.request("DELETE", `/v1/devices/${encodeURIComponent(id)}`);
   }
 
   /** The demo people, or null when the server does not run the demo. */
@@ -98,11 +115,13 @@ export const tokenErrors = new Set(["missing_token", "invalid_token", "token_exp
  * The live stream: one WebSocket at a time, reconnected with back-off (0.5 s doubling to 5 s, with jitter) and
  * resumed with `after` = the largest `seq` seen. `onFrame(frame)` gets every frame; `onState(state)` gets
  * "connecting", "live" (after `ready`) or "reconnecting". Frames sent while not connected wait for the next
- * connection; `onOpen()` is called on each connection so the caller can say `focus` and `app` again.
+ * connection; `onOpen()` is called on each connection so the caller can say `focus` and `app` again. `device`
+ * names this browser, so the server sends its Web Push subscription nothing while the stream is connected.
  */
 export class Stream {
-  constructor({ token, onFrame, onState, onOpen, onRefused }) {
+  constructor({ token, device = null, onFrame, onState, onOpen, onRefused }) {
     this.token = token;
+    this.device = device;
     this.onFrame = onFrame;
     this.onState = onState;
     this.onOpen = onOpen;
@@ -150,6 +169,7 @@ export class Stream {
     this.setState(state);
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     const query = new URLSearchParams({ token: this.token });
+    if (this.device) query.set("device", this.device);
     if (this.lastSeq !== null) query.set("after", String(this.lastSeq));
     const socket = new WebSocket(`${scheme}//${location.host}/v1/stream?${query}`);
     this.socket = socket;

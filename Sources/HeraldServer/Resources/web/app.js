@@ -3,6 +3,7 @@
 import { API, APIError, Stream } from "./api.js";
 import { Banners, avatar, cleanText } from "./banners.js";
 import { displayName, groupTitle, initials, preview } from "./engine.js";
+import { deviceID, renewWebPush, turnWebPushOff, turnWebPushOn, webPushIsOn, webPushOwner, webPushSupported } from "./push.js";
 
 const $ = (id) => document.getElementById(id);
 const tokenKey = "herald.token";
@@ -11,6 +12,9 @@ const historyPage = 50;
 
 /** Everything the signed-in page knows. */
 let session = null;
+
+/** A chat to open once the list is loaded: a notification's click names one (`/#chat=<id>`). */
+let chatToOpen = null;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Sign-in
@@ -27,13 +31,15 @@ function claims(token) {
   }
 }
 
-/** A token handed over in the address (`/#token=…`) is taken and removed from the address bar at once. */
-function tokenFromFragment() {
+/** A token handed over in the address (`/#token=…`) is taken and removed from the address bar at once; so is a
+ * chat to open (`/#chat=<id>`, from a notification's click). */
+function readFragment() {
   const fragment = new URLSearchParams(location.hash.slice(1));
   const token = fragment.get("token");
-  if (token === null) return null;
+  chatToOpen = fragment.get("chat");
+  if (token === null && chatToOpen === null) return null;
   history.replaceState(null, "", location.pathname + location.search);
-  return token.trim();
+  return token?.trim() ?? null;
 }
 
 async function showSignIn(message = "") {
@@ -74,7 +80,11 @@ function signIn(token) {
 
 function signOut(message = "") {
   sessionStorage.removeItem(tokenKey);
+  localStorage.removeItem(tokenKey);
   if (session) {
+    // This browser stops being told about the user's messages: unsubscribed, and the device removed while the token
+    // still works.
+    if (webPushOwner() !== null) turnWebPushOff(session.api);
     session.stream.stop();
     session.banners.close();
     session = null;
@@ -105,6 +115,7 @@ function start(token, who) {
   const current = session;
   session.stream = new Stream({
     token,
+    device: deviceID(),
     onFrame: (frame) => current === session && receive(frame),
     onState: (state) => current === session && connectionChanged(state),
     onOpen: () => current === session && sayWhereIAm(),
@@ -118,6 +129,7 @@ function start(token, who) {
   $("conversations").replaceChildren();
   showChat(null);
   updateNotifyButton();
+  showPushSwitch();
   session.stream.start();
 }
 
@@ -194,6 +206,10 @@ async function becameLive() {
   session.loaded = true;
   for (const frame of held) handle(frame);
   session.live = true;
+  if (chatToOpen !== null) {
+    openChat(chatToOpen);
+    chatToOpen = null;
+  }
   for (const [id, send] of session.pending) {
     if (!send.failed) session.stream.send({ type: "send", conversation: send.conversation, id, text: send.text });
   }
@@ -526,7 +542,7 @@ function markRead() {
   conversation.readUpTo = latest;
   conversation.unreadCount = 0;
   renderList();
-  session.api.markRead(conversation.id, latest).catch(() => {});
+  session.api.markRead(conversation.id, latest, deviceID()).catch(() => {});
 }
 
 function send(event) {
@@ -645,6 +661,63 @@ function postSystemNotification(notification) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Notified when the tab is closed: Web Push (push.js), and the service worker's clicks
+
+/** Shows the switch where the browser can do Web Push, set as this browser is. While it is on, the token is kept in
+ * localStorage (not only the tab's sessionStorage), so a window a notification opens is signed in. */
+async function showPushSwitch() {
+  const current = session;
+  const box = $("push-switch");
+  $("push-setting").hidden = !webPushSupported();
+  box.checked = false;
+  if (!webPushSupported()) return;
+  const owner = webPushOwner();
+  if (owner !== null && owner !== current.me.id) {
+    // Another person's subscription, left by a tab that was closed without signing out: not this user's to receive.
+    await turnWebPushOff(null);
+    localStorage.removeItem(tokenKey);
+    return;
+  }
+  const on = await webPushIsOn(current.me.id);
+  if (current !== session) return;
+  box.checked = on;
+  if (on) {
+    localStorage.setItem(tokenKey, current.api.token);
+    renewWebPush(current.api);
+  }
+}
+
+async function pushSwitchChanged() {
+  const current = session;
+  if (!current) return;
+  const box = $("push-switch");
+  box.disabled = true;
+  try {
+    if (box.checked) {
+      await turnWebPushOn(current.api, current.me.id);
+      if (current === session) localStorage.setItem(tokenKey, current.api.token);
+    } else {
+      localStorage.removeItem(tokenKey);
+      await turnWebPushOff(current.api);
+    }
+  } catch (error) {
+    box.checked = false;
+    await turnWebPushOff(current.api).catch(() => {});
+    if (current === session) session.banners.general(`Could not turn on notifications: ${error.message}`, "danger");
+  } finally {
+    box.disabled = false;
+    updateNotifyButton();
+    tellEngineAboutPermission();
+  }
+}
+
+/** The service worker's notification was clicked while a tab was open: that tab opens the chat. */
+navigator.serviceWorker?.addEventListener("message", (event) => {
+  const data = event.data;
+  if (data?.type === "open" && typeof data.conversationId === "string") openChat(data.conversationId);
+});
+
 document.addEventListener("visibilitychange", () => {
   if (!session) return;
   session.stream.send({ type: "app", state: document.hidden ? "background" : "foreground" });
@@ -685,6 +758,7 @@ function wire() {
   $("back").addEventListener("click", closeChat);
   $("mute").addEventListener("click", toggleMute);
   $("notify-button").addEventListener("click", askNotificationPermission);
+  $("push-switch").addEventListener("change", pushSwitchChanged);
   // Permission changed in the browser's settings: the engine follows (background messages, or nothing).
   navigator.permissions?.query({ name: "notifications" }).then((status) => {
     status.addEventListener("change", () => {
@@ -699,6 +773,6 @@ function wire() {
 }
 
 wire();
-const token = tokenFromFragment() ?? sessionStorage.getItem(tokenKey);
+const token = readFragment() ?? sessionStorage.getItem(tokenKey) ?? localStorage.getItem(tokenKey);
 if (token) signIn(token);
 else showSignIn();

@@ -2,11 +2,13 @@
 
 Every wait is bounded; a failure names what it waited for.
 """
+import http.server
 import json
 import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
 import threading
@@ -170,12 +172,60 @@ def _read_line(stream, timeout):
     return result[0] if result else None
 
 
-def chromium(width=1280, height=900, reduced_motion=False):
-    """Headless Chromium at a window size, with the spies installed and console logs kept."""
+class BrowserPushService:
+    """Stands in for Chromium's own push service (Google's GCM check-in and registration), which a machine without
+    the internet cannot reach: with it, `pushManager.subscribe` hands out a real subscription (the browser's own
+    keys; an endpoint on the push service's host, where nothing is ever sent: tests deliver pushes to the service
+    worker through the DevTools protocol). It answers a check-in with a device id and security token (protobuf
+    fields 7 and 8 of AndroidCheckinResponse) and a registration with a token; it records the requests."""
+
+    def __init__(self):
+        self.requests = []
+        service = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                service.requests.append((self.path, body))
+                if self.path == "/checkin":
+                    answer = b"\x08\x01" + b"\x39" + struct.pack("<Q", 4242424242) + b"\x41" + struct.pack("<Q", 2424242424)
+                elif self.path == "/register" and b"delete=true" in body:
+                    answer = b"deleted=" + body.split(b"app=")[1].split(b"&")[0]
+                elif self.path == "/register":
+                    answer = f"token=browser-push-{len(service.requests)}".encode()
+                else:
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *arguments):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def switches(self):
+        base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        return [f"--gcm-checkin-url={base}/checkin", f"--gcm-registration-url={base}/register"]
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def chromium(width=1280, height=900, reduced_motion=False, push_service=None):
+    """Headless Chromium at a window size, with the spies installed and console logs kept; with `push_service`
+    (a BrowserPushService), its Web Push subscriptions come from that."""
     options = webdriver.ChromeOptions()
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                      f"--window-size={width},{height}", "--no-first-run", "--disable-extensions",
-                     "--disable-background-networking", "--disable-component-update"):
+                     "--disable-background-networking", "--disable-component-update",
+                     *(push_service.switches if push_service else [])):
         options.add_argument(argument)
     # Debian's /usr/bin/chromium is a shell wrapper; the browser itself is beside it.
     if os.path.exists("/usr/lib/chromium/chromium"):
@@ -193,6 +243,57 @@ def chromium(width=1280, height=900, reduced_motion=False):
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
             "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
     return driver
+
+
+class DevTools:
+    """A second DevTools connection to a page, for domains Selenium does not relay the events of (ServiceWorker).
+    `call` waits (at most 10 s) for the command's answer and fails on an error; events are kept in order."""
+
+    def __init__(self, driver):
+        import websocket  # Selenium's own dependency
+        address = driver.capabilities["goog:chromeOptions"]["debuggerAddress"]
+        with urllib.request.urlopen(f"http://{address}/json/list", timeout=10) as answer:
+            targets = json.load(answer)
+        page = next(target for target in targets if target["type"] == "page")
+        self.socket = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=10, suppress_origin=True)
+        self.sequence = 0
+        self.events = []
+
+    def call(self, method, **params):
+        self.sequence += 1
+        self.socket.send(json.dumps({"id": self.sequence, "method": method, "params": params}))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            message = json.loads(self.socket.recv())
+            if message.get("id") == self.sequence:
+                if "error" in message:
+                    raise AssertionError(f"DevTools {method} failed: {message['error']}")
+                return message.get("result", {})
+            if "method" in message:
+                self.events.append(message)
+        raise AssertionError(f"DevTools {method} did not answer within 10 s")
+
+    def next_event(self, method, condition=lambda params: True, timeout=10):
+        """The first event `method` (kept or coming) whose params meet `condition`, within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for index, event in enumerate(self.events):
+                if event["method"] == method and condition(event["params"]):
+                    del self.events[:index + 1]
+                    return event["params"]
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no DevTools {method} event within {timeout} s")
+            self.socket.settimeout(left)
+            try:
+                message = json.loads(self.socket.recv())
+            except Exception:
+                continue
+            if "method" in message:
+                self.events.append(message)
+
+    def close(self):
+        self.socket.close()
 
 
 def wait(driver, condition, timeout, what):

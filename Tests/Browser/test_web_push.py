@@ -1,0 +1,179 @@
+"""Web Push on the page, in headless Chromium: the "Notify me when this tab is closed" switch subscribes (a real
+`pushManager.subscribe`, against a stand-in for the browser's push service) and registers a `webpush` device; pushes
+delivered to the service worker through the DevTools protocol (`ServiceWorker.deliverPushMessage`, as the browser
+does when its push service hands one over) become notifications, once per message; a read elsewhere closes them;
+switching off or signing out takes the subscription and the device away."""
+import base64
+import json
+import time
+import unittest
+
+from selenium.webdriver.common.by import By
+
+from harness import BrowserPushService, DevTools, Server, chromium, sign_in_as, wait
+
+
+class WebPush(unittest.TestCase):
+    def setUp(self):
+        self.server = Server()
+        self.push_service = BrowserPushService()
+        self.driver = chromium(push_service=self.push_service)
+        self.origin = self.server.url.rstrip("/")
+        self.devtools = DevTools(self.driver)
+        self.devtools.call("ServiceWorker.enable")
+
+    def tearDown(self):
+        self.devtools.close()
+        self.driver.quit()
+        self.push_service.close()
+        self.server.close()
+
+    # What the browser holds, read in one step each.
+    def subscription(self):
+        return self.driver.execute_async_script("""
+          const done = arguments[arguments.length - 1];
+          navigator.serviceWorker.getRegistration('/')
+            .then((r) => r ? r.pushManager.getSubscription() : null)
+            .then((s) => done(s ? {json: s.toJSON(), key: btoa(String.fromCharCode(...new Uint8Array(s.options.applicationServerKey)))} : null),
+                  (error) => done('error: ' + error));
+        """)
+
+    def notifications(self):
+        return self.driver.execute_async_script("""
+          const done = arguments[arguments.length - 1];
+          navigator.serviceWorker.getRegistration('/').then((r) => r ? r.getNotifications() : [])
+            .then((shown) => done(shown.map((n) => ({title: n.title, body: n.body, tag: n.tag}))), (e) => done('error: ' + e));
+        """)
+
+    def webpush_devices(self, token):
+        status, body = self.server.request("GET", "/v1/devices", token)
+        self.assertEqual(status, 200, body)
+        return [device for device in body["devices"] if device["platform"] == "webpush"]
+
+    def switch(self):
+        return self.driver.find_element(By.ID, "push-switch")
+
+    def turn_on(self, token):
+        """Clicks the switch and waits for the device to be registered; returns the browser's subscription."""
+        self.assertTrue(self.driver.find_element(By.ID, "push-setting").is_displayed())
+        self.assertFalse(self.switch().is_selected())
+        requests = self.driver.execute_script("return window.__permissionRequests")
+        self.switch().click()
+        wait(self.driver, lambda d: self.webpush_devices(token), 30, "a webpush device registered by the switch")
+        wait(self.driver, lambda d: not self.switch().get_attribute("disabled"), 10, "the switch to settle")
+        self.assertTrue(self.switch().is_selected())
+        # Permission was asked for by the click, not before.
+        self.assertEqual(self.driver.execute_script("return window.__permissionRequests"), requests + 1)
+        return self.subscription()
+
+    def worker(self):
+        """The page's service worker registration id, once its version is activated and running (DevTools events)."""
+        script = self.origin + "/sw.js"
+
+        def running(params):
+            return any(version["scriptURL"] == script and version["status"] == "activated"
+                       and version["runningStatus"] == "running" for version in params["versions"])
+        versions = self.devtools.next_event("ServiceWorker.workerVersionUpdated", running, timeout=15)["versions"]
+        return next(version["registrationId"] for version in versions if version["scriptURL"] == script)
+
+    def deliver(self, registration, payload):
+        self.devtools.call("ServiceWorker.deliverPushMessage", origin=self.origin, registrationId=registration,
+                           data=json.dumps(payload))
+
+    def wait_for_notifications(self, condition, what, timeout=10):
+        """Polls `getNotifications()` until `condition` holds. First it lets a second pass: Chromium's
+        getNotifications() drops (for good) a notification whose `showNotification` has resolved but which the
+        platform has not listed as displayed yet, so reading right after a delivery would lose the very
+        notification it looks for."""
+        time.sleep(1)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            shown = self.notifications()
+            if isinstance(shown, list) and condition(shown):
+                return shown
+            time.sleep(0.05)
+        self.fail(f"{what} within {timeout} s; the notifications were {self.notifications()}")
+
+    def test_the_switch_subscribes_and_pushes_show_once(self):
+        self.driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": self.origin, "permissions": ["notifications"]})
+        sign_in_as(self.driver, self.server, "Alice Johnson")
+        alice = self.server.token("alice")
+        bob = self.server.token("bob")
+        subscription = self.turn_on(alice)
+
+        # The browser subscribed with the server's key, and that subscription is the device the server has.
+        status, key = self.server.request("GET", "/v1/webpush/key", alice)
+        self.assertEqual(status, 200)
+        self.assertEqual(base64.urlsafe_b64encode(base64.b64decode(subscription["key"])).decode().rstrip("="), key["publicKey"])
+        [device] = self.webpush_devices(alice)
+        registered = json.loads(device["token"])
+        self.assertEqual(registered["endpoint"], subscription["json"]["endpoint"])
+        self.assertEqual(registered["keys"], subscription["json"]["keys"])
+        self.assertTrue(any(path == "/register" for path, _ in self.push_service.requests))
+        self.assertEqual(self.webpush_devices(bob), [])
+
+        # A push, as the server sends it to this subscription: one notification, its text as plain text.
+        registration = self.worker()
+        message = {"type": "message", "title": "New message from Bob Smith", "body": "<b>Lunch</b> at one?",
+                   "conversationId": "c-1", "messageId": "m-1", "seq": "7", "senderId": "bob", "badge": 1}
+        self.deliver(registration, message)
+        shown = self.wait_for_notifications(lambda shown: shown, "a notification")
+        self.assertEqual(shown, [{"title": "New message from Bob Smith", "body": "<b>Lunch</b> at one?", "tag": "m-1"}])
+
+        # The same message again (a resent push), and another conversation's: still one for m-1.
+        self.deliver(registration, message)
+        other = dict(message, conversationId="c-2", messageId="m-2", title="New message in Team Chat", body="Bob: hi")
+        self.deliver(registration, other)
+        shown = self.wait_for_notifications(lambda shown: len(shown) == 2, "the second conversation's notification")
+        self.assertEqual(sorted(n["tag"] for n in shown), ["m-1", "m-2"])
+
+        # Read on another device: that conversation's notifications close, the other's stay.
+        self.deliver(registration, {"type": "read", "conversationId": "c-1", "seq": "7", "badge": 1})
+        shown = self.wait_for_notifications(lambda shown: len(shown) == 1, "the read conversation's notification closed")
+        self.assertEqual(shown[0]["tag"], "m-2")
+
+        # Off: the device is removed and the browser unsubscribed.
+        self.switch().click()
+        wait(self.driver, lambda d: not self.webpush_devices(alice), 10, "the webpush device removed")
+        wait(self.driver, lambda d: self.subscription() is None, 10, "the subscription dropped")
+        self.assertFalse(self.switch().is_selected())
+
+    def test_signing_out_unsubscribes_and_removes_the_device(self):
+        self.driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": self.origin, "permissions": ["notifications"]})
+        sign_in_as(self.driver, self.server, "Alice Johnson")
+        alice = self.server.token("alice")
+        self.turn_on(alice)
+
+        # A reload keeps the switch on (and the tab signed in: the token is kept while pushes are on).
+        self.driver.get(self.server.url)
+        wait(self.driver, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "live", 10, "a live stream")
+        wait(self.driver, lambda d: self.switch().is_selected(), 10, "the switch still on after a reload")
+        self.assertEqual(len(self.webpush_devices(alice)), 1)
+
+        # Where a notification's click sends a new window: `/#chat=<id>` opens that chat, signed in.
+        bob_chat = self.server.direct(alice, "bob")
+        self.driver.get("about:blank")
+        self.driver.get(self.server.url + "#chat=" + bob_chat)
+        wait(self.driver, lambda d: d.find_element(By.ID, "chat-title").text == "Bob", 10, "Bob's chat opened from the address")
+        self.assertEqual(self.driver.execute_script("return location.hash"), "")
+
+        self.driver.find_element(By.ID, "sign-out").click()
+        wait(self.driver, lambda d: not self.webpush_devices(alice), 10, "the webpush device removed at sign-out")
+        wait(self.driver, lambda d: self.subscription() is None, 10, "the subscription dropped at sign-out")
+        self.assertIsNone(self.driver.execute_script("return localStorage.getItem('herald.token')"))
+
+    def test_a_refused_permission_leaves_the_switch_off(self):
+        self.driver.execute_cdp_cmd("Browser.setPermission", {"origin": self.origin, "permission": {"name": "notifications"},
+                                                              "setting": "denied"})
+        sign_in_as(self.driver, self.server, "Alice Johnson")
+        alice = self.server.token("alice")
+        self.switch().click()
+        wait(self.driver, lambda d: any("blocked" in b.text for b in d.find_elements(By.CSS_SELECTOR, "#banner-layer .banner")),
+             10, "a banner saying notifications are blocked")
+        self.assertFalse(self.switch().is_selected())
+        self.assertEqual(self.webpush_devices(alice), [])
+        self.assertIsNone(self.subscription())
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -99,26 +99,8 @@ extension SQLiteStore {
         finish(group, with: outcomes)
     }
 
-    /// Publishes what was stored, in `seq` order, then answers each post.
     private func finish(_ group: [WaitingPosts.Post], with outcomes: [Result<PostOutcome, any Error>]) {
-        var stored = 0
-        var published: [(message: Message, post: WaitingPosts.Post)] = []
-        for (post, outcome) in zip(group, outcomes) {
-            if case .success(.stored(let message)) = outcome { published.append((message, post)) }
-            if case .success = outcome { stored += 1 }
-        }
-        for (message, post) in published.sorted(by: { ($0.message.seq ?? 0) < ($1.message.seq ?? 0) }) {
-            post.onStored(IncomingMessage(message: message, conversation: post.draft.conversation, sender: post.draft.sender))
-        }
-        if stored > 0 {
-            waitingPosts.withLockedValue {
-                $0.statistics.transactions += 1
-                $0.statistics.posts += stored
-            }
-        }
-        for (post, outcome) in zip(group, outcomes) {
-            post.continuation.resume(with: outcome)
-        }
+        WaitingPosts.finish(group, with: outcomes, counting: waitingPosts)
     }
 
     /// Stores `drafts` in one transaction: an outcome for each, in order. Throws if the transaction as a whole
@@ -179,6 +161,41 @@ extension SQLiteStore {
             }
         }
 
+        return WaitingPosts.outcomes(of: drafts, messages: messages)
+    }
+}
+
+extension WaitingPosts {
+    /// Publishes what a group stored, in `seq` order, counts the group, then answers each post.
+    static func finish(
+        _ group: [Post], with outcomes: [Result<PostOutcome, any Error>], counting box: NIOLockedValueBox<WaitingPosts>
+    ) {
+        var stored = 0
+        var published: [(message: Message, post: Post)] = []
+        for (post, outcome) in zip(group, outcomes) {
+            if case .success(.stored(let message)) = outcome { published.append((message, post)) }
+            if case .success = outcome { stored += 1 }
+        }
+        for (message, post) in published.sorted(by: { ($0.message.seq ?? 0) < ($1.message.seq ?? 0) }) {
+            post.onStored(IncomingMessage(message: message, conversation: post.draft.conversation, sender: post.draft.sender))
+        }
+        if stored > 0 {
+            box.withLockedValue {
+                $0.statistics.transactions += 1
+                $0.statistics.posts += stored
+            }
+        }
+        for (post, outcome) in zip(group, outcomes) {
+            post.continuation.resume(with: outcome)
+        }
+    }
+
+    /// Each draft's outcome, given the messages its group found or stored by id (`new`: stored by this group): the
+    /// draft that stored a message gets `.stored`, every other with its id `.existing`, and a draft whose id another
+    /// sender's or conversation's message has gets `id_conflict`.
+    static func outcomes(
+        of drafts: [MessageDraft], messages: [String: (message: Message, new: Bool)]
+    ) -> [Result<PostOutcome, any Error>] {
         var answered: Set<String> = []
         return drafts.map { draft -> Result<PostOutcome, any Error> in
             guard let (message, new) = messages[draft.id].map({ ($0.message, $0.new) }) else {
@@ -187,7 +204,6 @@ extension SQLiteStore {
             guard message.senderID == draft.sender.id, message.conversationID == draft.conversation.id else {
                 return .failure(APIError(.conflict, .idConflict, "message id \(draft.id) is already used by another message"))
             }
-            // The draft that stored it gets `.stored`; every other with its id, `.existing`.
             return new && answered.insert(draft.id).inserted ? .success(.stored(message)) : .success(.existing(message))
         }
     }

@@ -1,0 +1,143 @@
+import Logging
+import PostgresNIO
+
+/// The PostgreSQL schema, as numbered steps; `herald_schema` records how many a database has. Nodes that start
+/// together migrate one at a time (a transaction-scoped advisory lock), so each step runs once.
+///
+/// Ids are `text COLLATE "C"`: compared and ordered byte for byte, as SQLite does and the API promises.
+enum PostgresMigrations {
+    /// The advisory lock the migrations take (any fixed number: "herald" in ASCII).
+    static let lock: Int64 = 0x68_65_72_61_6C_64
+
+    static let steps: [[String]] = [
+        [
+            """
+            CREATE TABLE users (
+                id text COLLATE "C" PRIMARY KEY,
+                name text NOT NULL DEFAULT '',
+                picture text
+            )
+            """,
+            """
+            CREATE TABLE conversations (
+                id text COLLATE "C" PRIMARY KEY,
+                kind text NOT NULL CHECK (kind IN ('direct', 'group')),
+                title text,
+                direct_key text COLLATE "C" UNIQUE,
+                created_at double precision NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE members (
+                conversation_id text COLLATE "C" NOT NULL REFERENCES conversations(id),
+                user_id text COLLATE "C" NOT NULL REFERENCES users(id),
+                read_seq bigint NOT NULL DEFAULT 0,
+                muted boolean NOT NULL DEFAULT false,
+                activity bigint NOT NULL DEFAULT 0,
+                PRIMARY KEY (conversation_id, user_id)
+            )
+            """,
+            "CREATE INDEX members_by_activity ON members (user_id, activity, conversation_id)",
+            "CREATE INDEX members_muted ON members (user_id, conversation_id) WHERE muted",
+            // `seq` is given by the store from `message_seq` (below), not by a sequence: see PostgresStore.
+            """
+            CREATE TABLE messages (
+                seq bigint PRIMARY KEY,
+                id text COLLATE "C" NOT NULL UNIQUE,
+                conversation_id text COLLATE "C" NOT NULL REFERENCES conversations(id),
+                sender_id text COLLATE "C" NOT NULL REFERENCES users(id),
+                text text,
+                image_url text,
+                created_at double precision NOT NULL
+            )
+            """,
+            "CREATE INDEX messages_by_conversation ON messages (conversation_id, seq, sender_id)",
+            // The last seq given. Every post updates this one row inside its transaction, so posts commit one after
+            // another in seq order, on every node: a reader that saw seq n has seen everything before it.
+            "CREATE TABLE message_seq (id integer PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL)",
+            "INSERT INTO message_seq (id, seq) VALUES (1, 0)",
+            // Storing a message moves its conversation to the top of every member's list and the sender's read
+            // marker to it.
+            """
+            CREATE FUNCTION herald_messages_move_members() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                UPDATE members SET activity = NEW.seq,
+                    read_seq = CASE WHEN user_id = NEW.sender_id THEN greatest(read_seq, NEW.seq) ELSE read_seq END
+                WHERE conversation_id = NEW.conversation_id;
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER messages_move_members AFTER INSERT ON messages
+                FOR EACH ROW EXECUTE FUNCTION herald_messages_move_members()
+            """,
+            """
+            CREATE TABLE devices (
+                user_id text COLLATE "C" NOT NULL REFERENCES users(id),
+                id text COLLATE "C" NOT NULL,
+                platform text NOT NULL,
+                token text NOT NULL,
+                updated_at double precision NOT NULL,
+                PRIMARY KEY (user_id, id)
+            )
+            """,
+            "CREATE UNIQUE INDEX devices_by_token ON devices (platform, token)",
+            // The push outbox (docs/push.md): a job is leased by one node until `leased_until`; a node that died
+            // leaves its leases to expire, and another takes the jobs over then.
+            """
+            CREATE TABLE push_jobs (
+                id bigserial PRIMARY KEY,
+                kind text NOT NULL CHECK (kind IN ('alert', 'clear', 'receipt')),
+                job_key text COLLATE "C" NOT NULL,
+                user_id text COLLATE "C" NOT NULL,
+                device_id text COLLATE "C" NOT NULL,
+                conversation_id text COLLATE "C" NOT NULL,
+                seq bigint NOT NULL,
+                content text NOT NULL,
+                ticket text,
+                created_at double precision NOT NULL,
+                due_at double precision NOT NULL,
+                attempts integer NOT NULL DEFAULT 0,
+                leased_until double precision,
+                UNIQUE (kind, job_key, user_id, device_id)
+            )
+            """,
+            "CREATE INDEX push_jobs_due ON push_jobs (due_at)",
+            "CREATE INDEX push_jobs_by_device ON push_jobs (user_id, device_id)",
+            """
+            CREATE TABLE push_shown (
+                user_id text COLLATE "C" NOT NULL,
+                device_id text COLLATE "C" NOT NULL,
+                conversation_id text COLLATE "C" NOT NULL,
+                seq bigint NOT NULL,
+                PRIMARY KEY (user_id, conversation_id, device_id)
+            )
+            """,
+        ],
+    ]
+
+    static func migrate(_ client: PostgresClient, logger: Logger) async throws {
+        try await client.withConnection { connection in
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                try await connection.query("SELECT pg_advisory_xact_lock(\(lock))", logger: logger)
+                try await connection.query("CREATE TABLE IF NOT EXISTS herald_schema (version integer NOT NULL)", logger: logger)
+                let rows = try await connection.query("SELECT version FROM herald_schema", logger: logger).collect()
+                let version = try rows.first.map { try $0.decode(Int.self) } ?? 0
+                if rows.isEmpty { try await connection.query("INSERT INTO herald_schema (version) VALUES (0)", logger: logger) }
+                for (index, statements) in steps.enumerated().dropFirst(version) {
+                    for statement in statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await connection.query("UPDATE herald_schema SET version = \(index + 1)", logger: logger)
+                    logger.info("database migrated", metadata: ["version": "\(index + 1)"])
+                }
+                try await connection.query("COMMIT", logger: logger)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+}

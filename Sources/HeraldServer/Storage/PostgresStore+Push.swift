@@ -1,0 +1,261 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+/// The push outbox on PostgreSQL, shared by every node: a job is leased by one node at a time (`FOR UPDATE SKIP
+/// LOCKED`, so nodes leasing together take different jobs) until `leased_until`; a node that died holds its jobs
+/// only until then, and another sends them.
+extension PostgresStore {
+    public func pushTargets(conversationID: String, seq: Int64, among candidates: Set<String>) async throws -> [PushTarget] {
+        guard !candidates.isEmpty else { return [] }
+        let rows = try await client.query(
+            """
+            WITH targets AS (
+                SELECT user_id FROM members
+                WHERE conversation_id = \(conversationID) AND NOT muted AND read_seq < \(seq)
+                  AND user_id = ANY(\(Array(candidates))::text[])),
+            badges AS (
+                SELECT me.user_id, sum((SELECT count(*) FROM (SELECT 1 FROM messages x
+                    WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> me.user_id
+                    LIMIT \(ConversationSummary.unreadLimit)) AS u)) AS badge
+                FROM members me WHERE me.user_id IN (SELECT user_id FROM targets) GROUP BY me.user_id)
+            SELECT d.user_id, d.id, d.platform, d.token, b.badge::bigint
+            FROM targets t JOIN devices d ON d.user_id = t.user_id JOIN badges b ON b.user_id = t.user_id
+            ORDER BY d.user_id, d.id
+            """, logger: logger)
+        var targets: [PushTarget] = []
+        for try await (userID, id, platform, token, badge) in rows.decode((String, String, String, String, Int64).self) {
+            guard let platform = DeviceRegistration.Platform(rawValue: platform) else { continue }
+            targets.append(PushTarget(
+                device: DeviceRegistration(id: id, userID: userID, platform: platform, token: token), badge: Int(badge)))
+        }
+        return targets
+    }
+
+    /// `userID`'s unread messages over all their conversations, each counted up to the list's limit.
+    static func badge(of userID: String, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let rows = try await connection.query(
+            """
+            SELECT coalesce(sum((SELECT count(*) FROM (SELECT 1 FROM messages x
+                WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> \(userID)
+                LIMIT \(ConversationSummary.unreadLimit)) AS u)), 0)::bigint
+            FROM members me WHERE me.user_id = \(userID)
+            """, logger: logger).collect()
+        return Int(try rows.first.map { try $0.decode(Int64.self) } ?? 0)
+    }
+
+    @discardableResult
+    public func queuePushJobs(_ jobs: [NewPushJob]) async throws -> Int {
+        guard !jobs.isEmpty else { return 0 }
+        return try await transaction { connection in
+            try await Self.queue(jobs, on: connection, logger: self.logger)
+        }
+    }
+
+    /// Inserts `jobs`, one statement per kind (rows read from JSON); a newer clear of a conversation replaces the
+    /// one waiting, anything else already queued is left as it is.
+    private static func queue(_ jobs: [NewPushJob], on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let now = Date().timeIntervalSince1970
+        let encoder = JSONEncoder()
+        var encoded: [PushContent: String] = [:]
+        var added = 0
+        for kind in [PushJob.Kind.alert, .clear, .receipt] {
+            let rows = try jobs.filter { $0.kind == kind }.map { job -> JobRow in
+                let content: String
+                if let known = encoded[job.content] {
+                    content = known
+                } else {
+                    content = String(decoding: try encoder.encode(job.content), as: UTF8.self)
+                    encoded[job.content] = content
+                }
+                return JobRow(
+                    kind: job.kind.rawValue, job_key: job.key, user_id: job.userID, device_id: job.deviceID,
+                    conversation_id: job.content.conversationID, seq: job.content.seq, content: content,
+                    ticket: job.ticket, created_at: now, due_at: job.due.timeIntervalSince1970)
+            }
+            guard !rows.isEmpty else { continue }
+            let json = String(decoding: try encoder.encode(rows), as: UTF8.self)
+            let onConflict = kind == .clear
+                ? "DO UPDATE SET content = excluded.content, seq = excluded.seq, due_at = excluded.due_at, created_at = excluded.created_at, attempts = 0"
+                : "DO NOTHING"
+            added += try await connection.query(
+                """
+                INSERT INTO push_jobs (kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at)
+                SELECT kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at
+                FROM jsonb_to_recordset(\(json)::jsonb) AS j(kind text, job_key text, user_id text, device_id text,
+                    conversation_id text, seq bigint, content text, ticket text, created_at double precision,
+                    due_at double precision)
+                ON CONFLICT (kind, job_key, user_id, device_id) \(unescaped: onConflict) RETURNING id
+                """, logger: logger).collect().count
+        }
+        return added
+    }
+
+    public func leasePushJobs(
+        now: Date, platform: DeviceRegistration.Platform, limit: Int
+    ) async throws -> (jobs: [PushJob], nextDue: Date?) {
+        let nowSeconds = now.timeIntervalSince1970
+        return try await transaction { connection in
+            // Due jobs nobody holds (or whose holder's lease ran out); rows another node is leasing are skipped.
+            let rows = try await connection.query(
+                """
+                UPDATE push_jobs SET leased_until = \(nowSeconds + self.leaseDuration)
+                WHERE id IN (
+                    SELECT j.id FROM push_jobs j JOIN devices d ON d.user_id = j.user_id AND d.id = j.device_id
+                    WHERE (j.leased_until IS NULL OR j.leased_until < \(nowSeconds)) AND j.due_at <= \(nowSeconds)
+                      AND d.platform = \(platform.rawValue)
+                    ORDER BY j.due_at, j.id LIMIT \(limit)
+                    FOR UPDATE OF j SKIP LOCKED)
+                RETURNING id, kind, user_id, device_id, content, ticket, created_at, attempts, due_at
+                """, logger: self.logger).collect()
+            let decoder = JSONDecoder()
+            var jobs: [PushJob] = []
+            var broken: [Int64] = []
+            var leased: [(job: PushJob, due: Double)] = []
+            for row in rows {
+                let columns = row.makeRandomAccess()
+                let id = try columns["id"].decode(Int64.self)
+                guard let kind = PushJob.Kind(rawValue: try columns["kind"].decode(String.self)),
+                      let content = try? decoder.decode(PushContent.self, from: Data(try columns["content"].decode(String.self).utf8))
+                else {
+                    broken.append(id)
+                    continue
+                }
+                let userID = try columns["user_id"].decode(String.self)
+                let deviceID = try columns["device_id"].decode(String.self)
+                leased.append((PushJob(
+                    id: id, kind: kind,
+                    device: DeviceRegistration(id: deviceID, userID: userID, platform: platform, token: ""),
+                    content: content, ticket: try columns["ticket"].decode(String?.self),
+                    createdAt: Date(timeIntervalSince1970: try columns["created_at"].decode(Double.self)),
+                    attempts: Int(try columns["attempts"].decode(Int32.self))), try columns["due_at"].decode(Double.self)))
+            }
+            if !broken.isEmpty {
+                try await connection.query("DELETE FROM push_jobs WHERE id = ANY(\(broken)::bigint[])", logger: self.logger)
+            }
+            // The tokens, read with the jobs' devices (the update cannot join them into its result).
+            let tokens = try await Self.tokens(of: leased.map(\.job.device), on: connection, logger: self.logger)
+            for (job, _) in leased.sorted(by: { ($0.due, $0.job.id) < ($1.due, $1.job.id) }) {
+                guard let token = tokens[DeviceKey(userID: job.device.userID, id: job.device.id)] else { continue }
+                var job = job
+                job.device.token = token
+                if job.kind == .alert {
+                    // Shown from the moment it may be: a read that comes while it is in flight still clears it.
+                    try await connection.query(
+                        """
+                        INSERT INTO push_shown (user_id, device_id, conversation_id, seq)
+                        VALUES (\(job.device.userID), \(job.device.id), \(job.content.conversationID), \(job.content.seq))
+                        ON CONFLICT (user_id, conversation_id, device_id) DO UPDATE SET seq = greatest(push_shown.seq, excluded.seq)
+                        """, logger: self.logger)
+                }
+                jobs.append(job)
+            }
+            let next = try await connection.query(
+                """
+                SELECT min(greatest(j.due_at, coalesce(j.leased_until, 0))) FROM push_jobs j
+                JOIN devices d ON d.user_id = j.user_id AND d.id = j.device_id
+                WHERE d.platform = \(platform.rawValue) AND (j.leased_until IS NULL OR j.leased_until < \(nowSeconds) OR j.due_at > \(nowSeconds))
+                """, logger: self.logger).collect()
+            let due = try next.first.flatMap { try $0.decode(Double?.self) }
+            return (jobs, due.map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+
+    /// The tokens of `devices`, by owner and id.
+    private static func tokens(
+        of devices: [DeviceRegistration], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [DeviceKey: String] {
+        guard !devices.isEmpty else { return [:] }
+        let rows = try await connection.query(
+            """
+            SELECT d.user_id, d.id, d.token FROM devices d
+            JOIN unnest(\(devices.map(\.userID))::text[], \(devices.map(\.id))::text[]) AS k(user_id, id)
+              ON d.user_id = k.user_id AND d.id = k.id
+            """, logger: logger)
+        var tokens: [DeviceKey: String] = [:]
+        for try await (userID, id, token) in rows.decode((String, String, String).self) {
+            tokens[DeviceKey(userID: userID, id: id)] = token
+        }
+        return tokens
+    }
+
+    public func finishPushJobs(_ finished: [FinishedPush]) async throws {
+        guard !finished.isEmpty else { return }
+        try await transaction { connection in
+            try await connection.query(
+                "DELETE FROM push_jobs WHERE id = ANY(\(finished.map(\.job.id))::bigint[])", logger: self.logger)
+            let followUps = finished.compactMap(\.followUp)
+            if !followUps.isEmpty { _ = try await Self.queue(followUps, on: connection, logger: self.logger) }
+        }
+    }
+
+    public func retryPushJob(id: Int64, at due: Date) async throws {
+        try await client.query(
+            "UPDATE push_jobs SET leased_until = NULL, attempts = attempts + 1, due_at = \(due.timeIntervalSince1970) WHERE id = \(id)",
+            logger: logger)
+    }
+
+    /// Releases the leases that ran out. Several nodes share the outbox, so a starting node cannot tell a lease of a
+    /// node that died from one of a node at work: those of the dead are taken over when they run out, never sooner.
+    @discardableResult
+    public func releasePushLeases() async throws -> Int {
+        try await client.query(
+            """
+            UPDATE push_jobs SET leased_until = NULL
+            WHERE leased_until IS NOT NULL AND leased_until < \(Date().timeIntervalSince1970) RETURNING id
+            """, logger: logger).collect().count
+    }
+
+    public func pushAfterRead(userID: String, conversationID: String, device: String?, due: Date) async throws -> Int {
+        try await transaction { connection in
+            let marker = try await connection.query(
+                "SELECT read_seq FROM members WHERE conversation_id = \(conversationID) AND user_id = \(userID)",
+                logger: self.logger).collect()
+            guard let readSeq = try marker.first.map({ try $0.decode(Int64.self) }) else { return 0 }
+            try await connection.query(
+                """
+                DELETE FROM push_jobs WHERE kind = 'alert' AND leased_until IS NULL AND user_id = \(userID)
+                    AND conversation_id = \(conversationID) AND seq <= \(readSeq)
+                """, logger: self.logger)
+            let shown = try await connection.query(
+                """
+                DELETE FROM push_shown WHERE user_id = \(userID) AND conversation_id = \(conversationID)
+                    AND seq <= \(readSeq) AND device_id <> \(device ?? "")
+                RETURNING device_id
+                """, logger: self.logger)
+            var devices: [String] = []
+            for try await deviceID in shown.decode(String.self) { devices.append(deviceID) }
+            guard !devices.isEmpty else { return 0 }
+            let content = PushContent(
+                clear: conversationID, readUpTo: readSeq,
+                badge: try await Self.badge(of: userID, on: connection, logger: self.logger))
+            let jobs = devices.map { NewPushJob(kind: .clear, userID: userID, deviceID: $0, content: content, due: due) }
+            return try await Self.queue(jobs, on: connection, logger: self.logger)
+        }
+    }
+
+    public func pushJobCount() async throws -> Int {
+        let rows = try await client.query("SELECT count(*) FROM push_jobs", logger: logger).collect()
+        return Int(try rows.first.map { try $0.decode(Int64.self) } ?? 0)
+    }
+}
+
+/// A device by owner and id.
+private struct DeviceKey: Hashable {
+    var userID: String
+    var id: String
+}
+
+/// A push job's row, as the insert reads it from JSON.
+private struct JobRow: Encodable {
+    var kind: String
+    var job_key: String
+    var user_id: String
+    var device_id: String
+    var conversation_id: String
+    var seq: Int64
+    var content: String
+    var ticket: String?
+    var created_at: Double
+    var due_at: Double
+}

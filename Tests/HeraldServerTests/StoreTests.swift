@@ -1,0 +1,300 @@
+import Foundation
+import HeraldCore
+import HeraldProtocol
+import Logging
+import NIOConcurrencyHelpers
+import PostgresNIO
+@testable import HeraldServer
+import Testing
+
+/// The stores the storage suite runs on: SQLite always; PostgreSQL on the server `HERALD_TEST_POSTGRES_URL` names
+/// (scripts/test starts a throwaway one; `scripts/postgres start` prints a URL for running the suite by hand).
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    static var postgresURL: String? {
+        ProcessInfo.processInfo.environment["HERALD_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The kinds this run can test.
+    static var available: [StoreKind] {
+        postgresURL == nil ? [.sqlite] : [.sqlite, .postgres]
+    }
+
+    var testDescription: String { self == .sqlite ? "SQLite" : "PostgreSQL" }
+
+    /// A new, empty, migrated store of this kind, running for the length of `body`: SQLite in memory; PostgreSQL in
+    /// a database of its own, dropped afterwards.
+    func withStore(_ body: (any Store) async throws -> Void) async throws {
+        var logger = Logger(label: "store-test")
+        logger.logLevel = .critical
+        switch self {
+        case .sqlite:
+            let store = try await SQLiteStore.open(path: ":memory:", logger: logger)
+            let running = Task { try await store.database.run() }
+            defer { running.cancel() }
+            try await body(store)
+        case .postgres:
+            try await StoreKind.withDatabase(logger: logger) { url in
+                let store = try PostgresStore(url: url, logger: logger)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await store.run() }
+                    defer { group.cancelAll() }
+                    try await store.migrate()
+                    try await body(store)
+                }
+            }
+        }
+    }
+
+    /// A fresh database on the test server, its URL given to `body`, dropped afterwards.
+    static func withDatabase(logger: Logger, _ body: (String) async throws -> Void) async throws {
+        let base = try #require(postgresURL)
+        let name = "herald_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let admin = PostgresClient(configuration: try PostgresStore.configuration(base), backgroundLogger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await admin.run() }
+            defer { group.cancelAll() }
+            try await admin.query("CREATE DATABASE \(unescaped: name)")
+            var components = try #require(URLComponents(string: base))
+            components.path = "/" + name
+            var failure: (any Error)?
+            do {
+                try await body(try #require(components.string))
+            } catch {
+                failure = error
+            }
+            try await admin.query("DROP DATABASE \(unescaped: name) WITH (FORCE)")
+            if let failure { throw failure }
+        }
+    }
+}
+
+/// One storage suite for both stores: what the server relies on a `Store` for, run on SQLite and on PostgreSQL.
+@Suite("Storage, on every store", .timeLimit(.minutes(2)))
+struct StoreTests {
+    static let kinds = StoreKind.available
+
+    private func person(_ id: String) -> Person { Person(id: id, displayName: id.capitalized) }
+
+    private func draft(_ id: String, by sender: String, in conversation: Conversation, text: String = "hello") -> MessageDraft {
+        MessageDraft(id: id, conversation: conversation, sender: person(sender), text: text, imageURL: nil)
+    }
+
+    /// Users, a direct chat of alice and bob, a group of all three.
+    private func setUp(_ store: any Store) async throws -> (direct: Conversation, group: Conversation) {
+        for id in ["alice", "bob", "carol"] { try await store.upsertUser(person(id)) }
+        let direct = try await store.createConversation(kind: .direct, title: nil, memberIDs: ["alice", "bob"]).record.conversation
+        let group = try await store.createConversation(kind: .group, title: "Team", memberIDs: ["alice", "bob", "carol"]).record.conversation
+        return (direct, group)
+    }
+
+    @discardableResult
+    private func post(_ store: any Store, _ draft: MessageDraft) async throws -> Message {
+        switch try await store.post(draft, onStored: { _ in }) {
+        case .stored(let message), .existing(let message): message
+        }
+    }
+
+    @Test("PostgreSQL is tested in CI", .enabled(if: ProcessInfo.processInfo.environment["CI"] != nil))
+    func postgresInCI() {
+        #expect(StoreKind.postgresURL != nil, "CI runs the storage suite on PostgreSQL too: scripts/test starts one")
+    }
+
+    @Test("a direct chat exists once; members in byte order; people are those with a name", arguments: kinds)
+    func conversations(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await store.upsertUser(Person(id: "Zoë", displayName: "Zoë"))
+            try await store.upsertUser(Person(id: "zed", displayName: "Zed", avatarURL: URL(string: "https://example.com/z.png")))
+            let first = try await store.createConversation(kind: .direct, title: nil, memberIDs: ["zed", "Zoë"])
+            let again = try await store.createConversation(kind: .direct, title: nil, memberIDs: ["Zoë", "zed"])
+            #expect(first.created && !again.created)
+            #expect(again.record.conversation.id == first.record.conversation.id)
+            #expect(first.record.memberIDs == ["Zoë", "zed"])
+            #expect(first.record.people.map(\.avatarURL) == [nil, URL(string: "https://example.com/z.png")])
+            // A member never seen is a member, not a person yet.
+            let group = try await store.createConversation(kind: .group, title: "Ünïcode", memberIDs: ["zed", "new-one"])
+            #expect(group.record.memberIDs == ["new-one", "zed"])
+            #expect(group.record.people.map(\.id) == ["zed"])
+            #expect(try await store.conversation(id: group.record.conversation.id)?.conversation.title == "Ünïcode")
+            #expect(try await store.conversation(id: "no-such-conversation") == nil)
+        }
+    }
+
+    @Test("posting: a seq each, in order; the sender's repeat is the same message; another's use of the id is refused", arguments: kinds)
+    func posting(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let (direct, group) = try await setUp(store)
+            #expect(try await store.latestSeq() == 0)
+            let first = try await store.post(draft("m-1", by: "alice", in: direct), onStored: { _ in })
+            guard case .stored(let stored) = first else { Issue.record("not stored: \(first)"); return }
+            #expect(stored.seq == 1 && stored.text == "hello")
+            let repeated = try await store.post(draft("m-1", by: "alice", in: direct, text: "changed"), onStored: { _ in })
+            #expect(repeated == .existing(stored))
+            await #expect(throws: APIError.self) {
+                _ = try await store.post(draft("m-1", by: "bob", in: direct), onStored: { _ in })
+            }
+            await #expect(throws: APIError.self) {
+                _ = try await store.post(draft("m-1", by: "alice", in: group), onStored: { _ in })
+            }
+
+            // Many at once: every one stored once, published in seq order, numbered with no gap.
+            let published = NIOLockedValueBox<[Int64]>([])
+            try await withThrowingTaskGroup(of: PostOutcome.self) { posts in
+                for index in 0..<60 {
+                    posts.addTask {
+                        try await store.post(
+                            self.draft("burst-\(index)", by: index.isMultiple(of: 2) ? "alice" : "bob", in: group),
+                            onStored: { message in published.withLockedValue { $0.append(message.message.seq ?? -1) } })
+                    }
+                }
+                var seqs: [Int64] = []
+                for try await outcome in posts {
+                    guard case .stored(let message) = outcome else { Issue.record("a burst post was not new"); continue }
+                    seqs.append(message.seq ?? -1)
+                }
+                #expect(seqs.sorted() == Array(2...61))
+            }
+            #expect(published.withLockedValue { $0 } == Array(2...61))
+            #expect(try await store.latestSeq() == 61)
+        }
+    }
+
+    @Test("reading messages: a conversation's pages, and a member's window across conversations", arguments: kinds)
+    func reading(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let (direct, group) = try await setUp(store)
+            for index in 1...6 {
+                try await post(store, draft("d-\(index)", by: index.isMultiple(of: 2) ? "bob" : "alice", in: index <= 3 ? direct : group))
+            }
+            #expect(try await store.messages(in: direct.id, after: nil, before: nil, limit: 2).map(\.id) == ["d-2", "d-3"])
+            #expect(try await store.messages(in: direct.id, after: nil, before: 3, limit: 10).map(\.id) == ["d-1", "d-2"])
+            #expect(try await store.messages(in: group.id, after: 4, before: nil, limit: 10).map(\.id) == ["d-5", "d-6"])
+            #expect(try await store.messages(in: group.id, after: 0, before: 6, limit: 1).map(\.id) == ["d-4"])
+            let carols = try await store.messages(for: "carol", after: 0, through: 6, limit: 10)
+            #expect(carols.map(\.message.id) == ["d-4", "d-5", "d-6"])
+            #expect(carols.first?.conversation.title == "Team" && carols.first?.sender.displayName == "Bob")
+            #expect(try await store.messages(for: "alice", after: 2, through: 5, limit: 10).map(\.message.seq) == [3, 4, 5])
+            #expect(try await store.messages(for: "alice", after: 0, through: 6, limit: 2).count == 2)
+        }
+    }
+
+    @Test("the list: newest activity first, a page at a time, unread counts, read markers, mutes", arguments: kinds)
+    func list(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let (direct, group) = try await setUp(store)
+            let third = try await store.createConversation(kind: .group, title: "Quiet", memberIDs: ["alice", "carol"]).record.conversation
+            try await post(store, draft("a", by: "bob", in: direct))
+            try await post(store, draft("b", by: "bob", in: group))
+            try await post(store, draft("c", by: "carol", in: group))
+            let all = try await store.conversations(of: "alice", after: nil, limit: 10, mutedOnly: false)
+            #expect(all.summaries.map(\.record.conversation.id) == [group.id, direct.id, third.id])
+            #expect(all.summaries.map(\.unreadCount) == [2, 1, 0])
+            #expect(all.summaries.first?.lastMessage?.id == "c")
+            #expect(all.next == nil)
+
+            let first = try await store.conversations(of: "alice", after: nil, limit: 2, mutedOnly: false)
+            let cursor = try #require(first.next)
+            let rest = try await store.conversations(of: "alice", after: cursor, limit: 2, mutedOnly: false)
+            #expect(first.summaries.count == 2 && rest.summaries.map(\.record.conversation.id) == [third.id])
+
+            // Read markers move forward only, and never past the conversation's last message.
+            try await store.markRead(userID: "alice", conversationID: group.id, upTo: 99)
+            try await store.markRead(userID: "alice", conversationID: group.id, upTo: 1)
+            let read = try await store.conversations(of: "alice", after: nil, limit: 10, mutedOnly: false)
+            #expect(read.summaries.first { $0.record.conversation.id == group.id }.map { ($0.readUpTo, $0.unreadCount) }! == (3, 0))
+            // Posting moves the sender's own marker.
+            try await post(store, draft("d", by: "alice", in: direct))
+            let afterOwn = try await store.conversations(of: "alice", after: nil, limit: 1, mutedOnly: false)
+            #expect(afterOwn.summaries.first.map { ($0.record.conversation.id, $0.readUpTo, $0.unreadCount) }! == (direct.id, 4, 0))
+
+            try await store.setMuted(true, userID: "alice", conversationID: third.id)
+            let muted = try await store.conversations(of: "alice", after: nil, limit: 10, mutedOnly: true)
+            #expect(muted.summaries.map(\.record.conversation.id) == [third.id] && muted.summaries.first?.muted == true)
+            try await store.setMuted(false, userID: "alice", conversationID: third.id)
+            #expect(try await store.conversations(of: "alice", after: nil, limit: 10, mutedOnly: true).summaries.isEmpty)
+        }
+    }
+
+    @Test("devices: registered, limited, a token moves to its newest device, removed with their pushes", arguments: kinds)
+    func devices(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await setUp(store)
+            try await store.registerDevice(DeviceRegistration(id: "phone", userID: "alice", platform: .apns, token: "aa"), limit: 2)
+            try await store.registerDevice(DeviceRegistration(id: "tablet", userID: "alice", platform: .fcm, token: "bb"), limit: 2)
+            await #expect(throws: APIError.self) {
+                try await store.registerDevice(DeviceRegistration(id: "third", userID: "alice", platform: .expo, token: "cc"), limit: 2)
+            }
+            // Updating a device it has is not a new one.
+            try await store.registerDevice(DeviceRegistration(id: "phone", userID: "alice", platform: .apns, token: "a2"), limit: 2)
+            #expect(try await store.devices(of: "alice").map(\.token) == ["a2", "bb"])
+            // The tablet changed hands.
+            try await store.registerDevice(DeviceRegistration(id: "bobs", userID: "bob", platform: .fcm, token: "bb"), limit: 2)
+            #expect(try await store.devices(of: "alice").map(\.id) == ["phone"])
+            #expect(try await store.devices(of: "bob").map(\.id) == ["bobs"])
+            #expect(try await store.removeDevice(id: "phone", userID: "alice"))
+            #expect(try await !store.removeDevice(id: "phone", userID: "alice"))
+            #expect(try await store.devices(of: "alice").isEmpty)
+        }
+    }
+
+    @Test("the push outbox: targets, unique jobs, leases per platform, retries, follow-ups, clears after a read", arguments: kinds)
+    func outbox(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let (_, group) = try await setUp(store)
+            try await store.registerDevice(DeviceRegistration(id: "bob-phone", userID: "bob", platform: .apns, token: "b1"), limit: 5)
+            try await store.registerDevice(DeviceRegistration(id: "bob-web", userID: "bob", platform: .fcm, token: "b2"), limit: 5)
+            try await store.registerDevice(DeviceRegistration(id: "carol-phone", userID: "carol", platform: .apns, token: "c1"), limit: 5)
+            try await post(store, draft("p-1", by: "alice", in: group))
+            let message = try await post(store, draft("p-2", by: "alice", in: group))
+
+            // Targets: candidates' devices, not muted, not read; each with the owner's badge.
+            try await store.setMuted(true, userID: "carol", conversationID: group.id)
+            let targets = try await store.pushTargets(conversationID: group.id, seq: 2, among: ["bob", "carol"])
+            #expect(targets.map(\.device.id) == ["bob-phone", "bob-web"] && targets.map(\.badge) == [2, 2])
+            #expect(try await store.pushTargets(conversationID: group.id, seq: 2, among: ["carol"]).isEmpty)
+
+            let content = PushContent(alert: IncomingMessage(message: message, conversation: group, sender: person("alice")), badge: 2)
+            let now = Date()
+            let jobs = targets.map { NewPushJob(kind: .alert, userID: $0.device.userID, deviceID: $0.device.id, content: content, due: now) }
+            #expect(try await store.queuePushJobs(jobs) == 2)
+            #expect(try await store.queuePushJobs(jobs) == 0)
+            #expect(try await store.pushJobCount() == 2)
+
+            // Leased per platform, once; a job not yet due is not leased, and tells when it falls due.
+            let later = NewPushJob(kind: .alert, userID: "carol", deviceID: "carol-phone", content: content, due: now.addingTimeInterval(60))
+            #expect(try await store.queuePushJobs([later]) == 1)
+            let apns = try await store.leasePushJobs(now: now.addingTimeInterval(1), platform: .apns, limit: 10)
+            #expect(apns.jobs.map(\.device.id) == ["bob-phone"] && apns.jobs.first?.device.token == "b1")
+            #expect(apns.jobs.first?.content == content)
+            let nextDue = try #require(apns.nextDue)
+            #expect(abs(nextDue.timeIntervalSince(now.addingTimeInterval(60))) < 0.01)
+            #expect(try await store.leasePushJobs(now: now.addingTimeInterval(1), platform: .apns, limit: 10).jobs.isEmpty)
+
+            // A retry puts it back for later; a finish deletes it and queues its follow-up.
+            let leased = try #require(apns.jobs.first)
+            try await store.retryPushJob(id: leased.id, at: now.addingTimeInterval(5))
+            #expect(try await store.leasePushJobs(now: now.addingTimeInterval(2), platform: .apns, limit: 10).jobs.isEmpty)
+            let again = try await store.leasePushJobs(now: now.addingTimeInterval(6), platform: .apns, limit: 10).jobs
+            #expect(again.map(\.id) == [leased.id] && again.first?.attempts == 1)
+            let receipt = NewPushJob(kind: .receipt, userID: "bob", deviceID: "bob-phone", content: content,
+                                     ticket: "ticket-1", due: now.addingTimeInterval(600))
+            try await store.finishPushJobs([FinishedPush(job: leased, followUp: receipt)])
+            #expect(try await store.pushJobCount() == 3)
+
+            // Bob reads on the web: the phone, shown the conversation by a push, gets a clear; the reader does not;
+            // the web's own alert, still waiting, is dropped.
+            try await store.markRead(userID: "bob", conversationID: group.id, upTo: message.seq ?? 0)
+            #expect(try await store.pushAfterRead(userID: "bob", conversationID: group.id, device: "bob-web", due: now) == 1)
+            let clears = try await store.leasePushJobs(now: now.addingTimeInterval(7), platform: .apns, limit: 10).jobs
+            #expect(clears.map(\.kind) == [.clear] && clears.first?.device.id == "bob-phone")
+            #expect(clears.first?.content.badge == 0)
+            #expect(try await store.leasePushJobs(now: now.addingTimeInterval(7), platform: .fcm, limit: 10).jobs.isEmpty)
+
+            // A removed device's jobs go with it.
+            _ = try await store.removeDevice(id: "bob-phone", userID: "bob")
+            #expect(try await store.pushJobCount() == 1)
+        }
+    }
+}

@@ -9,14 +9,15 @@ import ServiceLifecycle
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the Herald server (SQLite embedded). Stops gracefully on SIGTERM and SIGINT.",
+        abstract: "Run the Herald server (SQLite embedded, or PostgreSQL for several nodes). Stops gracefully on SIGTERM and SIGINT.",
         discussion: """
-            Settings come from these options, else from HERALD_HOST, HERALD_PORT, HERALD_DATABASE, \
+            Settings come from these options, else from HERALD_HOST, HERALD_PORT, HERALD_DATABASE, HERALD_POSTGRES_URL, \
             HERALD_JWT_SECRET, HERALD_SQLITE_SYNC, HERALD_DEMO, HERALD_CORS_ORIGINS, the limits (HERALD_LIMIT_*, \
             HERALD_MAX_CONNECTIONS) and the timeouts (HERALD_HEADER_TIMEOUT, HERALD_IDLE_TIMEOUT, \
             HERALD_SHUTDOWN_TIMEOUT), push (HERALD_APNS_*, HERALD_FCM_*, HERALD_EXPO_*, HERALD_PUSH_*; see \
             docs/push.md), else the defaults; the README lists them all. A value that cannot be used stops the server with a line saying which. Without \
-            HERALD_JWT_SECRET the token secret is generated on first start and kept in <database>.secret. \
+            HERALD_JWT_SECRET the token secret is generated on first start and kept in <database>.secret (with \
+            PostgreSQL, in the database, shared by every node). \
             LOG_LEVEL (trace, debug, info, notice, warning, error, critical) sets the log level.
             """
     )
@@ -29,6 +30,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "The SQLite file, or :memory: (default ./herald.sqlite).")
     var database: String?
+
+    @Option(help: "A PostgreSQL database to use instead of SQLite, for several nodes: postgres://user:password@host:5432/database.")
+    var postgres: String?
 
     @Flag(help: "Create the demo users (alice, bob, charlie), chats and messages, and print a token for each.")
     var demo = false
@@ -49,6 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let host { settings.host = host }
         if let port { settings.port = port }
         if let database { settings.databasePath = database }
+        if let postgres { settings.postgresURL = postgres }
         if demo { settings.demo = true }
 
         let logger = try Logger.herald(label: "herald")
@@ -90,7 +95,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var lines = [
             "Open http://\(pageHost):\(port)/ in a browser",
-            "Herald is listening on http://\(settings.host):\(port) (database: \(settings.databasePath))",
+            "Herald is listening on http://\(settings.host):\(port) (database: \(settings.postgresURL.map(PostgresStore.redacted) ?? settings.databasePath))",
         ]
         if settings.demo {
             lines.append("The page offers to continue as each demo person. Demo tokens (valid 30 days), for other clients:")

@@ -13,19 +13,25 @@ actor Acknowledged {
 
 @Suite("Durability and shutdown", .timeLimit(.minutes(2)))
 struct CrashTests {
-    @Test("the server killed with SIGKILL during a run of acknowledged sends keeps every acknowledged message")
-    func sigkill() async throws {
-        try await killWhilePosting(writers: 4, killAfter: 200)
+    @Test("the server killed with SIGKILL during a run of acknowledged sends keeps every acknowledged message",
+          arguments: StoreKind.available)
+    func sigkill(kind: StoreKind) async throws {
+        try await kind.withServerDatabase { environment in
+            try await killWhilePosting(writers: 4, killAfter: 200, environment: environment)
+        }
     }
 
-    @Test("under group commit (64 posts in flight at once, committed in groups) SIGKILL mid-group loses no acknowledged post")
-    func sigkillMidGroup() async throws {
-        try await killWhilePosting(writers: 64, killAfter: 1_000)
+    @Test("under group commit (64 posts in flight at once, committed in groups) SIGKILL mid-group loses no acknowledged post",
+          arguments: StoreKind.available)
+    func sigkillMidGroup(kind: StoreKind) async throws {
+        try await kind.withServerDatabase { environment in
+            try await killWhilePosting(writers: 64, killAfter: 1_000, environment: environment)
+        }
     }
 
     /// `writers` clients post at once, each its next post as soon as the last is answered; the server is killed
     /// once `killAfter` posts were acknowledged; restarted, it must have every one of them.
-    private func killWhilePosting(writers: Int, killAfter: Int) async throws {
+    private func killWhilePosting(writers: Int, killAfter: Int, environment: [String: String?]) async throws {
         let folder = try makeTemporaryFolder("herald-crash")
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("herald.sqlite").path
@@ -33,7 +39,7 @@ struct CrashTests {
         let tokens = await TokenAuthority(secret: secret)
         let (alice, bob) = try await (tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"))
 
-        let first = try await ServerProcess(database: database, secret: secret)
+        let first = try await ServerProcess(database: database, secret: secret, environment: environment)
         defer { first.stop() }
         let client = RemoteServer(port: first.port)
         let chat = try await client.createConversation(alice, members: ["bob"])
@@ -59,7 +65,7 @@ struct CrashTests {
         let acked = await acknowledged.ids
         #expect(acked.count >= killAfter)
 
-        let second = try await ServerProcess(database: database, secret: secret)
+        let second = try await ServerProcess(database: database, secret: secret, environment: environment)
         defer { second.stop() }
         let restarted = RemoteServer(port: second.port)
         var stored: Set<String> = []

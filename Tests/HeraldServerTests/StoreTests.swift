@@ -37,14 +37,28 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
             try await body(store)
         case .postgres:
             try await StoreKind.withDatabase(logger: logger) { url in
-                let store = try PostgresStore(url: url, logger: logger)
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await store.run() }
-                    defer { group.cancelAll() }
-                    try await store.migrate()
+                let store = try await PostgresStore.connect(url: url, retryFor: .seconds(5), logger: logger)
+                do {
                     try await body(store)
+                } catch {
+                    await store.close()
+                    throw error
                 }
+                await store.close()
             }
+        }
+    }
+
+    /// What a `herald serve` of this kind is started with: nothing for SQLite (its file is the server's
+    /// `--database`); for PostgreSQL, `HERALD_POSTGRES_URL` naming a fresh database, dropped afterwards.
+    func withServerDatabase(_ body: ([String: String?]) async throws -> Void) async throws {
+        switch self {
+        case .sqlite:
+            try await body([:])
+        case .postgres:
+            var logger = Logger(label: "store-test")
+            logger.logLevel = .critical
+            try await StoreKind.withDatabase(logger: logger) { url in try await body(["HERALD_POSTGRES_URL": url]) }
         }
     }
 

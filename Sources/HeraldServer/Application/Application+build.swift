@@ -29,8 +29,28 @@ public struct ServerEnvironment: Sendable {
     let users: UserDirectory
     let services: [any Service]
 
-    /// Opens the database (migrating it) and resolves the token secret.
+    /// Opens the database (migrating it) and resolves the token secret: SQLite, or PostgreSQL when
+    /// ``ServerConfiguration/postgresURL`` is set (waiting, with back-off, for a database that cannot be reached yet).
     public static func make(_ configuration: ServerConfiguration, logger: Logger) async throws -> ServerEnvironment {
+        if let url = configuration.postgresURL {
+            let store = try await PostgresStore.connect(url: url, logger: logger)
+            do {
+                // Every node signs alike: the secret and the VAPID key are the database's unless given.
+                let secret = configuration.jwtSecret != nil
+                    ? try configuration.resolveSecret()
+                    : try await store.sharedSetting("token_secret", make: ServerConfiguration.randomSecret)
+                let vapid = try await VAPID.shared(
+                    by: store, file: configuration.push.vapidKeyFile, subject: configuration.push.vapidSubject)
+                let (providers, http) = try await PushProviders.make(
+                    configuration.push, vapid: vapid, demo: configuration.demo, logger: logger)
+                return await ServerEnvironment(
+                    configuration, store: store, storeService: store, secret: secret, vapid: vapid,
+                    providers: providers, http: http, logger: logger)
+            } catch {
+                await store.close()
+                throw error
+            }
+        }
         // Settings first: nothing may fail once the database is open, or its connection would go unclosed.
         let secret = try configuration.resolveSecret()
         let vapid = try await VAPID.load(
@@ -46,21 +66,9 @@ public struct ServerEnvironment: Sendable {
             await http?.shutdown()
             throw error
         }
-        let hub = Hub()
-        let push = PushDispatcher(
-            store: store, hub: hub, providers: providers, settings: configuration.push, http: http, logger: logger)
-        return ServerEnvironment(
-            configuration: configuration,
-            store: store,
-            hub: hub,
-            tokens: await TokenAuthority(secret: secret),
-            push: push,
-            vapid: vapid,
-            userLimits: UserLimits(configuration.limits),
-            users: UserDirectory(store: store),
-            // Stopped in reverse: the push loops before the database they write to.
-            services: [store.database, push]
-        )
+        return await ServerEnvironment(
+            configuration, store: store, storeService: store.database, secret: secret, vapid: vapid,
+            providers: providers, http: http, logger: logger)
     }
 
     var messenger: Messenger {
@@ -77,6 +85,30 @@ public struct ServerEnvironment: Sendable {
         StreamController(
             messenger: messenger, limits: configuration.limits, timeouts: configuration.timeouts,
             authentication: authentication)
+    }
+}
+
+extension ServerEnvironment {
+    /// The rest, around an open store.
+    private init(
+        _ configuration: ServerConfiguration, store: any Store, storeService: any Service, secret: String, vapid: VAPID,
+        providers: [any PushProvider], http: PushHTTP?, logger: Logger
+    ) async {
+        let hub = Hub()
+        let push = PushDispatcher(
+            store: store, hub: hub, providers: providers, settings: configuration.push, http: http, logger: logger)
+        self.init(
+            configuration: configuration,
+            store: store,
+            hub: hub,
+            tokens: await TokenAuthority(secret: secret),
+            push: push,
+            vapid: vapid,
+            userLimits: UserLimits(configuration.limits),
+            users: UserDirectory(store: store),
+            // Stopped in reverse: the push loops before the database they write to.
+            services: [storeService, push]
+        )
     }
 }
 

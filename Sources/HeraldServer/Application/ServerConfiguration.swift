@@ -66,7 +66,11 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var port = 8080
     /// The SQLite file, or `:memory:`.
     public var databasePath = "herald.sqlite"
-    /// The HS256 secret tokens are signed with; nil means the one kept beside the database (made on first start).
+    /// A PostgreSQL database (`postgres://user:password@host:5432/database`) to use instead of SQLite: the store for
+    /// several nodes.
+    public var postgresURL: String?
+    /// The HS256 secret tokens are signed with; nil means the one kept beside the database (made on first start; with
+    /// PostgreSQL, in the database, shared by every node).
     public var jwtSecret: String?
     /// Whether SQLite syncs every commit to disk (survives power loss, slower) rather than only to the OS.
     public var fullSync = false
@@ -85,7 +89,7 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// The defaults: 127.0.0.1:8080, `./herald.sqlite`.
     public init() {}
 
-    /// The defaults overridden by the environment: `HERALD_HOST`, `HERALD_PORT`, `HERALD_DATABASE`,
+    /// The defaults overridden by the environment: `HERALD_HOST`, `HERALD_PORT`, `HERALD_DATABASE`, `HERALD_POSTGRES_URL`,
     /// `HERALD_JWT_SECRET`, `HERALD_SQLITE_SYNC` (`full` or `normal`), `HERALD_DEMO` (`1` or `0`),
     /// `HERALD_CORS_ORIGINS` (origins separated by commas, or `*`), the limits
     /// (`HERALD_LIMIT_*`) and the timeouts (`HERALD_*_TIMEOUT`, in seconds). An empty variable counts as unset.
@@ -98,6 +102,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         configuration.host = settings.string("HERALD_HOST") ?? configuration.host
         configuration.port = try settings.integer("HERALD_PORT", in: 0...65_535) ?? configuration.port
         configuration.databasePath = settings.string("HERALD_DATABASE") ?? configuration.databasePath
+        configuration.postgresURL = settings.string("HERALD_POSTGRES_URL")
         configuration.jwtSecret = settings.string("HERALD_JWT_SECRET")
         configuration.fullSync = try settings.choice("HERALD_SQLITE_SYNC", ["normal": false, "full": true]) ?? false
         configuration.demo = try settings.choice("HERALD_DEMO", ["0": false, "1": true]) ?? false
@@ -151,7 +156,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         return secret
     }
 
-    private static func randomSecret() -> String {
+    static func randomSecret() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }

@@ -56,6 +56,19 @@ public struct VAPID: Sendable {
         return try await VAPID(key: key, subject: subject)
     }
 
+    /// The key pair every node shares, kept in the PostgreSQL database (made by the first node that starts), or
+    /// the one in `file` when given.
+    static func shared(by store: PostgresStore, file: String?, subject: String?) async throws -> VAPID {
+        if let file {
+            return try await VAPID(key: readKey(file, setting: "HERALD_VAPID_PRIVATE_KEY_FILE"), subject: subject)
+        }
+        let pem = try await store.sharedSetting("vapid_key") { P256.Signing.PrivateKey().pemRepresentation }
+        guard let key = try? P256.Signing.PrivateKey(pemRepresentation: pem) else {
+            throw ConfigurationError("the VAPID key kept in the database (herald_settings) is not a P-256 private key")
+        }
+        return try await VAPID(key: key, subject: subject)
+    }
+
     private static func readKey(_ path: String, setting: String) throws -> P256.Signing.PrivateKey {
         guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw ConfigurationError("\(setting): cannot read \(path)")

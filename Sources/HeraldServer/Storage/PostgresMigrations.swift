@@ -114,6 +114,9 @@ enum PostgresMigrations {
                 PRIMARY KEY (user_id, conversation_id, device_id)
             )
             """,
+            // What every node must share and SQLite keeps in files beside the database: the token secret, the
+            // VAPID key.
+            "CREATE TABLE herald_settings (name text PRIMARY KEY, value text NOT NULL)",
         ],
     ]
 

@@ -16,8 +16,11 @@ import ServiceLifecycle
 /// out of order). Posts arriving together on one node share one transaction, as with SQLite (group commit), which is
 /// what keeps the counter from being a queue of single commits under load.
 public final class PostgresStore: Store, Service {
-    /// The pool; it runs as long as the store's service does.
+    /// The pool.
     let client: PostgresClient
+    /// The pool's own task: it runs from ``connect(url:leaseDuration:retryFor:logger:)`` until the store's service
+    /// stops (after the HTTP server, so the pool closes last).
+    private let pool: Task<Void, Never>
     let logger: Logger
     /// Posts waiting for the next group commit.
     private let waiting = NIOLockedValueBox(WaitingPosts())
@@ -27,12 +30,99 @@ public final class PostgresStore: Store, Service {
     /// The most posts committed in one transaction.
     static let maxGroup = 256
 
-    /// A store on the database `url` names (`postgres://user:password@host:port/database?sslmode=…`). Nothing is
-    /// connected until ``run()`` runs and ``migrate()`` is called.
-    public init(url: String, leaseDuration: TimeInterval = 120, logger: Logger) throws {
-        self.client = PostgresClient(configuration: try Self.configuration(url), backgroundLogger: logger)
-        self.logger = logger
+    private init(client: PostgresClient, leaseDuration: TimeInterval, logger: Logger) {
+        self.client = client
+        self.pool = Task { await client.run() }
         self.leaseDuration = leaseDuration
+        self.logger = logger
+    }
+
+    /// Connects to the database `url` names (`postgres://user:password@host:port/database?sslmode=…`) and migrates
+    /// it. A database that cannot be reached is tried again with back-off (1 s doubling to 30 s), each failure
+    /// logged, for up to `retryFor`; then the last error is thrown.
+    public static func connect(
+        url: String, leaseDuration: TimeInterval = 120, retryFor: Duration = .seconds(600), logger: Logger
+    ) async throws -> PostgresStore {
+        let configuration = try configuration(url)
+        // The pool's own notes (each connection it could not make) only from warnings up: the store says what matters.
+        var poolLogger = logger
+        poolLogger.logLevel = max(logger.logLevel, .warning)
+        let store = PostgresStore(
+            client: PostgresClient(configuration: configuration, backgroundLogger: poolLogger),
+            leaseDuration: leaseDuration, logger: logger)
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: retryFor)
+        var wait = Duration.seconds(1)
+        while true {
+            do {
+                // The pool waits for a connection as long as it is asked to: each try is bounded.
+                try await withThrowingTaskGroup(of: Void.self) { attempt in
+                    attempt.addTask { try await PostgresMigrations.migrate(store.client, logger: logger) }
+                    attempt.addTask {
+                        try await Task.sleep(for: .seconds(5))
+                        throw StorageError("no connection within 5 s")
+                    }
+                    defer { attempt.cancelAll() }
+                    try await attempt.next()
+                }
+                return store
+            } catch {
+                let reason = describe(error)
+                guard clock.now.advanced(by: wait) < deadline, !Task.isCancelled else {
+                    await store.close()
+                    throw StorageError("cannot use the PostgreSQL database at \(Self.redacted(url)): \(reason)")
+                }
+                logger.warning("the database cannot be reached; trying again", metadata: [
+                    "database": "\(Self.redacted(url))", "error": "\(reason)", "retry_in": "\(wait)"])
+                try? await Task.sleep(for: wait)
+                wait = min(wait * 2, .seconds(30))
+            }
+        }
+    }
+
+    /// The URL without its password, for logs and errors.
+    public static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.percentEncodedPassword = "***"
+        return components.string ?? url
+    }
+
+    /// What went wrong, in PostgreSQL's words where it said any.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return message }
+            return "\(error.code)" + (error.underlying.map { ": \($0)" } ?? "")
+        }
+        return String(describing: error)
+    }
+
+    /// Waits for the graceful shutdown, then closes the pool: listed before the HTTP server's users of it, the store
+    /// stops after them.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await close()
+    }
+
+    /// Closes the pool.
+    func close() async {
+        pool.cancel()
+        await pool.value
+    }
+
+    /// Whether the database answers a query now (for `/health`).
+    public func isReachable() async -> Bool {
+        (try? await client.query("SELECT 1", logger: logger)) != nil
+    }
+
+    /// A value every node shares, kept in the database: the one stored under `name`, or `make()`'s, stored there
+    /// by whichever node asked first (the token secret and the VAPID key, so that every node signs alike).
+    public func sharedSetting(_ name: String, make: () -> String) async throws -> String {
+        let candidate = make()
+        try await client.query(
+            "INSERT INTO herald_settings (name, value) VALUES (\(name), \(candidate)) ON CONFLICT (name) DO NOTHING",
+            logger: logger)
+        let rows = try await client.query("SELECT value FROM herald_settings WHERE name = \(name)", logger: logger).collect()
+        return try rows.first.map { try $0.decode(String.self) } ?? candidate
     }
 
     /// The pool's settings from a `postgres://` (or `postgresql://`) URL. `sslmode=disable` turns TLS off,
@@ -58,16 +148,6 @@ public final class PostgresStore: Store, Service {
         configuration.options.maximumConnections = 20
         configuration.options.connectTimeout = .seconds(10)
         return configuration
-    }
-
-    /// Runs the pool until the service group stops.
-    public func run() async throws {
-        await client.run()
-    }
-
-    /// Creates or updates the schema (needs ``run()`` running).
-    public func migrate() async throws {
-        try await PostgresMigrations.migrate(client, logger: logger)
     }
 
     /// Runs `body` in a transaction; an error it throws comes out as itself (an ``APIError`` stays one).

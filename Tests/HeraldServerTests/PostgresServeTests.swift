@@ -36,6 +36,78 @@ struct PostgresServeTests {
         }
     }
 
+    @Test("posts on one node reach streams on another, once each and in seq order, also across the loss of the listening connection")
+    func fanOutBetweenNodes() async throws {
+        try await StoreKind.postgres.withServerDatabase { environment in
+            let secret = TestServer.secret
+            let folder = try makeTemporaryFolder("herald-fan-out")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let log = folder.appendingPathComponent("second.log")
+            let first = try await ServerProcess(database: "unused.sqlite", secret: secret, environment: environment)
+            defer { first.stop() }
+            let second = try await ServerProcess(
+                database: "unused.sqlite", secret: secret, environment: environment, errorLog: log)
+            defer { second.stop() }
+            let tokens = await TokenAuthority(secret: secret)
+            let (alice, bob) = try await (tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"))
+            let onFirst = RemoteServer(port: first.port)
+            let chat = try await onFirst.createConversation(alice, members: ["bob"])
+
+            // Bob listens on the second node; Alice posts on the first, and Bob himself on the second.
+            let socket = try await TestSocket.connect(url: "ws://127.0.0.1:\(second.port)/v1/stream?token=\(bob)")
+            defer { socket.close() }
+            var reader = FrameReader(socket)
+            _ = try await reader.untilReady()
+            let onSecond = RemoteServer(port: second.port)
+            for index in 0..<20 {
+                #expect(try await onFirst.post(alice, to: chat, id: "a-\(index)", text: "from the first node") == 201)
+                if index.isMultiple(of: 5) {
+                    #expect(try await onSecond.post(bob, to: chat, id: "b-\(index)", text: "from the second node") == 201)
+                }
+            }
+            var seen: [MessageJSON] = []
+            while seen.count < 24 {
+                let frame = try await reader.next()
+                if let message = frame.message, frame.type == "message" { seen.append(message) }
+            }
+            #expect(seen.map(\.seq) == Array(1...24), "every message once, in seq order")
+
+            // The second node's listening connection is cut: what is posted meanwhile arrives once it listens again.
+            let url = try #require(environment["HERALD_POSTGRES_URL"] ?? nil)
+            #expect(try await Self.cutListeners(in: url) >= 2, "both nodes were listening")
+            for index in 0..<10 {
+                #expect(try await onFirst.post(alice, to: chat, id: "c-\(index)", text: "while it was not listening") == 201)
+            }
+            while seen.count < 34 {
+                let frame = try await reader.next()
+                if let message = frame.message, frame.type == "message" { seen.append(message) }
+            }
+            #expect(seen.map(\.seq) == Array(1...34))
+            let said = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            #expect(said.contains("listening for other nodes' messages failed; listening again"), "the cut was noticed: \(said)")
+            // Nothing more, nothing twice: a ping's pong comes next.
+            #expect(try await reader.drain(socket).filter { $0.type == "message" }.isEmpty)
+        }
+    }
+
+    /// Ends every connection that is listening for new messages (as a database restart or a network cut would);
+    /// how many there were.
+    static func cutListeners(in url: String) async throws -> Int {
+        var logger = Logger(label: "postgres-serve-test")
+        logger.logLevel = .critical
+        let client = PostgresClient(configuration: try PostgresStore.configuration(url), backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let rows = try await client.query(
+                """
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()
+                """).collect()
+            return rows.count
+        }
+    }
+
     @Test("a node whose database cannot be reached keeps trying, says so, and stops on SIGTERM")
     func unreachableDatabase() async throws {
         let folder = try makeTemporaryFolder("herald-unreachable")

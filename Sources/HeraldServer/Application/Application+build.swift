@@ -43,9 +43,13 @@ public struct ServerEnvironment: Sendable {
                     by: store, file: configuration.push.vapidKeyFile, subject: configuration.push.vapidSubject)
                 let (providers, http) = try await PushProviders.make(
                     configuration.push, vapid: vapid, demo: configuration.demo, logger: logger)
-                return await ServerEnvironment(
+                let environment = await ServerEnvironment(
                     configuration, store: store, storeService: store, secret: secret, vapid: vapid,
                     providers: providers, http: http, logger: logger)
+                // Messages posted on other nodes reach this node's connections too.
+                let hub = environment.hub
+                await store.publishOtherNodes { message in hub.publish(message.incoming, to: message.memberIDs) }
+                return environment
             } catch {
                 await store.close()
                 throw error

@@ -26,6 +26,8 @@ public final class PostgresStore: Store, Service {
     private let waiting = NIOLockedValueBox(WaitingPosts())
     /// How long a node keeps a leased push job before another may take it over.
     let leaseDuration: TimeInterval
+    /// Every stored message, this node's and the others', handed to this node's connections in seq order.
+    let feed: MessageFeed
 
     /// The most posts committed in one transaction.
     static let maxGroup = 256
@@ -35,6 +37,12 @@ public final class PostgresStore: Store, Service {
         self.pool = Task { await client.run() }
         self.leaseDuration = leaseDuration
         self.logger = logger
+        self.feed = MessageFeed(client: client, logger: logger)
+    }
+
+    /// Hands the messages other nodes store to `sink` (this node's hub), in seq order with this node's own.
+    public func publishOtherNodes(to sink: @escaping @Sendable (FeedMessage) -> Void) async {
+        await feed.setSink(sink)
     }
 
     /// Connects to the database `url` names (`postgres://user:password@host:port/database?sslmode=…`) and migrates
@@ -57,7 +65,10 @@ public final class PostgresStore: Store, Service {
             do {
                 // The pool waits for a connection as long as it is asked to: each try is bounded.
                 try await withThrowingTaskGroup(of: Void.self) { attempt in
-                    attempt.addTask { try await PostgresMigrations.migrate(store.client, logger: logger) }
+                    attempt.addTask {
+                        try await PostgresMigrations.migrate(store.client, logger: logger)
+                        await store.feed.start(after: try await store.latestSeq())
+                    }
                     attempt.addTask {
                         try await Task.sleep(for: .seconds(5))
                         throw StorageError("no connection within 5 s")
@@ -96,11 +107,41 @@ public final class PostgresStore: Store, Service {
         return String(describing: error)
     }
 
-    /// Waits for the graceful shutdown, then closes the pool: listed before the HTTP server's users of it, the store
-    /// stops after them.
+    /// Listens for the other nodes' messages until the graceful shutdown, then closes the pool: listed before the
+    /// HTTP server's users of it, the store stops after them.
     public func run() async throws {
+        let listening = Task { await listen() }
         try? await gracefulShutdown()
+        listening.cancel()
+        await listening.value
         await close()
+    }
+
+    /// `LISTEN herald_messages` on a connection of its own, handing each notified seq to the feed; when the
+    /// connection drops, listens again (back-off 1 s doubling to 30 s) and catches up from the table.
+    private func listen() async {
+        var wait = Duration.seconds(1)
+        while !Task.isCancelled {
+            do {
+                try await client.withConnection { connection in
+                    try await connection.listen(on: "herald_messages") { notifications in
+                        // Listening: what committed before is read from the table (on another connection; this one
+                        // only listens).
+                        await self.feed.notified(try await self.latestSeq())
+                        wait = .seconds(1)
+                        for try await notification in notifications {
+                            if let seq = Int64(notification.payload) { await self.feed.notified(seq) }
+                        }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("listening for other nodes' messages failed; listening again", metadata: [
+                    "error": "\(Self.describe(error))", "retry_in": "\(wait)"])
+            }
+            try? await Task.sleep(for: wait)
+            wait = min(wait * 2, .seconds(30))
+        }
     }
 
     /// Closes the pool.
@@ -387,22 +428,34 @@ public final class PostgresStore: Store, Service {
             }
             guard !group.isEmpty else { return }
             do {
-                finish(group, with: try await store(group.map(\.draft)))
+                await finish(group, with: try await store(group.map(\.draft)))
             } catch {
                 // The group failed as a whole: each post alone, so one bad post never fails the others.
                 for post in group {
                     do {
-                        finish([post], with: try await store([post.draft]))
+                        await finish([post], with: try await store([post.draft]))
                     } catch {
-                        finish([post], with: [.failure(error)])
+                        await finish([post], with: [.failure(error)])
                     }
                 }
             }
         }
     }
 
-    private func finish(_ group: [WaitingPosts.Post], with outcomes: [Result<PostOutcome, any Error>]) {
-        WaitingPosts.finish(group, with: outcomes, counting: waiting)
+    /// Hands what the group stored to the feed (which publishes it in seq order, after anything of other nodes'
+    /// before it), then answers each post.
+    private func finish(_ group: [WaitingPosts.Post], with outcomes: [Result<PostOutcome, any Error>]) async {
+        var publishers: [Int64: @Sendable () -> Void] = [:]
+        for (post, outcome) in zip(group, outcomes) {
+            guard case .success(.stored(let message)) = outcome, let seq = message.seq else { continue }
+            let incoming = IncomingMessage(message: message, conversation: post.draft.conversation, sender: post.draft.sender)
+            let onStored = post.onStored
+            publishers[seq] = { onStored(incoming) }
+        }
+        if let first = publishers.keys.min(), let last = publishers.keys.max() {
+            await feed.committed(first...last, publishers: publishers)
+        }
+        WaitingPosts.finish(group, with: outcomes, counting: waiting, publishing: false)
     }
 
     /// Stores `drafts` in one transaction: the counter row locked (and with it every other node's posts held until
@@ -411,7 +464,21 @@ public final class PostgresStore: Store, Service {
     private func store(_ drafts: [MessageDraft]) async throws -> [Result<PostOutcome, any Error>] {
         let createdAt = Date().timeIntervalSince1970
         let ids = drafts.map(\.id)
-        let messages = try await transaction { connection -> [String: (message: Message, new: Bool)] in
+        let messages: [String: (message: Message, new: Bool)]
+        do {
+            messages = try await storeGroup(drafts, ids: ids, createdAt: createdAt)
+        } catch {
+            // Rolled back: the seqs it took are given again, and the feed goes on past them.
+            await feed.release()
+            throw error
+        }
+        return WaitingPosts.outcomes(of: drafts, messages: messages)
+    }
+
+    private func storeGroup(
+        _ drafts: [MessageDraft], ids: [String], createdAt: Double
+    ) async throws -> [String: (message: Message, new: Bool)] {
+        try await transaction { connection -> [String: (message: Message, new: Bool)] in
             let counter = try await connection.query(
                 "SELECT seq FROM message_seq WHERE id = 1 FOR UPDATE", logger: self.logger).collect()
             var seq = try counter.first.map { try $0.decode(Int64.self) } ?? 0
@@ -436,7 +503,9 @@ public final class PostgresStore: Store, Service {
                     seq: seq, id: draft.id, conversation_id: draft.conversation.id, sender_id: draft.sender.id,
                     text: draft.text, image_url: draft.imageURL?.absoluteString, created_at: createdAt))
             }
-            guard !rows.isEmpty else { return messages }
+            guard let first = rows.first?.seq else { return messages }
+            // Until this commits (or rolls back), the feed hands over nothing past these seqs.
+            await self.feed.reserve(first...seq)
             let json = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
             try await connection.query(
                 """
@@ -451,7 +520,6 @@ public final class PostgresStore: Store, Service {
             try await connection.query("SELECT pg_notify('herald_messages', \(String(seq)))", logger: self.logger)
             return messages
         }
-        return WaitingPosts.outcomes(of: drafts, messages: messages)
     }
 
     // MARK: Devices

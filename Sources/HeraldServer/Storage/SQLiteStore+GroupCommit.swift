@@ -166,9 +166,11 @@ extension SQLiteStore {
 }
 
 extension WaitingPosts {
-    /// Publishes what a group stored, in `seq` order, counts the group, then answers each post.
+    /// Publishes what a group stored, in `seq` order (unless the caller did: `publishing` false), counts the group,
+    /// then answers each post.
     static func finish(
-        _ group: [Post], with outcomes: [Result<PostOutcome, any Error>], counting box: NIOLockedValueBox<WaitingPosts>
+        _ group: [Post], with outcomes: [Result<PostOutcome, any Error>], counting box: NIOLockedValueBox<WaitingPosts>,
+        publishing: Bool = true
     ) {
         var stored = 0
         var published: [(message: Message, post: Post)] = []
@@ -176,7 +178,7 @@ extension WaitingPosts {
             if case .success(.stored(let message)) = outcome { published.append((message, post)) }
             if case .success = outcome { stored += 1 }
         }
-        for (message, post) in published.sorted(by: { ($0.message.seq ?? 0) < ($1.message.seq ?? 0) }) {
+        for (message, post) in published.sorted(by: { ($0.message.seq ?? 0) < ($1.message.seq ?? 0) }) where publishing {
             post.onStored(IncomingMessage(message: message, conversation: post.draft.conversation, sender: post.draft.sender))
         }
         if stored > 0 {

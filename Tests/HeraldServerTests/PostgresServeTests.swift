@@ -1,6 +1,7 @@
 import Foundation
 @testable import HeraldServer
 import HeraldTestSupport
+import JWTKit
 import Logging
 import PostgresNIO
 import Testing
@@ -87,6 +88,86 @@ struct PostgresServeTests {
             #expect(said.contains("listening for other nodes' messages failed; listening again"), "the cut was noticed: \(said)")
             // Nothing more, nothing twice: a ping's pong comes next.
             #expect(try await reader.drain(socket).filter { $0.type == "message" }.isEmpty)
+        }
+    }
+
+    @Test("the push decision on one node sees the connections on another; a node killed stops counting after the expiry")
+    func presenceAcrossNodes() async throws {
+        let certificate = try await TestCertificate.make()
+        defer { certificate.remove() }
+        let folder = try makeTemporaryFolder("herald-presence")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keyFile = folder.appendingPathComponent("AuthKey.p8").path
+        try ES256PrivateKey().pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        let tokens = await TokenAuthority(secret: TestServer.secret)
+        let (alice, bob) = try await (tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"))
+        let phone = PushHarness.apnsToken(0xB0B)
+
+        try await StoreKind.postgres.withServerDatabase { database in
+            try await FakePushService.run(certificate: certificate) { fake in
+                let environment = database.merging([
+                    "HERALD_APNS_KEY_FILE": keyFile, "HERALD_APNS_KEY_ID": PushHarness.keyID,
+                    "HERALD_APNS_TEAM_ID": PushHarness.teamID, "HERALD_APNS_TOPIC": PushHarness.topic,
+                    "HERALD_APNS_URL": fake.url, "HERALD_PUSH_CA_FILE": certificate.certificatePath,
+                    "HERALD_PRESENCE_EXPIRY": "3",
+                ]) { $1 }
+                let url = try #require(database["HERALD_POSTGRES_URL"] ?? nil)
+                let nodeA = try await ServerProcess(database: "unused.sqlite", secret: TestServer.secret, environment: environment)
+                defer { nodeA.stop() }
+                let nodeB = try await ServerProcess(database: "unused.sqlite", secret: TestServer.secret, environment: environment)
+                defer { nodeB.stop() }
+                let onB = RemoteServer(port: nodeB.port)
+                let chat = try await onB.createConversation(alice, members: ["bob"])
+                let registered = try await HTTPClient.request(
+                    port: nodeB.port, "PUT", "/v1/devices/bob-phone", token: bob,
+                    body: #"{"platform": "apns", "token": "\#(phone)"}"#)
+                #expect(registered.status == 204)
+                func pushed() -> [String] { fake.requests.compactMap { $0.headers["apns-collapse-id"] } }
+
+                // Bob is in the foreground on node A: a message posted on node B pushes nothing.
+                let socket = try await TestSocket.connect(url: "ws://127.0.0.1:\(nodeA.port)/v1/stream?token=\(bob)")
+                defer { socket.close() }
+                var reader = FrameReader(socket)
+                _ = try await reader.untilReady()
+                try await Self.waitForPresence(of: "bob", foreground: true, in: url)
+                #expect(try await onB.post(alice, to: chat, id: "while-looking", text: "you see this on A") == 201)
+
+                // In the background on node A: the phone is pushed.
+                socket.send(#"{"type": "app", "state": "background"}"#)
+                try await Self.waitForPresence(of: "bob", foreground: false, in: url)
+                #expect(try await onB.post(alice, to: chat, id: "while-away", text: "to the phone") == 201)
+                try await fake.wait("the push for the message posted while Bob was away") { _ in pushed() == ["while-away"] }
+
+                // Back in the foreground, then node A dies: it still counts until its heartbeat is 3 s old ...
+                socket.send(#"{"type": "app", "state": "foreground"}"#)
+                try await Self.waitForPresence(of: "bob", foreground: true, in: url)
+                await nodeA.kill()
+                #expect(try await onB.post(alice, to: chat, id: "just-after", text: "A still counts") == 201)
+                // ... and not after.
+                try await Task.sleep(for: .seconds(4))
+                #expect(try await onB.post(alice, to: chat, id: "long-after", text: "A is gone") == 201)
+                try await fake.wait("the push after node A expired") { _ in pushed().contains("long-after") }
+                #expect(pushed() == ["while-away", "long-after"], "no push while Bob was in the foreground on A")
+                #expect(await nodeB.terminate() == 0)
+            }
+        }
+    }
+
+    /// Waits (up to 10 s) until the presence table says `user` has a connection in the foreground (or none).
+    static func waitForPresence(of user: String, foreground: Bool, in url: String) async throws {
+        var logger = Logger(label: "postgres-serve-test")
+        logger.logLevel = .critical
+        let client = PostgresClient(configuration: try PostgresStore.configuration(url), backgroundLogger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            for _ in 0..<500 {
+                let rows = try await client.query(
+                    "SELECT coalesce(bool_or(foreground), false) FROM presence WHERE user_id = \(user)").collect()
+                if try rows.first?.decode(Bool.self) == foreground { return }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            Issue.record("the presence of \(user) never became foreground = \(foreground)")
         }
     }
 

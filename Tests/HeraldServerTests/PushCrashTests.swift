@@ -6,8 +6,16 @@ import Testing
 
 @Suite("Push outbox durability", .timeLimit(.minutes(2)))
 struct PushCrashTests {
-    @Test("pushes pending at SIGKILL are sent after the restart, each once; those in flight are sent again with the same collapse id and apns-id")
-    func sigkillWithPushesPending() async throws {
+    @Test("pushes pending at SIGKILL are sent after the restart, each once; those in flight are sent again with the same collapse id and apns-id",
+          arguments: StoreKind.available)
+    func sigkillWithPushesPending(kind: StoreKind) async throws {
+        try await kind.withServerDatabase { database in
+            // On PostgreSQL the jobs the dead node had taken are another node's once their lease (here 2 s) ran out.
+            try await sigkillWithPushesPending(database.merging(["HERALD_PUSH_LEASE": "2"]) { $1 })
+        }
+    }
+
+    private func sigkillWithPushesPending(_ storeEnvironment: [String: String?]) async throws {
         let certificate = try await TestCertificate.make()
         defer { certificate.remove() }
         let folder = try makeTemporaryFolder("herald-push-crash")
@@ -21,12 +29,12 @@ struct PushCrashTests {
         let messages = (1...10).map { "crash-\($0)" }
 
         try await FakePushService.run(certificate: certificate) { fake in
-            let environment: [String: String?] = [
+            let environment: [String: String?] = storeEnvironment.merging([
                 "HERALD_APNS_KEY_FILE": keyFile, "HERALD_APNS_KEY_ID": PushHarness.keyID,
                 "HERALD_APNS_TEAM_ID": PushHarness.teamID, "HERALD_APNS_TOPIC": PushHarness.topic,
                 "HERALD_APNS_URL": fake.url, "HERALD_PUSH_CA_FILE": certificate.certificatePath,
                 "HERALD_PUSH_CONCURRENCY": "2",
-            ]
+            ]) { $1 }
             // APNs takes two pushes and never answers: they are in flight when the server dies, the rest wait.
             fake.respond { $0.path.hasPrefix("/3/device/") ? FakeAnswer(status: 200, hold: true) : nil }
             let first = try await ServerProcess(database: database, secret: TestServer.secret, environment: environment)

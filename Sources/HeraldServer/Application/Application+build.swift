@@ -33,7 +33,9 @@ public struct ServerEnvironment: Sendable {
     /// ``ServerConfiguration/postgresURL`` is set (waiting, with back-off, for a database that cannot be reached yet).
     public static func make(_ configuration: ServerConfiguration, logger: Logger) async throws -> ServerEnvironment {
         if let url = configuration.postgresURL {
-            let store = try await PostgresStore.connect(url: url, logger: logger)
+            let store = try await PostgresStore.connect(
+                url: url, leaseDuration: configuration.push.lease.seconds, presenceExpiry: configuration.presenceExpiry,
+                logger: logger)
             do {
                 // Every node signs alike: the secret and the VAPID key are the database's unless given.
                 let secret = configuration.jwtSecret != nil
@@ -43,9 +45,11 @@ public struct ServerEnvironment: Sendable {
                     by: store, file: configuration.push.vapidKeyFile, subject: configuration.push.vapidSubject)
                 let (providers, http) = try await PushProviders.make(
                     configuration.push, vapid: vapid, demo: configuration.demo, logger: logger)
+                let presence = store.presence
                 let environment = await ServerEnvironment(
                     configuration, store: store, storeService: store, secret: secret, vapid: vapid,
-                    providers: providers, http: http, logger: logger)
+                    providers: providers, http: http, hub: Hub(observer: { presence.record($0) }), cluster: presence,
+                    logger: logger)
                 // Messages posted on other nodes reach this node's connections too.
                 let hub = environment.hub
                 await store.publishOtherNodes { message in hub.publish(message.incoming, to: message.memberIDs) }
@@ -96,11 +100,12 @@ extension ServerEnvironment {
     /// The rest, around an open store.
     private init(
         _ configuration: ServerConfiguration, store: any Store, storeService: any Service, secret: String, vapid: VAPID,
-        providers: [any PushProvider], http: PushHTTP?, logger: Logger
+        providers: [any PushProvider], http: PushHTTP?, hub: Hub = Hub(), cluster: (any ClusterPresence)? = nil,
+        logger: Logger
     ) async {
-        let hub = Hub()
         let push = PushDispatcher(
-            store: store, hub: hub, providers: providers, settings: configuration.push, http: http, logger: logger)
+            store: store, hub: hub, cluster: cluster, providers: providers, settings: configuration.push, http: http,
+            logger: logger)
         self.init(
             configuration: configuration,
             store: store,

@@ -69,6 +69,9 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// A PostgreSQL database (`postgres://user:password@host:5432/database`) to use instead of SQLite: the store for
     /// several nodes.
     public var postgresURL: String?
+    /// With PostgreSQL, how long after its last heartbeat a node's connections still count for the push decision
+    /// (`HERALD_PRESENCE_EXPIRY`, default 30 s): a node that died stops counting within this.
+    public var presenceExpiry: Duration = .seconds(30)
     /// The HS256 secret tokens are signed with; nil means the one kept beside the database (made on first start; with
     /// PostgreSQL, in the database, shared by every node).
     public var jwtSecret: String?
@@ -103,6 +106,8 @@ public struct ServerConfiguration: Hashable, Sendable {
         configuration.port = try settings.integer("HERALD_PORT", in: 0...65_535) ?? configuration.port
         configuration.databasePath = settings.string("HERALD_DATABASE") ?? configuration.databasePath
         configuration.postgresURL = settings.string("HERALD_POSTGRES_URL")
+        configuration.presenceExpiry = try settings.number("HERALD_PRESENCE_EXPIRY", in: 1...3_600)
+            .map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? configuration.presenceExpiry
         configuration.jwtSecret = settings.string("HERALD_JWT_SECRET")
         configuration.fullSync = try settings.choice("HERALD_SQLITE_SYNC", ["normal": false, "full": true]) ?? false
         configuration.demo = try settings.choice("HERALD_DEMO", ["0": false, "1": true]) ?? false
@@ -212,6 +217,7 @@ private struct EnvironmentSettings {
         var push = PushSettings()
         push.delay = try number("HERALD_PUSH_DELAY", in: 0...86_400).map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? push.delay
         push.maxAge = try seconds("HERALD_PUSH_MAX_AGE") ?? push.maxAge
+        push.lease = try number("HERALD_PUSH_LEASE", in: 1...86_400).map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? push.lease
         push.concurrency = try integer("HERALD_PUSH_CONCURRENCY", in: 1...1_000) ?? push.concurrency
         push.receiptDelay = try seconds("HERALD_EXPO_RECEIPT_DELAY") ?? push.receiptDelay
         push.caFile = try file("HERALD_PUSH_CA_FILE")

@@ -13,6 +13,9 @@ public struct PushSettings: Hashable, Sendable {
     /// How long a push is tried before it is dropped (`HERALD_PUSH_MAX_AGE`, default one hour); also the
     /// expiry the push services are given.
     public var maxAge: Duration = .seconds(3600)
+    /// With several nodes, how long a job a node took is its own (`HERALD_PUSH_LEASE`, default 120 s): a node that
+    /// died holds its jobs that long, then another sends them.
+    public var lease: Duration = .seconds(120)
     /// How many pushes each provider sends at once (`HERALD_PUSH_CONCURRENCY`, default 32).
     public var concurrency = 32
     /// The first retry's wait; each further retry waits twice as long (with jitter), up to ``maxRetryWait``.
@@ -73,6 +76,8 @@ public final class PushDispatcher: Service, Sendable {
 
     let store: any Store
     let hub: Hub
+    /// The other nodes' connections, with several nodes.
+    let cluster: (any ClusterPresence)?
     let settings: PushSettings
     /// The providers, by platform.
     public let providers: [DeviceRegistration.Platform: any PushProvider]
@@ -84,13 +89,15 @@ public final class PushDispatcher: Service, Sendable {
     private let counters = NIOLockedValueBox(Counts())
     private let outcomes: OutcomeWriter
 
-    /// A dispatcher sending through `providers`; `http` is shut down when it stops.
+    /// A dispatcher sending through `providers`; `http` is shut down when it stops. With several nodes, `cluster`
+    /// tells of the other nodes' connections.
     public init(
-        store: any Store, hub: Hub, providers: [any PushProvider], settings: PushSettings, http: PushHTTP?,
-        logger: Logger
+        store: any Store, hub: Hub, cluster: (any ClusterPresence)? = nil, providers: [any PushProvider],
+        settings: PushSettings, http: PushHTTP?, logger: Logger
     ) {
         self.store = store
         self.hub = hub
+        self.cluster = cluster
         self.settings = settings
         self.providers = Dictionary(providers.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
         self.http = http
@@ -117,6 +124,15 @@ public final class PushDispatcher: Service, Sendable {
     /// queues a job for each of their registered devices without a live connection. Returns the jobs queued.
     @discardableResult
     public func decide(_ incoming: IncomingMessage, candidates: Set<String>) async throws -> Int {
+        // With several nodes: a member in the foreground on another node is no candidate either, and a device
+        // connected there gets no push.
+        var candidates = candidates
+        var elsewhere: [String: RemotePresence] = [:]
+        if let cluster {
+            elsewhere = try await cluster.othersPresence(of: candidates)
+            candidates = candidates.filter { elsewhere[$0]?.foreground != true }
+            guard !candidates.isEmpty else { return 0 }
+        }
         let targets = try await store.pushTargets(
             conversationID: incoming.conversation.id, seq: incoming.message.seq ?? 0, among: candidates)
         let due = Date().addingTimeInterval(settings.delay.seconds)
@@ -128,7 +144,7 @@ public final class PushDispatcher: Service, Sendable {
         var platforms: Set<DeviceRegistration.Platform> = []
         for target in targets where providers[target.device.platform] != nil {
             let userID = target.device.userID
-            let live = connected[userID] ?? hub.connectedDevices(of: userID)
+            let live = connected[userID] ?? hub.connectedDevices(of: userID).union(elsewhere[userID]?.devices ?? [])
             connected[userID] = live
             guard !live.contains(target.device.id) else { continue }
             let content = contents[target.badge] ?? PushContent(alert: incoming, badge: target.badge, formatter: formatter)

@@ -118,6 +118,22 @@ enum PostgresMigrations {
             // VAPID key.
             "CREATE TABLE herald_settings (name text PRIMARY KEY, value text NOT NULL)",
         ],
+        [
+            // Presence across nodes: each node's live connections (foreground or not, and which device), counted
+            // only while the node's heartbeat is recent, so a node that died stops counting by itself.
+            "CREATE TABLE nodes (id text PRIMARY KEY, seen_at timestamptz NOT NULL)",
+            """
+            CREATE TABLE presence (
+                node_id text NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+                connection integer NOT NULL,
+                user_id text COLLATE "C" NOT NULL,
+                device_id text COLLATE "C",
+                foreground boolean NOT NULL,
+                PRIMARY KEY (node_id, connection)
+            )
+            """,
+            "CREATE INDEX presence_by_user ON presence (user_id)",
+        ],
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

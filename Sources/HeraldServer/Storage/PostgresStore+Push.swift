@@ -150,11 +150,13 @@ extension PostgresStore {
                 }
                 jobs.append(job)
             }
+            // The next time a job may be taken: when it falls due, or when the lease on it runs out (a node that died
+            // leaves its jobs to be taken then).
             let next = try await connection.query(
                 """
                 SELECT min(greatest(j.due_at, coalesce(j.leased_until, 0))) FROM push_jobs j
                 JOIN devices d ON d.user_id = j.user_id AND d.id = j.device_id
-                WHERE d.platform = \(platform.rawValue) AND (j.leased_until IS NULL OR j.leased_until < \(nowSeconds) OR j.due_at > \(nowSeconds))
+                WHERE d.platform = \(platform.rawValue)
                 """, logger: self.logger).collect()
             let due = try next.first.flatMap { try $0.decode(Double?.self) }
             return (jobs, due.map(Date.init(timeIntervalSince1970:)))

@@ -28,16 +28,19 @@ public final class PostgresStore: Store, Service {
     let leaseDuration: TimeInterval
     /// Every stored message, this node's and the others', handed to this node's connections in seq order.
     let feed: MessageFeed
+    /// This node's connections as the other nodes see them, and theirs.
+    let presence: PostgresPresence
 
     /// The most posts committed in one transaction.
     static let maxGroup = 256
 
-    private init(client: PostgresClient, leaseDuration: TimeInterval, logger: Logger) {
+    private init(client: PostgresClient, leaseDuration: TimeInterval, presenceExpiry: Duration, logger: Logger) {
         self.client = client
         self.pool = Task { await client.run() }
         self.leaseDuration = leaseDuration
         self.logger = logger
         self.feed = MessageFeed(client: client, logger: logger)
+        self.presence = PostgresPresence(client: client, expiry: presenceExpiry, logger: logger)
     }
 
     /// Hands the messages other nodes store to `sink` (this node's hub), in seq order with this node's own.
@@ -47,9 +50,11 @@ public final class PostgresStore: Store, Service {
 
     /// Connects to the database `url` names (`postgres://user:password@host:port/database?sslmode=…`) and migrates
     /// it. A database that cannot be reached is tried again with back-off (1 s doubling to 30 s), each failure
-    /// logged, for up to `retryFor`; then the last error is thrown.
+    /// logged, for up to `retryFor`; then the last error is thrown. `leaseDuration`: how long a leased push job is
+    /// this node's; `presenceExpiry`: how long after its last heartbeat a node's connections still count.
     public static func connect(
-        url: String, leaseDuration: TimeInterval = 120, retryFor: Duration = .seconds(600), logger: Logger
+        url: String, leaseDuration: TimeInterval = 120, presenceExpiry: Duration = .seconds(30),
+        retryFor: Duration = .seconds(600), logger: Logger
     ) async throws -> PostgresStore {
         let configuration = try configuration(url)
         // The pool's own notes (each connection it could not make) only from warnings up: the store says what matters.
@@ -57,7 +62,7 @@ public final class PostgresStore: Store, Service {
         poolLogger.logLevel = max(logger.logLevel, .warning)
         let store = PostgresStore(
             client: PostgresClient(configuration: configuration, backgroundLogger: poolLogger),
-            leaseDuration: leaseDuration, logger: logger)
+            leaseDuration: leaseDuration, presenceExpiry: presenceExpiry, logger: logger)
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: retryFor)
         var wait = Duration.seconds(1)
@@ -68,6 +73,7 @@ public final class PostgresStore: Store, Service {
                     attempt.addTask {
                         try await PostgresMigrations.migrate(store.client, logger: logger)
                         await store.feed.start(after: try await store.latestSeq())
+                        try await store.presence.join()
                     }
                     attempt.addTask {
                         try await Task.sleep(for: .seconds(5))
@@ -111,9 +117,12 @@ public final class PostgresStore: Store, Service {
     /// HTTP server's users of it, the store stops after them.
     public func run() async throws {
         let listening = Task { await listen() }
+        let present = Task { await presence.run() }
         try? await gracefulShutdown()
         listening.cancel()
+        present.cancel()
         await listening.value
+        await present.value
         await close()
     }
 

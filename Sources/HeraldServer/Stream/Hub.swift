@@ -13,6 +13,16 @@ public struct ConnectionPresence: Hashable, Sendable {
     public var device: String?
 }
 
+/// A connection's presence changed (or it ended: `presence` nil), as other nodes need to know it.
+public struct PresenceChange: Sendable {
+    /// The connection, unique on this node.
+    public var connection: Int
+    /// Its user.
+    public var userID: String
+    /// What it says now; nil once it closed.
+    public var presence: ConnectionPresence?
+}
+
 /// The live connections: who is connected, what each is looking at, and the fan-out of new messages.
 ///
 /// Presence answers the push decision's questions (docs/behaviour.md, "Who is told"): is this user looking at this
@@ -31,39 +41,50 @@ public final class Hub: Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// Told of every change of presence (with several nodes, so the others can see it).
+    private let observer: (@Sendable (PresenceChange) -> Void)?
 
-    /// Creates an empty hub.
-    public init() {}
+    /// Creates an empty hub; `observer` is told of every connection's presence as it changes.
+    public init(observer: (@Sendable (PresenceChange) -> Void)? = nil) {
+        self.observer = observer
+    }
 
     /// Adds a connection of `userID`; nil when they already have `limit` open.
     func register(userID: String, device: String? = nil, outbox: Outbox, limit: Int) -> Int? {
-        state.withLockedValue { state in
+        let presence = ConnectionPresence(appState: .foreground, focus: nil, device: device)
+        let id = state.withLockedValue { state -> Int? in
             guard (state.byUser[userID]?.count ?? 0) < limit else { return nil }
             state.nextID += 1
             let id = state.nextID
-            state.connections[id] = Connection(
-                userID: userID, outbox: outbox, presence: ConnectionPresence(appState: .foreground, focus: nil, device: device))
+            state.connections[id] = Connection(userID: userID, outbox: outbox, presence: presence)
             state.byUser[userID, default: []].insert(id)
             return id
         }
+        if let id { observer?(PresenceChange(connection: id, userID: userID, presence: presence)) }
+        return id
     }
 
     func unregister(_ id: Int) {
-        state.withLockedValue { state in
-            guard let connection = state.connections.removeValue(forKey: id) else { return }
+        let removed = state.withLockedValue { state -> Connection? in
+            guard let connection = state.connections.removeValue(forKey: id) else { return nil }
             state.byUser[connection.userID]?.remove(id)
             if state.byUser[connection.userID]?.isEmpty == true {
                 state.byUser.removeValue(forKey: connection.userID)
             }
+            return connection
         }
+        if let removed { observer?(PresenceChange(connection: id, userID: removed.userID, presence: nil)) }
     }
 
     func update(_ id: Int, _ change: (inout ConnectionPresence) -> Void) {
-        state.withLockedValue { state in
-            guard var connection = state.connections[id] else { return }
+        let changed = state.withLockedValue { state -> Connection? in
+            guard var connection = state.connections[id] else { return nil }
+            let before = connection.presence
             change(&connection.presence)
             state.connections[id] = connection
+            return connection.presence == before ? nil : connection
         }
+        if let changed { observer?(PresenceChange(connection: id, userID: changed.userID, presence: changed.presence)) }
     }
 
     /// Sends a stored message to every connection of its conversation's members. Never waits.

@@ -46,7 +46,7 @@ struct ConnectionLimitTests {
         for _ in 0..<admitted {
             let connection = try await RawConnection(port: port)
             try await connection.send("GET /health HTTP/1.1\r\nHost: herald\r\n\r\n")
-            while !connection.text.contains("{\"status\":\"ok\"}"), try await connection.read() {}
+            while !connection.text.contains("\"status\":\"ok\""), try await connection.read() {}
             #expect(connection.text.hasPrefix("HTTP/1.1 200"), "an admitted connection is served")
             connection.consume(connection.received.count)
             open.append(connection)
@@ -62,7 +62,7 @@ struct ConnectionLimitTests {
         // The connections it holds keep working at the limit.
         let first = open[0]
         try await first.send("GET /health HTTP/1.1\r\nHost: herald\r\n\r\n")
-        while !first.text.contains("{\"status\":\"ok\"}"), try await first.read() {}
+        while !first.text.contains("\"status\":\"ok\""), try await first.read() {}
         #expect(first.text.hasPrefix("HTTP/1.1 200"))
         for connection in open { await connection.close() }
         // Once they are gone, newcomers are served again (the count follows closes, shortly after).

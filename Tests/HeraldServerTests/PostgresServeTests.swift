@@ -189,6 +189,45 @@ struct PostgresServeTests {
         }
     }
 
+    @Test("the database going away: /health says 503, a post is refused with database_unavailable; back, both work again")
+    func databaseGoesAway() async throws {
+        try await StoreKind.postgres.withServerDatabase { database in
+            let url = try #require(database["HERALD_POSTGRES_URL"] ?? nil)
+            var components = try #require(URLComponents(string: url))
+            let proxy = try await TCPProxy.start(to: try #require(components.port))
+            components.port = proxy.port
+            let node = try await ServerProcess(
+                database: "unused.sqlite", secret: TestServer.secret,
+                environment: ["HERALD_POSTGRES_URL": components.string])
+            defer { node.stop() }
+            let tokens = await TokenAuthority(secret: TestServer.secret)
+            let alice = try await tokens.token(userID: "alice", name: "Alice")
+            let client = RemoteServer(port: node.port)
+            let chat = try await client.createConversation(alice, members: ["bob"])
+            let healthy = try await HTTPClient.request(port: node.port, "GET", "/health")
+            #expect(healthy.status == 200 && healthy.text.contains(#""database":"reachable""#))
+
+            proxy.cut()
+            let down = try await HTTPClient.request(port: node.port, "GET", "/health")
+            #expect(down.status == 503 && down.text.contains(#""database":"unreachable""#))
+            let refused = try await HTTPClient.request(
+                port: node.port, "POST", "/v1/conversations/\(chat)/messages", token: alice, body: #"{"text": "anyone?"}"#)
+            #expect(refused.status == 503 && refused.errorCode == "database_unavailable", "\(refused.status) \(refused.text)")
+            #expect(refused.headers[.retryAfter] == "1")
+
+            proxy.restore()
+            var back = 0
+            for _ in 0..<100 where back != 200 {
+                back = try await HTTPClient.request(port: node.port, "GET", "/health").status
+                if back != 200 { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(back == 200, "healthy again once the database is back")
+            #expect(try await client.post(alice, to: chat, id: "back", text: "back again") == 201)
+            #expect(await node.terminate() == 0)
+            await proxy.close()
+        }
+    }
+
     @Test("a node whose database cannot be reached keeps trying, says so, and stops on SIGTERM")
     func unreachableDatabase() async throws {
         let folder = try makeTemporaryFolder("herald-unreachable")

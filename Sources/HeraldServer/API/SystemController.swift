@@ -3,17 +3,29 @@ import Hummingbird
 
 /// `/health` and `/openapi.yaml`, open to anyone.
 struct SystemController {
+    let store: any Store
+
     func addRoutes(to router: Router<HeraldRequestContext>) {
         router.get("health", use: health)
         router.get("openapi.yaml", use: openAPI)
     }
 
     struct Health: ResponseEncodable {
-        var status = "ok"
+        /// `ok`, or `unavailable` when the database is not.
+        var status: String
+        /// `reachable` or `unreachable`.
+        var database: String
     }
 
-    @Sendable func health(_ request: Request, context: HeraldRequestContext) async throws -> Health {
-        Health()
+    /// 200 `{"status": "ok", "database": "reachable"}`; 503 with `unavailable` and `unreachable` when the database
+    /// does not answer within 2 s (a load balancer takes the node out until it does).
+    @Sendable func health(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<Health> {
+        if await store.isReachable(within: .seconds(2)) {
+            return EditedResponse(status: .ok, response: Health(status: "ok", database: "reachable"))
+        }
+        return EditedResponse(
+            status: .serviceUnavailable, headers: [.retryAfter: "1"],
+            response: Health(status: "unavailable", database: "unreachable"))
     }
 
     @Sendable func openAPI(_ request: Request, context: HeraldRequestContext) async throws -> Response {

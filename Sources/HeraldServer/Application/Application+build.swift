@@ -191,7 +191,7 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
     if let files = WebPage.files(logger: logger) {
         router.add(middleware: files)
     }
-    SystemController().addRoutes(to: router)
+    SystemController(store: environment.store).addRoutes(to: router)
     if environment.configuration.demo {
         DemoController(tokens: environment.tokens).addRoutes(to: router)
     }

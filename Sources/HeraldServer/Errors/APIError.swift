@@ -36,6 +36,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         case rateLimited = "rate_limited"
         /// The server holds as many connections as it can; `Retry-After` says when to try again.
         case serverBusy = "server_busy"
+        /// The database cannot be reached just now; `Retry-After` says when to try again.
+        case databaseUnavailable = "database_unavailable"
         /// Something failed on the server; it is logged.
         case internalError = "internal"
     }
@@ -72,6 +74,10 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
     /// `server_busy` (503): the connection limit is reached; try again in a second.
     static let serverBusy = APIError(
         .serviceUnavailable, .serverBusy, "the server has as many connections as it can hold; try again", retryAfter: 1)
+
+    /// `database_unavailable` (503): the store cannot reach its database; try again in a second.
+    static let databaseUnavailable = APIError(
+        .serviceUnavailable, .databaseUnavailable, "the database cannot be reached just now; try again", retryAfter: 1)
 
     static func textTooLong(limit: Int) -> APIError {
         APIError(.badRequest, .textTooLong, "text is longer than \(limit) characters")

@@ -55,6 +55,8 @@ extension APIError {
             self = APIError.decoding(decodingError)
         case is NIOTooManyBytesError:
             self.init(.contentTooLarge, .tooLarge, "the request body is too large")
+        case let error where StorageFailure.isUnavailable(error):
+            self = .databaseUnavailable
         default:
             self.init(.internalServerError, .internalError, "the server failed to handle this request")
         }

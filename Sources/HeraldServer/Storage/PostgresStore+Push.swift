@@ -8,7 +8,7 @@ import PostgresNIO
 extension PostgresStore {
     public func pushTargets(conversationID: String, seq: Int64, among candidates: Set<String>) async throws -> [PushTarget] {
         guard !candidates.isEmpty else { return [] }
-        let rows = try await client.query(
+        let rows = try await database.query(
             """
             WITH targets AS (
                 SELECT user_id FROM members
@@ -192,7 +192,7 @@ extension PostgresStore {
     }
 
     public func retryPushJob(id: Int64, at due: Date) async throws {
-        try await client.query(
+        try await database.query(
             "UPDATE push_jobs SET leased_until = NULL, attempts = attempts + 1, due_at = \(due.timeIntervalSince1970) WHERE id = \(id)",
             logger: logger)
     }
@@ -201,7 +201,7 @@ extension PostgresStore {
     /// node that died from one of a node at work: those of the dead are taken over when they run out, never sooner.
     @discardableResult
     public func releasePushLeases() async throws -> Int {
-        try await client.query(
+        try await database.query(
             """
             UPDATE push_jobs SET leased_until = NULL
             WHERE leased_until IS NOT NULL AND leased_until < \(Date().timeIntervalSince1970) RETURNING id
@@ -237,7 +237,7 @@ extension PostgresStore {
     }
 
     public func pushJobCount() async throws -> Int {
-        let rows = try await client.query("SELECT count(*) FROM push_jobs", logger: logger).collect()
+        let rows = try await database.query("SELECT count(*) FROM push_jobs", logger: logger).collect()
         return Int(try rows.first.map { try $0.decode(Int64.self) } ?? 0)
     }
 }

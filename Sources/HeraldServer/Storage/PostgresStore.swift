@@ -18,6 +18,8 @@ import ServiceLifecycle
 public final class PostgresStore: Store, Service {
     /// The pool.
     let client: PostgresClient
+    /// The pool with every wait bounded: what requests use.
+    let database: BoundedPostgres
     /// The pool's own task: it runs from ``connect(url:leaseDuration:retryFor:logger:)`` until the store's service
     /// stops (after the HTTP server, so the pool closes last).
     private let pool: Task<Void, Never>
@@ -36,6 +38,7 @@ public final class PostgresStore: Store, Service {
 
     private init(client: PostgresClient, leaseDuration: TimeInterval, presenceExpiry: Duration, logger: Logger) {
         self.client = client
+        self.database = BoundedPostgres(client: client)
         self.pool = Task { await client.run() }
         self.leaseDuration = leaseDuration
         self.logger = logger
@@ -132,6 +135,7 @@ public final class PostgresStore: Store, Service {
         var wait = Duration.seconds(1)
         while !Task.isCancelled {
             do {
+                // The pool itself, not its bounded face: this connection listens for as long as the node runs.
                 try await client.withConnection { connection in
                     try await connection.listen(on: "herald_messages") { notifications in
                         // Listening: what committed before is read from the table (on another connection; this one
@@ -159,19 +163,26 @@ public final class PostgresStore: Store, Service {
         await pool.value
     }
 
-    /// Whether the database answers a query now (for `/health`).
-    public func isReachable() async -> Bool {
-        (try? await client.query("SELECT 1", logger: logger)) != nil
+    public func isReachable(within timeout: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { (try? await self.client.query("SELECT 1", logger: self.logger).collect()) != nil }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? false
+        }
     }
 
     /// A value every node shares, kept in the database: the one stored under `name`, or `make()`'s, stored there
     /// by whichever node asked first (the token secret and the VAPID key, so that every node signs alike).
     public func sharedSetting(_ name: String, make: () -> String) async throws -> String {
         let candidate = make()
-        try await client.query(
+        try await database.query(
             "INSERT INTO herald_settings (name, value) VALUES (\(name), \(candidate)) ON CONFLICT (name) DO NOTHING",
             logger: logger)
-        let rows = try await client.query("SELECT value FROM herald_settings WHERE name = \(name)", logger: logger).collect()
+        let rows = try await database.query("SELECT value FROM herald_settings WHERE name = \(name)", logger: logger).collect()
         return try rows.first.map { try $0.decode(String.self) } ?? candidate
     }
 
@@ -202,10 +213,10 @@ public final class PostgresStore: Store, Service {
 
     /// Runs `body` in a transaction; an error it throws comes out as itself (an ``APIError`` stays one).
     func transaction<Result: Sendable>(
-        _ body: @Sendable (PostgresConnection) async throws -> Result
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         do {
-            return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+            return try await database.withTransaction(logger: logger, body)
         } catch let error as PostgresTransactionError {
             throw error.closureError ?? error.commitError ?? error.beginError ?? error
         }
@@ -214,7 +225,7 @@ public final class PostgresStore: Store, Service {
     // MARK: Users and conversations
 
     public func upsertUser(_ person: Person) async throws {
-        try await client.query(
+        try await database.query(
             """
             INSERT INTO users (id, name, picture) VALUES (\(person.id), \(person.displayName), \(person.avatarURL?.absoluteString))
             ON CONFLICT (id) DO UPDATE SET name = excluded.name, picture = excluded.picture
@@ -261,7 +272,7 @@ public final class PostgresStore: Store, Service {
     }
 
     public func conversation(id: String) async throws -> ConversationRecord? {
-        try await client.withConnection { connection in
+        try await database.withConnection { connection in
             try await Self.conversation(id: id, on: connection, logger: self.logger)
         }
     }
@@ -298,7 +309,7 @@ public final class PostgresStore: Store, Service {
     public func conversations(
         of userID: String, after cursor: ConversationCursor?, limit: Int, mutedOnly: Bool
     ) async throws -> ConversationPage {
-        try await client.withConnection { connection in
+        try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
                 SELECT c.id, c.kind, c.title, me.muted, me.read_seq, me.activity,
@@ -346,14 +357,14 @@ public final class PostgresStore: Store, Service {
     public func messages(in conversationID: String, after: Int64?, before: Int64?, limit: Int) async throws -> [Message] {
         let rows: [PostgresRow]
         if let after {
-            rows = try await client.query(
+            rows = try await database.query(
                 """
                 SELECT seq, id, conversation_id, sender_id, text, image_url, created_at FROM messages
                 WHERE conversation_id = \(conversationID) AND seq > \(after) AND seq < \(before ?? Int64.max)
                 ORDER BY seq LIMIT \(limit)
                 """, logger: logger).collect()
         } else {
-            rows = try await client.query(
+            rows = try await database.query(
                 """
                 SELECT * FROM (
                     SELECT seq, id, conversation_id, sender_id, text, image_url, created_at FROM messages
@@ -365,7 +376,7 @@ public final class PostgresStore: Store, Service {
     }
 
     public func messages(for userID: String, after: Int64, through: Int64, limit: Int) async throws -> [IncomingMessage] {
-        let rows = try await client.query(
+        let rows = try await database.query(
             """
             SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at,
                    c.kind, c.title, u.name AS sender_name, u.picture AS sender_picture
@@ -393,12 +404,12 @@ public final class PostgresStore: Store, Service {
     }
 
     public func latestSeq() async throws -> Int64 {
-        let rows = try await client.query("SELECT seq FROM message_seq WHERE id = 1", logger: logger).collect()
+        let rows = try await database.query("SELECT seq FROM message_seq WHERE id = 1", logger: logger).collect()
         return try rows.first.map { try $0.decode(Int64.self) } ?? 0
     }
 
     public func markRead(userID: String, conversationID: String, upTo seq: Int64) async throws {
-        try await client.query(
+        try await database.query(
             """
             UPDATE members SET read_seq = greatest(read_seq,
                 least(\(seq), coalesce((SELECT max(seq) FROM messages WHERE conversation_id = \(conversationID)), 0)))
@@ -407,7 +418,7 @@ public final class PostgresStore: Store, Service {
     }
 
     public func setMuted(_ muted: Bool, userID: String, conversationID: String) async throws {
-        try await client.query(
+        try await database.query(
             "UPDATE members SET muted = \(muted) WHERE conversation_id = \(conversationID) AND user_id = \(userID)",
             logger: logger)
     }
@@ -438,6 +449,9 @@ public final class PostgresStore: Store, Service {
             guard !group.isEmpty else { return }
             do {
                 await finish(group, with: try await store(group.map(\.draft)))
+            } catch where StorageFailure.isUnavailable(error) {
+                // The database is away: every post of the group fails alike, at once.
+                await finish(group, with: group.map { _ in .failure(error) })
             } catch {
                 // The group failed as a whole: each post alone, so one bad post never fails the others.
                 for post in group {
@@ -588,7 +602,7 @@ public final class PostgresStore: Store, Service {
     }
 
     public func devices(of userID: String) async throws -> [DeviceRegistration] {
-        let rows = try await client.query(
+        let rows = try await database.query(
             "SELECT id, platform, token FROM devices WHERE user_id = \(userID) ORDER BY id", logger: logger)
         var devices: [DeviceRegistration] = []
         for try await (id, platform, token) in rows.decode((String, String, String).self) {

@@ -386,6 +386,11 @@ public final class SQLiteStore: Store {
         try connection.query("DELETE FROM push_shown WHERE user_id = ?1 AND device_id = ?2", [.text(userID), .text(deviceID)])
     }
 
+    /// The embedded database is reachable while it is open (a job on it answers).
+    public func isReachable(within timeout: Duration) async -> Bool {
+        (try? await database.perform { connection in _ = try connection.query("SELECT 1", keep: false) }) != nil
+    }
+
     public func devices(of userID: String) async throws -> [DeviceRegistration] {
         try await database.perform { connection in
             let rows = try connection.query(

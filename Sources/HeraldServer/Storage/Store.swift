@@ -172,6 +172,9 @@ public protocol Store: PushOutbox {
 
     /// The devices of `userID`.
     func devices(of userID: String) async throws -> [DeviceRegistration]
+
+    /// Whether the database answers now (`/health`); at most `timeout` to find out.
+    func isReachable(within timeout: Duration) async -> Bool
 }
 
 /// A device that can receive pushes.

@@ -12,6 +12,7 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the Herald server (SQLite embedded, or PostgreSQL for several nodes). Stops gracefully on SIGTERM and SIGINT.",
         discussion: """
             Settings come from these options, else from HERALD_HOST, HERALD_PORT, HERALD_DATABASE, HERALD_POSTGRES_URL, \
+            HERALD_PRESENCE_EXPIRY, \
             HERALD_JWT_SECRET, HERALD_SQLITE_SYNC, HERALD_DEMO, HERALD_CORS_ORIGINS, the limits (HERALD_LIMIT_*, \
             HERALD_MAX_CONNECTIONS) and the timeouts (HERALD_HEADER_TIMEOUT, HERALD_IDLE_TIMEOUT, \
             HERALD_SHUTDOWN_TIMEOUT), push (HERALD_APNS_*, HERALD_FCM_*, HERALD_EXPO_*, HERALD_PUSH_*; see \

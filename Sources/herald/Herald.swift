@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldServer
 import NIOCore
 import NIOPosix
 
@@ -8,6 +9,7 @@ struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "Herald: tells chat users about messages in the conversations they are not looking at.",
+        version: "herald \(HeraldVersion.current)",
         subcommands: [ServeCommand.self, ChatCommand.self, TokenCommand.self, ReplayCommand.self, BenchCommand.self]
     )
 

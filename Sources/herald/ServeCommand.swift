@@ -58,6 +58,8 @@ struct ServeCommand: AsyncParsableCommand {
         if demo { settings.demo = true }
 
         let logger = try Logger.herald(label: "herald")
+        // Before anything counts: every metric is made on first use, from this backend.
+        HeraldMetrics.bootstrap()
         let environment = try await ServerEnvironment.make(settings, logger: logger)
         let announced = settings
         let app = buildApplication(environment, logger: logger) { port in

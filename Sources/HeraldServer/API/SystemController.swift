@@ -1,13 +1,23 @@
 import Foundation
 import Hummingbird
 
-/// `/health` and `/openapi.yaml`, open to anyone.
+/// `/health`, `/metrics` and `/openapi.yaml`, open to anyone (a proxy in front keeps `/metrics` in: docs/deploy.md).
 struct SystemController {
     let store: any Store
 
     func addRoutes(to router: Router<HeraldRequestContext>) {
         router.get("health", use: health)
+        router.get("metrics", use: metrics)
         router.get("openapi.yaml", use: openAPI)
+    }
+
+    /// The node's metrics in the Prometheus text format (``HeraldMetrics``); the outbox depth is read now.
+    @Sendable func metrics(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        if let depth = try? await store.pushJobCount() { HeraldMetrics.outboxDepth.record(depth) }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: HeraldMetrics.registry.emitToBuffer())))
     }
 
     struct Health: ResponseEncodable {

@@ -68,7 +68,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// `rate_limited` (429): `message` says which limit; try again after `seconds` (at least 1).
     static func rateLimited(_ message: String, retryAfter seconds: Double) -> APIError {
-        APIError(.tooManyRequests, .rateLimited, message, retryAfter: max(1, Int(seconds.rounded(.up))))
+        HeraldMetrics.rateLimited.increment()
+        return APIError(.tooManyRequests, .rateLimited, message, retryAfter: max(1, Int(seconds.rounded(.up))))
     }
 
     /// `server_busy` (503): the connection limit is reached; try again in a second.

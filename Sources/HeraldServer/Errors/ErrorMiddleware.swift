@@ -56,6 +56,7 @@ extension APIError {
         case is NIOTooManyBytesError:
             self.init(.contentTooLarge, .tooLarge, "the request body is too large")
         case let error where StorageFailure.isUnavailable(error):
+            HeraldMetrics.databaseErrors.increment()
             self = .databaseUnavailable
         default:
             self.init(.internalServerError, .internalError, "the server failed to handle this request")

@@ -65,8 +65,11 @@ struct Messenger: Sendable {
         let hub = hub
         let push = push
         let members = record.memberIDs
+        let arrived = DispatchTime.now()
         return try await store.post(draft) { stored in
             hub.publish(stored, to: members)
+            HeraldMetrics.messagesPosted.increment()
+            HeraldMetrics.postToPublish.recordInterval(since: arrived)
             push.messageStored(stored, members: members)
         }
     }

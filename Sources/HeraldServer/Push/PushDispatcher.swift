@@ -289,6 +289,7 @@ public final class PushDispatcher: Service, Sendable {
                 }
                 // Counted before it is written: whoever sees the outbox empty sees the counts too.
                 if job.kind != .receipt { counters.withLockedValue { $0.sent += 1 } }
+                HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: "sent")
                 try await outcomes.finish(FinishedPush(job: job, followUp: followUp))
                 logger.debug("push sent", metadata: metadata)
             case .retry(let after, let reason):
@@ -298,12 +299,14 @@ public final class PushDispatcher: Service, Sendable {
                     return await drop(job, reason: "\(reason), and no time left to retry", metadata: metadata)
                 }
                 counters.withLockedValue { $0.retried += 1 }
+                HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: "retried")
                 try await store.retryPushJob(id: job.id, at: due)
                 logger.info(
                     "push will be retried in \(String(format: "%.1f", wait)) s: \(ControlCharacters.escaped(reason))",
                     metadata: metadata)
             case .removeDevice(let reason):
                 counters.withLockedValue { $0.removedDevices += 1 }
+                HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: "device_removed")
                 _ = try await store.removeDevice(id: job.device.id, userID: job.device.userID)
                 logger.notice("push token dead, device removed: \(ControlCharacters.escaped(reason))", metadata: metadata)
             case .drop(let reason):
@@ -317,6 +320,7 @@ public final class PushDispatcher: Service, Sendable {
 
     private func drop(_ job: PushJob, reason: String, metadata: Logger.Metadata) async {
         counters.withLockedValue { $0.dropped += 1 }
+        HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: "dropped")
         try? await outcomes.finish(FinishedPush(job: job))
         logger.warning("push dropped: \(ControlCharacters.escaped(reason))", metadata: metadata)
     }

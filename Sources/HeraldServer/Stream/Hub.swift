@@ -60,7 +60,10 @@ public final class Hub: Sendable {
             state.byUser[userID, default: []].insert(id)
             return id
         }
-        if let id { observer?(PresenceChange(connection: id, userID: userID, presence: presence)) }
+        if let id {
+            HeraldMetrics.connectionsOpen.increment()
+            observer?(PresenceChange(connection: id, userID: userID, presence: presence))
+        }
         return id
     }
 
@@ -73,7 +76,10 @@ public final class Hub: Sendable {
             }
             return connection
         }
-        if let removed { observer?(PresenceChange(connection: id, userID: removed.userID, presence: nil)) }
+        if let removed {
+            HeraldMetrics.connectionsOpen.decrement()
+            observer?(PresenceChange(connection: id, userID: removed.userID, presence: nil))
+        }
     }
 
     func update(_ id: Int, _ change: (inout ConnectionPresence) -> Void) {
@@ -101,6 +107,7 @@ public final class Hub: Sendable {
             return outboxes
         }
         guard !outboxes.isEmpty else { return }
+        HeraldMetrics.deliveries.increment(by: outboxes.count)
         let frame = OutboundFrame(seq: incoming.message.seq, text: ServerFrame.message(incoming).text)
         for outbox in outboxes {
             outbox.send(frame)

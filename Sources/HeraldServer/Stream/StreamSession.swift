@@ -68,13 +68,16 @@ struct StreamSession {
         var socket = socket
         let through = try await messenger.store.latestSeq()
         var cursor = start
+        var caughtUp = 0
         while cursor < through {
             let upper = min(through, cursor + limits.catchUpWindow)
             let page = try await messenger.store.messages(
                 for: identity.userID, after: cursor, through: upper, limit: limits.catchUpPageSize)
             try await socket.write(page.map { OutboundFrame(text: ServerFrame.message($0).text) })
+            caughtUp += page.count
             cursor = page.count == limits.catchUpPageSize ? (page.last?.message.seq ?? upper) : upper
         }
+        HeraldMetrics.catchUp.record(caughtUp)
         try await socket.write(OutboundFrame(text: ServerFrame.ready(seq: through).text))
         // Live frames: whatever queued while the last batch was written goes out as the next, with one flush.
         while true {
@@ -84,6 +87,7 @@ struct StreamSession {
         }
         try await socket.drain()
         if outbox.overflowed {
+            HeraldMetrics.slowReadersDropped.increment()
             logger.notice("stream dropped: client too slow", metadata: ["user": "\(identity.userID)"])
             try await outbound.close(.policyViolation, reason: "too slow: reconnect with after")
         }

@@ -1,0 +1,57 @@
+import Metrics
+import Prometheus
+
+/// What a node counts, through swift-metrics, and what `GET /metrics` shows of it in the Prometheus text format
+/// (swift-prometheus). `herald serve` calls ``bootstrap()`` first thing; a process that does not (the in-process test
+/// servers, the benchmarks) counts into swift-metrics' no-op backend.
+///
+/// The metrics are made on first use, so after the bootstrap.
+public enum HeraldMetrics {
+    /// The registry `GET /metrics` shows.
+    public static let registry = PrometheusCollectorRegistry()
+
+    /// Makes ``registry`` the process's metrics backend (once per process: swift-metrics allows one bootstrap).
+    public static func bootstrap() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        // Post to publish is well under a millisecond to a few, not the default's 5 ms to 10 s.
+        factory.durationHistogramBuckets[Label.postToPublish] = [
+            .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
+            .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+            .milliseconds(500), .seconds(1),
+        ]
+        factory.valueHistogramBuckets[Label.catchUp] = [0, 1, 10, 100, 1_000, 10_000, 100_000]
+        MetricsSystem.bootstrap(factory)
+        // Made now, so that a scrape shows each at zero before it first moves.
+        _ = (connectionsOpen, messagesPosted, deliveries, postToPublish, catchUp, slowReadersDropped, outboxDepth,
+             rateLimited, databaseErrors)
+    }
+
+    enum Label {
+        static let postToPublish = "herald_post_to_publish_seconds"
+        static let catchUp = "herald_catch_up_messages"
+    }
+
+    /// Stream connections open now.
+    static let connectionsOpen = Meter(label: "herald_connections_open")
+    /// Messages stored (new ones; a repeated id is not counted again).
+    static let messagesPosted = Counter(label: "herald_messages_posted_total")
+    /// Message frames handed to live connections (one a message and connection).
+    static let deliveries = Counter(label: "herald_deliveries_total")
+    /// From a post's arrival to its message handed to the connections.
+    static let postToPublish = Timer(label: Label.postToPublish)
+    /// How many messages a stream's catch-up sent.
+    static let catchUp = Recorder(label: Label.catchUp, aggregate: true)
+    /// Streams closed because their reader fell too far behind.
+    static let slowReadersDropped = Counter(label: "herald_slow_readers_dropped_total")
+    /// Push jobs waiting or being sent (read when `/metrics` is asked).
+    static let outboxDepth = Gauge(label: "herald_push_outbox_depth")
+    /// Requests and frames refused by a per-user limit.
+    static let rateLimited = Counter(label: "herald_rate_limited_total")
+    /// Requests that failed because the database did not answer, and failed background reads and writes.
+    static let databaseErrors = Counter(label: "herald_database_errors_total")
+
+    /// A push job's end: `outcome` is `sent`, `retried`, `device_removed` or `dropped`.
+    static func pushJob(provider: String, outcome: String) {
+        Counter(label: "herald_push_jobs_total", dimensions: [("provider", provider), ("outcome", outcome)]).increment()
+    }
+}

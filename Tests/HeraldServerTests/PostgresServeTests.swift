@@ -3,6 +3,7 @@ import Foundation
 import HeraldTestSupport
 import JWTKit
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
 import Testing
 
@@ -225,6 +226,106 @@ struct PostgresServeTests {
             #expect(try await client.post(alice, to: chat, id: "back", text: "back again") == 201)
             #expect(await node.terminate() == 0)
             await proxy.close()
+        }
+    }
+
+    @Test("three nodes, clients spread over them, all posting; one killed mid-run: everyone gets every message once, in seq order")
+    func threeNodesAndOneKilled() async throws {
+        try await StoreKind.postgres.withServerDatabase { environment in
+            var nodes: [ServerProcess] = []
+            for _ in 0..<3 {
+                nodes.append(try await ServerProcess(database: "unused.sqlite", secret: TestServer.secret, environment: environment))
+            }
+            defer { for node in nodes { node.stop() } }
+            let ports = nodes.map(\.port)
+            let people = ["alice", "bob", "carol", "dave"]
+            let authority = await TokenAuthority(secret: TestServer.secret)
+            var tokens: [String: String] = [:]
+            for person in people { tokens[person] = try await authority.token(userID: person, name: person.capitalized) }
+            let chat = try await RemoteServer(port: ports[0]).createConversation(tokens["alice"]!, members: people)
+            let perPoster = 40
+            let expected = 3 * perPoster
+
+            // Each person listens on a node: alice on the first, bob on the second, carol and dave on the third
+            // (the one that will be killed); a stream that ends resumes on the first node with `after`.
+            let received = NIOLockedValueBox<[String: [Int64]]>([:])
+            let ready = NIOLockedValueBox(0)
+            let resumed = NIOLockedValueBox<Set<String>>([])
+            let token = tokens
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, person) in people.enumerated() {
+                    let home = ports[min(index, 2)]
+                    group.addTask {
+                        var port = home
+                        var after: Int64 = 0
+                        var first = true
+                        while received.withLockedValue({ $0[person, default: []].count }) < expected {
+                            let socket = try await TestSocket.connect(
+                                url: "ws://127.0.0.1:\(port)/v1/stream?token=\(token[person]!)&after=\(after)")
+                            var reader = FrameReader(socket)
+                            do {
+                                let caughtUp = try await reader.untilReady().messages.compactMap { $0.message?.seq }
+                                received.withLockedValue { $0[person, default: []] += caughtUp }
+                                after = caughtUp.last ?? after
+                                if first { ready.withLockedValue { $0 += 1 } }
+                                first = false
+                                while received.withLockedValue({ $0[person, default: []].count }) < expected {
+                                    let frame = try await reader.next()
+                                    guard frame.type == "message", let seq = frame.message?.seq else { continue }
+                                    received.withLockedValue { $0[person, default: []].append(seq) }
+                                    after = seq
+                                }
+                                socket.close()
+                            } catch {
+                                // The node went away: resume on the first node after the last seq seen.
+                                resumed.withLockedValue { $0.insert(person) }
+                                port = ports[0]
+                            }
+                        }
+                    }
+                }
+                while ready.withLockedValue({ $0 }) < people.count { try await Task.sleep(for: .milliseconds(10)) }
+
+                // Three posters, one a node; the third node is killed when a third of the posts are in. A post
+                // that finds its node gone is sent again, same id, to the first node.
+                let posted = NIOLockedValueBox(0)
+                for (index, poster) in ["alice", "bob", "carol"].enumerated() {
+                    group.addTask {
+                        var port = ports[index]
+                        for number in 0..<perPoster {
+                            let id = "\(poster)-\(number)"
+                            while true {
+                                if let status = try? await RemoteServer(port: port).post(token[poster]!, to: chat, id: id, text: "message \(number)"),
+                                   status == 201 || status == 200 {
+                                    break
+                                }
+                                port = ports[0]
+                            }
+                            posted.withLockedValue { $0 += 1 }
+                        }
+                    }
+                }
+                let doomed = nodes[2]
+                group.addTask {
+                    while posted.withLockedValue({ $0 }) < expected / 3 { try await Task.sleep(for: .milliseconds(5)) }
+                    await doomed.kill()
+                }
+                try await group.waitForAll()
+            }
+
+            var stored: [Int64] = []
+            var after: Int64 = 0
+            while true {
+                let page = try await RemoteServer(port: ports[0]).messages(tokens["alice"]!, in: chat, after: after)
+                guard let last = page.last else { break }
+                stored += page.map(\.seq)
+                after = last.seq
+            }
+            #expect(stored.count == expected, "every post stored once")
+            #expect(resumed.withLockedValue { $0 } == ["carol", "dave"], "the killed node's readers resumed elsewhere")
+            for person in people {
+                #expect(received.withLockedValue { $0[person] } == stored, "\(person) got every message once, in seq order")
+            }
         }
     }
 

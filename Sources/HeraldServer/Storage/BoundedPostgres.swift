@@ -12,22 +12,23 @@ struct BoundedPostgres: Sendable {
     /// Runs `query`; the rows arrive as the returned sequence is read.
     @discardableResult
     func query(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
-        try await bounded { try await client.query(query, logger: logger) }
+        try await run { try await client.query(query, logger: logger) }
     }
 
     /// Runs `body` on a connection of the pool.
     func withConnection<Result: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await bounded { try await client.withConnection { connection in try await body(connection) } }
+        try await run { try await client.withConnection { connection in try await body(connection) } }
     }
 
     /// Runs `body` in a transaction.
     func withTransaction<Result: Sendable>(
         logger: Logger, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await bounded { try await client.withTransaction(logger: logger) { connection in try await body(connection) } }
+        try await run { try await client.withTransaction(logger: logger) { connection in try await body(connection) } }
     }
 
-    private func bounded<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+    /// Runs `body`, throwing ``StorageTimeout`` when it has not finished within ``limit`` (it is then cancelled).
+    func run<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
         try await withThrowingTaskGroup(of: Result?.self) { group in
             group.addTask { try await body() }
             group.addTask {

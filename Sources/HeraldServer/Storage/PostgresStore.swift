@@ -71,19 +71,14 @@ public final class PostgresStore: Store, Service {
         var wait = Duration.seconds(1)
         while true {
             do {
-                // The pool waits for a connection as long as it is asked to: each try is bounded.
-                try await withThrowingTaskGroup(of: Void.self) { attempt in
-                    attempt.addTask {
-                        try await PostgresMigrations.migrate(store.client, logger: logger)
-                        await store.feed.start(after: try await store.latestSeq())
-                        try await store.presence.join()
-                    }
-                    attempt.addTask {
-                        try await Task.sleep(for: .seconds(5))
-                        throw StorageError("no connection within 5 s")
-                    }
-                    defer { attempt.cancelAll() }
-                    try await attempt.next()
+                // The pool waits for a connection as long as it is asked to, so each try is bounded: a first
+                // answer within 5 s (the database is there), then the set-up within 60 s (migrations on a busy
+                // server can take longer than the first answer should).
+                try await BoundedPostgres(client: store.client, limit: .seconds(5)).query("SELECT 1", logger: logger)
+                try await BoundedPostgres(client: store.client, limit: .seconds(60)).run {
+                    try await PostgresMigrations.migrate(store.client, logger: logger)
+                    await store.feed.start(after: try await store.latestSeq())
+                    try await store.presence.join()
                 }
                 return store
             } catch {

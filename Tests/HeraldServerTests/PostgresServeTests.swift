@@ -278,7 +278,7 @@ struct PostgresServeTests {
                                 socket.close()
                             } catch {
                                 // The node went away: resume on the first node after the last seq seen.
-                                resumed.withLockedValue { $0.insert(person) }
+                                _ = resumed.withLockedValue { $0.insert(person) }
                                 port = ports[0]
                             }
                         }

@@ -23,6 +23,8 @@ public enum PostBenchmark {
 
     /// What one run measured.
     public struct Report: Sendable {
+        /// What was measured.
+        public var target = "one node, database in a file"
         /// The shape.
         public var options: Options
         /// Posts acknowledged (201) and refused.
@@ -42,8 +44,8 @@ public enum PostBenchmark {
             func ms(_ duration: Duration) -> String { String(format: "%.2f ms", duration.seconds * 1000) }
             let cpu = serverCPU.flatMap { stored > 0 ? $0 / stored : nil }.map { String(format: "%.1f µs", $0.seconds * 1e6) }
             return """
-                post: \(options.connections) connections posting over HTTP for \(String(format: "%.0f", options.duration.seconds)) s, \
-                database in a file
+                post (\(target)): \(options.connections) connections posting over HTTP for \
+                \(String(format: "%.0f", options.duration.seconds)) s
                   stored \(stored) (\(failed) refused): \(String(format: "%.0f", postsPerSecond)) posts a second
                   latency post to answer: p50 \(ms(p50)), p99 \(ms(p99)), max \(ms(max))
                   server CPU per post: \(cpu ?? "unknown (no /proc)")
@@ -57,29 +59,43 @@ public enum PostBenchmark {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = try await ServerChild(database: folder.appendingPathComponent("herald.sqlite").path)
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool = .init(
-            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: options.connections)
-        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         do {
-            let report = try await measure(options, server: server, http: http)
-            try await http.shutdown()
+            let report = try await run(options, nodes: [server])
             await server.stop()
             return report
         } catch {
-            try? await http.shutdown()
             await server.stop()
             throw error
         }
     }
 
-    private static func measure(_ options: Options, server: ServerChild, http: HTTPClient) async throws -> Report {
-        let tokens = await TokenAuthority(secret: server.secret)
+    /// The posting against Herald nodes already running (their tokens signed with one secret): connection `i`
+    /// posts to node `i % nodes.count`. The server CPU is the nodes' added up.
+    static func run(_ options: Options, nodes: [ServerChild]) async throws -> Report {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: options.connections)
+        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        do {
+            let report = try await measure(options, nodes: nodes, http: http)
+            try await http.shutdown()
+            return report
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+    }
+
+    private static func measure(_ options: Options, nodes: [ServerChild], http: HTTPClient) async throws -> Report {
+        guard let first = nodes.first else { throw BenchmarkError("no node to measure") }
+        let tokens = await TokenAuthority(secret: first.secret)
+        let usage = ProcessUsage(pids: nodes.flatMap(\.usage.pids))
         let groupSize = Swift.max(1, options.groupSize)
         var posters: [(api: HeraldAPI, conversation: String)] = []
         for index in 0..<options.connections {
             let token = try await tokens.token(userID: "poster-\(index)", name: "Poster \(index)")
-            let api = HeraldAPI(configuration: ClientConfiguration(server: server.url, token: token), httpClient: http)
+            let node = nodes[index % nodes.count]
+            let api = HeraldAPI(configuration: ClientConfiguration(server: node.url, token: token), httpClient: http)
             let others = (1..<groupSize).map { "reader-\(index)-\($0)" }
             let conversation = try await api.createConversation(kind: .group, title: "Posts \(index)", members: others).id
             // One post each first, so every connection is open before the clock starts.
@@ -91,7 +107,7 @@ public enum PostBenchmark {
         let failures = NIOLockedValueBox(0)
         let clock = ContinuousClock()
         let origin = clock.now
-        let cpuBefore = server.usage.cpuTime()
+        let cpuBefore = usage.cpuTime()
         let start = clock.now
         let end = start + options.duration
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -114,7 +130,7 @@ public enum PostBenchmark {
             try await group.waitForAll()
         }
         let elapsed = start.duration(to: clock.now)
-        let cpuAfter = server.usage.cpuTime()
+        let cpuAfter = usage.cpuTime()
         let summary = recorder.summary()
         var serverCPU: Duration?
         if let cpuBefore, let cpuAfter { serverCPU = cpuAfter - cpuBefore }

@@ -5,38 +5,51 @@ import HeraldServer
 import Glibc
 #endif
 
-/// What the kernel counts for one process: the CPU time it used and the memory it holds. Read from `/proc`, so the
-/// same figures for Herald and for any peer it is compared with.
+/// What the kernel counts for a process, or for several taken together (the nodes of a cluster): the CPU time they
+/// used and the memory they hold. Read from `/proc`, so the same figures for Herald and for any peer it is compared
+/// with.
 public struct ProcessUsage: Sendable {
-    /// The process id.
-    public let pid: Int32
+    /// The process ids.
+    public let pids: [Int32]
 
     /// Watches process `pid`.
     public init(pid: Int32) {
-        self.pid = pid
+        pids = [pid]
+    }
+
+    /// Watches processes `pids`, their figures added up.
+    public init(pids: [Int32]) {
+        self.pids = pids
     }
 
     /// User plus system CPU time used so far (`/proc/PID/stat`, fields 14 and 15); nil where `/proc` is missing.
     public func cpuTime() -> Duration? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let end = stat.lastIndex(of: ")")
-        else { return nil }
-        // Fields after the command name (which may hold spaces), from field 3 on.
-        let fields = stat[stat.index(after: end)...].split(separator: " ")
-        guard fields.count > 12, let user = Int64(fields[11]), let system = Int64(fields[12]) else { return nil }
         let ticks = Int64(sysconf(Int32(_SC_CLK_TCK)))
         guard ticks > 0 else { return nil }
-        return .nanoseconds((user + system) * 1_000_000_000 / ticks)
+        var total = Duration.zero
+        for pid in pids {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let end = stat.lastIndex(of: ")")
+            else { return nil }
+            // Fields after the command name (which may hold spaces), from field 3 on.
+            let fields = stat[stat.index(after: end)...].split(separator: " ")
+            guard fields.count > 12, let user = Int64(fields[11]), let system = Int64(fields[12]) else { return nil }
+            total += .nanoseconds((user + system) * 1_000_000_000 / ticks)
+        }
+        return total
     }
 
     /// Resident memory in bytes (`VmRSS` of `/proc/PID/status`); nil where `/proc` is missing.
     public func residentBytes() -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
-            return kilobytes.map { $0 * 1024 }
+        var total = 0
+        for pid in pids {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+                  let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+            else { return nil }
+            total += kilobytes * 1024
         }
-        return nil
+        return total
     }
 }
 
@@ -54,12 +67,13 @@ final class ServerChild: Sendable {
     private let process: Process
 
     /// Starts `herald serve` (this executable) with `database` and waits up to 30 s until it says where it listens.
-    /// Posts are not rate-limited (the benchmark posts faster than people do); logs are errors only.
-    init(database: String, environment extra: [String: String] = [:]) async throws {
-        var bytes = [UInt8](repeating: 0, count: 32)
-        for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) }
-        secret = bytes.map { String(format: "%02x", $0) }.joined()
+    /// Posts are not rate-limited (the benchmark posts faster than people do); logs are errors only. Its tokens are
+    /// signed with `secret` (nodes of one cluster share one), a new random one without it.
+    init(database: String, secret: String = ServerChild.randomSecret(), environment extra: [String: String] = [:]) async throws {
+        self.secret = secret
         var environment = ProcessInfo.processInfo.environment
+        // The database is what the benchmark says, never one the caller's environment names.
+        environment["HERALD_POSTGRES_URL"] = nil
         environment["HERALD_JWT_SECRET"] = secret
         environment["HERALD_LIMIT_POSTS_PER_SECOND"] = "1000000"
         environment["HERALD_LIMIT_POST_BURST"] = "1000000"
@@ -115,6 +129,12 @@ final class ServerChild: Sendable {
         components.port = port
         guard let url = components.url else { throw BenchmarkError("no URL for port \(port)") }
         self.url = url
+    }
+
+    /// 32 random bytes in hex.
+    static func randomSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 
     /// Stops it with SIGTERM and waits (up to 10 s, then SIGKILL) until it is gone.

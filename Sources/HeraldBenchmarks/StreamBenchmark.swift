@@ -119,6 +119,64 @@ public enum StreamBenchmark {
     /// - Throws: ``BenchmarkError``, before connecting anyone, when more clients are asked for than the process's
     ///   descriptor limit allows (raised to its hard limit first): it says how many can run.
     public static func run(_ options: Options, target: Target = .herald) async throws -> Report {
+        let report: Report
+        switch target {
+        case .herald:
+            let server = try await ServerChild(database: ":memory:")
+            do {
+                report = try await run(options, nodes: [server], name: "herald")
+            } catch {
+                await server.stop()
+                throw error
+            }
+            await server.stop()
+        case .mosquitto(let port, let pid):
+            let clients = (0..<options.clients).map { FanOutClient(wire: .mqtt(clientID: "c\($0)"), port: port) }
+            let channels = groups(options).indices.map { "herald-bench/g\($0)" }
+            report = try await measure(options, clients: clients, groups: Array(zip(channels, groups(options))),
+                                       usage: ProcessUsage(pid: pid), name: "mosquitto")
+        }
+        return report
+    }
+
+    /// The clients' groups: members by index, `groupSize` at a time.
+    private static func groups(_ options: Options) -> [[Int]] {
+        let size = Swift.max(1, options.groupSize)
+        return stride(from: 0, to: options.clients, by: size).map { Array($0..<Swift.min($0 + size, options.clients)) }
+    }
+
+    /// The workload against Herald nodes already running (their tokens signed with one secret): client `i`
+    /// connects to node `i % nodes.count`, so a group's members are spread over the nodes; each group is created by
+    /// its first member on its node. The server figures are the nodes' added up.
+    static func run(_ options: Options, nodes: [ServerChild], name: String) async throws -> Report {
+        guard let first = nodes.first else { throw BenchmarkError("no node to measure") }
+        let tokens = await TokenAuthority(secret: first.secret)
+        var clients: [FanOutClient] = []
+        for index in 0..<options.clients {
+            let token = try await tokens.token(userID: "user-\(index)", name: "User \(index)")
+            clients.append(FanOutClient(wire: .herald(token: token), port: nodes[index % nodes.count].port))
+        }
+        var channels: [String] = []
+        let groups = groups(options)
+        for members in groups {
+            guard let token = clients[members[0]].herald else { throw BenchmarkError("a Herald client without a token") }
+            let node = nodes[members[0] % nodes.count]
+            let api = HeraldAPI(configuration: ClientConfiguration(server: node.url, token: token))
+            let created = try await api.createConversation(
+                kind: .group, title: "Group \(channels.count)", members: members.dropFirst().map { "user-\($0)" })
+            channels.append(created.id)
+        }
+        return try await measure(options, clients: clients, groups: Array(zip(channels, groups)),
+                                 usage: ProcessUsage(pids: nodes.map(\.usage.pids).flatMap { $0 }), name: name)
+    }
+
+    private static func measure(
+        _ options: Options,
+        clients: [FanOutClient],
+        groups: [(channel: String, members: [Int])],
+        usage: ProcessUsage,
+        name: String
+    ) async throws -> Report {
         let descriptors = FileDescriptorLimit.raise()
         let most = maximumClients(descriptors: descriptors)
         guard options.clients <= most else {
@@ -127,57 +185,11 @@ public enum StreamBenchmark {
                     + "descriptors, and this process may open \(descriptors) (ulimit -n, at its hard limit): at most "
                     + "\(most) clients here. Raise the hard limit or run fewer.")
         }
-        var logger = Logger(label: "herald-bench")
-        logger.logLevel = .error
-        let groupSize = Swift.max(1, options.groupSize)
-        let groups = stride(from: 0, to: options.clients, by: groupSize).map { Array($0..<Swift.min($0 + groupSize, options.clients)) }
-
-        var report: Report
-        switch target {
-        case .herald:
-            let server = try await ServerChild(database: ":memory:")
-            do {
-                let tokens = await TokenAuthority(secret: server.secret)
-                var clients: [FanOutClient] = []
-                for index in 0..<options.clients {
-                    let token = try await tokens.token(userID: "user-\(index)", name: "User \(index)")
-                    clients.append(FanOutClient(wire: .herald(token: token), port: server.port))
-                }
-                // Each group is created by its first member, over the HTTP API.
-                var channels: [String] = []
-                for members in groups {
-                    guard let token = clients[members[0]].herald else { throw BenchmarkError("a Herald client without a token") }
-                    let api = HeraldAPI(configuration: ClientConfiguration(server: server.url, token: token))
-                    let created = try await api.createConversation(
-                        kind: .group, title: "Group \(channels.count)", members: members.dropFirst().map { "user-\($0)" })
-                    channels.append(created.id)
-                }
-                report = try await measure(options, clients: clients, groups: Array(zip(channels, groups)),
-                                           usage: server.usage, name: "herald", logger: logger)
-            } catch {
-                await server.stop()
-                throw error
-            }
-            await server.stop()
-        case .mosquitto(let port, let pid):
-            let clients = (0..<options.clients).map { FanOutClient(wire: .mqtt(clientID: "c\($0)"), port: port) }
-            let channels = groups.indices.map { "herald-bench/g\($0)" }
-            report = try await measure(options, clients: clients, groups: Array(zip(channels, groups)),
-                                       usage: ProcessUsage(pid: pid), name: "mosquitto", logger: logger)
-        }
-        report.descriptors = descriptors
-        report.maximumClients = most
-        return report
-    }
-
-    private static func measure(
-        _ options: Options,
-        clients: [FanOutClient],
-        groups: [(channel: String, members: [Int])],
-        usage: ProcessUsage,
-        name: String,
-        logger: Logger
-    ) async throws -> Report {
+        let logger = {
+            var logger = Logger(label: "herald-bench")
+            logger.logLevel = .error
+            return logger
+        }()
         let recorder = LatencyRecorder()
         let connected = NIOLockedValueBox<[Int: FanOutClient.Connection]>([:])
         let (readiness, readySink) = AsyncStream<Void>.makeStream()
@@ -236,7 +248,8 @@ public enum StreamBenchmark {
             return Report(
                 target: name, options: options, sent: total, delivered: summary.count, expected: expected,
                 p50: summary.p50, p99: summary.p99, max: summary.max, elapsed: elapsed, serverCPU: serverCPU, clientCPU: clientCPU,
-                residentBefore: residentBefore, residentConnected: residentConnected
+                residentBefore: residentBefore, residentConnected: residentConnected,
+                descriptors: descriptors, maximumClients: most
             )
         }
     }

@@ -67,14 +67,44 @@ struct BenchCommand: ParsableCommand {
     /// `herald bench stream`.
     struct Stream: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Many WebSocket clients in groups: latency, deliveries a second, server CPU and memory."
+            abstract: "Many WebSocket clients in groups: latency, deliveries a second, server CPU and memory.",
+            discussion: """
+                With --postgres, the same on one node with SQLite, one node with PostgreSQL and --nodes nodes sharing \
+                it, with posts a second for each (scripts/bench-nodes starts a throwaway PostgreSQL and runs this).
+                """
         )
 
         @OptionGroup var shape: FanOutOptions
 
+        @Option(help: ArgumentHelp(
+            "A PostgreSQL server whose user may create databases: compare one node on SQLite, one on PostgreSQL and --nodes on PostgreSQL.",
+            valueName: "url"))
+        var postgres: String?
+
+        @Option(help: "With --postgres: the nodes sharing it in the last configuration.")
+        var nodes = 3
+
+        @Option(help: "With --postgres: connections posting as fast as answered, for posts a second.")
+        var connections = 64
+
+        func validate() throws {
+            guard nodes > 0, connections > 0 else { throw ValidationError("every number must be positive") }
+        }
+
         func run() async throws {
             noteDebugBuild("stream")
-            print(try await StreamBenchmark.run(shape.options).text)
+            guard let postgres else {
+                print(try await StreamBenchmark.run(shape.options).text)
+                return
+            }
+            var options = ClusterBenchmark.Options()
+            options.stream = shape.options
+            options.posting.connections = connections
+            options.posting.duration = shape.options.duration
+            options.postgresURL = postgres
+            options.nodes = nodes
+            let report = try await ClusterBenchmark.run(options) { print($0) }
+            print(report.text)
         }
     }
 

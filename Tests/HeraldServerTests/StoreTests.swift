@@ -64,24 +64,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     /// A fresh database on the test server, its URL given to `body`, dropped afterwards.
     static func withDatabase(logger: Logger, _ body: (String) async throws -> Void) async throws {
-        let base = try #require(postgresURL)
-        let name = "herald_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let admin = PostgresClient(configuration: try PostgresStore.configuration(base), backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await admin.run() }
-            defer { group.cancelAll() }
-            try await admin.query("CREATE DATABASE \(unescaped: name)")
-            var components = try #require(URLComponents(string: base))
-            components.path = "/" + name
-            var failure: (any Error)?
-            do {
-                try await body(try #require(components.string))
-            } catch {
-                failure = error
-            }
-            try await admin.query("DROP DATABASE \(unescaped: name) WITH (FORCE)")
-            if let failure { throw failure }
-        }
+        try await PostgresStore.withScratchDatabase(on: try #require(postgresURL), prefix: "herald_test_", logger: logger, body)
     }
 }
 

@@ -147,12 +147,12 @@ struct GroupCommitTests {
             #expect(repeated == first, "the repeat is answered with the first post's message")
             #expect(old == before)
             #expect(other.seq == (first.seq ?? 0) + 1, "a refused post takes no seq")
-            for name in ["thief", "stolen"] {
-                guard case .failure(let error as APIError) = results[name] else {
+            for (name, id) in [("thief", "same"), ("stolen", "before")] {
+                guard case .failure(let error as StoreError) = results[name] else {
                     Issue.record("\(name) should be refused: \(String(describing: results[name]))")
                     continue
                 }
-                #expect(error.code == .idConflict)
+                #expect(error == .idTaken(id))
             }
             let stored = try await store.messages(in: record.conversation.id, after: 0, before: nil, limit: 10)
             #expect(stored.map(\.id) == ["before", "same", "other"])

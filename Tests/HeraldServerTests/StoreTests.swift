@@ -129,10 +129,10 @@ struct StoreTests {
             #expect(stored.seq == 1 && stored.text == "hello")
             let repeated = try await store.post(draft("m-1", by: "alice", in: direct, text: "changed"), onStored: { _ in })
             #expect(repeated == .existing(stored))
-            await #expect(throws: APIError.self) {
+            await #expect(throws: StoreError.idTaken("m-1")) {
                 _ = try await store.post(draft("m-1", by: "bob", in: direct), onStored: { _ in })
             }
-            await #expect(throws: APIError.self) {
+            await #expect(throws: StoreError.idTaken("m-1")) {
                 _ = try await store.post(draft("m-1", by: "alice", in: group), onStored: { _ in })
             }
 
@@ -220,7 +220,7 @@ struct StoreTests {
             _ = try await setUp(store)
             try await store.registerDevice(DeviceRegistration(id: "phone", userID: "alice", platform: .apns, token: "aa"), limit: 2)
             try await store.registerDevice(DeviceRegistration(id: "tablet", userID: "alice", platform: .fcm, token: "bb"), limit: 2)
-            await #expect(throws: APIError.self) {
+            await #expect(throws: StoreError.deviceLimit(2)) {
                 try await store.registerDevice(DeviceRegistration(id: "third", userID: "alice", platform: .expo, token: "cc"), limit: 2)
             }
             // Updating a device it has is not a new one.

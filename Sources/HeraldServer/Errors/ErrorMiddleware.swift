@@ -39,6 +39,10 @@ extension Request {
 extension APIError {
     /// The API error for any error: itself, or a translation of the framework's and decoders' errors.
     init(_ error: any Error) {
+        if let answer = StorageFailure.apiError(for: error) {
+            self = answer
+            return
+        }
         switch error {
         case let apiError as APIError:
             self = apiError
@@ -55,9 +59,6 @@ extension APIError {
             self = APIError.decoding(decodingError)
         case is NIOTooManyBytesError:
             self.init(.contentTooLarge, .tooLarge, "the request body is too large")
-        case let error where StorageFailure.isUnavailable(error):
-            HeraldMetrics.databaseErrors.increment()
-            self = .databaseUnavailable
         default:
             self.init(.internalServerError, .internalError, "the server failed to handle this request")
         }

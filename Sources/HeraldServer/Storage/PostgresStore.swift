@@ -206,7 +206,7 @@ public final class PostgresStore: Store, Service {
         return configuration
     }
 
-    /// Runs `body` in a transaction; an error it throws comes out as itself (an ``APIError`` stays one).
+    /// Runs `body` in a transaction; an error it throws comes out as itself (a ``StoreError`` stays one).
     func transaction<Result: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
@@ -249,7 +249,7 @@ public final class PostgresStore: Store, Service {
                     "SELECT id FROM conversations WHERE direct_key = \(directKey)", logger: self.logger).collect()
                 let existingID = try existing.first.map { try $0.decode(String.self) } ?? ""
                 guard let record = try await Self.conversation(id: existingID, on: connection, logger: self.logger) else {
-                    throw APIError(.internalServerError, .internalError, "a direct conversation vanished")
+                    throw StoreError.damaged("a direct conversation vanished")
                 }
                 return (record, false)
             }
@@ -260,7 +260,7 @@ public final class PostgresStore: Store, Service {
                 SELECT \(id), unnest(\(members)::text[]), (SELECT seq FROM message_seq WHERE id = 1)
                 """, logger: self.logger)
             guard let record = try await Self.conversation(id: id, on: connection, logger: self.logger) else {
-                throw APIError(.internalServerError, .internalError, "a new conversation vanished")
+                throw StoreError.damaged("a new conversation vanished")
             }
             return (record, true)
         }
@@ -554,9 +554,7 @@ public final class PostgresStore: Store, Service {
                 let count = try await connection.query(
                     "SELECT count(*) FROM devices WHERE user_id = \(device.userID)", logger: self.logger).collect()
                 if try count.first.map({ try $0.decode(Int64.self) }) ?? 0 >= limit {
-                    throw APIError.rateLimited(
-                        "a user has at most \(limit) devices; remove old ones (DELETE /v1/devices/{deviceId})",
-                        retryAfter: 3600)
+                    throw StoreError.deviceLimit(limit)
                 }
             }
             // The token moves to this device, from whichever user or device held it before.
@@ -612,7 +610,7 @@ public final class PostgresStore: Store, Service {
     private static func conversation(from row: PostgresRow) throws -> Conversation {
         let columns = row.makeRandomAccess()
         guard let kind = Conversation.Kind(rawValue: try columns["kind"].decode(String.self)) else {
-            throw APIError(.internalServerError, .internalError, "a conversation row is damaged")
+            throw StoreError.damaged("a conversation row")
         }
         return Conversation(id: try columns["id"].decode(String.self), kind: kind, title: try columns["title"].decode(String?.self))
     }

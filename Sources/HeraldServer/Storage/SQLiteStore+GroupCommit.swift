@@ -194,17 +194,17 @@ extension WaitingPosts {
 
     /// Each draft's outcome, given the messages its group found or stored by id (`new`: stored by this group): the
     /// draft that stored a message gets `.stored`, every other with its id `.existing`, and a draft whose id another
-    /// sender's or conversation's message has gets `id_conflict`.
+    /// sender's or conversation's message has gets ``StoreError/idTaken(_:)``.
     static func outcomes(
         of drafts: [MessageDraft], messages: [String: (message: Message, new: Bool)]
     ) -> [Result<PostOutcome, any Error>] {
         var answered: Set<String> = []
         return drafts.map { draft -> Result<PostOutcome, any Error> in
             guard let (message, new) = messages[draft.id].map({ ($0.message, $0.new) }) else {
-                return .failure(APIError(.internalServerError, .internalError, "the message was not stored"))
+                return .failure(StoreError.damaged("message \(draft.id) was not stored"))
             }
             guard message.senderID == draft.sender.id, message.conversationID == draft.conversation.id else {
-                return .failure(APIError(.conflict, .idConflict, "message id \(draft.id) is already used by another message"))
+                return .failure(StoreError.idTaken(draft.id))
             }
             return new && answered.insert(draft.id).inserted ? .success(.stored(message)) : .success(.existing(message))
         }

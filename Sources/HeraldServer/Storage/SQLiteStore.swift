@@ -346,9 +346,7 @@ public final class SQLiteStore: Store {
                 let count = try connection.query(
                     "SELECT count(*) AS n FROM devices WHERE user_id = ?1", [.text(device.userID)])
                 if (count.first?.column("n")?.integer ?? 0) >= limit {
-                    throw APIError.rateLimited(
-                        "a user has at most \(limit) devices; remove old ones (DELETE /v1/devices/{deviceId})",
-                        retryAfter: 3600)
+                    throw StoreError.deviceLimit(limit)
                 }
             }
             // The token moves to this device, from whichever user or device held it before.
@@ -415,7 +413,7 @@ public final class SQLiteStore: Store {
     private static func conversation(from row: SQLiteValues) throws -> Conversation {
         guard let id = row.column("id")?.string,
               let kind = row.column("kind")?.string.flatMap(Conversation.Kind.init(rawValue:))
-        else { throw APIError(.internalServerError, .internalError, "a conversation row is damaged") }
+        else { throw StoreError.damaged("a conversation row") }
         return Conversation(id: id, kind: kind, title: row.column("title")?.string)
     }
 
@@ -424,7 +422,7 @@ public final class SQLiteStore: Store {
               let id = row.column(idColumn)?.string,
               let conversation = conversationID ?? row.column("conversation_id")?.string,
               let sender = row.column("sender_id")?.string
-        else { throw APIError(.internalServerError, .internalError, "a message row is damaged") }
+        else { throw StoreError.damaged("a message row") }
         return Message(
             id: id,
             conversationID: conversation,

@@ -67,7 +67,7 @@ final class SerialDatabase: Service {
     }
 
     /// What work refused because the database takes no more is answered with.
-    static let shuttingDown = APIError(.serviceUnavailable, .internalError, "the server is shutting down")
+    static let shuttingDown = StoreError.closing
 
     /// Runs `work` inside a transaction, rolled back if it throws.
     func transaction<T: Sendable>(_ work: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {

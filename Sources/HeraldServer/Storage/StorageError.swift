@@ -1,6 +1,3 @@
-import _ConnectionPoolModule
-import PostgresNIO
-
 /// Why a database cannot be used, in words for the person running the server.
 public struct StorageError: Error, CustomStringConvertible {
     /// What is wrong, and what to do about it.
@@ -11,23 +8,24 @@ public struct StorageError: Error, CustomStringConvertible {
     }
 }
 
-/// What the stores' own errors mean to the API, decided here and nowhere else.
-enum StorageFailure {
-    /// Whether `error` says the database cannot be reached now (rather than that a request is wrong): the pool could
-    /// not connect, or the connection was lost. The API answers 503 `database_unavailable`, to be tried again.
-    static func isUnavailable(_ error: any Error) -> Bool {
-        switch error {
-        case is StorageTimeout:
-            true
-        case let error as ConnectionPoolError:
-            error != .requestCancelled
-        case let error as PSQLError:
-            [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
-                .contains(error.code)
-        case let error as PostgresTransactionError:
-            [error.beginError, error.closureError, error.commitError].contains { $0.map(isUnavailable) ?? false }
-        default:
-            false
+/// What a store refuses, or finds wrong, in its own terms; ``StorageFailure/apiError(for:)`` says what the API
+/// answers for each.
+public enum StoreError: Error, Equatable, CustomStringConvertible {
+    /// The message id is already used by another sender's or another conversation's message.
+    case idTaken(String)
+    /// The user already has this many devices, and the one being registered is new.
+    case deviceLimit(Int)
+    /// A row that does not read back as it was written, or a write that left no row.
+    case damaged(String)
+    /// The store is closing and takes no more work.
+    case closing
+
+    public var description: String {
+        switch self {
+        case .idTaken(let id): "message id \(id) is already used by another message"
+        case .deviceLimit(let limit): "a user has at most \(limit) devices; remove old ones (DELETE /v1/devices/{deviceId})"
+        case .damaged(let what): "damaged data: \(what)"
+        case .closing: "the server is shutting down"
         }
     }
 }

@@ -137,7 +137,7 @@ public protocol Store: PushOutbox {
     /// Stores a message, unless its id is taken. `onStored` runs with the stored message before any later
     /// message is stored.
     ///
-    /// - Throws: ``APIError`` `id_conflict` when the id belongs to another sender's or conversation's message.
+    /// - Throws: ``StoreError/idTaken(_:)`` when the id belongs to another sender's or conversation's message.
     func post(
         _ draft: MessageDraft,
         onStored: @escaping @Sendable (IncomingMessage) -> Void
@@ -164,7 +164,7 @@ public protocol Store: PushOutbox {
     /// Registers or updates a device of its user. A push token belongs to one device: registering it removes it
     /// from any other (a phone that changed hands).
     ///
-    /// - Throws: ``APIError`` `rate_limited` when the user already has `limit` devices and this one is new.
+    /// - Throws: ``StoreError/deviceLimit(_:)`` when the user already has `limit` devices and this one is new.
     func registerDevice(_ device: DeviceRegistration, limit: Int) async throws
 
     /// Removes a device of `userID`; false if there was none.

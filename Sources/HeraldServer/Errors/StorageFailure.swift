@@ -1,0 +1,39 @@
+import _ConnectionPoolModule
+import PostgresNIO
+
+/// What the stores' own errors mean to the API, decided here and nowhere else.
+enum StorageFailure {
+    /// The API's answer to `error` when it is a store's (``StoreError``, or the database being unreachable); nil
+    /// for any other error.
+    static func apiError(for error: any Error) -> APIError? {
+        if let error = error as? StoreError {
+            switch error {
+            case .idTaken: return APIError(.conflict, .idConflict, error.description)
+            case .deviceLimit: return APIError.rateLimited(error.description, retryAfter: 3600)
+            case .damaged: return APIError(.internalServerError, .internalError, "the server failed to handle this request")
+            case .closing: return APIError(.serviceUnavailable, .internalError, error.description)
+            }
+        }
+        guard isUnavailable(error) else { return nil }
+        HeraldMetrics.databaseErrors.increment()
+        return .databaseUnavailable
+    }
+
+    /// Whether `error` says the database cannot be reached now (rather than that a request is wrong): the pool could
+    /// not connect, or the connection was lost. The API answers 503 `database_unavailable`, to be tried again.
+    static func isUnavailable(_ error: any Error) -> Bool {
+        switch error {
+        case is StorageTimeout:
+            true
+        case let error as ConnectionPoolError:
+            error != .requestCancelled
+        case let error as PSQLError:
+            [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
+                .contains(error.code)
+        case let error as PostgresTransactionError:
+            [error.beginError, error.closureError, error.commitError].contains { $0.map(isUnavailable) ?? false }
+        default:
+            false
+        }
+    }
+}

@@ -65,6 +65,7 @@ public enum ClusterBenchmark {
     /// benchmark's full report as it finishes.
     public static func run(_ options: Options, progress: @Sendable (String) -> Void = { _ in }) async throws -> Report {
         guard options.nodes > 0 else { throw BenchmarkError("at least one node") }
+        _ = try StreamBenchmark.descriptorLimit(for: options.stream)
         var logger = Logger(label: "herald-bench")
         logger.logLevel = .error
         let secret = ServerChild.randomSecret()

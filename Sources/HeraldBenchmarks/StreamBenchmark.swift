@@ -119,6 +119,7 @@ public enum StreamBenchmark {
     /// - Throws: ``BenchmarkError``, before connecting anyone, when more clients are asked for than the process's
     ///   descriptor limit allows (raised to its hard limit first): it says how many can run.
     public static func run(_ options: Options, target: Target = .herald) async throws -> Report {
+        _ = try descriptorLimit(for: options)
         let report: Report
         switch target {
         case .herald:
@@ -137,6 +138,21 @@ public enum StreamBenchmark {
                                        usage: ProcessUsage(pid: pid), name: "mosquitto")
         }
         return report
+    }
+
+    /// The descriptors this process may open (raised to the hard limit), and how many clients that allows.
+    ///
+    /// - Throws: ``BenchmarkError`` when `options` asks for more clients than that: it says how many can run.
+    static func descriptorLimit(for options: Options) throws -> (descriptors: Int, clients: Int) {
+        let descriptors = FileDescriptorLimit.raise()
+        let most = maximumClients(descriptors: descriptors)
+        guard options.clients <= most else {
+            throw BenchmarkError(
+                "\(options.clients) clients need about \(options.clients + FileDescriptorLimit.reserve) file "
+                    + "descriptors, and this process may open \(descriptors) (ulimit -n, at its hard limit): at most "
+                    + "\(most) clients here. Raise the hard limit or run fewer.")
+        }
+        return (descriptors, most)
     }
 
     /// The clients' groups: members by index, `groupSize` at a time.
@@ -177,14 +193,7 @@ public enum StreamBenchmark {
         usage: ProcessUsage,
         name: String
     ) async throws -> Report {
-        let descriptors = FileDescriptorLimit.raise()
-        let most = maximumClients(descriptors: descriptors)
-        guard options.clients <= most else {
-            throw BenchmarkError(
-                "\(options.clients) clients need about \(options.clients + FileDescriptorLimit.reserve) file "
-                    + "descriptors, and this process may open \(descriptors) (ulimit -n, at its hard limit): at most "
-                    + "\(most) clients here. Raise the hard limit or run fewer.")
-        }
+        let (descriptors, most) = try descriptorLimit(for: options)
         let logger = {
             var logger = Logger(label: "herald-bench")
             logger.logLevel = .error

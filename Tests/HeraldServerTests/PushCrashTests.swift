@@ -49,8 +49,8 @@ struct PushCrashTests {
                 #expect(try await client.post(alice, to: chat, id: id, text: "message \(id)") == 201)
             }
             try await fake.wait("two pushes in flight") { $0.count == 2 }
-            // The concurrency limit holds the rest back; give the decisions for all ten time to be written.
-            try await Task.sleep(for: .milliseconds(500))
+            // The concurrency limit holds the rest back; the kill comes once all ten jobs are in the outbox.
+            try await waitForOutboxDepth(messages.count, port: first.port)
             #expect(fake.requests.count == 2)
             await first.kill()
             let inFlight = fake.requests
@@ -74,5 +74,19 @@ struct PushCrashTests {
             }
             #expect(await second.terminate() == 0)
         }
+    }
+
+    /// Waits (up to 15 s) until the server's `/metrics` counts `depth` jobs in its push outbox.
+    private func waitForOutboxDepth(_ depth: Int, port: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
+        var last = "no answer"
+        while ContinuousClock.now < deadline {
+            let metrics = try await HTTPClient.request(port: port, "GET", "/metrics")
+            let line = metrics.text.split(separator: "\n").first { $0.hasPrefix("herald_push_outbox_depth ") }
+            last = line.map(String.init) ?? "no herald_push_outbox_depth line"
+            if let value = line?.split(separator: " ").last.flatMap({ Double($0) }), value == Double(depth) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestFailure("the outbox never held \(depth) jobs; last: \(last)")
     }
 }

@@ -41,10 +41,9 @@ def free_port():
 
 def psql(url, statement):
     """Runs one statement with PostgreSQL's own client (installed with the server by scripts/postgres)."""
-    candidates = sorted(
-        (os.path.join("/usr/lib/postgresql", version, "bin", "psql") for version in os.listdir("/usr/lib/postgresql")),
-        key=lambda path: [int(part) for part in re.findall(r"\d+", path)]) if os.path.isdir("/usr/lib/postgresql") else []
-    binary = shutil.which("psql") or (candidates[-1] if candidates else "psql")
+    programs = subprocess.run([os.path.join(ROOT, "scripts", "postgres"), "bin"],
+                              check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+    binary = os.path.join(programs, "psql")
     subprocess.run([binary, url, "-v", "ON_ERROR_STOP=1", "-q", "-c", statement],
                    check=True, capture_output=True, text=True, timeout=60)
 

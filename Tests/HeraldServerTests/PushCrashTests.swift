@@ -78,15 +78,12 @@ struct PushCrashTests {
 
     /// Waits (up to 15 s) until the server's `/metrics` counts `depth` jobs in its push outbox.
     private func waitForOutboxDepth(_ depth: Int, port: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(15)
         var last = "no answer"
-        while ContinuousClock.now < deadline {
+        try await eventually("the outbox holds \(depth) jobs", detail: { last }) {
             let metrics = try await HTTPClient.request(port: port, "GET", "/metrics")
             let line = metrics.text.split(separator: "\n").first { $0.hasPrefix("herald_push_outbox_depth ") }
             last = line.map(String.init) ?? "no herald_push_outbox_depth line"
-            if let value = line?.split(separator: " ").last.flatMap({ Double($0) }), value == Double(depth) { return }
-            try await Task.sleep(for: .milliseconds(50))
+            return line?.split(separator: " ").last.flatMap { Double($0) } == Double(depth)
         }
-        throw TestFailure("the outbox never held \(depth) jobs; last: \(last)")
     }
 }

@@ -79,12 +79,7 @@ struct PushHarness {
 
     /// Waits (up to 15 s) until `condition` holds.
     func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(15)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw TestFailure("never: \(what)")
+        try await HeraldServerTests.eventually(what, condition)
     }
 
     /// The APNs requests for `deviceToken`.

@@ -208,6 +208,21 @@ struct TestFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// Waits until `condition` holds, checking every 20 ms; throws naming `what` (and `detail()`, what was last seen)
+/// when `limit` runs out first.
+func eventually(
+    _ what: String, within limit: Duration = .seconds(15), detail: () -> String = { "" },
+    _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    let seen = detail()
+    throw TestFailure("never within \(limit): \(what)\(seen.isEmpty ? "" : "; last: \(seen)")")
+}
+
 /// A WebSocket client for tests: frames in order, sends, and how it closed.
 final class TestSocket: Sendable {
     private enum Command: Sendable {

@@ -9,7 +9,7 @@ import NIOConcurrencyHelpers
 import NIOSSL
 import ServiceLifecycle
 
-/// A self-signed certificate for `127.0.0.1` and `localhost`, made by openssl for one test, with its key.
+/// A self-signed certificate for `127.0.0.1`, `localhost` and `push.invalid` (a name no resolver knows), made by openssl for one test, with its key.
 struct TestCertificate {
     let folder: URL
     var certificatePath: String { folder.appendingPathComponent("cert.pem").path }
@@ -20,7 +20,7 @@ struct TestCertificate {
         let result = try await runProcess(
             URL(fileURLWithPath: "/usr/bin/openssl"),
             ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-             "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+             "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,DNS:push.invalid,IP:127.0.0.1",
              "-keyout", folder.appendingPathComponent("key.pem").path,
              "-out", folder.appendingPathComponent("cert.pem").path])
         guard result.status == 0 else { throw TestFailure("openssl failed: \(result.stderr)") }
@@ -34,6 +34,8 @@ struct TestCertificate {
 struct RecordedRequest: Sendable {
     var method: String
     var path: String
+    /// The host the request named (HTTP/2's `:authority`).
+    var authority: String? = nil
     var headers: [String: String]
     var body: Data
     /// The body of the answer it got, once answered.
@@ -180,7 +182,8 @@ final class FakePushService: Sendable {
             var headers: [String: String] = [:]
             for field in request.headers { headers[field.name.canonicalName] = field.value }
             let record = RecordedRequest(
-                method: request.method.rawValue, path: request.uri.path, headers: headers, body: Data(body.readableBytesView))
+                method: request.method.rawValue, path: request.uri.path, authority: request.head.authority, headers: headers,
+                body: Data(body.readableBytesView))
             let index = recorded.withLockedValue { recorded in
                 recorded.append(record)
                 return recorded.count - 1

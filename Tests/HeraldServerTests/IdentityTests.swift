@@ -166,8 +166,9 @@ struct IdentityTests {
         let authority = await TokenAuthority(secret: TestServer.secret)
         // A token with a K in it (most have one), for the look-alike below.
         var token = ""
+        // It expired 58 s ago: 2 s of the 60 s leeway are left.
         for attempt in 0..<100 where !token.contains("K") {
-            token = try await authority.token(userID: "alice", name: "Alice \(attempt)", lifetime: .seconds(2))
+            token = try await authority.token(userID: "alice", name: "Alice \(attempt)", lifetime: .seconds(-58))
         }
         #expect(token.contains("K"))
         #expect(try await authority.verify(token).userID == "alice")
@@ -186,6 +187,19 @@ struct IdentityTests {
             Issue.record("an expired token was accepted")
         } catch let error as APIError {
             #expect(error.code == .tokenExpired)
+        }
+    }
+
+    @Test("exp has the documented 60 s of leeway: a token expired 30 s ago is taken, one expired 90 s ago is token_expired")
+    func expiryLeeway() async throws {
+        try await TestServer.run { server in
+            let authority = server.environment.tokens
+            let recent = try await authority.token(userID: "alice", name: "Alice", lifetime: .seconds(-30))
+            let old = try await authority.token(userID: "alice", name: "Alice", lifetime: .seconds(-90))
+            #expect(try await server.request("GET", "/v1/conversations", token: recent).status == 200)
+            let refused = try await server.request("GET", "/v1/conversations", token: old)
+            #expect(refused.status == 401)
+            #expect(refused.errorCode == "token_expired")
         }
     }
 

@@ -34,6 +34,25 @@ struct WebPageTests {
         }
     }
 
+    @Test("a path with a control byte, raw or percent-encoded, is refused before the file server: never served or redirected")
+    func controlBytesInPaths() async throws {
+        try await TestServer.run { server in
+            let token = try await server.token("alice")
+            for path in ["/sw.js%00.html", "/%00evil", "/index.html%0A", "/%7F", "/app.js%1b[31m", "/sw.js%0", "/%zz"] {
+                let result = try await server.request("GET", path)
+                #expect(result.status == 400, "\(path): \(result.status)")
+                #expect(result.errorCode == "invalid_request", "\(path)")
+                #expect(result.headers[.contentType]?.hasPrefix("application/json") == true, "\(path)")
+                #expect(result.headers[.location] == nil, "\(path): never redirected")
+            }
+            let api = try await server.request("GET", "/v1/conversations/a%00b/messages", token: token)
+            #expect(api.status == 400)
+            // Ordinary paths and percent-encoded ids are untouched.
+            #expect(try await server.request("GET", "/sw.js").status == 200)
+            #expect(try await server.request("GET", "/v1/conversations/caf%C3%A9/messages", token: token).status == 404)
+        }
+    }
+
     @Test("a matching If-None-Match gets 304 with no body")
     func notModified() async throws {
         try await TestServer.run { server in

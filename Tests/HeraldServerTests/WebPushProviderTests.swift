@@ -135,7 +135,13 @@ struct WebPushProviderTests {
             for endpoint in ["http://fcm.googleapis.com/x", "https://127.0.0.1/x", "https://localhost:8443/x", "https://10.1.2.3/x",
                              "https://192.168.1.10/x", "https://172.20.0.1/x", "https://169.254.169.254/latest", "https://[::1]/x",
                              "https://[fe80::1]/x", "https://[fd00::1]/x", "https://[::ffff:127.0.0.1]/x", "https://0.0.0.0/x",
-                             "https://intranet/x", "https://printer.local/x", "ftp://push.example.com/x"] {
+                             "https://intranet/x", "https://printer.local/x", "ftp://push.example.com/x",
+                             // The forms the second round of hardening found passing.
+                             "https://[fe80::1%25lo]/x", "https://[::127.0.0.1]/x", "https://[64:ff9b::a9fe:a9fe]/x",
+                             "https://[2002:a9fe:a9fe::1]/x", "https://[fec0::1]/x", "https://[::ffff:0:7f00:1]/x",
+                             "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/x", "https://2130706433/x",
+                             "https://127.1/x", "https://0x7f.0.0.1/x", "https://localhost./x",
+                             "https://push.example.com/" + String(repeating: "a", count: 2_100)] {
                 let result = try await server.request(
                     "PUT", "/v1/devices/bad", token: bob, body: Browser(endpoint: endpoint).registration)
                 #expect(result.status == 400, "\(endpoint)")
@@ -147,10 +153,28 @@ struct WebPushProviderTests {
             #expect(try await server.request("PUT", "/v1/devices/bad", token: bob, body: notJSON).status == 400)
             #expect(try await server.environment.store.devices(of: "bob").map(\.id) == ["ok"])
         }
-        #expect(PublicHost.problem(with: "fcm.googleapis.com") == nil)
-        #expect(PublicHost.problem(with: "8.8.8.8") == nil)
-        #expect(PublicHost.problem(with: "100.64.0.1") != nil)
-        #expect(PublicHost.problem(with: "2001:4860:4860::8888") == nil)
-        #expect(await PublicHost.problemResolving("localhost") != nil)
+    }
+
+    @Test("a push service's redirect is never followed: the listener it points at sees nothing, the device stays, the push is dropped")
+    func redirectsNotFollowed() async throws {
+        let target = try await ConnectionCounter.start()
+        defer { target.stop() }
+        try await PushHarness.run { push in
+            let server = push.server
+            let (alice, bob) = try await (server.token("alice", name: "Alice"), server.token("bob", name: "Bob"))
+            let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let browser = Browser(endpoint: push.fake.url + "/push/redirected")
+            #expect(try await server.request("PUT", "/v1/devices/laptop", token: bob, body: browser.registration).status == 204)
+            push.fake.respond { request in
+                guard request.path == "/push/redirected" else { return nil }
+                return FakeAnswer(status: 307, headers: ["location": "http://127.0.0.1:\(target.port)/internal-admin/x"], body: "")
+            }
+            try await server.post(alice, to: chat, text: "follow me")
+            try await push.eventually("the push dropped") { server.environment.push.counts.dropped == 1 }
+            #expect(push.fake.requests(to: "/push/redirected").count == 1, "tried once, not retried")
+            #expect(target.accepted == 0, "the redirect's target was never connected to")
+            #expect(try await push.devices(of: "bob") == ["laptop"], "a redirect says nothing about the device")
+            #expect(server.environment.push.counts.removedDevices == 0)
+        }
     }
 }

@@ -9,8 +9,8 @@ import Hummingbird
 struct DevicesController {
     let store: any Store
     let limits: ServerLimits
-    /// Whether Web Push endpoints on private networks are taken (tests only).
-    let allowPrivateWebPush: Bool
+    /// Which Web Push endpoints are taken (``AddressPolicy``).
+    let webPushPolicy: AddressPolicy
 
     func addRoutes(to group: RouterGroup<HeraldRequestContext>) {
         group.get("devices", use: list)
@@ -33,7 +33,7 @@ struct DevicesController {
         let identity = try context.requireIdentity()
         let deviceID = try context.parameters.id("deviceId")
         let body = try await request.decodeJSON(as: RegisterRequest.self, context: context)
-        if let problem = PushToken.problem(with: body.token, platform: body.platform, allowPrivate: allowPrivateWebPush) {
+        if let problem = PushToken.problem(with: body.token, platform: body.platform, policy: webPushPolicy) {
             throw APIError.invalidRequest("`token` \(problem)")
         }
         try await store.registerDevice(
@@ -56,7 +56,7 @@ struct DevicesController {
 /// shapes the services issue are taken.
 enum PushToken {
     /// What is wrong with `token` as one of `platform`'s, or nil when nothing is.
-    static func problem(with token: String, platform: DeviceRegistration.Platform, allowPrivate: Bool) -> String? {
+    static func problem(with token: String, platform: DeviceRegistration.Platform, policy: AddressPolicy) -> String? {
         let bytes = Array(token.utf8)
         switch platform {
         case .apns:
@@ -77,7 +77,7 @@ enum PushToken {
             return "must be an Expo push token: ExponentPushToken[…]"
         case .webpush:
             guard (1...4_096).contains(bytes.count) else { return "must be a push subscription of 1 to 4096 bytes" }
-            if case .failure(let problem) = WebPushSubscription.parse(token, allowPrivate: allowPrivate) {
+            if case .failure(let problem) = WebPushSubscription.parse(token, policy: policy) {
                 return problem.description
             }
         }

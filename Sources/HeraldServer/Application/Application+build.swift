@@ -188,6 +188,7 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
     }
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: ErrorMiddleware())
+    router.add(middleware: ControlBytePathMiddleware())
     if let files = WebPage.files(logger: logger) {
         router.add(middleware: files)
     }
@@ -202,7 +203,7 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
     ).addRoutes(to: v1)
     DevicesController(
         store: environment.store, limits: environment.configuration.limits,
-        allowPrivateWebPush: environment.configuration.push.webPushAllowPrivate
+        webPushPolicy: AddressPolicy(allowPrivate: environment.configuration.push.webPushAllowPrivate)
     ).addRoutes(to: v1)
     WebPushController(vapid: environment.vapid).addRoutes(to: v1)
     return router

@@ -42,13 +42,15 @@ public struct HeraldClaims: JWTPayload, Equatable {
         iat = issuedAt.map(IssuedAtClaim.init(value:))
     }
 
-    /// How far a token's `nbf` and `iat` may lie in the future, for clocks that disagree a little.
+    /// How far the clocks of the app's backend and Herald may disagree: a token is taken up to this long after its
+    /// `exp`, and its `nbf` and `iat` may lie this far in the future.
     public static let leeway: TimeInterval = 60
 
     /// Checks the times: not expired, not before its `nbf`, not issued in the future (each with ``leeway``).
     public func verify(using algorithm: some JWTAlgorithm) async throws {
-        try exp.verifyNotExpired()
-        let later = Date().addingTimeInterval(Self.leeway)
+        let now = Date()
+        try exp.verifyNotExpired(currentDate: now.addingTimeInterval(-Self.leeway))
+        let later = now.addingTimeInterval(Self.leeway)
         if let nbf, nbf.value > later {
             throw JWTError.claimVerificationFailure(failedClaim: nbf, reason: "the token is not valid yet (nbf)")
         }
@@ -102,7 +104,7 @@ public struct TokenAuthority: Sendable {
             throw Self.invalid("its name must be at most \(Self.maxNameLength) characters, without U+0000")
         }
         let identity = Identity(userID: claims.sub.value, name: claims.name, picture: claims.picture.flatMap(Input.webURL))
-        verified.remember(token, identity: identity, expires: claims.exp.value)
+        verified.remember(token, identity: identity, expires: claims.exp.value.addingTimeInterval(HeraldClaims.leeway))
         return identity
     }
 

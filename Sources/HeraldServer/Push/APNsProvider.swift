@@ -158,7 +158,7 @@ public final class APNsProvider: PushProvider {
         case 413:
             return .drop(reason: "payload too large (\(reason))")
         default:
-            return answer.transient ?? .drop(reason: reason)
+            return answer.shared ?? .drop(reason: reason)
         }
     }
 }

@@ -63,7 +63,7 @@ public final class ExpoProvider: PushProvider {
         do {
             let body = try JSONSerialization.data(withJSONObject: [message(for: job)], options: [.sortedKeys])
             let answer = try await http.send(.POST, sendURL, headers: headers, body: body)
-            if let transient = answer.transient { return transient }
+            if let shared = answer.shared { return shared }
             guard answer.status == .ok else { return .drop(reason: "HTTP \(answer.status.code)") }
             let tickets = answer.json?["data"] as? [[String: Any]] ?? []
             guard let ticket = tickets.first else { return .drop(reason: "no ticket in Expo's answer") }
@@ -81,7 +81,7 @@ public final class ExpoProvider: PushProvider {
         do {
             let body = try JSONSerialization.data(withJSONObject: ["ids": [ticket]])
             let answer = try await http.send(.POST, receiptsURL, headers: headers, body: body)
-            if let transient = answer.transient { return transient }
+            if let shared = answer.shared { return shared }
             guard answer.status == .ok else { return .drop(reason: "receipt: HTTP \(answer.status.code)") }
             let receipts = answer.json?["data"] as? [String: Any] ?? [:]
             guard let receipt = receipts[ticket] as? [String: Any] else {

@@ -174,7 +174,7 @@ public final class FCMProvider: PushProvider {
            fields.contains("message.token") || message.lowercased().contains("registration token") {
             return .removeDevice(reason: reason)
         }
-        return answer.transient ?? .drop(reason: reason)
+        return answer.shared ?? .drop(reason: reason)
     }
 }
 

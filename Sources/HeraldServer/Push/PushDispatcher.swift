@@ -311,6 +311,11 @@ public final class PushDispatcher: Service, Sendable {
                 logger.notice("push token dead, device removed: \(ControlCharacters.escaped(reason))", metadata: metadata)
             case .drop(let reason):
                 await drop(job, reason: reason, metadata: metadata)
+            case .redirected(let status, let location):
+                let target = location.map { " to \(ControlCharacters.escaped(String($0.prefix(200))))" } ?? ""
+                await drop(
+                    job, reason: "the push service redirected (HTTP \(status)\(target)); redirects are not followed",
+                    outcome: "redirected", metadata: metadata)
             }
         } catch {
             // The store is closing: the job stays leased and is sent again at the next start.
@@ -318,9 +323,9 @@ public final class PushDispatcher: Service, Sendable {
         }
     }
 
-    private func drop(_ job: PushJob, reason: String, metadata: Logger.Metadata) async {
+    private func drop(_ job: PushJob, reason: String, outcome: String = "dropped", metadata: Logger.Metadata) async {
         counters.withLockedValue { $0.dropped += 1 }
-        HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: "dropped")
+        HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: outcome)
         try? await outcomes.finish(FinishedPush(job: job))
         logger.warning("push dropped: \(ControlCharacters.escaped(reason))", metadata: metadata)
     }

@@ -5,20 +5,35 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 
-/// The HTTP client every push provider sends with: HTTP/2 where the service offers it (APNs requires it), the
-/// system's trusted certificates plus those of `HERALD_PUSH_CA_FILE`, and a deadline on every request.
+/// The HTTP clients every push provider sends with: HTTP/2 where the service offers it (APNs requires it), the
+/// system's trusted certificates plus those of `HERALD_PUSH_CA_FILE`, a deadline on every request, and redirects
+/// never followed (a push service has no reason to send one, and following it would send the push, and what is
+/// learnt from the answer, wherever the redirect points).
+///
+/// ``send(_:_:headers:body:)`` is for the services the operator configured (APNs, FCM, Expo); ``guarded`` is for
+/// URLs that users gave (Web Push endpoints): it connects only to addresses its ``AddressPolicy`` allows.
 public final class PushHTTP: Sendable {
     let client: HTTPClient
+    /// For endpoints that users registered.
+    let guarded: GuardedHTTP
     /// How long one request may take, from connecting to the last byte of the answer.
     let timeout: TimeAmount
 
     /// The largest answer read from a push service.
     static let maxResponseBytes = 64 * 1024
 
-    /// A client trusting the system's certificates and those in `caFile` (PEM), if given.
+    /// A client trusting the system's certificates and those in `caFile` (PEM), if given; `allowPrivate` lets
+    /// users' endpoints be on this machine or a private network (`HERALD_WEBPUSH_ALLOW_PRIVATE=1`, for tests).
     ///
     /// - Throws: ``ConfigurationError`` when `caFile` holds no certificate that can be read.
-    public init(caFile: String?, timeout: Duration = .seconds(30)) throws {
+    public convenience init(caFile: String?, allowPrivate: Bool = false, timeout: Duration = .seconds(30)) throws {
+        try self.init(caFile: caFile, policy: AddressPolicy(allowPrivate: allowPrivate), timeout: timeout)
+    }
+
+    init(
+        caFile: String?, policy: AddressPolicy, timeout: Duration = .seconds(30),
+        resolver: @escaping GuardedHTTP.Resolver = GuardedHTTP.systemResolver
+    ) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile {
             do {
@@ -29,11 +44,18 @@ public final class PushHTTP: Sendable {
                 throw ConfigurationError("HERALD_PUSH_CA_FILE \(caFile) cannot be used: \(error)")
             }
         }
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.httpVersion = .automatic
-        configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
+        let configuration = Self.configuration(tls: tls)
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         self.timeout = .nanoseconds(Int64(timeout.seconds * 1e9))
+        guarded = GuardedHTTP(policy: policy, configuration: configuration, timeout: self.timeout, resolver: resolver)
+    }
+
+    /// HTTP/2 where offered, bounded connects and reads, and no redirects.
+    static func configuration(tls: TLSConfiguration) -> HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
+        configuration.httpVersion = .automatic
+        configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
+        return configuration
     }
 
     /// An answer from a push service.
@@ -59,8 +81,12 @@ public final class PushHTTP: Sendable {
             return .seconds(min(max(0, Int(date.timeIntervalSinceNow.rounded(.up))), 86_400))
         }
 
-        /// The outcome for the answers every service shares: 429 and 5xx are tried again.
-        var transient: PushOutcome? {
+        /// The outcome for the answers every service shares: a redirect is refused (it is never followed, and says
+        /// nothing about the device), 429 and 5xx are tried again.
+        var shared: PushOutcome? {
+            if (300..<400).contains(status.code) {
+                return .redirected(status: Int(status.code), location: headers.first(name: "location"))
+            }
             if status == .tooManyRequests || status.code >= 500 {
                 return .retry(after: retryAfter, reason: "HTTP \(status.code)")
             }
@@ -68,21 +94,30 @@ public final class PushHTTP: Sendable {
         }
     }
 
-    /// Sends a request and reads its answer (up to ``maxResponseBytes``).
+    /// Sends a request to a service the operator configured and reads its answer (up to ``maxResponseBytes``).
     func send(
         _ method: HTTPMethod, _ url: String, headers: [(String, String)], body: Data
+    ) async throws -> Answer {
+        try await Self.execute(on: client, method, url, headers: headers, body: body, timeout: timeout)
+    }
+
+    /// Sends a request on `client` and reads its answer (up to ``maxResponseBytes``).
+    static func execute(
+        on client: HTTPClient, _ method: HTTPMethod, _ url: String, headers: [(String, String)], body: Data,
+        timeout: TimeAmount
     ) async throws -> Answer {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(bytes: body))
         let response = try await client.execute(request, timeout: timeout)
-        let buffer = try await response.body.collect(upTo: Self.maxResponseBytes)
+        let buffer = try await response.body.collect(upTo: maxResponseBytes)
         return Answer(status: response.status, headers: response.headers, body: Data(buffer.readableBytesView))
     }
 
     /// Closes its connections.
     func shutdown() async {
+        await guarded.shutdown()
         try? await client.shutdown()
     }
 }

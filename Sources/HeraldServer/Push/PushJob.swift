@@ -150,6 +150,9 @@ public enum PushOutcome: Hashable, Sendable {
     case removeDevice(reason: String)
     /// It can never be sent (too large, refused): dropped, with a log line.
     case drop(reason: String)
+    /// The service answered with a redirect (HTTP 3xx), which is never followed: the push is dropped and the device
+    /// kept (a redirect says nothing about the device, and where it points is not the service's to choose).
+    case redirected(status: Int, location: String?)
 }
 
 /// A push service: APNs, FCM, Expo, Web Push, or the log of `--demo`.

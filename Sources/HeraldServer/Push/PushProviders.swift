@@ -13,10 +13,9 @@ enum PushProviders {
         var providers: [any PushProvider] = []
         let expoConfigured = settings.expoURL != nil || settings.expoAccessToken != nil
         // Web Push needs no third party's credentials (the VAPID key is the server's own), so it is always on.
-        let http = try PushHTTP(caFile: settings.caFile)
+        let http = try PushHTTP(caFile: settings.caFile, allowPrivate: settings.webPushAllowPrivate)
         providers.append(WebPushProvider(
-            vapid: vapid, http: http, maxAge: settings.maxAge, concurrency: settings.concurrency,
-            allowPrivate: settings.webPushAllowPrivate))
+            vapid: vapid, http: http, maxAge: settings.maxAge, concurrency: settings.concurrency))
         logger.info("push: Web Push on (VAPID subject \(vapid.subject ?? "none: set HERALD_VAPID_SUBJECT"))")
         if settings.webPushAllowPrivate {
             logger.warning("push: HERALD_WEBPUSH_ALLOW_PRIVATE is set: Web Push endpoints on private networks are taken (tests only)")

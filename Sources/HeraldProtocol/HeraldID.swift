@@ -84,3 +84,27 @@ public enum ControlCharacters {
         text.utf8.contains(0)
     }
 }
+
+/// The rules for the short texts every frame and push repeats: a person's display name and a group's title.
+///
+/// At most ``maxCharacters`` characters (grapheme clusters, as a person counts them) and at most ``maxBytes`` bytes
+/// of UTF-8: a character may be any number of code points (a letter with a hundred combining marks is one), so a
+/// limit in characters alone lets a "200-character" title weigh 24 KB and ride along in every frame and push of its
+/// group. No control characters: a name or title is one line.
+public enum DisplayText {
+    /// The most characters.
+    public static let maxCharacters = 200
+    /// The most bytes of UTF-8: four for each character, which any text of ordinary letters, scripts and emoji fits.
+    public static let maxBytes = 800
+
+    /// What is wrong with `text` as a name or title, or nil when nothing is.
+    public static func problem(with text: String) -> String? {
+        if text.utf8.count > maxBytes || text.count > maxCharacters {
+            return "must be at most \(maxCharacters) characters and \(maxBytes) bytes of UTF-8"
+        }
+        if text.unicodeScalars.contains(where: ControlCharacters.isControl) {
+            return "must not contain control characters"
+        }
+        return nil
+    }
+}

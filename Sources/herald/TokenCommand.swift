@@ -27,9 +27,7 @@ struct TokenCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let problem = HeraldID.problem(with: user) { throw ValidationError("USER \(problem)") }
-        if let name, name.count > TokenAuthority.maxNameLength {
-            throw ValidationError("--name must be at most \(TokenAuthority.maxNameLength) characters")
-        }
+        if let name, let problem = DisplayText.problem(with: name) { throw ValidationError("--name \(problem)") }
         guard hours > 0 else { throw ValidationError("--hours must be positive") }
     }
 

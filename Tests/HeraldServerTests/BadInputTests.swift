@@ -106,6 +106,40 @@ struct BadInputTests {
         }
     }
 
+    @Test("names and titles are bounded in bytes beside characters: a 24 KB title of 200 characters is refused, as is such a name")
+    func heavyCharacters() async throws {
+        try await TestServer.run { server in
+            let alice = try await server.token("alice")
+            // 200 characters, each an `a` with 60 combining marks: 24,200 bytes.
+            let heavy = String(repeating: "a" + String(repeating: "\u{0301}\u{0300}", count: 30), count: 200)
+            #expect(heavy.count == 200 && heavy.utf8.count == 24_200)
+            for title in [heavy, String(repeating: "é", count: 201), "Team\u{1B}[31m", "Line\nbreak"] {
+                let body = try String(decoding: JSONSerialization.data(withJSONObject: ["kind": "group", "title": title, "members": ["bob"]]), as: UTF8.self)
+                let result = try await server.request("POST", "/v1/conversations", token: alice, body: body)
+                #expect(result.status == 400, "\(title.utf8.count) bytes")
+                #expect(result.errorCode == "invalid_request")
+            }
+            let longest = String(repeating: "😀", count: 200)  // 800 bytes
+            let body = try String(decoding: JSONSerialization.data(withJSONObject: ["kind": "group", "title": longest, "members": ["bob"]]), as: UTF8.self)
+            #expect(try await server.request("POST", "/v1/conversations", token: alice, body: body).status == 201)
+
+            // 30 such characters (3,630 bytes): a header of 200 would be over the server's header limit anyway.
+            let heavyName = try await server.environment.tokens.token(userID: "zalgo", name: String(heavy.prefix(30)))
+            let named = try await server.request("GET", "/v1/conversations", token: heavyName)
+            #expect(named.status == 401)
+            #expect(named.errorCode == "invalid_token")
+
+            // Text: 4,000 characters, and 32 KiB.
+            let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let heavyText = String(repeating: "a" + String(repeating: "\u{0301}", count: 20), count: 1_000)  // 41,000 bytes
+            let posted = try await server.request(
+                "POST", "/v1/conversations/\(chat)/messages", token: alice,
+                body: try String(decoding: JSONSerialization.data(withJSONObject: ["text": heavyText]), as: UTF8.self))
+            #expect(posted.status == 400)
+            #expect(posted.errorCode == "text_too_long")
+        }
+    }
+
     @Test("stream frames: malformed, wrong types, unknown types, binary, too long, too large; the connection lives on")
     func streamFrames() async throws {
         try await TestServer.run { server in

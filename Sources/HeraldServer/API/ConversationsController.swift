@@ -38,8 +38,7 @@ struct ConversationsController {
         if body.kind == .direct, members.count != 2 {
             throw APIError.invalidRequest("a direct conversation is between you and exactly one other member")
         }
-        let title = try Input.text(body.title, field: "title")?.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (title ?? "").count <= 200 else { throw APIError.invalidRequest("`title` is at most 200 characters") }
+        let title = try body.title.map { try Input.displayText($0, field: "title") }
         try messenger.userLimits.createConversation(by: identity.userID)
         let (record, created) = try await store.createConversation(
             kind: body.kind,

@@ -5,6 +5,8 @@ import Foundation
 public struct ServerLimits: Hashable, Sendable {
     /// The longest message text, in characters.
     public var maxTextLength = 4_000
+    /// The longest message text, in bytes of UTF-8 (beside the characters: one character may be many code points).
+    public var maxTextBytes = 32 * 1024
     /// The largest request body or stream frame Herald handles, in bytes; larger ones get `too_large`.
     public var maxFrameBytes = 64 * 1024
     /// The largest frame the WebSocket layer reads before closing the connection (code 1009).

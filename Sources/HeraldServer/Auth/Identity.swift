@@ -65,9 +65,6 @@ public struct TokenAuthority: Sendable {
     private let keys: JWTKeyCollection
     private let verified = VerifiedTokens()
 
-    /// The longest display name a token may carry, in characters.
-    public static let maxNameLength = 200
-
     /// Creates an authority for `secret`.
     public init(secret: String) async {
         keys = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
@@ -77,8 +74,9 @@ public struct TokenAuthority: Sendable {
     ///
     /// - Throws: ``APIError`` `token_expired`, or `invalid_token`: malformed; a header whose `alg` is not `HS256`
     ///   or that names `crit` extensions; a bad signature; a missing claim; `nbf` or `iat` in the future; a `sub`
-    ///   that is not a usable id (see ``HeraldID``); a `name` over 200 characters or holding U+0000.
-    ///   A `picture` that is not an http or https URL is ignored.
+    ///   that is not a usable id (see ``HeraldID``); a `name` that is not a usable display name (``DisplayText``:
+    ///   200 characters, 800 bytes, no control characters). A `picture` that is not an http or https URL of at most
+    ///   2,048 bytes is ignored.
     ///
     /// A token verified before is recognised by its bytes (all of them, signature included) until it expires, without
     /// parsing or checking it again: every request and stream carries one, and verifying is most of what a small
@@ -100,8 +98,8 @@ public struct TokenAuthority: Sendable {
         if let problem = HeraldID.problem(with: claims.sub.value) {
             throw Self.invalid("its sub \(problem)")
         }
-        guard claims.name.count <= Self.maxNameLength, !ControlCharacters.containsNUL(claims.name) else {
-            throw Self.invalid("its name must be at most \(Self.maxNameLength) characters, without U+0000")
+        if let problem = DisplayText.problem(with: claims.name) {
+            throw Self.invalid("its name \(problem)")
         }
         let identity = Identity(userID: claims.sub.value, name: claims.name, picture: claims.picture.flatMap(Input.webURL))
         verified.remember(token, identity: identity, expires: claims.exp.value.addingTimeInterval(HeraldClaims.leeway))

@@ -80,8 +80,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
     static let databaseUnavailable = APIError(
         .serviceUnavailable, .databaseUnavailable, "the database cannot be reached just now; try again", retryAfter: 1)
 
-    static func textTooLong(limit: Int) -> APIError {
-        APIError(.badRequest, .textTooLong, "text is longer than \(limit) characters")
+    static func textTooLong(limit: Int, bytes: Int) -> APIError {
+        APIError(.badRequest, .textTooLong, "text is longer than \(limit) characters or \(bytes) bytes of UTF-8")
     }
 }
 

@@ -40,13 +40,13 @@ struct Messenger: Sendable {
         let conversationID = try Input.id(conversationID, field: "conversation")
         if let clientID { _ = try Input.id(clientID, field: "id") }
         try Input.text(text, field: "text")
-        if let text, text.count > limits.maxTextLength {
-            throw APIError.textTooLong(limit: limits.maxTextLength)
+        if let text, text.utf8.count > limits.maxTextBytes || text.count > limits.maxTextLength {
+            throw APIError.textTooLong(limit: limits.maxTextLength, bytes: limits.maxTextBytes)
         }
         var image: URL?
         if let imageURL {
             guard let url = Input.webURL(imageURL) else {
-                throw APIError.invalidRequest("`imageURL` must be an http or https URL")
+                throw APIError.invalidRequest("`imageURL` must be an http or https URL of at most \(Input.maxURLBytes) bytes")
             }
             image = url
         }

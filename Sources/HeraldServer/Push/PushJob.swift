@@ -21,16 +21,48 @@ public struct PushContent: Codable, Hashable, Sendable {
     /// The member's unread messages over all their conversations.
     public var badge: Int
 
-    /// An alert for `incoming`, in ``ContentFormatter``'s words.
+    /// An alert for `incoming`, in ``ContentFormatter``'s words, each at most ``maxWordsBytes`` in JSON.
     public init(alert incoming: IncomingMessage, badge: Int, formatter: ContentFormatter = ContentFormatter()) {
         let notification = formatter.notification(for: incoming)
         conversationID = incoming.conversation.id
         messageID = incoming.message.id
         seq = incoming.message.seq ?? 0
         senderID = incoming.message.senderID
-        title = notification.title
-        body = notification.body
+        title = Self.clipped(notification.title, toJSONBytes: Self.maxWordsBytes)
+        body = Self.clipped(notification.body, toJSONBytes: Self.maxWordsBytes)
         self.badge = badge
+    }
+
+    /// The most bytes a title or a body takes in a push's JSON. A preview is 50 characters, but a character may be
+    /// many code points and a control character six bytes escaped; with these and ids of at most 128 bytes, every
+    /// provider's payload stays within the services' 4 KB, so no message's push is dropped for its size.
+    public static let maxWordsBytes = 1_000
+
+    /// `text`, or as many of its first characters as fit in `budget` bytes of JSON followed by `...`.
+    static func clipped(_ text: String, toJSONBytes budget: Int) -> String {
+        func cost(_ character: Character) -> Int {
+            character.unicodeScalars.reduce(0) { total, scalar in
+                switch scalar.value {
+                case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029: total + 6  // escaped as \uXXXX
+                case 0x22, 0x5C, 0x2F: total + 2  // \" \\ \/
+                default: total + String(scalar).utf8.count
+                }
+            }
+        }
+        var used = 0
+        for index in text.indices {
+            used += cost(text[index])
+            guard used > budget else { continue }
+            var kept = ""
+            var keptCost = 0
+            for character in text[..<index] {
+                keptCost += cost(character)
+                guard keptCost <= budget - 3 else { break }
+                kept.append(character)
+            }
+            return kept + "..."
+        }
+        return text
     }
 
     /// A clear: `conversationID` was read up to `readUpTo` on another device.

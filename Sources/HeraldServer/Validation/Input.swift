@@ -26,9 +26,23 @@ enum Input {
         return value
     }
 
-    /// `text` as a URL if it is an http or https one with a host, else nil.
+    /// `value` trimmed of white space at both ends, if it is a usable name or title (``DisplayText``).
+    ///
+    /// - Throws: ``APIError`` `invalid_request` naming `field`.
+    static func displayText(_ value: String, field: String) throws -> String {
+        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let problem = DisplayText.problem(with: trimmed) {
+            throw APIError.invalidRequest("`\(field)` \(problem)")
+        }
+        return trimmed
+    }
+
+    /// The longest picture or image URL taken, in bytes.
+    static let maxURLBytes = 2_048
+
+    /// `text` as a URL if it is an http or https one with a host, of at most ``maxURLBytes``, else nil.
     static func webURL(_ text: String) -> URL? {
-        guard !ControlCharacters.containsNUL(text), let url = URL(string: text),
+        guard text.utf8.count <= maxURLBytes, !ControlCharacters.containsNUL(text), let url = URL(string: text),
               ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false
         else { return nil }
         return url

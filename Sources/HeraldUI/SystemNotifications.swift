@@ -43,8 +43,8 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         (try? await center.requestAuthorization(options: [.alert, .sound, .badge])) ?? false
     }
 
-    /// Posts the engine's notification: the message id as the identifier (posting it again replaces it, so one
-    /// message never shows twice), the conversation id as the thread, and the conversation for ``onOpen``.
+    /// Posts the engine's notification: `LocalNotification.identifier` as the identifier (posting it again replaces
+    /// it, so one message never shows twice), the conversation id as the thread, and the conversation for ``onOpen``.
     public func post(_ notification: LocalNotification) async {
         let content = UNMutableNotificationContent()
         content.title = notification.title
@@ -52,7 +52,7 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         content.threadIdentifier = notification.thread
         content.sound = .default
         content.userInfo = [Self.conversationKey: notification.thread]
-        let request = UNNotificationRequest(identifier: notification.messageID, content: content, trigger: nil)
+        let request = UNNotificationRequest(identifier: notification.identifier, content: content, trigger: nil)
         try? await center.add(request)
     }
 
@@ -61,9 +61,9 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         try? await center.setBadgeCount(max(0, count))
     }
 
-    /// Removes the delivered notifications of these messages (their conversation was read here).
-    public func remove(messageIDs: [String]) {
-        center.removeDeliveredNotifications(withIdentifiers: messageIDs)
+    /// Removes these delivered notifications (their conversation was read here).
+    public func remove(_ notifications: [LocalNotification]) {
+        center.removeDeliveredNotifications(withIdentifiers: notifications.map(\.identifier))
     }
 
     /// In the foreground the engine shows an in-app banner for what matters, so a system notification (a push that

@@ -45,6 +45,8 @@ struct RecordedRequest: Sendable {
 
     var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
     var jsonArray: [[String: Any]]? { (try? JSONSerialization.jsonObject(with: body)) as? [[String: Any]] }
+    /// The message an APNs push is about (its `messageId`, beside `aps`).
+    var messageID: String? { json?["messageId"] as? String }
     var text: String { String(decoding: body, as: UTF8.self) }
     /// Method, path and what the push is about, for a failure message.
     var summary: String {

@@ -123,7 +123,7 @@ struct PostgresServeTests {
                     port: nodeB.port, "PUT", "/v1/devices/bob-phone", token: bob,
                     body: #"{"platform": "apns", "token": "\#(phone)"}"#)
                 #expect(registered.status == 204)
-                func pushed() -> [String] { fake.requests.compactMap { $0.headers["apns-collapse-id"] } }
+                func pushed() -> [String] { fake.requests.compactMap(\.messageID) }
 
                 // Bob is in the foreground on node A: a message posted on node B pushes nothing.
                 let socket = try await TestSocket.connect(url: "ws://127.0.0.1:\(nodeA.port)/v1/stream?token=\(bob)")

@@ -60,12 +60,12 @@ struct PushCrashTests {
             let second = try await ServerProcess(database: database, secret: TestServer.secret, environment: environment)
             defer { second.stop() }
             let after = try await fake.wait("every message pushed after the restart") { requests in
-                Set(requests.dropFirst(inFlight.count).compactMap { $0.headers["apns-collapse-id"] }) == Set(messages)
+                Set(requests.dropFirst(inFlight.count).compactMap(\.messageID)) == Set(messages)
             }
             // Nothing more comes: each was sent once after the restart.
             try await Task.sleep(for: .milliseconds(500))
             let resent = fake.requests.dropFirst(inFlight.count).filter { $0.path == "/3/device/\(deviceToken)" }
-            #expect(resent.count == messages.count, "each pending push sent once: \(resent.compactMap { $0.headers["apns-collapse-id"] })")
+            #expect(resent.count == messages.count, "each pending push sent once: \(resent.compactMap(\.messageID))")
             _ = after
             for held in inFlight {
                 let again = resent.filter { $0.headers["apns-collapse-id"] == held.headers["apns-collapse-id"] }

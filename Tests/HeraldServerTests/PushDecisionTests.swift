@@ -29,10 +29,10 @@ struct PushDecisionTests {
             return scene
         }
 
-        /// The collapse ids (message ids) pushed to `token` so far. A set: a push retried after a dropped
-        /// connection comes again with the same id, which the device shows once.
+        /// The messages pushed to `token` so far. A set: a push retried after a dropped connection comes again
+        /// with the same collapse id, which the device shows once.
         func pushed(_ token: String) -> Set<String> {
-            Set(push.apns(token).compactMap { $0.headers["apns-collapse-id"] })
+            Set(push.apns(token).compactMap(\.messageID))
         }
 
         /// Posts `id` as Alice.
@@ -162,7 +162,7 @@ struct PushDecisionTests {
             try await scene.post("r1")
             try await scene.post("r2")
             try await push.fake.wait("both phones, twice") { _ in scene.pushed(scene.phone1) == ["r1", "r2"] && scene.pushed(scene.phone2) == ["r1", "r2"] }
-            let second = push.apns(scene.phone2).first { $0.headers["apns-collapse-id"] == "r2" }
+            let second = push.apns(scene.phone2).first { $0.messageID == "r2" }
             #expect(second?.json.flatMap { ($0["aps"] as? [String: Any])?["badge"] as? Int } == 2)
 
             let read = try await push.server.request(

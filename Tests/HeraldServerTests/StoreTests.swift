@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
+import HeraldTestSupport
 import Logging
 import NIOConcurrencyHelpers
 import PostgresNIO
@@ -119,7 +120,7 @@ struct StoreTests {
         }
     }
 
-    @Test("posting: a seq each, in order; the sender's repeat is the same message; another's use of the id is refused", arguments: kinds)
+    @Test("posting: a seq each, in order; the sender's repeat is the same message; another member's use of the id is refused, another conversation's is another message", arguments: kinds)
     func posting(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let (direct, group) = try await setUp(store)
@@ -132,9 +133,11 @@ struct StoreTests {
             await #expect(throws: StoreError.idTaken("m-1")) {
                 _ = try await store.post(draft("m-1", by: "bob", in: direct), onStored: { _ in })
             }
-            await #expect(throws: StoreError.idTaken("m-1")) {
-                _ = try await store.post(draft("m-1", by: "alice", in: group), onStored: { _ in })
-            }
+            // Ids are scoped to their conversation: the same id in another one is another message.
+            let elsewhere = try await store.post(draft("m-1", by: "bob", in: group), onStored: { _ in })
+            guard case .stored(let other) = elsewhere else { Issue.record("not stored: \(elsewhere)"); return }
+            #expect(other.seq == 2 && other.conversationID == group.id && other.senderID == "bob")
+            #expect(try await store.post(draft("m-1", by: "bob", in: group), onStored: { _ in }) == .existing(other))
 
             // Many at once: every one stored once, published in seq order, numbered with no gap.
             let published = NIOLockedValueBox<[Int64]>([])
@@ -151,10 +154,10 @@ struct StoreTests {
                     guard case .stored(let message) = outcome else { Issue.record("a burst post was not new"); continue }
                     seqs.append(message.seq ?? -1)
                 }
-                #expect(seqs.sorted() == Array(2...61))
+                #expect(seqs.sorted() == Array(3...62))
             }
-            #expect(published.withLockedValue { $0 } == Array(2...61))
-            #expect(try await store.latestSeq() == 61)
+            #expect(published.withLockedValue { $0 } == Array(3...62))
+            #expect(try await store.latestSeq() == 62)
         }
     }
 
@@ -292,6 +295,79 @@ struct StoreTests {
             // A removed device's jobs go with it.
             _ = try await store.removeDevice(id: "bob-phone", userID: "bob")
             #expect(try await store.pushJobCount() == 1)
+        }
+    }
+
+    /// The rows of a database made before message ids were scoped: two conversations, two messages, a pending alert.
+    static let oldRows = [
+        "INSERT INTO users (id, name) VALUES ('alice', 'Alice'), ('bob', 'Bob')",
+        "INSERT INTO conversations (id, kind, title, created_at) VALUES ('c1', 'group', 'One', 0), ('c2', 'group', 'Two', 0)",
+        "INSERT INTO members (conversation_id, user_id) VALUES ('c1', 'alice'), ('c1', 'bob'), ('c2', 'alice'), ('c2', 'bob')",
+        "INSERT INTO messages (seq, id, conversation_id, sender_id, text, created_at) VALUES (1, 'm-1', 'c1', 'alice', 'one', 0), (2, 'm-2', 'c1', 'alice', 'two', 0)",
+        "INSERT INTO devices (user_id, id, platform, token, updated_at) VALUES ('bob', 'phone', 'apns', 'aa', 0)",
+        """
+        INSERT INTO push_jobs (kind, job_key, user_id, device_id, conversation_id, seq, content, created_at, due_at)
+        VALUES ('alert', 'm-2', 'bob', 'phone', 'c1', 2, '{"conversationID":"c1","messageID":"m-2","seq":2,"badge":1}', 0, 0)
+        """,
+    ]
+
+    @Test("a database from before ids were scoped migrates: messages and seqs kept, ids per conversation, a pending alert not queued twice", arguments: kinds)
+    func scopedIDsMigration(kind: StoreKind) async throws {
+        var logger = Logger(label: "store-test")
+        logger.logLevel = .critical
+        let check = { (store: any Store) in
+            #expect(try await store.messages(in: "c1", after: nil, before: nil, limit: 10).map(\.seq) == [1, 2])
+            let c2 = Conversation(id: "c2", kind: .group, title: "Two")
+            let moved = try await store.post(self.draft("m-1", by: "bob", in: c2), onStored: { _ in })
+            guard case .stored(let message) = moved else { Issue.record("not stored: \(moved)"); return }
+            #expect(message.seq == 3, "the numbering goes on")
+            let content = PushContent(
+                alert: IncomingMessage(
+                    message: Message(id: "m-2", conversationID: "c1", senderID: "alice", text: "two", seq: 2),
+                    conversation: Conversation(id: "c1", kind: .group, title: "One"), sender: self.person("alice")),
+                badge: 1)
+            let again = NewPushJob(kind: .alert, userID: "bob", deviceID: "phone", content: content, due: Date())
+            #expect(try await store.queuePushJobs([again]) == 0, "the pending alert is the same job")
+            #expect(try await store.pushJobCount() == 1)
+        }
+        switch kind {
+        case .sqlite:
+            let folder = try makeTemporaryFolder("herald-migrate")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let path = folder.appendingPathComponent("old.sqlite").path
+            let old = try SQLiteHandle(path: path)
+            try SQLiteMigrations.migrate(old, logger: logger, through: 4)
+            for statement in Self.oldRows { try old.query(statement, keep: false) }
+            old.close()
+            let store = try await SQLiteStore.open(path: path, logger: logger)
+            let running = Task { try await store.database.run() }
+            defer { running.cancel() }
+            try await check(store)
+        case .postgres:
+            try await StoreKind.withDatabase(logger: logger) { url in
+                let client = PostgresClient(configuration: try PostgresStore.configuration(url), backgroundLogger: logger)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { await client.run() }
+                    try await PostgresMigrations.migrate(client, logger: logger, through: 2)
+                    // PostgreSQL numbers messages from its counter row.
+                    for statement in Self.oldRows + ["UPDATE message_seq SET seq = 2"] {
+                        do {
+                            try await client.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                        } catch {
+                            throw TestFailure("\(statement): \(String(reflecting: error))")
+                        }
+                    }
+                    group.cancelAll()
+                }
+                let store = try await PostgresStore.connect(url: url, retryFor: .seconds(30), logger: logger)
+                do {
+                    try await check(store)
+                } catch {
+                    await store.close()
+                    throw error
+                }
+                await store.close()
+            }
         }
     }
 }

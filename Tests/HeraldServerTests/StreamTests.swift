@@ -69,8 +69,38 @@ struct StreamTests {
             #expect(try stored.decode(MessageListJSON.self).messages.count == 1)
 
             let stolen = try await server.request("POST", "/v1/conversations/\(chat)/messages", token: alice, body: body)
-            #expect(stolen.status == 409, "someone else's id is a conflict, never their message")
+            #expect(stolen.status == 409, "another member's id in the same conversation is a conflict, never their message")
             #expect(stolen.errorCode == "id_conflict")
+            stream.close()
+        }
+    }
+
+    @Test("message ids are scoped to their conversation: another's id elsewhere is neither revealed (no 409) nor taken; retries stay idempotent")
+    func scopedIDs() async throws {
+        try await TestServer.run { server in
+            let (alice, bob, mallory) = try await (server.token("alice"), server.token("bob"), server.token("mallory"))
+            let secret = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let own = try await server.createConversation(mallory, kind: "direct", members: ["bob"])
+            try await server.post(alice, to: secret, id: "predictable-1", text: "between us")
+            // Mallory, who cannot see Alice and Bob's chat, uses the same id in hers: a new message, no oracle.
+            let guess = try await server.request(
+                "POST", "/v1/conversations/\(own)/messages", token: mallory, body: #"{"id": "predictable-1", "text": "guess"}"#)
+            #expect(guess.status == 201, "\(guess.text)")
+            // She takes an id first, and Alice can still use it in her own chat.
+            try await server.post(mallory, to: own, id: "predictable-2", text: "squat")
+            let later = try await server.request(
+                "POST", "/v1/conversations/\(secret)/messages", token: alice, body: #"{"id": "predictable-2", "text": "mine"}"#)
+            #expect(later.status == 201)
+            // Retries are idempotent per conversation and sender: the same message again, 200.
+            let retry = try await server.request(
+                "POST", "/v1/conversations/\(secret)/messages", token: alice, body: #"{"id": "predictable-2", "text": "mine"}"#)
+            #expect(retry.status == 200)
+            #expect(try retry.decode(MessageJSON.self) == later.decode(MessageJSON.self))
+            // Bob, in both, gets both messages named predictable-1, each in its own conversation.
+            let stream = try await server.stream(bob, after: 0)
+            var frames = FrameReader(stream)
+            let caughtUp = try await frames.untilReady().messages.compactMap(\.message)
+            #expect(caughtUp.filter { $0.id == "predictable-1" }.map(\.conversationId).sorted() == [secret, own].sorted())
             stream.close()
         }
     }

@@ -57,7 +57,9 @@ struct WebPushProviderTests {
             #expect(request.headers["content-encoding"] == "aes128gcm")
             #expect(request.headers["content-type"] == "application/octet-stream")
             #expect(request.headers["urgency"] == "high")
-            #expect(request.headers["topic"] == "web-1")
+            // The topic names the message in its conversation: 32 characters of base64url.
+            let topic = try #require(request.headers["topic"])
+            #expect(topic.utf8.count == 32 && topic.utf8.allSatisfy { $0 == 0x2D || $0 == 0x5F || ($0 < 0x80 && Character(UnicodeScalar($0)).isLetter) || ($0 >= 0x30 && $0 <= 0x39) })
             let ttl = try #require(request.headers["ttl"].flatMap(Int.init))
             #expect((3500...3600).contains(ttl))
             let authorization = try #require(request.headers["authorization"])

@@ -9,6 +9,12 @@ public struct LocalNotification: Codable, Hashable, Sendable {
     /// The grouping id: the conversation id.
     public var thread: String
 
+    /// A name no other message's notification has: its conversation and its id there (message ids are unique only
+    /// within their conversation). The conversation id's length in UTF-8 comes first, so no id can pass for another.
+    public var identifier: String {
+        "\(thread.utf8.count):\(thread)/\(messageID)"
+    }
+
     /// Creates a notification.
     public init(messageID: String, title: String, body: String, thread: String) {
         self.messageID = messageID

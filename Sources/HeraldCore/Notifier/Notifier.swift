@@ -102,7 +102,8 @@ public struct Notifier: Hashable, Sendable {
 
     private mutating func receive(_ incoming: IncomingMessage, into effects: inout EffectLog) {
         let message = incoming.message
-        let alreadySeen = !seen.insert(message.id)
+        // An id is unique only within its conversation, so both name the message.
+        let alreadySeen = !seen.insert("\(message.conversationID.utf8.count):\(message.conversationID)/\(message.id)")
         switch NotificationPolicy.delivery(for: message, to: userID, on: device, alreadySeen: alreadySeen) {
         case .skip(let reason):
             effects.append(.skip(messageID: message.id, reason: reason))

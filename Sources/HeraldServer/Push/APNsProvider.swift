@@ -165,11 +165,18 @@ public final class APNsProvider: PushProvider {
 
 /// The identities a push carries so that sending it again never shows it twice.
 enum PushIdentity {
-    /// The collapse key: the message id (APNs allows 64 bytes; a longer id is replaced by its SHA-256, in hex).
+    /// What the push is about, hashed: the message (its conversation and its id there: an id names a message only in
+    /// its conversation), or the conversation a clear is for. The same every time the same push is sent.
+    static func digest(for content: PushContent) -> SHA256.Digest {
+        let subject = content.messageID.map { "message\u{0}\(content.conversationID)\u{0}\($0)" }
+            ?? "read\u{0}\(content.conversationID)"
+        return SHA256.hash(data: Data(subject.utf8))
+    }
+
+    /// The collapse key (APNs' `apns-collapse-id`, FCM's `collapse_key` and tag): the digest in hex, 64 characters,
+    /// APNs' limit.
     static func collapseKey(for content: PushContent) -> String {
-        let key = content.messageID ?? "read-\(content.conversationID)"
-        guard key.utf8.count > 64 else { return key }
-        return SHA256.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined()
+        digest(for: content).map { String(format: "%02x", $0) }.joined()
     }
 
     /// A UUID that is the same every time the job is sent (APNs' `apns-id`).

@@ -153,11 +153,11 @@ public struct NewPushJob: Hashable, Sendable {
         self.due = due
     }
 
-    /// What makes a job unique: the message for an alert, the conversation for a clear (a newer clear replaces a
-    /// waiting one), the ticket for a receipt.
+    /// What makes a job unique: the message (by its `seq`: its id is its conversation's) for an alert, the
+    /// conversation for a clear (a newer clear replaces a waiting one), the ticket for a receipt.
     var key: String {
         switch kind {
-        case .alert: content.messageID ?? ""
+        case .alert: String(content.seq)
         case .clear: content.conversationID
         case .receipt: ticket ?? ""
         }

@@ -83,14 +83,9 @@ public final class WebPushProvider: PushProvider {
     }
 
     /// The `Topic` header: the push service keeps only the newest push of a topic, so a resent push replaces
-    /// itself. At most 32 characters of the URL-safe base64 alphabet: the message id if it is one, else its hash.
+    /// itself. At most 32 characters of the URL-safe base64 alphabet: the first 32 of the push's digest.
     static func topic(for content: PushContent) -> String {
-        let key = content.messageID ?? "read-\(content.conversationID)"
-        let safe = key.utf8.allSatisfy { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
-        }
-        if safe && key.utf8.count <= 32 { return key }
-        return String(Data(SHA256.hash(data: Data(key.utf8))).base64URLEncodedString().prefix(32))
+        String(Data(PushIdentity.digest(for: content)).base64URLEncodedString().prefix(32))
     }
 
     public func send(_ job: PushJob) async -> PushOutcome {

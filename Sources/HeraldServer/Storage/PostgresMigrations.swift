@@ -134,9 +134,18 @@ enum PostgresMigrations {
             """,
             "CREATE INDEX presence_by_user ON presence (user_id)",
         ],
+        [
+            // Message ids are scoped to their conversation: an id used in a conversation one cannot see is neither
+            // revealed (409) nor taken from anyone.
+            "ALTER TABLE messages DROP CONSTRAINT messages_id_key",
+            "ALTER TABLE messages ADD CONSTRAINT messages_conversation_id_id_key UNIQUE (conversation_id, id)",
+            // An alert job is unique by its message's seq (an id names a message only within its conversation).
+            "UPDATE push_jobs SET job_key = seq::text WHERE kind = 'alert'",
+        ],
     ]
 
-    static func migrate(_ client: PostgresClient, logger: Logger) async throws {
+    /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).
+    static func migrate(_ client: PostgresClient, logger: Logger, through last: Int = steps.count) async throws {
         try await client.withConnection { connection in
             try await connection.query("BEGIN", logger: logger)
             do {
@@ -145,7 +154,7 @@ enum PostgresMigrations {
                 let rows = try await connection.query("SELECT version FROM herald_schema", logger: logger).collect()
                 let version = try rows.first.map { try $0.decode(Int.self) } ?? 0
                 if rows.isEmpty { try await connection.query("INSERT INTO herald_schema (version) VALUES (0)", logger: logger) }
-                for (index, statements) in steps.enumerated().dropFirst(version) {
+                for (index, statements) in steps.enumerated().prefix(last).dropFirst(version) {
                     for statement in statements {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                     }

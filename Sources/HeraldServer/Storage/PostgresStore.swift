@@ -481,10 +481,9 @@ public final class PostgresStore: Store, Service {
     /// moved past them. An outcome for each draft, in order; throws if the transaction as a whole failed.
     private func store(_ drafts: [MessageDraft]) async throws -> [Result<PostOutcome, any Error>] {
         let createdAt = Date().timeIntervalSince1970
-        let ids = drafts.map(\.id)
-        let messages: [String: (message: Message, new: Bool)]
+        let messages: [MessageKey: (message: Message, new: Bool)]
         do {
-            messages = try await storeGroup(drafts, ids: ids, createdAt: createdAt)
+            messages = try await storeGroup(drafts, createdAt: createdAt)
         } catch {
             // Rolled back: the seqs it took are given again, and the feed goes on past them.
             await feed.release()
@@ -494,29 +493,30 @@ public final class PostgresStore: Store, Service {
     }
 
     private func storeGroup(
-        _ drafts: [MessageDraft], ids: [String], createdAt: Double
-    ) async throws -> [String: (message: Message, new: Bool)] {
-        try await transaction { connection -> [String: (message: Message, new: Bool)] in
+        _ drafts: [MessageDraft], createdAt: Double
+    ) async throws -> [MessageKey: (message: Message, new: Bool)] {
+        try await transaction { connection -> [MessageKey: (message: Message, new: Bool)] in
             let counter = try await connection.query(
                 "SELECT seq FROM message_seq WHERE id = 1 FOR UPDATE", logger: self.logger).collect()
             var seq = try counter.first.map { try $0.decode(Int64.self) } ?? 0
-            var messages: [String: (message: Message, new: Bool)] = [:]
+            var messages: [MessageKey: (message: Message, new: Bool)] = [:]
             let used = try await connection.query(
                 """
-                SELECT seq, id, conversation_id, sender_id, text, image_url, created_at FROM messages
-                WHERE id = ANY(\(ids)::text[])
+                SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at
+                FROM messages m JOIN unnest(\(drafts.map(\.conversation.id))::text[], \(drafts.map(\.id))::text[]) AS d(c, i)
+                    ON m.conversation_id = d.c AND m.id = d.i
                 """, logger: self.logger).collect()
             for row in used {
                 let message = try Self.message(from: row)
-                messages[message.id] = (message, false)
+                messages[MessageKey(conversationID: message.conversationID, id: message.id)] = (message, false)
             }
             var rows: [MessageRow] = []
-            for draft in drafts where messages[draft.id] == nil {
+            for draft in drafts where messages[draft.key] == nil {
                 seq += 1
                 let message = Message(
                     id: draft.id, conversationID: draft.conversation.id, senderID: draft.sender.id, text: draft.text,
                     imageURL: draft.imageURL, sentAt: SQLiteStore.date(createdAt), seq: seq)
-                messages[draft.id] = (message, true)
+                messages[draft.key] = (message, true)
                 rows.append(MessageRow(
                     seq: seq, id: draft.id, conversation_id: draft.conversation.id, sender_id: draft.sender.id,
                     text: draft.text, image_url: draft.imageURL?.absoluteString, created_at: createdAt))

@@ -142,12 +142,50 @@ enum SQLiteMigrations {
             )
             """,
         ],
+        [
+            // Message ids are scoped to their conversation: an id used in a conversation one cannot see is neither
+            // revealed (409) nor taken from anyone. SQLite cannot drop a constraint, so the table is made again,
+            // keeping its seqs and its AUTOINCREMENT counter.
+            """
+            CREATE TABLE messages_scoped (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL,
+                conversation_id TEXT NOT NULL REFERENCES conversations(id),
+                sender_id TEXT NOT NULL REFERENCES users(id),
+                text TEXT,
+                image_url TEXT,
+                created_at REAL NOT NULL,
+                UNIQUE (conversation_id, id)
+            )
+            """,
+            """
+            INSERT INTO messages_scoped (seq, id, conversation_id, sender_id, text, image_url, created_at)
+            SELECT seq, id, conversation_id, sender_id, text, image_url, created_at FROM messages ORDER BY seq
+            """,
+            """
+            UPDATE sqlite_sequence SET seq = max(seq, coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0))
+            WHERE name = 'messages_scoped'
+            """,
+            "DROP TABLE messages",
+            "ALTER TABLE messages_scoped RENAME TO messages",
+            "CREATE INDEX messages_by_conversation ON messages(conversation_id, seq, sender_id)",
+            """
+            CREATE TRIGGER messages_move_members AFTER INSERT ON messages BEGIN
+                UPDATE members SET activity = NEW.seq,
+                    read_seq = CASE WHEN user_id = NEW.sender_id THEN max(read_seq, NEW.seq) ELSE read_seq END
+                WHERE conversation_id = NEW.conversation_id;
+            END
+            """,
+            // An alert job is unique by its message's seq (an id names a message only within its conversation).
+            "UPDATE OR IGNORE push_jobs SET job_key = CAST(seq AS TEXT) WHERE kind = 'alert'",
+        ],
     ]
 
-    static func migrate(_ connection: SQLiteHandle, logger: Logger) throws {
+    /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).
+    static func migrate(_ connection: SQLiteHandle, logger: Logger, through last: Int = steps.count) throws {
         let version = try connection.query("PRAGMA user_version", keep: false).first?.column("user_version")?.integer ?? 0
-        guard version < steps.count else { return }
-        for (index, statements) in steps.enumerated().dropFirst(version) {
+        guard version < last else { return }
+        for (index, statements) in steps.enumerated().prefix(last).dropFirst(version) {
             try connection.query("BEGIN IMMEDIATE")
             do {
                 for statement in statements {

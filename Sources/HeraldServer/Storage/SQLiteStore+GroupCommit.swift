@@ -111,10 +111,10 @@ extension SQLiteStore {
     /// same statement (the trigger `messages_move_members`). Ids already used are left out of the insert and, only
     /// when there are some, looked up in a second statement.
     private func store(_ drafts: [MessageDraft], on connection: SQLiteHandle) throws -> [Result<PostOutcome, any Error>] {
-        // The first draft of each id is inserted; a repeat within the group is answered with that one's message.
+        // The first draft of each key is inserted; a repeat within the group is answered with that one's message.
         var fresh: [MessageDraft] = []
-        var seen: Set<String> = []
-        for draft in drafts where seen.insert(draft.id).inserted {
+        var seen: Set<MessageKey> = []
+        for draft in drafts where seen.insert(draft.key).inserted {
             fresh.append(draft)
         }
 
@@ -130,34 +130,37 @@ extension SQLiteStore {
             """
             INSERT INTO messages (id, conversation_id, sender_id, text, image_url, created_at)
             SELECT * FROM (VALUES \(values.placeholders)) AS draft
-            WHERE draft.column1 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = draft.column1)
-            RETURNING seq, id
+            WHERE draft.column1 IS NOT NULL AND NOT EXISTS (
+                SELECT 1 FROM messages m WHERE m.conversation_id = draft.column2 AND m.id = draft.column1)
+            RETURNING seq, id, conversation_id
             """,
             values.binds
         )
-        var messages: [String: (message: Message, new: Bool)] = [:]
-        let freshByID = Dictionary(uniqueKeysWithValues: fresh.map { ($0.id, $0) })
+        var messages: [MessageKey: (message: Message, new: Bool)] = [:]
+        let freshByKey = Dictionary(uniqueKeysWithValues: fresh.map { ($0.key, $0) })
         for row in inserted {
-            guard let id = row.column("id")?.string, let seq = row.column("seq")?.integer, let draft = freshByID[id] else {
-                continue
-            }
-            messages[id] = (Message(
+            guard let id = row.column("id")?.string, let conversationID = row.column("conversation_id")?.string,
+                  let seq = row.column("seq")?.integer,
+                  let draft = freshByKey[MessageKey(conversationID: conversationID, id: id)]
+            else { continue }
+            messages[draft.key] = (Message(
                 id: id, conversationID: draft.conversation.id, senderID: draft.sender.id, text: draft.text,
                 imageURL: draft.imageURL, sentAt: Self.date(createdAt), seq: Int64(seq)), true)
         }
 
-        // Ids that were already stored: their messages, for the sender's repeat or to refuse another's use.
-        let used = fresh.map(\.id).filter { messages[$0] == nil }
+        // Ids that were already stored in their conversation: their messages, for the sender's repeat or to refuse
+        // another member's use.
+        let used = fresh.map(\.key).filter { messages[$0] == nil }
         if !used.isEmpty {
-            let list = SQLiteHandle.padded(used.map { [.text($0)] })
+            let list = SQLiteHandle.padded(used.map { [.text($0.conversationID), .text($0.id)] }, width: 2)
             let rows = try connection.query(
                 "SELECT seq, id, conversation_id, sender_id, text, image_url, created_at FROM messages "
-                    + "WHERE id IN (\(list.placeholders))",
+                    + "WHERE (conversation_id, id) IN (VALUES \(list.placeholders))",
                 list.binds
             )
             for row in rows {
                 let message = try Self.message(from: row, idColumn: "id", conversationID: nil)
-                messages[message.id] = (message, false)
+                messages[MessageKey(conversationID: message.conversationID, id: message.id)] = (message, false)
             }
         }
 
@@ -192,21 +195,21 @@ extension WaitingPosts {
         }
     }
 
-    /// Each draft's outcome, given the messages its group found or stored by id (`new`: stored by this group): the
-    /// draft that stored a message gets `.stored`, every other with its id `.existing`, and a draft whose id another
-    /// sender's or conversation's message has gets ``StoreError/idTaken(_:)``.
+    /// Each draft's outcome, given the messages its group found or stored by key (`new`: stored by this group): the
+    /// draft that stored a message gets `.stored`, every other with its key `.existing`, and a draft whose id another
+    /// member's message in the conversation has gets ``StoreError/idTaken(_:)``.
     static func outcomes(
-        of drafts: [MessageDraft], messages: [String: (message: Message, new: Bool)]
+        of drafts: [MessageDraft], messages: [MessageKey: (message: Message, new: Bool)]
     ) -> [Result<PostOutcome, any Error>] {
-        var answered: Set<String> = []
+        var answered: Set<MessageKey> = []
         return drafts.map { draft -> Result<PostOutcome, any Error> in
-            guard let (message, new) = messages[draft.id].map({ ($0.message, $0.new) }) else {
+            guard let (message, new) = messages[draft.key].map({ ($0.message, $0.new) }) else {
                 return .failure(StoreError.damaged("message \(draft.id) was not stored"))
             }
-            guard message.senderID == draft.sender.id, message.conversationID == draft.conversation.id else {
+            guard message.senderID == draft.sender.id else {
                 return .failure(StoreError.idTaken(draft.id))
             }
-            return new && answered.insert(draft.id).inserted ? .success(.stored(message)) : .success(.existing(message))
+            return new && answered.insert(draft.key).inserted ? .success(.stored(message)) : .success(.existing(message))
         }
     }
 }

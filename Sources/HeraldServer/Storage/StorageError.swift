@@ -11,7 +11,7 @@ public struct StorageError: Error, CustomStringConvertible {
 /// What a store refuses, or finds wrong, in its own terms; ``StorageFailure/apiError(for:)`` says what the API
 /// answers for each.
 public enum StoreError: Error, Equatable, CustomStringConvertible {
-    /// The message id is already used by another sender's or another conversation's message.
+    /// The message id is already used by another member's message in the same conversation.
     case idTaken(String)
     /// The user already has this many devices, and the one being registered is new.
     case deviceLimit(Int)
@@ -22,7 +22,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .idTaken(let id): "message id \(id) is already used by another message"
+        case .idTaken(let id): "message id \(id) is already used by another message in this conversation"
         case .deviceLimit(let limit): "a user has at most \(limit) devices; remove old ones (DELETE /v1/devices/{deviceId})"
         case .damaged(let what): "damaged data: \(what)"
         case .closing: "the server is shutting down"

@@ -101,6 +101,26 @@ public struct MessageDraft: Hashable, Sendable {
     }
 }
 
+/// What names a message: its id within its conversation. Ids are the clients' own, scoped to one conversation, so
+/// that an id used elsewhere is neither revealed nor taken from anyone (its `seq` names it across conversations).
+public struct MessageKey: Hashable, Sendable {
+    /// The conversation.
+    public var conversationID: String
+    /// The message's id in it.
+    public var id: String
+
+    /// Creates a key.
+    public init(conversationID: String, id: String) {
+        self.conversationID = conversationID
+        self.id = id
+    }
+}
+
+extension MessageDraft {
+    /// What names the message it stores.
+    public var key: MessageKey { MessageKey(conversationID: conversation.id, id: id) }
+}
+
 /// What storing a message did.
 public enum PostOutcome: Hashable, Sendable {
     /// Stored now, with its sequence number.
@@ -134,10 +154,10 @@ public protocol Store: PushOutbox {
     /// many conversations the member has.
     func conversations(of userID: String, after cursor: ConversationCursor?, limit: Int, mutedOnly: Bool) async throws -> ConversationPage
 
-    /// Stores a message, unless its id is taken. `onStored` runs with the stored message before any later
-    /// message is stored.
+    /// Stores a message, unless its id is taken in its conversation. `onStored` runs with the stored message before
+    /// any later message is stored.
     ///
-    /// - Throws: ``StoreError/idTaken(_:)`` when the id belongs to another sender's or conversation's message.
+    /// - Throws: ``StoreError/idTaken(_:)`` when another member's message in the same conversation has the id.
     func post(
         _ draft: MessageDraft,
         onStored: @escaping @Sendable (IncomingMessage) -> Void

@@ -642,13 +642,13 @@ async function askNotificationPermission() {
   tellEngineAboutPermission();
 }
 
-/** The engine's `local` effect: a system notification, one per message (its id is the tag). */
+/** The engine's `local` effect: a system notification, one per message (its conversation and id are the tag). */
 function postSystemNotification(notification) {
   if (!notificationsPermitted()) return;
   try {
     const shown = new Notification(cleanText(notification.title), {
       body: cleanText(notification.body),
-      tag: notification.message,
+      tag: JSON.stringify([notification.thread, notification.message]),
       data: { conversation: notification.thread },
     });
     shown.addEventListener("click", () => {

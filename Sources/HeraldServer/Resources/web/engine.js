@@ -495,7 +495,8 @@ export class Notifier {
 
   receive(incoming, log) {
     const { message } = incoming;
-    const alreadySeen = !this.seen.insert(message.id);
+    // An id is unique only within its conversation, so both name the message.
+    const alreadySeen = !this.seen.insert(JSON.stringify([message.conversationId, message.id]));
     const decision = delivery(message, this.userID, this.device, alreadySeen);
     if (decision === "banner") {
       this.queue.enqueue(bannerFor(incoming, this.formatter), log);

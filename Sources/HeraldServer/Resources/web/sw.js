@@ -16,7 +16,7 @@ self.addEventListener("push", (event) => {
   event.waitUntil(handlePush(data));
 });
 
-/** A message: a notification tagged with the message id (a resent push replaces it, silently); a read: the
+/** A message: a notification tagged with its conversation and id (a resent push replaces it, silently); a read: the
  *  conversation's notifications closed. */
 async function handlePush(data) {
   const conversationId = typeof data.conversationId === "string" ? data.conversationId : "";
@@ -31,7 +31,7 @@ async function handlePush(data) {
   // Notification text is plain text by definition: the title and body are never markup.
   await self.registration.showNotification(String(data.title || "New message"), {
     body: String(data.body || ""),
-    tag: messageId,
+    tag: JSON.stringify([conversationId, messageId]),
     renotify: false,
     data: { conversationId, messageId },
   });

@@ -23,19 +23,26 @@ struct SystemController {
     struct Health: ResponseEncodable {
         /// `ok`, or `unavailable` when the database is not.
         var status: String
-        /// `reachable` or `unreachable`.
+        /// `reachable`, `unreachable`, or `full` (it answers, but its disk is full and it takes no writes).
         var database: String
     }
 
     /// 200 `{"status": "ok", "database": "reachable"}`; 503 with `unavailable` and `unreachable` when the database
-    /// does not answer within 2 s (a load balancer takes the node out until it does).
+    /// does not answer within 2 s, or `full` when its disk is full (a load balancer takes the node out until it
+    /// recovers).
     @Sendable func health(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<Health> {
-        if await store.isReachable(within: .seconds(2)) {
+        switch await store.health(within: .seconds(2)) {
+        case .ok:
             return EditedResponse(status: .ok, response: Health(status: "ok", database: "reachable"))
+        case .unreachable:
+            return EditedResponse(
+                status: .serviceUnavailable, headers: [.retryAfter: "1"],
+                response: Health(status: "unavailable", database: "unreachable"))
+        case .full:
+            return EditedResponse(
+                status: .serviceUnavailable, headers: [.retryAfter: "30"],
+                response: Health(status: "unavailable", database: "full"))
         }
-        return EditedResponse(
-            status: .serviceUnavailable, headers: [.retryAfter: "1"],
-            response: Health(status: "unavailable", database: "unreachable"))
     }
 
     @Sendable func openAPI(_ request: Request, context: HeraldRequestContext) async throws -> Response {

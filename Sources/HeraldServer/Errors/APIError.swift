@@ -38,6 +38,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         case serverBusy = "server_busy"
         /// The database cannot be reached just now; `Retry-After` says when to try again.
         case databaseUnavailable = "database_unavailable"
+        /// The server's disk is full: nothing was stored; `Retry-After` says when to try again.
+        case storageFull = "storage_full"
         /// Something failed on the server; it is logged.
         case internalError = "internal"
     }
@@ -75,6 +77,11 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
     /// `server_busy` (503): the connection limit is reached; try again in a second.
     static let serverBusy = APIError(
         .serviceUnavailable, .serverBusy, "the server has as many connections as it can hold; try again", retryAfter: 1)
+
+    /// `storage_full` (503): the database's disk is full; nothing was stored; try again in half a minute.
+    static let storageFull = APIError(
+        .serviceUnavailable, .storageFull, "the server's disk is full; nothing was stored, try again later",
+        retryAfter: 30)
 
     /// `database_unavailable` (503): the store cannot reach its database; try again in a second.
     static let databaseUnavailable = APIError(

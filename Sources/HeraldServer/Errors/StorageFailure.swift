@@ -14,9 +14,29 @@ enum StorageFailure {
             case .closing: return APIError(.serviceUnavailable, .internalError, error.description)
             }
         }
+        if isDiskFull(error) {
+            HeraldMetrics.databaseErrors.increment()
+            return .storageFull
+        }
         guard isUnavailable(error) else { return nil }
         HeraldMetrics.databaseErrors.increment()
         return .databaseUnavailable
+    }
+
+    /// Whether `error` says the database's disk is full: SQLite's `SQLITE_FULL`, PostgreSQL's `disk_full` (53100).
+    /// Nothing acknowledged is lost (the write that failed was not acknowledged); writes work again once space is
+    /// freed.
+    static func isDiskFull(_ error: any Error) -> Bool {
+        switch error {
+        case let error as SQLiteFailure:
+            error.code & 0xFF == 13  // SQLITE_FULL
+        case let error as PSQLError:
+            error.serverInfo?[.sqlState] == "53100"
+        case let error as PostgresTransactionError:
+            [error.beginError, error.closureError, error.commitError].contains { $0.map(isDiskFull) ?? false }
+        default:
+            false
+        }
     }
 
     /// Whether `error` says the database cannot be reached now (rather than that a request is wrong): the pool could

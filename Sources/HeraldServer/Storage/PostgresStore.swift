@@ -158,8 +158,10 @@ public final class PostgresStore: Store, Service {
         await pool.value
     }
 
-    public func isReachable(within timeout: Duration) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
+    /// Reachable when `SELECT 1` answers within `timeout`. A full disk on the database server is not seen here
+    /// (its writes answer `storage_full`); watching the database server's disk is its operator's part.
+    public func health(within timeout: Duration) async -> StoreHealth {
+        let reachable = await withTaskGroup(of: Bool.self) { group in
             group.addTask { (try? await self.client.query("SELECT 1", logger: self.logger).collect()) != nil }
             group.addTask {
                 try? await Task.sleep(for: timeout)
@@ -168,6 +170,7 @@ public final class PostgresStore: Store, Service {
             defer { group.cancelAll() }
             return await group.next() ?? false
         }
+        return reachable ? .ok : .unreachable
     }
 
     /// A value every node shares, kept in the database: the one stored under `name`, or `make()`'s, stored there

@@ -17,7 +17,12 @@ final class SQLiteHandle {
     private struct Prepared {
         var pointer: OpaquePointer
         var columns: SQLiteValues.Columns
+        /// Whether it only reads (SQLite says so; BEGIN and COMMIT count as reading).
+        var readOnly: Bool
     }
+
+    /// Whether a write found the disk full (`SQLITE_FULL`), and no write has succeeded since.
+    private(set) var diskFull = false
 
     /// Prepared statements by their SQL. Herald's statements are a fixed set (lists of values come in a few sizes,
     /// see ``padded(_:width:)``), so this stays small; it is emptied if it ever reaches ``statementLimit``.
@@ -63,8 +68,14 @@ final class SQLiteHandle {
         let count = sqlite_nio_sqlite3_column_count(statement)
         while true {
             let status = sqlite_nio_sqlite3_step(statement)
-            if status == SQLITE_DONE { return rows }
-            guard status == SQLITE_ROW else { throw failure(status) }
+            if status == SQLITE_DONE {
+                if !prepared.readOnly { diskFull = false }
+                return rows
+            }
+            guard status == SQLITE_ROW else {
+                if status & 0xFF == SQLITE_FULL { diskFull = true }
+                throw failure(status)
+            }
             rows.append(SQLiteValues(
                 columns: prepared.columns, values: (0..<count).map { Self.value(at: $0, in: statement) }))
         }
@@ -111,7 +122,8 @@ final class SQLiteHandle {
         var statement: OpaquePointer?
         let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, flags, &statement, nil)
         guard status == SQLITE_OK, let statement else { throw failure(status) }
-        return Prepared(pointer: statement, columns: Self.columns(of: statement))
+        return Prepared(
+            pointer: statement, columns: Self.columns(of: statement), readOnly: sqlite_nio_sqlite3_stmt_readonly(statement) != 0)
     }
 
     private func bind(_ value: SQLiteData, at index: Int32, to statement: OpaquePointer) -> Int32 {

@@ -12,6 +12,8 @@ import SQLiteNIO
 /// across a crash of the server process; `HERALD_SQLITE_SYNC=full` also keeps it across a power cut.
 public final class SQLiteStore: Store {
     let database: SerialDatabase
+    /// The folder holding the database file, whose free space ``health(within:)`` reads; nil in memory.
+    let folder: String?
     /// Posts waiting for the next group commit (see SQLiteStore+GroupCommit.swift).
     let waitingPosts = NIOLockedValueBox(WaitingPosts())
 
@@ -34,7 +36,7 @@ public final class SQLiteStore: Store {
                 try? await database.close(markingClean: false)
                 throw error
             }
-            return SQLiteStore(database: database)
+            return SQLiteStore(database: database, folder: nil)
         }
         let lock = try DatabaseLock.acquire(databasePath: path)
         let walExisted = FileManager.default.fileExists(atPath: path + "-wal")
@@ -55,7 +57,7 @@ public final class SQLiteStore: Store {
             try? await database.close(markingClean: false)
             throw error as? StorageError ?? StorageError("cannot use the database \(path): \(Self.reason(error))")
         }
-        return SQLiteStore(database: database)
+        return SQLiteStore(database: database, folder: URL(fileURLWithPath: path).deletingLastPathComponent().path)
     }
 
     private static func configure(_ connection: SQLiteHandle, fullSync: Bool) throws {
@@ -99,8 +101,9 @@ public final class SQLiteStore: Store {
         (error as? SQLiteFailure)?.message ?? String(describing: error)
     }
 
-    private init(database: SerialDatabase) {
+    private init(database: SerialDatabase, folder: String?) {
         self.database = database
+        self.folder = folder
     }
 
     public func upsertUser(_ person: Person) async throws {
@@ -384,9 +387,27 @@ public final class SQLiteStore: Store {
         try connection.query("DELETE FROM push_shown WHERE user_id = ?1 AND device_id = ?2", [.text(userID), .text(deviceID)])
     }
 
-    /// The embedded database is reachable while it is open (a job on it answers).
-    public func isReachable(within timeout: Duration) async -> Bool {
-        (try? await database.perform { connection in _ = try connection.query("SELECT 1", keep: false) }) != nil
+    /// How much free space below which the disk counts as full: a group of posts needs room to be written.
+    static let headroom = 1 << 20
+
+    /// The embedded database is reachable while it is open (a job on it answers). It is full while its disk has less
+    /// than ``headroom`` free, or while a write found it full and none has succeeded since (tried here once there
+    /// is room again: the row of `server_state`, rewritten as it is).
+    public func health(within timeout: Duration) async -> StoreHealth {
+        if let folder, let free = Self.freeBytes(at: folder), free < Self.headroom { return .full }
+        let answer = try? await database.perform { connection -> StoreHealth in
+            guard connection.diskFull else { return .ok }
+            _ = try? connection.query("UPDATE server_state SET running = running WHERE id = 1")
+            return connection.diskFull ? .full : .ok
+        }
+        return answer ?? .unreachable
+    }
+
+    /// The bytes an unprivileged writer may still use on the file system holding `path`.
+    static func freeBytes(at path: String) -> Int? {
+        var stats = statvfs()
+        guard statvfs(path, &stats) == 0 else { return nil }
+        return Int(stats.f_bavail) * Int(stats.f_frsize)
     }
 
     public func devices(of userID: String) async throws -> [DeviceRegistration] {

@@ -193,8 +193,18 @@ public protocol Store: PushOutbox {
     /// The devices of `userID`.
     func devices(of userID: String) async throws -> [DeviceRegistration]
 
-    /// Whether the database answers now (`/health`); at most `timeout` to find out.
-    func isReachable(within timeout: Duration) async -> Bool
+    /// Whether the database answers now and takes writes (`/health`); at most `timeout` to find out.
+    func health(within timeout: Duration) async -> StoreHealth
+}
+
+/// What `/health` says of the database.
+public enum StoreHealth: String, Hashable, Sendable {
+    /// It answers and takes writes.
+    case ok
+    /// It does not answer.
+    case unreachable
+    /// Its disk is full: writes fail until space is freed.
+    case full
 }
 
 /// A device that can receive pushes.

@@ -67,7 +67,8 @@ final class ServerChild: Sendable {
     private let process: Process
 
     /// Starts `herald serve` (this executable) with `database` and waits up to 30 s until it says where it listens.
-    /// Posts are not rate-limited (the benchmark posts faster than people do); logs are errors only. Its tokens are
+    /// Posts, streams opened and frames are not rate-limited (the benchmark goes faster than people do) unless
+    /// `environment` sets them; logs are errors only. Its tokens are
     /// signed with `secret` (nodes of one cluster share one), a new random one without it.
     init(database: String, secret: String = ServerChild.randomSecret(), environment extra: [String: String] = [:]) async throws {
         self.secret = secret
@@ -78,6 +79,9 @@ final class ServerChild: Sendable {
         environment["HERALD_LIMIT_POSTS_PER_SECOND"] = "1000000"
         environment["HERALD_LIMIT_POST_BURST"] = "1000000"
         environment["HERALD_LIMIT_CONVERSATIONS_PER_HOUR"] = "1000000"
+        environment["HERALD_LIMIT_STREAM_OPENS_PER_MINUTE"] = "1000000"
+        environment["HERALD_LIMIT_STREAM_FRAMES_PER_SECOND"] = "1000000"
+        environment["HERALD_LIMIT_STREAM_FRAME_BURST"] = "1000000"
         environment["LOG_LEVEL"] = "error"
         environment.merge(extra) { $1 }
 

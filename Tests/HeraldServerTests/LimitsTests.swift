@@ -118,6 +118,83 @@ struct LimitsTests {
         #expect((0..<4).map { _ in limiter.take("a") == nil } == [true, true, true, false], "never more than the burst")
     }
 
+    @Test("a stream's frame budget: a burst at once, then the sustained rate; refusals say when; a stream that goes on is closed")
+    func frameBudget() {
+        var budget = FrameBudget(burst: 3, perSecond: 2)
+        #expect((0..<3).map { _ in budget.take(at: .zero) } == [.accept, .accept, .accept])
+        #expect(budget.take(at: .zero) == .refuse(retryAfter: .milliseconds(500)))
+        #expect(budget.take(at: .milliseconds(500)) == .accept, "one earned back after half a second at 2 a second")
+        #expect(budget.refusedInARow == 0, "an accepted frame starts the count again")
+        #expect((0..<3).map { _ in budget.take(at: .milliseconds(500)) }.allSatisfy { $0 != .accept && $0 != .close })
+        #expect(budget.take(at: .milliseconds(500)) == .close, "more refusals in a row than the burst: closed")
+        var idle = FrameBudget(burst: 3, perSecond: 2)
+        _ = idle.take(at: .zero)
+        #expect((0..<4).map { _ in idle.take(at: .seconds(60)) == .accept } == [true, true, true, false], "never more than the burst")
+    }
+
+    @Test("a stream flooding frames is refused past its budget and then closed (1008); another user's stream and posts carry on")
+    func frameFlood() async throws {
+        try await TestServer.run(configure: {
+            $0.limits.streamFrameBurst = 100
+            $0.limits.streamFramesPerSecond = 20
+        }) { server in
+            let (mallory, alice, bob) = try await (server.token("mallory"), server.token("alice"), server.token("bob"))
+            let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let flood = try await RawWebSocket(port: server.port, path: "/v1/stream?token=\(mallory)")
+            let ping = Array(#"{"type": "ping"}"#.utf8)
+            // Sent in bursts of 100, 20 times: far more than the budget, and the server closes it part way.
+            for _ in 0..<20 {
+                do {
+                    try await flood.connection.send((0..<100).flatMap { _ in Self.masked(ping) })
+                } catch {
+                    break  // closed under us: what the test expects
+                }
+            }
+            let frames = try await flood.untilClose()
+            let pongs = frames.filter { $0.text.contains(#""pong""#) }.count
+            let refusals = frames.filter { $0.text.contains("rate_limited") }.count
+            #expect((100...110).contains(pongs), "the burst, and what was earned meanwhile: \(pongs)")
+            #expect(refusals >= 100, "each frame past the budget refused: \(refusals)")
+            #expect(frames.last?.closeCode == 1008)
+            #expect(frames.last?.closeReason == "too many frames")
+            await flood.close()
+
+            // Bob's stream and Alice's posts are untouched.
+            let stream = try await server.stream(bob)
+            var reader = FrameReader(stream)
+            _ = try await reader.untilReady()
+            try await server.post(alice, to: chat, text: "still here")
+            #expect(try await reader.next().message?.text == "still here")
+            stream.close()
+        }
+    }
+
+    /// One masked text frame of `payload` (under 126 bytes).
+    static func masked(_ payload: [UInt8]) -> [UInt8] {
+        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        return [0x81, 0x80 | UInt8(payload.count)] + mask + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+    }
+
+    @Test("streams opened a minute are limited per user: past the burst an upgrade is refused with rate_limited")
+    func streamOpens() async throws {
+        try await TestServer.run(configure: { $0.limits.streamOpensPerMinute = 3 }) { server in
+            let (alice, bob) = try await (server.token("alice"), server.token("bob"))
+            for _ in 0..<3 {
+                let stream = try await server.stream(alice)
+                var reader = FrameReader(stream)
+                _ = try await reader.untilReady()
+                stream.close()
+            }
+            let refused = try await RawWebSocketExchange.run(port: server.port, path: "/v1/stream?token=\(alice)")
+            #expect(refused.frames.first?.text.contains("rate_limited") == true, "\(refused.frames.map(\.text))")
+            #expect(refused.frames.last?.closeCode == 1008)
+            let other = try await server.stream(bob)
+            var reader = FrameReader(other)
+            _ = try await reader.untilReady()
+            other.close()
+        }
+    }
+
     @Test("conversations created an hour, open streams and devices each have a limit, refused with rate_limited")
     func otherLimits() async throws {
         try await TestServer.run(configure: {

@@ -23,9 +23,12 @@ struct TestServer {
         configuration.port = 0
         configuration.databasePath = ":memory:"
         configuration.jwtSecret = secret
-        // Tests post faster than a person; the tests of the limits set their own.
+        // Tests post, connect and send frames faster than a person; the tests of the limits set their own.
         configuration.limits.postsPerSecond = 1_000_000
         configuration.limits.postBurst = 1_000_000
+        configuration.limits.streamOpensPerMinute = 1_000_000
+        configuration.limits.streamFramesPerSecond = 1_000_000
+        configuration.limits.streamFrameBurst = 1_000_000
         configure(&configuration)
         var logger = Logger(label: "herald-test")
         logger.logLevel = ProcessInfo.processInfo.environment["HERALD_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical

@@ -155,8 +155,9 @@ public final class ServerProcess: Sendable {
     public let firstLine: String
 
     /// Starts the server on a free port with `database`, and waits (up to 30 s) until it says where it listens.
-    /// Without `secret`, the server keeps its own beside the database. Posts are not rate-limited (tests post faster
-    /// than people) unless `environment` says otherwise; its other variables are passed on too.
+    /// Without `secret`, the server keeps its own beside the database. Posts, streams opened and frames are not
+    /// rate-limited (tests go faster than people) unless `environment` says otherwise; its other variables are passed
+    /// on too.
     /// With `descriptorLimit`, it runs under that soft and hard limit of open files (`ulimit -n`). With `errorLog`,
     /// its standard error (its log) goes to that file.
     public init(
@@ -165,6 +166,8 @@ public final class ServerProcess: Sendable {
     ) async throws {
         let defaults: [String: String?] = [
             "HERALD_JWT_SECRET": secret, "HERALD_LIMIT_POSTS_PER_SECOND": "1000000", "HERALD_LIMIT_POST_BURST": "1000000",
+            "HERALD_LIMIT_STREAM_OPENS_PER_MINUTE": "1000000", "HERALD_LIMIT_STREAM_FRAMES_PER_SECOND": "1000000",
+            "HERALD_LIMIT_STREAM_FRAME_BURST": "1000000",
         ]
         let arguments = ["serve", "--port", "0", "--database", database] + (demo ? ["--demo"] : [])
         let process = if let descriptorLimit {

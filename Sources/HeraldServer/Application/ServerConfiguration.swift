@@ -27,6 +27,14 @@ public struct ServerLimits: Hashable, Sendable {
     public var conversationsPerHour = 100
     /// Stream connections a user may have open at once (`HERALD_LIMIT_STREAMS`).
     public var streamsPerUser = 20
+    /// Streams a user may open a minute, sustained, in bursts of as many (`HERALD_LIMIT_STREAM_OPENS_PER_MINUTE`):
+    /// a stream closed for flooding cannot simply come back at once.
+    public var streamOpensPerMinute = 60
+    /// Frames a stream may send a second, sustained, of every type (`HERALD_LIMIT_STREAM_FRAMES_PER_SECOND`).
+    public var streamFramesPerSecond: Double = 20
+    /// Frames a stream may send at once before the sustained rate applies (`HERALD_LIMIT_STREAM_FRAME_BURST`); as
+    /// many refused in a row close it.
+    public var streamFrameBurst = 100
     /// Push devices a user may have registered (`HERALD_LIMIT_DEVICES`).
     public var devicesPerUser = 100
     /// The most conversations one page of `GET /v1/conversations` holds.
@@ -121,6 +129,12 @@ public struct ServerConfiguration: Hashable, Sendable {
         limits.conversationsPerHour = try settings.integer("HERALD_LIMIT_CONVERSATIONS_PER_HOUR", in: 1...1_000_000)
             ?? limits.conversationsPerHour
         limits.streamsPerUser = try settings.integer("HERALD_LIMIT_STREAMS", in: 1...100_000) ?? limits.streamsPerUser
+        limits.streamOpensPerMinute = try settings.integer("HERALD_LIMIT_STREAM_OPENS_PER_MINUTE", in: 1...1_000_000)
+            ?? limits.streamOpensPerMinute
+        limits.streamFramesPerSecond = try settings.number("HERALD_LIMIT_STREAM_FRAMES_PER_SECOND", in: 0.001...1_000_000)
+            ?? limits.streamFramesPerSecond
+        limits.streamFrameBurst = try settings.integer("HERALD_LIMIT_STREAM_FRAME_BURST", in: 1...1_000_000)
+            ?? limits.streamFrameBurst
         limits.devicesPerUser = try settings.integer("HERALD_LIMIT_DEVICES", in: 1...100_000) ?? limits.devicesPerUser
         limits.maxConnections = try settings.integer("HERALD_MAX_CONNECTIONS", in: 1...10_000_000)
         configuration.limits = limits

@@ -55,16 +55,29 @@ final class RateLimiter<C: Clock>: Sendable where C.Duration == Duration {
     var trackedUsers: Int { buckets.withLockedValue { $0.count } }
 }
 
-/// The per-user rate limits of one server: posts, and conversations created.
+/// The per-user rate limits of one server: posts, conversations created, and streams opened.
 struct UserLimits: Sendable {
     let posts: RateLimiter<ContinuousClock>
     let conversations: RateLimiter<ContinuousClock>
+    let streamOpens: RateLimiter<ContinuousClock>
 
     init(_ limits: ServerLimits) {
         posts = RateLimiter(burst: limits.postBurst, perSecond: limits.postsPerSecond, clock: ContinuousClock())
         conversations = RateLimiter(
             burst: limits.conversationsPerHour, perSecond: Double(limits.conversationsPerHour) / 3600,
             clock: ContinuousClock())
+        streamOpens = RateLimiter(
+            burst: limits.streamOpensPerMinute, perSecond: Double(limits.streamOpensPerMinute) / 60, clock: ContinuousClock())
+    }
+
+    /// Takes a stream from `userID`'s allowance of streams opened.
+    ///
+    /// - Throws: ``APIError`` `rate_limited` with the wait.
+    func openStream(by userID: String) throws {
+        if let wait = streamOpens.take(userID) {
+            throw APIError.rateLimited(
+                "more than \(Int(streamOpens.burst)) streams opened a minute", retryAfter: wait.seconds)
+        }
     }
 
     /// Takes a post from `userID`'s allowance.

@@ -22,8 +22,8 @@ public enum HeraldMetrics {
         factory.valueHistogramBuckets[Label.catchUp] = [0, 1, 10, 100, 1_000, 10_000, 100_000]
         MetricsSystem.bootstrap(factory)
         // Made now, so that a scrape shows each at zero before it first moves.
-        _ = (connectionsOpen, messagesPosted, deliveries, postToPublish, catchUp, slowReadersDropped, outboxDepth,
-             rateLimited, databaseErrors)
+        _ = (connectionsOpen, messagesPosted, deliveries, postToPublish, catchUp, slowReadersDropped,
+             streamsClosedForFlooding, outboxDepth, rateLimited, databaseErrors)
     }
 
     enum Label {
@@ -43,6 +43,8 @@ public enum HeraldMetrics {
     static let catchUp = Recorder(label: Label.catchUp, aggregate: true)
     /// Streams closed because their reader fell too far behind.
     static let slowReadersDropped = Counter(label: "herald_slow_readers_dropped_total")
+    /// Streams closed because they kept sending past their frame budget.
+    static let streamsClosedForFlooding = Counter(label: "herald_streams_closed_for_flooding_total")
     /// Push jobs waiting or being sent (read when `/metrics` is asked).
     static let outboxDepth = Gauge(label: "herald_push_outbox_depth")
     /// Requests and frames refused by a per-user limit.
@@ -50,7 +52,7 @@ public enum HeraldMetrics {
     /// Requests that failed because the database did not answer, and failed background reads and writes.
     static let databaseErrors = Counter(label: "herald_database_errors_total")
 
-    /// A push job's end: `outcome` is `sent`, `retried`, `device_removed` or `dropped`.
+    /// A push job's end: `outcome` is `sent`, `retried`, `device_removed`, `dropped` or `redirected`.
     static func pushJob(provider: String, outcome: String) {
         Counter(label: "herald_push_jobs_total", dimensions: [("provider", provider), ("outcome", outcome)]).increment()
     }

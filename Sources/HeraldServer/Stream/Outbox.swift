@@ -37,6 +37,8 @@ final class Outbox: Sendable {
         var bytes = 0
         var overflowed = false
         var finished = false
+        /// Why the server ends the stream once what is queued is written, if it does.
+        var closeReason: String?
         var writer: CheckedContinuation<[OutboundFrame], Never>?
     }
 
@@ -96,6 +98,17 @@ final class Outbox: Sendable {
     func finish() {
         resume(state.withLockedValue { Self.finish(&$0) })
     }
+
+    /// Ends the queue, and asks the writer to close the stream (1008, `reason`) once it has written what is queued.
+    func finish(closing reason: String) {
+        resume(state.withLockedValue { state in
+            if !state.finished { state.closeReason = reason }
+            return Self.finish(&state)
+        })
+    }
+
+    /// Why the stream is to be closed once drained, if ``finish(closing:)`` said.
+    var closeReason: String? { state.withLockedValue { $0.closeReason } }
 
     private func resume(_ wake: Wake) {
         wake.writer?.resume(returning: wake.batch)

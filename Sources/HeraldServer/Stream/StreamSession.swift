@@ -35,6 +35,12 @@ struct StreamSession {
                 logger.notice("stream dropped: client stopped reading", metadata: ["user": "\(identity.userID)"])
             }
         }
+        do {
+            try messenger.userLimits.openStream(by: identity.userID)
+        } catch let refusal as APIError {
+            try await StreamController.refuse(refusal, inbound: inbound, outbound: outbound)
+            return
+        }
         guard let connection = messenger.hub.register(userID: identity.userID, device: device, outbox: outbox, limit: limits.streamsPerUser) else {
             let refusal = APIError.rateLimited("a user has at most \(limits.streamsPerUser) streams open", retryAfter: 10)
             try await StreamController.refuse(refusal, inbound: inbound, outbound: outbound)
@@ -56,8 +62,19 @@ struct StreamSession {
                 }
             }
             defer { group.cancelAll() }
-            try await read(inbound, connection: connection, outbox: outbox)
+            if try await read(inbound, connection: connection, outbox: outbox, socket: socket) == .closing {
+                // The server ends the stream: the writer sends what is queued, then the close.
+                try await group.next()
+            }
         }
+    }
+
+    /// How the reading ended.
+    private enum ReadEnd {
+        /// The client closed, or the connection ended.
+        case ended
+        /// The server is closing the stream (``Outbox/finish(closing:)``).
+        case closing
     }
 
     private func write(
@@ -90,11 +107,35 @@ struct StreamSession {
             HeraldMetrics.slowReadersDropped.increment()
             logger.notice("stream dropped: client too slow", metadata: ["user": "\(identity.userID)"])
             try await outbound.close(.policyViolation, reason: "too slow: reconnect with after")
+        } else if let reason = outbox.closeReason {
+            try await outbound.close(.policyViolation, reason: reason)
         }
     }
 
-    private func read(_ inbound: WebSocketInboundStream, connection: Int, outbox: Outbox) async throws {
+    private func read(
+        _ inbound: WebSocketInboundStream, connection: Int, outbox: Outbox, socket: SocketWriter
+    ) async throws -> ReadEnd {
+        // Every frame spends from the stream's budget before anything else is done with it.
+        var budget = FrameBudget(burst: limits.streamFrameBurst, perSecond: limits.streamFramesPerSecond)
+        let clock = ContinuousClock()
+        let opened = clock.now
         for try await message in inbound.messages(maxSize: limits.maxAcceptedFrameBytes) {
+            switch budget.take(at: opened.duration(to: clock.now)) {
+            case .accept:
+                break
+            case .refuse(let wait):
+                outbox.send(error(APIError.rateLimited(
+                    "more than \(limits.streamFramesPerSecond.formatted()) frames a second (bursts of \(limits.streamFrameBurst))",
+                    retryAfter: wait.seconds), ref: nil))
+                continue
+            case .close:
+                HeraldMetrics.streamsClosedForFlooding.increment()
+                logger.notice("stream closed: it kept sending past its frame budget", metadata: ["user": "\(identity.userID)"])
+                outbox.finish(closing: "too many frames")
+                // A sender that does not read either would hold the writer on a full socket: cut it after a while.
+                socket.close(after: timeouts.overflowDrain) {}
+                return .closing
+            }
             guard case .text(let text) = message else {
                 outbox.send(error(APIError(.badRequest, .invalidRequest, "frames must be JSON text"), ref: nil))
                 continue
@@ -111,6 +152,7 @@ struct StreamSession {
             }
         }
         outbox.finish()
+        return .ended
     }
 
     private func handle(_ frame: ClientFrame, connection: Int, outbox: Outbox) async throws {

@@ -154,6 +154,106 @@ struct PostgresServeTests {
         }
     }
 
+    @Test("one stream flooding 200,000 focus and app frames on node A: an away member still gets every push from node B within seconds, and A's memory stays bounded")
+    func presenceFlood() async throws {
+        let certificate = try await TestCertificate.make()
+        defer { certificate.remove() }
+        let folder = try makeTemporaryFolder("herald-presence-flood")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keyFile = folder.appendingPathComponent("AuthKey.p8").path
+        try ES256PrivateKey().pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        let tokens = await TokenAuthority(secret: TestServer.secret)
+        let (alice, bob, mallory) = try await (
+            tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"),
+            tokens.token(userID: "mallory", name: "Mallory"))
+        let phone = PushHarness.apnsToken(0xF100D)
+
+        try await StoreKind.postgres.withServerDatabase { database in
+            try await FakePushService.run(certificate: certificate) { fake in
+                // The frame budget is raised (ServerProcess's default): this is about presence, not the budget.
+                let environment = database.merging([
+                    "HERALD_APNS_KEY_FILE": keyFile, "HERALD_APNS_KEY_ID": PushHarness.keyID,
+                    "HERALD_APNS_TEAM_ID": PushHarness.teamID, "HERALD_APNS_TOPIC": PushHarness.topic,
+                    "HERALD_APNS_URL": fake.url, "HERALD_PUSH_CA_FILE": certificate.certificatePath,
+                ]) { $1 }
+                let url = try #require(database["HERALD_POSTGRES_URL"] ?? nil)
+                let nodeA = try await ServerProcess(database: "unused.sqlite", secret: TestServer.secret, environment: environment)
+                defer { nodeA.stop() }
+                let nodeB = try await ServerProcess(database: "unused.sqlite", secret: TestServer.secret, environment: environment)
+                defer { nodeB.stop() }
+                let onB = RemoteServer(port: nodeB.port)
+                let chat = try await onB.createConversation(alice, members: ["bob"])
+                let registered = try await HTTPClient.request(
+                    port: nodeB.port, "PUT", "/v1/devices/bob-phone", token: bob,
+                    body: #"{"platform": "apns", "token": "\#(phone)"}"#)
+                #expect(registered.status == 204)
+
+                // Bob is in the foreground on node A.
+                let socket = try await TestSocket.connect(url: "ws://127.0.0.1:\(nodeA.port)/v1/stream?token=\(bob)")
+                defer { socket.close() }
+                var reader = FrameReader(socket)
+                _ = try await reader.untilReady()
+                try await Self.waitForPresence(of: "bob", foreground: true, in: url)
+                let before = try #require(nodeA.residentBytes)
+
+                // Mallory floods node A: focus changes and app-state toggles, 200,000 frames, as fast as they go.
+                let frames = [#"{"type":"focus","conversation":"x"}"#, #"{"type":"app","state":"background"}"#,
+                              #"{"type":"focus","conversation":"y"}"#, #"{"type":"app","state":"foreground"}"#]
+                    .map { LimitsTests.masked(Array($0.utf8)) }
+                let chunk = (0..<250).flatMap { frames[$0 % 4] }  // 250 frames
+                let port = nodeA.port
+                let done = NIOLockedValueBox(false)
+                let flooding = Task {
+                    defer { done.withLockedValue { $0 = true } }
+                    let flood = try await RawWebSocket(port: port, path: "/v1/stream?token=\(mallory)")
+                    for _ in 0..<800 { try await flood.connection.send(chunk) }
+                    // Every frame was taken when the pong after the last one comes.
+                    try await flood.send(Array(#"{"type":"ping"}"#.utf8))
+                    while let frame = try await flood.next(), !frame.text.contains("pong") {}
+                    await flood.close()
+                }
+
+                // The presence waiting to be written, sampled from node A's /metrics while the flood lasts.
+                let sampling = Task {
+                    var samples: [Int] = []
+                    while !done.withLockedValue({ $0 }) {
+                        if let waiting = try? await Self.metric("herald_presence_writes_waiting", on: port) { samples.append(waiting) }
+                        try? await Task.sleep(for: .milliseconds(50))
+                    }
+                    return samples
+                }
+
+                // Meanwhile Bob goes away, and Alice posts on node B: each message is pushed within seconds.
+                try await Task.sleep(for: .milliseconds(300))
+                socket.send(#"{"type": "app", "state": "background"}"#)
+                try await Self.waitForPresence(of: "bob", foreground: false, in: url)
+                for index in 0..<5 {
+                    let id = "during-flood-\(index)"
+                    #expect(try await onB.post(alice, to: chat, id: id, text: "are you there?") == 201)
+                    try await fake.wait(timeout: .seconds(5), "the push for \(id)") { requests in
+                        requests.contains { $0.messageID == id }
+                    }
+                }
+                try await flooding.value
+                // It never grew past node A's two connections while the flood lasted.
+                let samples = await sampling.value
+                #expect(samples.count >= 5, "sampled while it lasted: \(samples.count)")
+                #expect(samples.allSatisfy { $0 <= 2 }, "at most one row a connection: \(samples.max() ?? 0)")
+                let after = try #require(nodeA.residentBytes)
+                #expect(after - before < 64 << 20, "node A grew by \((after - before) >> 20) MiB")
+                #expect(await nodeA.terminate() == 0)
+                #expect(await nodeB.terminate() == 0)
+            }
+        }
+    }
+
+    /// The value of an unlabelled metric on a node's `/metrics`, if it shows one.
+    static func metric(_ name: String, on port: Int) async throws -> Int? {
+        let text = try await HTTPClient.request(port: port, "GET", "/metrics").text
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+        return line.flatMap { Double($0.dropFirst(name.count + 1)) }.map { Int($0) }
+    }
+
     /// Waits (up to 10 s) until the presence table says `user` has a connection in the foreground (or none).
     static func waitForPresence(of user: String, foreground: Bool, in url: String) async throws {
         var logger = Logger(label: "postgres-serve-test")

@@ -215,6 +215,15 @@ public final class ServerProcess: Sendable {
         return text
     }
 
+    /// Its resident memory now (Linux's `VmRSS`), in bytes; nil where /proc does not say.
+    public var residentBytes: Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(child.process.processIdentifier)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { return nil }
+        return kilobytes * 1024
+    }
+
     /// SIGKILL: no shutdown, no flush; returns once it is gone.
     public func kill() async {
         child.signal(SIGKILL)

@@ -23,7 +23,7 @@ public enum HeraldMetrics {
         MetricsSystem.bootstrap(factory)
         // Made now, so that a scrape shows each at zero before it first moves.
         _ = (connectionsOpen, messagesPosted, deliveries, postToPublish, catchUp, slowReadersDropped,
-             streamsClosedForFlooding, outboxDepth, rateLimited, databaseErrors)
+             streamsClosedForFlooding, outboxDepth, presenceWritesWaiting, rateLimited, databaseErrors)
     }
 
     enum Label {
@@ -47,6 +47,9 @@ public enum HeraldMetrics {
     static let streamsClosedForFlooding = Counter(label: "herald_streams_closed_for_flooding_total")
     /// Push jobs waiting or being sent (read when `/metrics` is asked).
     static let outboxDepth = Gauge(label: "herald_push_outbox_depth")
+    /// With PostgreSQL, connections whose presence waits to be written (after each write): at most the node's
+    /// connections, however fast their frames come.
+    static let presenceWritesWaiting = Gauge(label: "herald_presence_writes_waiting")
     /// Requests and frames refused by a per-user limit.
     static let rateLimited = Counter(label: "herald_rate_limited_total")
     /// Requests that failed because the database did not answer, and failed background reads and writes.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
 
 /// What the push decision knows of one user's connections on the other nodes.
@@ -18,9 +19,13 @@ public protocol ClusterPresence: Sendable {
 }
 
 /// Presence across nodes on PostgreSQL: each node writes its connections' presence (`presence`, one row a
-/// connection) as it changes, and beats its heart (`nodes.seen_at`) every third of the expiry; a node whose heart
-/// has not beaten for the expiry (default 30 s) no longer counts, and its rows are removed after ten times that.
-/// Times are the database's (`now()`), so the nodes' clocks need not agree.
+/// connection) and beats its heart (`nodes.seen_at`) every third of the expiry; a node whose heart has not beaten for
+/// the expiry (default 30 s) no longer counts, and its rows are removed after ten times that. Times are the
+/// database's (`now()`), so the nodes' clocks need not agree.
+///
+/// Changes are coalesced (``PresenceWrites``): the writer writes the latest state of every connection that changed
+/// since its last write, in one statement, so a flood of frames from one connection is at most one row a write and
+/// never delays anyone else's presence.
 final class PostgresPresence: ClusterPresence {
     /// This node's id, new at every start.
     let nodeID = UUID().uuidString.lowercased()
@@ -28,24 +33,37 @@ final class PostgresPresence: ClusterPresence {
     private let logger: Logger
     /// How long a node counts after its last heartbeat.
     let expiry: Duration
-    private let changes: AsyncStream<PresenceChange>
-    private let input: AsyncStream<PresenceChange>.Continuation
+    private let writes = NIOLockedValueBox(PresenceWrites())
+    /// Wakes the writer; holds at most one wake-up, however many changes come.
+    private let wakeUps: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+
+    /// The most connections one write carries.
+    static let batchLimit = 2_000
 
     init(client: PostgresClient, expiry: Duration, logger: Logger) {
         self.client = client
         self.expiry = expiry
         self.logger = logger
-        (changes, input) = AsyncStream.makeStream(of: PresenceChange.self)
+        (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     private var expirySeconds: Double {
         Double(expiry.components.seconds) + Double(expiry.components.attoseconds) / 1e18
     }
 
-    /// Takes a change of this node's presence, to be written in order. Never waits.
+    /// Takes a change of this node's presence; the writer writes the latest state. Never waits.
     func record(_ change: PresenceChange) {
-        input.yield(change)
+        let row = change.presence.map {
+            PresenceWrites.Row(userID: change.userID, device: $0.device, foreground: $0.appState == .foreground)
+        }
+        if writes.withLockedValue({ $0.record(connection: change.connection, row: row) }) {
+            wake.yield()
+        }
     }
+
+    /// How many connections wait for their presence to be written (for tests).
+    var waitingWrites: Int { writes.withLockedValue { $0.waiting } }
 
     /// Adds this node (at start).
     func join() async throws {
@@ -60,7 +78,7 @@ final class PostgresPresence: ClusterPresence {
             await group.next()
             group.cancelAll()
         }
-        input.finish()
+        wake.finish()
         do {
             try await client.query("DELETE FROM nodes WHERE id = \(nodeID)", logger: logger)
         } catch {
@@ -86,25 +104,56 @@ final class PostgresPresence: ClusterPresence {
     }
 
     private func write() async {
-        for await change in changes {
-            if Task.isCancelled { return }
-            do {
-                if let presence = change.presence {
-                    try await client.query(
-                        """
-                        INSERT INTO presence (node_id, connection, user_id, device_id, foreground)
-                        VALUES (\(nodeID), \(change.connection), \(change.userID), \(presence.device), \(presence.appState == .foreground))
-                        ON CONFLICT (node_id, connection) DO UPDATE SET device_id = excluded.device_id, foreground = excluded.foreground
-                        """, logger: logger)
-                } else {
-                    try await client.query(
-                        "DELETE FROM presence WHERE node_id = \(nodeID) AND connection = \(change.connection)", logger: logger)
+        for await _ in wakeUps {
+            while !Task.isCancelled, let batch = writes.withLockedValue({ $0.nextBatch(limit: Self.batchLimit) }) {
+                let succeeded: Bool
+                do {
+                    try await write(batch)
+                    succeeded = true
+                } catch {
+                    succeeded = false
+                    logger.warning("connections' presence could not be written; trying again", metadata: [
+                        "connections": "\(batch.upserts.count + batch.deletes.count)",
+                        "error": "\(PostgresStore.describe(error))"])
                 }
-            } catch {
-                logger.warning("a connection's presence could not be written", metadata: [
-                    "user": "\(change.userID)", "error": "\(PostgresStore.describe(error))"])
+                let waiting = writes.withLockedValue { writes in
+                    writes.batchWritten(succeeded)
+                    return writes.waiting
+                }
+                HeraldMetrics.presenceWritesWaiting.record(waiting)
+                if !succeeded { try? await Task.sleep(for: .seconds(1)) }
             }
+            if Task.isCancelled { return }
         }
+    }
+
+    private struct PresenceRow: Encodable {
+        var connection: Int
+        var user_id: String
+        var device_id: String?
+        var foreground: Bool
+    }
+
+    /// One batch: the rows that went, then the rows that are new or changed, each one statement.
+    private func write(_ batch: PresenceWrites.Batch) async throws {
+        if !batch.deletes.isEmpty {
+            try await client.query(
+                "DELETE FROM presence WHERE node_id = \(nodeID) AND connection = ANY(\(batch.deletes.sorted())::integer[])",
+                logger: logger)
+        }
+        guard !batch.upserts.isEmpty else { return }
+        let rows = batch.upserts.sorted { $0.key < $1.key }.map { connection, row in
+            PresenceRow(connection: connection, user_id: row.userID, device_id: row.device, foreground: row.foreground)
+        }
+        let json = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
+        try await client.query(
+            """
+            INSERT INTO presence (node_id, connection, user_id, device_id, foreground)
+            SELECT \(nodeID), connection, user_id, device_id, foreground
+            FROM jsonb_to_recordset(\(json)::jsonb) AS p(connection integer, user_id text, device_id text, foreground boolean)
+            ON CONFLICT (node_id, connection) DO UPDATE
+                SET user_id = excluded.user_id, device_id = excluded.device_id, foreground = excluded.foreground
+            """, logger: logger)
     }
 
     func othersPresence(of users: Set<String>) async throws -> [String: RemotePresence] {

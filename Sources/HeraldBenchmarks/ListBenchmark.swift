@@ -80,14 +80,7 @@ public enum ListBenchmark {
             server: server, token: try await environment.tokens.token(userID: "poster", name: "Poster")))
 
         func post(_ count: Int, tag: String) async throws -> [Duration] {
-            let clock = ContinuousClock()
-            var latencies: [Duration] = []
-            for index in 0..<count {
-                let start = clock.now
-                _ = try await posterAPI.postMessage(in: poster.conversation.id, text: "\(tag) \(index)", id: "\(tag)-\(index)")
-                latencies.append(start.duration(to: clock.now))
-            }
-            return latencies
+            try await Latencies.posts(count, by: posterAPI, to: poster.conversation.id, tag: tag)
         }
 
         _ = try await post(20, tag: "warm-up")
@@ -127,16 +120,10 @@ public enum ListBenchmark {
                 time += result.time
             }
             return Report(
-                options: options, quiet: summary(quiet), busy: summary(busyLatencies), listings: listings, listed: listed,
+                options: options, quiet: Latencies.summary(quiet), busy: Latencies.summary(busyLatencies), listings: listings,
+                listed: listed,
                 listingTime: time / Swift.max(1, listings))
         }
-    }
-
-    private static func summary(_ latencies: [Duration]) -> (p50: Duration, p99: Duration, max: Duration) {
-        let sorted = latencies.sorted()
-        guard !sorted.isEmpty else { return (.zero, .zero, .zero) }
-        func at(_ fraction: Double) -> Duration { sorted[Swift.min(sorted.count - 1, Int(Double(sorted.count) * fraction))] }
-        return (at(0.5), at(0.99), sorted[sorted.count - 1])
     }
 }
 

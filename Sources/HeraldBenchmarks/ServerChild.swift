@@ -68,8 +68,8 @@ final class ServerChild: Sendable {
 
     /// Starts `herald serve` (this executable) with `database` and waits up to 30 s until it says where it listens.
     /// Posts, streams opened and frames are not rate-limited (the benchmark goes faster than people do) unless
-    /// `environment` sets them; logs are errors only. Its tokens are
-    /// signed with `secret` (nodes of one cluster share one), a new random one without it.
+    /// `environment` sets them; logs are errors only. Its tokens are signed with `secret` (nodes of one cluster
+    /// share one), a new random one without it.
     init(database: String, secret: String = ServerChild.randomSecret(), environment extra: [String: String] = [:]) async throws {
         self.secret = secret
         var environment = ProcessInfo.processInfo.environment

@@ -476,10 +476,9 @@ final class LatencyRecorder: Sendable {
     var lastAt: Duration? { samples.withLockedValue { $0.last } }
 
     func summary() -> (count: Int, p50: Duration, p99: Duration, max: Duration) {
-        let sorted = samples.withLockedValue { $0.values }.sorted()
-        guard !sorted.isEmpty else { return (0, .zero, .zero, .zero) }
-        func at(_ fraction: Double) -> Duration { sorted[Swift.min(sorted.count - 1, Int(Double(sorted.count) * fraction))] }
-        return (sorted.count, at(0.5), at(0.99), sorted[sorted.count - 1])
+        let values = samples.withLockedValue { $0.values }
+        let summary = Latencies.summary(values)
+        return (values.count, summary.p50, summary.p99, summary.max)
     }
 }
 

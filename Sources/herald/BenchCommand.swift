@@ -6,7 +6,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks that print figures; build with -c release for meaningful numbers.",
-        subcommands: [Engine.self, Stream.self, Peers.self, Post.self, Connections.self, List.self, Push.self]
+        subcommands: [Engine.self, Stream.self, Peers.self, Post.self, Connections.self, List.self, Push.self, Flood.self]
     )
 
     /// `herald bench engine`.
@@ -255,6 +255,33 @@ extension BenchCommand {
             options.messages = messages
             options.concurrency = concurrency
             print(try await PushBenchmark.run(options).text)
+        }
+    }
+}
+
+extension BenchCommand {
+    /// `herald bench flood`.
+    struct Flood: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A poster's latency while another user floods stream frames: with the frame budgets, and without."
+        )
+
+        @Option(help: "The flooding user's streams.")
+        var streams = 4
+
+        @Option(help: "Posts measured, with and without the flood.")
+        var posts = 300
+
+        func validate() throws {
+            guard streams > 0, posts > 0 else { throw ValidationError("counts must be positive") }
+        }
+
+        func run() async throws {
+            noteDebugBuild("flood")
+            var options = FloodBenchmark.Options()
+            options.streams = streams
+            options.posts = posts
+            print(try await FloodBenchmark.run(options).text)
         }
     }
 }

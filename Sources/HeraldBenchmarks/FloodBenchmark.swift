@@ -1,0 +1,147 @@
+import Foundation
+import HeraldClient
+import HeraldServer
+import HummingbirdWSClient
+import Logging
+import NIOConcurrencyHelpers
+
+/// One user floods the server with stream frames (pings, as fast as its streams take them, reconnecting whenever a
+/// stream is closed) while another user posts: how long the poster waits for each post, against the same posts with
+/// nobody flooding. Run twice in one go, on `herald serve` in a child process: with the frame budgets as shipped,
+/// and with them lifted (as the server was before it had them), so the two are measured on the same machine at the
+/// same time.
+public enum FloodBenchmark {
+    /// The shape of a run.
+    public struct Options: Sendable {
+        /// The flooding user's streams.
+        public var streams = 4
+        /// Posts measured in each phase, one after another.
+        public var posts = 300
+
+        /// 4 flooding streams (a user may have 20), 300 posts.
+        public init() {}
+    }
+
+    /// What one server configuration measured.
+    public struct Phase: Sendable {
+        /// The configuration's name.
+        public var name: String
+        /// Post latency with nobody flooding, and during the flood: p50, p99, max.
+        public var quiet: (p50: Duration, p99: Duration, max: Duration)
+        public var flooded: (p50: Duration, p99: Duration, max: Duration)
+        /// Frames the flooding streams got written while the posts were measured.
+        public var framesSent: Int
+        /// Times a flooding stream was closed or refused and connected again.
+        public var reconnects: Int
+    }
+
+    /// What a run measured.
+    public struct Report: Sendable {
+        /// The shape.
+        public var options: Options
+        /// With the budgets, then without.
+        public var phases: [Phase]
+
+        /// The report, for a terminal.
+        public var text: String {
+            func ms(_ duration: Duration) -> String { String(format: "%.2f", duration.seconds * 1000) }
+            var lines = [
+                "flood: one user's \(options.streams) streams send ping frames as fast as they are taken while another "
+                    + "posts \(options.posts) messages one after another (server in a child process)",
+                "  configuration                      quiet p50/p99 ms   flooded p50/p99 ms   frames sent   reconnects",
+            ]
+            for phase in phases {
+                lines.append(
+                    "  " + phase.name.padding(toLength: 35, withPad: " ", startingAt: 0)
+                        + "\(ms(phase.quiet.p50)) / \(ms(phase.quiet.p99))".padding(toLength: 19, withPad: " ", startingAt: 0)
+                        + "\(ms(phase.flooded.p50)) / \(ms(phase.flooded.p99))".padding(toLength: 21, withPad: " ", startingAt: 0)
+                        + String(phase.framesSent).padding(toLength: 14, withPad: " ", startingAt: 0)
+                        + String(phase.reconnects))
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    /// Runs the benchmark: the shipped budgets, then none.
+    public static func run(_ options: Options) async throws -> Report {
+        let shipped = ServerLimits()
+        let budgets = [
+            ("frame budgets (as shipped)", [
+                "HERALD_LIMIT_STREAM_FRAMES_PER_SECOND": String(shipped.streamFramesPerSecond),
+                "HERALD_LIMIT_STREAM_FRAME_BURST": String(shipped.streamFrameBurst),
+                "HERALD_LIMIT_STREAM_OPENS_PER_MINUTE": String(shipped.streamOpensPerMinute),
+            ]),
+            ("no frame budgets (as before)", [:]),
+        ]
+        var phases: [Phase] = []
+        for (name, environment) in budgets {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-flood-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let server = try await ServerChild(
+                database: folder.appendingPathComponent("herald.sqlite").path, environment: environment)
+            do {
+                phases.append(try await measure(options, name: name, server: server))
+                await server.stop()
+            } catch {
+                await server.stop()
+                throw error
+            }
+        }
+        return Report(options: options, phases: phases)
+    }
+
+    private static func measure(_ options: Options, name: String, server: ServerChild) async throws -> Phase {
+        let tokens = await TokenAuthority(secret: server.secret)
+        let poster = HeraldAPI(configuration: ClientConfiguration(
+            server: server.url, token: try await tokens.token(userID: "poster", name: "Poster")))
+        let flooder = try await tokens.token(userID: "flooder", name: "Flooder")
+        let conversation = try await poster.createConversation(kind: .direct, members: ["friend"]).id
+
+        _ = try await Latencies.posts(20, by: poster, to: conversation, tag: "warm-up")
+        let quiet = try await Latencies.posts(options.posts, by: poster, to: conversation, tag: "quiet")
+
+        let logger = Logger(label: "herald-bench-flood") { _ in SwiftLogNoOpLogHandler() }
+        let counts = NIOLockedValueBox((stop: false, sent: 0, reconnects: 0))
+        let url = "ws://127.0.0.1:\(server.port)/v1/stream?token=\(flooder)"
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<options.streams {
+                group.addTask {
+                    while !counts.withLockedValue({ $0.stop }) {
+                        _ = try? await WebSocketClient.connect(url: url, logger: logger) { inbound, outbound, _ in
+                            // Pongs and refusals are read (a flooder that stops reading is dropped as too slow).
+                            try await withThrowingTaskGroup(of: Void.self) { streams in
+                                streams.addTask { for try await _ in inbound {} }
+                                streams.addTask {
+                                    while !counts.withLockedValue({ $0.stop }) {
+                                        try await outbound.write(.text(#"{"type":"ping"}"#))
+                                        counts.withLockedValue { $0.sent += 1 }
+                                    }
+                                    try await outbound.close(.normalClosure, reason: nil)
+                                }
+                                try await streams.next()
+                                streams.cancelAll()
+                            }
+                        }
+                        guard !counts.withLockedValue({ $0.stop }) else { break }
+                        counts.withLockedValue { $0.reconnects += 1 }
+                        // A refused reconnection (too many opened a minute) is tried again shortly.
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                }
+            }
+            // The flood gets going before the posts are measured.
+            try await Task.sleep(for: .milliseconds(500))
+            let sentBefore = counts.withLockedValue { $0.sent }
+            let flooded = try await Latencies.posts(options.posts, by: poster, to: conversation, tag: "flooded")
+            let sent = counts.withLockedValue { state in
+                state.stop = true
+                return state.sent - sentBefore
+            }
+            try await group.waitForAll()
+            return Phase(
+                name: name, quiet: Latencies.summary(quiet), flooded: Latencies.summary(flooded), framesSent: sent,
+                reconnects: counts.withLockedValue { $0.reconnects })
+        }
+    }
+}

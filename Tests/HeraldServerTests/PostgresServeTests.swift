@@ -94,24 +94,14 @@ struct PostgresServeTests {
 
     @Test("the push decision on one node sees the connections on another; a node killed stops counting after the expiry")
     func presenceAcrossNodes() async throws {
-        let certificate = try await TestCertificate.make()
-        defer { certificate.remove() }
-        let folder = try makeTemporaryFolder("herald-presence")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let keyFile = folder.appendingPathComponent("AuthKey.p8").path
-        try ES256PrivateKey().pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
         let tokens = await TokenAuthority(secret: TestServer.secret)
         let (alice, bob) = try await (tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"))
         let phone = PushHarness.apnsToken(0xB0B)
 
         try await StoreKind.postgres.withServerDatabase { database in
-            try await FakePushService.run(certificate: certificate) { fake in
-                let environment = database.merging([
-                    "HERALD_APNS_KEY_FILE": keyFile, "HERALD_APNS_KEY_ID": PushHarness.keyID,
-                    "HERALD_APNS_TEAM_ID": PushHarness.teamID, "HERALD_APNS_TOPIC": PushHarness.topic,
-                    "HERALD_APNS_URL": fake.url, "HERALD_PUSH_CA_FILE": certificate.certificatePath,
-                    "HERALD_PRESENCE_EXPIRY": "3",
-                ]) { $1 }
+            try await FakeAPNs.run { apns in
+                let fake = apns.fake
+                let environment = database.merging(apns.environment) { $1 }.merging(["HERALD_PRESENCE_EXPIRY": "3"]) { $1 }
                 let url = try #require(database["HERALD_POSTGRES_URL"] ?? nil)
                 let nodeA = try await ServerProcess(database: "unused.sqlite", secret: TestServer.secret, environment: environment)
                 defer { nodeA.stop() }
@@ -156,12 +146,6 @@ struct PostgresServeTests {
 
     @Test("one stream flooding 200,000 focus and app frames on node A: an away member still gets every push from node B within seconds, and A's memory stays bounded")
     func presenceFlood() async throws {
-        let certificate = try await TestCertificate.make()
-        defer { certificate.remove() }
-        let folder = try makeTemporaryFolder("herald-presence-flood")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let keyFile = folder.appendingPathComponent("AuthKey.p8").path
-        try ES256PrivateKey().pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
         let tokens = await TokenAuthority(secret: TestServer.secret)
         let (alice, bob, mallory) = try await (
             tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"),
@@ -169,13 +153,10 @@ struct PostgresServeTests {
         let phone = PushHarness.apnsToken(0xF100D)
 
         try await StoreKind.postgres.withServerDatabase { database in
-            try await FakePushService.run(certificate: certificate) { fake in
+            try await FakeAPNs.run { apns in
+                let fake = apns.fake
                 // The frame budget is raised (ServerProcess's default): this is about presence, not the budget.
-                let environment = database.merging([
-                    "HERALD_APNS_KEY_FILE": keyFile, "HERALD_APNS_KEY_ID": PushHarness.keyID,
-                    "HERALD_APNS_TEAM_ID": PushHarness.teamID, "HERALD_APNS_TOPIC": PushHarness.topic,
-                    "HERALD_APNS_URL": fake.url, "HERALD_PUSH_CA_FILE": certificate.certificatePath,
-                ]) { $1 }
+                let environment = database.merging(apns.environment) { $1 }
                 let url = try #require(database["HERALD_POSTGRES_URL"] ?? nil)
                 let nodeA = try await ServerProcess(database: "unused.sqlite", secret: TestServer.secret, environment: environment)
                 defer { nodeA.stop() }

@@ -16,25 +16,17 @@ struct PushCrashTests {
     }
 
     private func sigkillWithPushesPending(_ storeEnvironment: [String: String?]) async throws {
-        let certificate = try await TestCertificate.make()
-        defer { certificate.remove() }
         let folder = try makeTemporaryFolder("herald-push-crash")
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("herald.sqlite").path
-        let keyFile = folder.appendingPathComponent("AuthKey.p8").path
-        try ES256PrivateKey().pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
         let tokens = await TokenAuthority(secret: TestServer.secret)
         let (alice, bob) = try await (tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"))
         let deviceToken = PushHarness.apnsToken(0xDEAD)
         let messages = (1...10).map { "crash-\($0)" }
 
-        try await FakePushService.run(certificate: certificate) { fake in
-            let environment: [String: String?] = storeEnvironment.merging([
-                "HERALD_APNS_KEY_FILE": keyFile, "HERALD_APNS_KEY_ID": PushHarness.keyID,
-                "HERALD_APNS_TEAM_ID": PushHarness.teamID, "HERALD_APNS_TOPIC": PushHarness.topic,
-                "HERALD_APNS_URL": fake.url, "HERALD_PUSH_CA_FILE": certificate.certificatePath,
-                "HERALD_PUSH_CONCURRENCY": "2",
-            ]) { $1 }
+        try await FakeAPNs.run { apns in
+            let fake = apns.fake
+            let environment = storeEnvironment.merging(apns.environment) { $1 }.merging(["HERALD_PUSH_CONCURRENCY": "2"]) { $1 }
             // APNs takes two pushes and never answers: they are in flight when the server dies, the rest wait.
             fake.respond { $0.path.hasPrefix("/3/device/") ? FakeAnswer(status: 200, hold: true) : nil }
             let first = try await ServerProcess(database: database, secret: TestServer.secret, environment: environment)

@@ -120,3 +120,28 @@ func jwtHeader(_ token: String) -> [String: Any] {
     guard let data = Data(base64Encoded: base64) else { return [:] }
     return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
 }
+
+/// A local fake APNs for `herald serve` processes: the fake, and the settings that send a server's APNs pushes to it
+/// (a fresh `.p8` key, the fake's throwaway certificate trusted).
+struct FakeAPNs {
+    let fake: FakePushService
+    /// `HERALD_APNS_*` and `HERALD_PUSH_CA_FILE`, to merge into a server's environment.
+    let environment: [String: String?]
+
+    /// Runs `body` with a fake APNs; everything it made is removed afterwards.
+    static func run(_ body: (FakeAPNs) async throws -> Void) async throws {
+        let certificate = try await TestCertificate.make()
+        defer { certificate.remove() }
+        let folder = try makeTemporaryFolder("herald-fake-apns")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keyFile = folder.appendingPathComponent("AuthKey.p8").path
+        try ES256PrivateKey().pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        try await FakePushService.run(certificate: certificate) { fake in
+            try await body(FakeAPNs(fake: fake, environment: [
+                "HERALD_APNS_KEY_FILE": keyFile, "HERALD_APNS_KEY_ID": PushHarness.keyID,
+                "HERALD_APNS_TEAM_ID": PushHarness.teamID, "HERALD_APNS_TOPIC": PushHarness.topic,
+                "HERALD_APNS_URL": fake.url, "HERALD_PUSH_CA_FILE": certificate.certificatePath,
+            ]))
+        }
+    }
+}

@@ -3,6 +3,16 @@ import SQLiteNIO
 
 /// The schema, as numbered steps; a database records how many it has applied in `PRAGMA user_version`.
 enum SQLiteMigrations {
+    /// Storing a message moves its conversation to the top of every member's list and the sender's read marker to
+    /// it, in the same statement: a group of posts is one INSERT, so one transaction, one sync.
+    static let moveMembers = """
+        CREATE TRIGGER messages_move_members AFTER INSERT ON messages BEGIN
+            UPDATE members SET activity = NEW.seq,
+                read_seq = CASE WHEN user_id = NEW.sender_id THEN max(read_seq, NEW.seq) ELSE read_seq END
+            WHERE conversation_id = NEW.conversation_id;
+        END
+        """
+
     static let steps: [[String]] = [
         [
             """
@@ -96,15 +106,7 @@ enum SQLiteMigrations {
             "INSERT INTO server_state (id, running) VALUES (1, 0)",
         ],
         [
-            // Storing a message moves its conversation to the top of every member's list and the sender's read
-            // marker to it, in the same statement: a group of posts is one INSERT, so one transaction, one sync.
-            """
-            CREATE TRIGGER messages_move_members AFTER INSERT ON messages BEGIN
-                UPDATE members SET activity = NEW.seq,
-                    read_seq = CASE WHEN user_id = NEW.sender_id THEN max(read_seq, NEW.seq) ELSE read_seq END
-                WHERE conversation_id = NEW.conversation_id;
-            END
-            """,
+            moveMembers,
         ],
         [
             // The push outbox: one row per push to one device, written before it is sent, kept until it is
@@ -169,13 +171,7 @@ enum SQLiteMigrations {
             "DROP TABLE messages",
             "ALTER TABLE messages_scoped RENAME TO messages",
             "CREATE INDEX messages_by_conversation ON messages(conversation_id, seq, sender_id)",
-            """
-            CREATE TRIGGER messages_move_members AFTER INSERT ON messages BEGIN
-                UPDATE members SET activity = NEW.seq,
-                    read_seq = CASE WHEN user_id = NEW.sender_id THEN max(read_seq, NEW.seq) ELSE read_seq END
-                WHERE conversation_id = NEW.conversation_id;
-            END
-            """,
+            moveMembers,
             // An alert job is unique by its message's seq (an id names a message only within its conversation).
             "UPDATE OR IGNORE push_jobs SET job_key = CAST(seq AS TEXT) WHERE kind = 'alert'",
         ],

@@ -1,12 +1,13 @@
 import Foundation
 import HeraldClient
 import HeraldServer
-import HummingbirdWSClient
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
 
-/// One user floods the server with stream frames (pings, as fast as its streams take them, reconnecting whenever a
-/// stream is closed) while another user posts: how long the poster waits for each post, against the same posts with
+/// One user floods the server with stream frames (pings, written as fast as the sockets take them, reconnecting
+/// whenever a stream is closed) while another user posts: how long the poster waits for each post, against the same posts with
 /// nobody flooding. Run twice in one go, on `herald serve` in a child process: with the frame budgets as shipped,
 /// and with them lifted (as the server was before it had them), so the two are measured on the same machine at the
 /// same time.
@@ -29,7 +30,7 @@ public enum FloodBenchmark {
         /// Post latency with nobody flooding, and during the flood: p50, p99, max.
         public var quiet: (p50: Duration, p99: Duration, max: Duration)
         public var flooded: (p50: Duration, p99: Duration, max: Duration)
-        /// Frames the flooding streams got written while the posts were measured.
+        /// Frames the flooding streams wrote (the sockets took) while the posts were measured.
         public var framesSent: Int
         /// Times a flooding stream was closed or refused and connected again.
         public var reconnects: Int
@@ -46,16 +47,17 @@ public enum FloodBenchmark {
         public var text: String {
             func ms(_ duration: Duration) -> String { String(format: "%.2f", duration.seconds * 1000) }
             var lines = [
-                "flood: one user's \(options.streams) streams send ping frames as fast as they are taken while another "
-                    + "posts \(options.posts) messages one after another (server in a child process)",
-                "  configuration                      quiet p50/p99 ms   flooded p50/p99 ms   frames sent   reconnects",
+                "flood: one user's \(options.streams) streams write ping frames as fast as their sockets take them, "
+                    + "reconnecting when closed, while another posts \(options.posts) messages one after another "
+                    + "(server in a child process)",
+                "  configuration                      quiet p50/p99 ms   flooded p50/p99 ms   frames written    reconnects",
             ]
             for phase in phases {
                 lines.append(
                     "  " + phase.name.padding(toLength: 35, withPad: " ", startingAt: 0)
                         + "\(ms(phase.quiet.p50)) / \(ms(phase.quiet.p99))".padding(toLength: 19, withPad: " ", startingAt: 0)
                         + "\(ms(phase.flooded.p50)) / \(ms(phase.flooded.p99))".padding(toLength: 21, withPad: " ", startingAt: 0)
-                        + String(phase.framesSent).padding(toLength: 14, withPad: " ", startingAt: 0)
+                        + String(phase.framesSent).padding(toLength: 18, withPad: " ", startingAt: 0)
                         + String(phase.reconnects))
             }
             return lines.joined(separator: "\n")
@@ -101,26 +103,26 @@ public enum FloodBenchmark {
         _ = try await Latencies.posts(20, by: poster, to: conversation, tag: "warm-up")
         let quiet = try await Latencies.posts(options.posts, by: poster, to: conversation, tag: "quiet")
 
-        let logger = Logger(label: "herald-bench-flood") { _ in SwiftLogNoOpLogHandler() }
         let counts = NIOLockedValueBox((stop: false, sent: 0, reconnects: 0))
-        let url = "ws://127.0.0.1:\(server.port)/v1/stream?token=\(flooder)"
+        // 1,000 masked ping frames, written as one buffer again and again.
+        let ping = Array(#"{"type":"ping"}"#.utf8)
+        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        let frame = [0x81, 0x80 | UInt8(ping.count)] + mask + ping.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+        let chunk = ByteBuffer(bytes: Array(repeating: frame, count: 1_000).flatMap { $0 })
+        let upgrade = ByteBuffer(string:
+            "GET /v1/stream?token=\(flooder) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        let port = server.port
         return try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<options.streams {
                 group.addTask {
                     while !counts.withLockedValue({ $0.stop }) {
-                        _ = try? await WebSocketClient.connect(url: url, logger: logger) { inbound, outbound, _ in
-                            // Pongs and refusals are read (a flooder that stops reading is dropped as too slow).
-                            try await withThrowingTaskGroup(of: Void.self) { streams in
-                                streams.addTask { for try await _ in inbound {} }
-                                streams.addTask {
-                                    while !counts.withLockedValue({ $0.stop }) {
-                                        try await outbound.write(.text(#"{"type":"ping"}"#))
-                                        counts.withLockedValue { $0.sent += 1 }
-                                    }
-                                    try await outbound.close(.normalClosure, reason: nil)
-                                }
-                                try await streams.next()
-                                streams.cancelAll()
+                        // A plain TCP connection writing frames as fast as the socket takes them (an attacker's
+                        // client, which need not be a WebSocket library), reading and dropping what comes back.
+                        try? await flood(port: port, upgrade: upgrade, chunk: chunk) {
+                            counts.withLockedValue { state in
+                                state.sent += 1_000
+                                return state.stop
                             }
                         }
                         guard !counts.withLockedValue({ $0.stop }) else { break }
@@ -142,6 +144,32 @@ public enum FloodBenchmark {
             return Phase(
                 name: name, quiet: Latencies.summary(quiet), flooded: Latencies.summary(flooded), framesSent: sent,
                 reconnects: counts.withLockedValue { $0.reconnects })
+        }
+    }
+
+    /// Connects, upgrades to the stream, and writes `chunk` until `wrote()` says stop or the server closes.
+    private static func flood(
+        port: Int, upgrade: ByteBuffer, chunk: ByteBuffer, wrote: @escaping @Sendable () -> Bool
+    ) async throws {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        try await channel.executeThenClose { inbound, outbound in
+            try await outbound.write(upgrade)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { for try await _ in inbound {} }
+                group.addTask {
+                    while true {
+                        try await outbound.write(chunk)
+                        if wrote() { return }
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
         }
     }
 }

@@ -53,7 +53,7 @@ struct StreamController {
             do {
                 identity = try await authentication.authenticate(request)
             } catch {
-                try await Self.refuse(APIError(error), inbound: inbound, outbound: outbound)
+                try await Self.refuse(APIError(error), inbound: inbound, outbound: outbound, channel: channel)
                 return
             }
             let session = StreamSession(
@@ -69,9 +69,9 @@ struct StreamController {
     /// Not at once: a client library may drop frames that arrive in the same read as the upgrade's 101 response
     /// (swift-websocket's client did, and then waited for ever), so the refusal goes out once the client has shown
     /// it is reading (its first frame; Herald's clients send `focus` and `app` on every connection), or after
-    /// `patience` for a client that sends nothing.
+    /// `patience` for a client that sends nothing. Then nothing more is read from it (``ClosingInput``).
     static func refuse(
-        _ refusal: APIError, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        _ refusal: APIError, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel,
         patience: Duration = .seconds(1)
     ) async throws {
         await withTaskGroup(of: Void.self) { group in
@@ -85,6 +85,7 @@ struct StreamController {
         }
         try await outbound.write(.text(ServerFrame.refusal(refusal, ref: nil).text))
         try await outbound.close(.policyViolation, reason: refusal.code.rawValue)
+        ClosingInput.stopReading(channel)
     }
 
     /// The `device` parameter: the app's id for the device, as registered with `PUT /v1/devices/{deviceId}`.

@@ -13,7 +13,8 @@ import NIOWebSocket
 /// WebSocket's own traffic (pings, pongs, the closing handshake) still goes through Hummingbird's handler on the
 /// same channel; frames are whole, so the two never mix inside a frame.
 struct SocketWriter: Sendable {
-    private let channel: any Channel
+    /// The upgraded connection.
+    let channel: any Channel
     private let watcher: NIOLoopBound<StreamConnectionHandler>
     private var previous: EventLoopFuture<Void>?
     /// Whether `previous` may still be pending; cleared on the loop when a batch is taken at once, so the usual
@@ -68,6 +69,11 @@ struct SocketWriter: Sendable {
     /// Closes the connection at once, without the closing handshake.
     func close() {
         channel.close(promise: nil)
+    }
+
+    /// Reads nothing more from the client (see ``ClosingInput``).
+    func stopReading() {
+        ClosingInput.stopReading(channel)
     }
 
     /// Closes the connection after `delay` if it is still open then (for a client that stopped reading, whose writer
@@ -171,5 +177,16 @@ private final class StreamConnectionHandler: ChannelInboundHandler, RemovableCha
         let promises = waiting
         waiting = []
         promises.forEach(complete)
+    }
+}
+
+/// How a stream the server closes because of what its client did (a flood of frames, a refused stream) stops
+/// listening: once the close frame is written, the input side of the connection is shut. Otherwise the closing
+/// handshake would read, decode and throw away whatever the client goes on sending until its close frame or the
+/// close timeout, a second or more of the server's time for every such connection, for a client that never sends one.
+enum ClosingInput {
+    /// Shuts `channel`'s input; the WebSocket handler then ends the handshake and closes the connection.
+    static func stopReading(_ channel: any Channel) {
+        channel.close(mode: .input, promise: nil)
     }
 }

@@ -38,12 +38,12 @@ struct StreamSession {
         do {
             try messenger.userLimits.openStream(by: identity.userID)
         } catch let refusal as APIError {
-            try await StreamController.refuse(refusal, inbound: inbound, outbound: outbound)
+            try await StreamController.refuse(refusal, inbound: inbound, outbound: outbound, channel: socket.channel)
             return
         }
         guard let connection = messenger.hub.register(userID: identity.userID, device: device, outbox: outbox, limit: limits.streamsPerUser) else {
             let refusal = APIError.rateLimited("a user has at most \(limits.streamsPerUser) streams open", retryAfter: 10)
-            try await StreamController.refuse(refusal, inbound: inbound, outbound: outbound)
+            try await StreamController.refuse(refusal, inbound: inbound, outbound: outbound, channel: socket.channel)
             return
         }
         defer { messenger.hub.unregister(connection) }
@@ -63,8 +63,10 @@ struct StreamSession {
             }
             defer { group.cancelAll() }
             if try await read(inbound, connection: connection, outbox: outbox, socket: socket) == .closing {
-                // The server ends the stream: the writer sends what is queued, then the close.
+                // The server ends the stream: the writer sends what is queued, then the close; what the client goes
+                // on sending is not read.
                 try await group.next()
+                socket.stopReading()
             }
         }
     }

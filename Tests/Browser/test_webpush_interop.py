@@ -2,6 +2,7 @@
 HTTPS; the payload is decrypted with PyPI's `http_ece` and the subscription's private key, and the VAPID token is
 verified with PyJWT against the key the header names."""
 import base64
+import hashlib
 import http.server
 import json
 import os
@@ -98,7 +99,9 @@ class WebPushInteroperability(unittest.TestCase):
         self.assertEqual(path, "/push/bob-laptop")
         self.assertEqual(headers["content-encoding"], "aes128gcm")
         self.assertEqual(headers["urgency"], "high")
-        self.assertEqual(headers["topic"], "interop-1")
+        # The topic names the message in its conversation: the SHA-256 of both, base64url, its first 32 characters.
+        digest = hashlib.sha256(f"message\0{chat}\0interop-1".encode()).digest()
+        self.assertEqual(headers["topic"], b64url(digest)[:32])
         self.assertLessEqual(int(headers["ttl"]), 3600)
 
         payload = json.loads(http_ece.decrypt(encrypted, private_key=browser_key, auth_secret=auth, version="aes128gcm"))

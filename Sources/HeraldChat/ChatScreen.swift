@@ -16,7 +16,24 @@ enum ChatScreen {
     static let bold = "\u{1B}[1m", dim = "\u{1B}[2m", reverse = "\u{1B}[7m", reset = "\u{1B}[0m"
     static let listWidth = 24
     static let slideStep: Duration = .milliseconds(60)
-    static let help = "↑↓ chats · Enter send · PgUp/PgDn scroll · ^O open · ^X dismiss · ^P pause · ^C quit"
+    /// The key hints, longest first: the first that fits the terminal is shown, so `^C quit` is always there.
+    static let helps = [
+        "↑↓ chats · Enter send · PgUp/PgDn scroll · ^O open · ^X dismiss · ^P pause · ^C quit",
+        "↑↓ chats · Enter send · PgUp/Dn scroll · ^O open · ^X close · ^P pause · ^C quit",
+        "↑↓ chats · Enter send · PgUp/Dn · ^O open · ^X close · ^P pause · ^C quit",
+        "↑↓ chats · ⏎ send · PgUp/Dn · ^O open · ^X close · ^P pause · ^C quit",
+        "↑↓ ⏎ PgUp/Dn · ^O open · ^X close · ^P pause · ^C quit",
+        "^O open · ^X close · ^P pause · ^C quit",
+        "^O ^X ^P · ^C quit",
+    ]
+
+    /// The key hints for a terminal `columns` wide, after `notice` if there is one.
+    static func help(columns: Int, notice: String?) -> String {
+        let prefix = notice.map { "\($0) · " } ?? ""
+        let room = columns - TextWidth.of(prefix)
+        let hint = helps.first { TextWidth.of($0) <= room } ?? helps[helps.count - 1]
+        return prefix + hint
+    }
 
     static func render(_ model: ChatModel, rows: Int, columns: Int, now: ContinuousClock.Instant) -> [String] {
         let rows = max(rows, 6), columns = max(columns, 30)
@@ -35,8 +52,7 @@ enum ChatScreen {
             let left = row < list.count ? list[row] : String(repeating: " ", count: listWidth)
             lines.append(left + " │ " + TextWidth.pad(view[row], columns: chatWidth))
         }
-        let notice = model.notice.map { "\($0) · " } ?? ""
-        lines.append(dim + TextWidth.pad(notice + help, columns: columns) + reset)
+        lines.append(dim + TextWidth.pad(help(columns: columns, notice: model.notice), columns: columns) + reset)
         lines.append(inputLine(model.input, columns: columns))
 
         let overlay = banner(model, columns: columns, now: now)

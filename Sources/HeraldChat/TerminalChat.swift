@@ -144,7 +144,9 @@ public final class TerminalChat: Sendable {
             }
             let frame = Self.size().map { ChatScreen.render(model, rows: $0.rows, columns: $0.columns, now: clock.now) } ?? []
             if frame != lastFrame {
-                Self.write(frame.enumerated().map { "\u{1B}[\($0.offset + 1);1H" + $0.element + "\u{1B}[K" }.joined())
+                // Each line is erased before it is written, never after: with auto-wrap off the cursor stays on the
+                // last column once a full line is written, and erasing from there would take its last character.
+                Self.write(frame.enumerated().map { "\u{1B}[\($0.offset + 1);1H\u{1B}[2K" + $0.element }.joined())
                 lastFrame = frame
             }
         }

@@ -10,7 +10,10 @@ struct ChatCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chat",
         abstract: "A full-screen terminal chat with live banners.",
-        discussion: "Keys: ↑↓ switch chats, Enter sends, ^O opens the banner's chat, ^X dismisses it, ^P pauses it, ^C quits."
+        discussion: """
+            Keys: ↑↓ switch chats, Enter sends, PgUp/PgDn scroll the chat, ^O opens the banner's chat, ^X dismisses \
+            it, ^P pauses it, ^C quits. Line editing: ←→, Home/End (^A/^E), ^W deletes a word, ^U the line.
+            """
     )
 
     @Option(help: "The server, e.g. http://127.0.0.1:8080.")

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldClient
+@testable import HeraldChat
 import HeraldTestSupport
 import Testing
 
@@ -249,7 +250,8 @@ struct ChatEndToEndTests {
                 try await tmux.resize(columns: 72, rows: 20)
                 // One capture can fall between two rows of a redraw: wait for the whole redrawn screen.
                 let redrawn = try await tmux.wait(.seconds(5)) {
-                    $0.count >= 20 && $0[18].contains(help) && $0[0].contains("Herald · alice")
+                    $0.count >= 20 && $0[18].hasPrefix("↑↓ chats ·") && $0[18].hasSuffix("^C quit")
+                        && $0[0].contains("Herald · alice")
                 }
                 #expect(redrawn != nil, "after a resize to 20 rows, the help line is the 19th, with the title on top")
                 try await tmux.keys("C-c")
@@ -307,6 +309,19 @@ struct ChatEndToEndTests {
         }
         let wrappedScreen = await tmux.screen()
         #expect(wrapped != nil, "wrapped over several lines: \(wrappedScreen)")
+
+        // A word longer than the pane (100 columns: 73 for the messages) is broken at exactly the pane's width: its
+        // lines fill the pane to the last column, and not one character is lost.
+        let pane = 100 - ChatScreen.listWidth - 3
+        let long = String((0..<(pane * 2 + 5)).map { Character(UnicodeScalar(UInt8(0x61 + $0 % 26))) })
+        try await poster.post(mallory, to: evil, long)
+        let first = String(long.prefix(pane))
+        let second = String(long.dropFirst(pane).prefix(pane))
+        let filled = try await tmux.wait { lines in
+            lines.contains { $0.hasSuffix("│ " + first) } && lines.contains { $0.hasSuffix("│ " + second) }
+        }
+        let filledScreen = await tmux.screen()
+        #expect(filled != nil, "lines that fill the pane keep their last character: \(filledScreen)")
 
         // Editing: a typo fixed with the arrows, an unknown key (F5) and Alt-x ignored, Ctrl-W and Ctrl-U.
         try await tmux.keys("-l", "helo wrld")

@@ -39,6 +39,30 @@ struct ScreenTests {
         }
     }
 
+    @Test("the key hints fit the terminal: at 80 columns every key is named, ^C quit included; narrower, the shorter hints")
+    func hints() {
+        let model = ChatModel(me: "alice")
+        let clock = ContinuousClock()
+        for columns in [30, 40, 60, 80, 100] {
+            let lines = ScreenTests.visible(ChatScreen.render(model, rows: 20, columns: columns, now: clock.now))
+            let hint = lines[lines.count - 2]
+            #expect(hint.contains("^C quit"), "\(columns) columns: \(hint)")
+            #expect(!hint.contains("…"), "never cut: \(hint)")
+        }
+        let wide = ScreenTests.visible(ChatScreen.render(model, rows: 20, columns: 80, now: clock.now))
+        let hint = wide[wide.count - 2]
+        for key in ["↑↓", "Enter", "PgUp", "^O", "^X", "^P", "^C"] { #expect(hint.contains(key), "\(key) at 80 columns") }
+    }
+
+    @Test("a word longer than the pane is broken at exactly its width: lines that fill it, nothing lost")
+    func exactFill() {
+        let word = String(repeating: "abcdefghij", count: 15)
+        let lines = TextWidth.wrap("Bob: " + word, columns: 40)
+        #expect(lines.first == "Bob:", "the name alone, then the word from a line of its own")
+        #expect(lines.dropFirst().dropLast().allSatisfy { TextWidth.of($0) == 40 })
+        #expect(lines.dropFirst().joined() == word)
+    }
+
     @Test("the list shows each chat with its unread count and a preview of its last message")
     func list() {
         var model = ChatModel(me: "alice")

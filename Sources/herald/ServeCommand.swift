@@ -3,6 +3,7 @@ import Foundation
 import HeraldServer
 import Logging
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 
 /// `herald serve`: the server, with its embedded database.
@@ -58,6 +59,8 @@ struct ServeCommand: AsyncParsableCommand {
         if demo { settings.demo = true }
 
         let logger = try Logger.herald(label: "herald")
+        // A port in use is said before anything is opened or written (the database, the demo's data, its pushes).
+        try await Self.checkListening(settings)
         // Before anything counts: every metric is made on first use, from this backend.
         HeraldMetrics.bootstrap()
         let environment = try await ServerEnvironment.make(settings, logger: logger)
@@ -71,10 +74,41 @@ struct ServeCommand: AsyncParsableCommand {
         group.maximumCancellationDuration = .seconds(5)
         do {
             try await ServiceGroup(configuration: group).run()
-        } catch let error as IOError where [EADDRINUSE, EACCES, EADDRNOTAVAIL].contains(error.errnoCode) {
-            throw ConfigurationError(listening: settings, reason: String(cString: strerror(error.errnoCode)).lowercased())
-        } catch let error as SocketAddressError {
-            throw ConfigurationError(listening: settings, reason: "\(error)")
+        } catch {
+            throw Self.listeningError(error, settings: settings) ?? error
+        }
+    }
+
+    /// Binds the address a moment and lets it go: whether the server will be able to listen there.
+    ///
+    /// - Throws: ``ConfigurationError`` saying what is wrong and what to do.
+    private static func checkListening(_ settings: ServerConfiguration) async throws {
+        guard settings.port != 0 else { return }
+        do {
+            let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .bind(host: settings.host, port: settings.port).get()
+            try await probe.close()
+        } catch {
+            throw listeningError(error, settings: settings) ?? error
+        }
+    }
+
+    /// The line for an address that cannot be listened on, with what to do about it; nil for other errors.
+    private static func listeningError(_ error: any Error, settings: ServerConfiguration) -> ConfigurationError? {
+        switch error {
+        case let error as IOError where error.errnoCode == EADDRINUSE:
+            let next = settings.port < 65_535 ? settings.port + 1 : 8080
+            return ConfigurationError(listening: settings, reason: """
+                address already in use (another herald serve?); stop what uses it, or pick another port with --port \
+                (or HERALD_PORT), e.g. --port \(next); --port 0 takes any free one
+                """)
+        case let error as IOError where [EACCES, EADDRNOTAVAIL].contains(error.errnoCode):
+            return ConfigurationError(listening: settings, reason: String(cString: strerror(error.errnoCode)).lowercased())
+        case let error as SocketAddressError:
+            return ConfigurationError(listening: settings, reason: "\(error)")
+        default:
+            return nil
         }
     }
 

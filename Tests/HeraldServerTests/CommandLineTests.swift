@@ -28,6 +28,18 @@ struct CommandLineTests {
                 "the kept secret is reused")
     }
 
+    @Test("a mistyped command gets a suggestion: herald serv, herald chta, herald bnech")
+    func suggestions() async throws {
+        for (typed, meant) in [("serv", "serve"), ("chta", "chat"), ("bnech", "bench"), ("tokn", "token")] {
+            let result = try await runHerald([typed], input: "")
+            #expect(result.status == 64, "\(typed)")
+            #expect(result.stderr.contains("Did you mean '\(meant)'?"), "\(typed): \(result.stderr)")
+        }
+        let unknown = try await runHerald(["xyzzy"], input: "")
+        #expect(unknown.status != 0)
+        #expect(!unknown.stderr.contains("Did you mean"), "nothing close: \(unknown.stderr)")
+    }
+
     @Test("a secret shorter than 32 bytes is refused with a clear message, not a crash")
     func shortSecret() async throws {
         let result = try await runHerald(

@@ -125,7 +125,19 @@ struct StartupTests {
             ["serve", "--port", "\(port)", "--database", ":memory:"], environment: Self.secretEnvironment)
         #expect(inUse.status == 1)
         let complaint = inUse.stderr.split(separator: "\n").filter { !Self.isProgressNote($0) }
-        #expect(complaint == ["herald: cannot listen on 127.0.0.1:\(port): address already in use"], "\(inUse.stderr)")
+        #expect(complaint.count == 1, "\(inUse.stderr)")
+        #expect(complaint.first?.hasPrefix("herald: cannot listen on 127.0.0.1:\(port): address already in use") == true)
+        #expect(complaint.first?.contains("--port \(port + 1)") == true, "it says how to pick another port")
+
+        // Nothing is opened or written before that: a new database with the demo leaves no file and logs no push.
+        let fresh = try makeTemporaryFolder("herald-busy-port")
+        defer { try? FileManager.default.removeItem(at: fresh) }
+        let demo = try await runHerald(
+            ["serve", "--demo", "--port", "\(port)", "--database", fresh.appendingPathComponent("herald.sqlite").path],
+            environment: Self.secretEnvironment)
+        #expect(demo.status == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fresh.path).isEmpty, "no database written")
+        #expect(!demo.stderr.contains("push"), "no push logged: \(demo.stderr)")
         try await holder.close()
 
         let folder = try makeTemporaryFolder("herald-startup")
@@ -134,6 +146,30 @@ struct StartupTests {
         #expect(line.contains(folder.path), "the folder given as a database: \(line)")
         let nowhere = try await Self.failedStart(["--database", "/proc/no-such-place/herald.sqlite"])
         #expect(nowhere.contains("/proc/no-such-place/herald.sqlite"))
+    }
+
+    @Test("a fresh clone's .gitignore covers every file herald serve writes beside its database: no key can be committed")
+    func firstRunFilesIgnored() async throws {
+        let folder = try makeTemporaryFolder("herald-first-run")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(
+            at: packageRoot.appendingPathComponent(".gitignore"), to: folder.appendingPathComponent(".gitignore"))
+        let env = URL(fileURLWithPath: "/usr/bin/env")
+        #expect(try await runProcess(env, ["git", "-C", folder.path, "init", "-q"]).status == 0)
+        func untracked() async throws -> [String] {
+            try await runProcess(env, ["git", "-C", folder.path, "status", "--porcelain", "--untracked-files=all"])
+                .stdout.split(separator: "\n").map(String.init)
+        }
+        // As a newcomer runs it: the demo, no secret given, so the token secret and the Web Push key are made.
+        let server = try await ServerProcess(database: folder.appendingPathComponent("herald.sqlite").path, demo: true)
+        defer { server.stop() }
+        let written = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0 != ".git" }.sorted()
+        for suffix in [".secret", ".vapid", "-wal", "-lock"] {
+            #expect(written.contains("herald.sqlite" + suffix), "\(suffix) is written: \(written)")
+        }
+        #expect(try await untracked() == ["?? .gitignore"], "while it runs")
+        #expect(await server.terminate() == 0)
+        #expect(try await untracked() == ["?? .gitignore"], "after it stopped")
     }
 
     @Test("herald serve --demo says first where to open the page, and serves it from its resources")

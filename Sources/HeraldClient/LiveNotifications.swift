@@ -1,4 +1,6 @@
+import Foundation
 import HeraldCore
+import NIOConcurrencyHelpers
 
 /// The stream wired into the notification engine: the one call an app needs to get "show this banner", "post
 /// this local notification" and "open this conversation".
@@ -18,20 +20,57 @@ import HeraldCore
 /// Muted conversations never notify (the engine skips them with reason `muted`): the muted set is read from the
 /// server each time the stream is live (before any message after it is handled), and follows ``mute(_:)`` and
 /// ``unmute(_:)`` here and the mutes and unmutes of the user's other devices, which the stream reports.
+///
+/// It may run again after a run ended (a SwiftUI view that went away and came back): the engine goes on where it
+/// stopped, with what it knew (the open conversation, the app state, the mutes, the messages seen). Each access to
+/// ``effects`` is a subscription of its own, so two windows may each follow it; a subscription ends with its run,
+/// and a view that comes back subscribes again.
 public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Duration {
     /// The connection.
     public let client: HeraldClient
-    /// What the app must do, in order. Consume it from one task.
-    public let effects: AsyncStream<NotificationEffect>
-    private let effectSink: AsyncStream<NotificationEffect>.Continuation
-    private let driver: NotifierDriver<C>
+    private let clock: C
+
+    private struct State {
+        /// Where inputs go: the driver of the run under way, or the one the next run starts.
+        var driver: NotifierDriver<C>
+        var running = false
+        /// The conversations the engine has muted, as the last run left them: what the next run's first reading of
+        /// the server is compared with.
+        var muted: Set<String> = []
+        var subscribers: [UUID: AsyncStream<NotificationEffect>.Continuation] = [:]
+        /// Effects that came while nobody was subscribed, for the first to subscribe (at most ``unclaimedLimit``).
+        var unclaimed: [NotificationEffect] = []
+    }
+
+    private let state: NIOLockedValueBox<State>
+    /// The most effects kept for a subscriber that has not come yet.
+    static var unclaimedLimit: Int { 100 }
 
     /// Wires `client` to a notifier for `userID` running on `clock`.
     public init(client: HeraldClient, userID: String, config: BannerConfig = .standard, clock: C) {
         self.client = client
-        driver = NotifierDriver(notifier: Notifier(userID: userID, config: config), clock: clock)
-        (effects, effectSink) = AsyncStream.makeStream()
+        self.clock = clock
+        state = NIOLockedValueBox(State(driver: NotifierDriver(notifier: Notifier(userID: userID, config: config), clock: clock)))
     }
+
+    /// What the app must do, in order, from now on: a new subscription each time it is read (iterate each from one
+    /// task), which ends when the run under way (or the next one, if none is) ends. The first subscriber also gets
+    /// what came while nobody was subscribed.
+    public var effects: AsyncStream<NotificationEffect> {
+        let (stream, continuation) = AsyncStream<NotificationEffect>.makeStream()
+        let id = UUID()
+        continuation.onTermination = { [state] _ in
+            state.withLockedValue { _ = $0.subscribers.removeValue(forKey: id) }
+        }
+        state.withLockedValue { state in
+            for effect in state.unclaimed { continuation.yield(effect) }
+            state.unclaimed = []
+            state.subscribers[id] = continuation
+        }
+        return stream
+    }
+
+    private var driver: NotifierDriver<C> { state.withLockedValue { $0.driver } }
 
     /// The user opened a conversation (nil: the list, settings, ...).
     public func open(_ conversationID: String?) {
@@ -74,46 +113,89 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
         driver.show(message, tone: tone, icon: icon, duration: duration, onClose: onClose)
     }
 
-    /// Runs the connection, the engine and the wiring until the calling task is cancelled.
+    /// Runs the connection, the engine and the wiring until the calling task is cancelled. A call while a run is
+    /// under way does nothing more than wait alongside it (one connection for the device); once a run ended, the
+    /// next starts afresh, with the engine as it was.
     public func run() async {
+        let claimed = state.withLockedValue { state -> (driver: NotifierDriver<C>, muted: Set<String>)? in
+            guard !state.running else { return nil }
+            state.running = true
+            return (state.driver, state.muted)
+        }
+        guard let (driver, knownMuted) = claimed else {
+            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+            return
+        }
         let events = client.events()
-        await withDiscardingTaskGroup { group in
-            group.addTask { await self.client.run() }
-            group.addTask { await self.driver.run() }
+        let notifier = await withTaskGroup(of: Notifier?.self) { group in
+            group.addTask {
+                await self.client.run()
+                return nil
+            }
+            group.addTask { await driver.run() }
             group.addTask {
                 // The first catch-up is history the user is about to see, not news; after that, what arrives
                 // (live, or caught up after a reconnect) notifies.
                 var caughtUp = false
-                var muted: Set<String> = []
+                var muted = knownMuted
                 for await event in events {
                     switch event {
-                    case .message(let incoming) where caughtUp: self.driver.send(.message(incoming))
+                    case .message(let incoming) where caughtUp: driver.send(.message(incoming))
                     case .state(.live):
                         // Mutes made while away count before the next message does: events wait meanwhile.
-                        muted = await self.syncMuted(muted)
+                        muted = await self.syncMuted(muted, driver: driver)
                         caughtUp = true
                     case .muted(let conversationID, let isMuted):
-                        self.driver.send(isMuted ? .mute(conversationID: conversationID) : .unmute(conversationID: conversationID))
+                        driver.send(isMuted ? .mute(conversationID: conversationID) : .unmute(conversationID: conversationID))
                         if isMuted { muted.insert(conversationID) } else { muted.remove(conversationID) }
                     default: break
                     }
                 }
+                return nil
             }
             group.addTask {
-                for await effect in self.driver.effects {
+                for await effect in driver.effects {
                     if case .navigate(let conversationID) = effect { self.client.focus(conversationID) }
-                    self.effectSink.yield(effect)
+                    self.deliver(effect)
                 }
-                self.effectSink.finish()
+                return nil
             }
+            var last: Notifier?
+            for await result in group {
+                if let result { last = result }
+            }
+            return last
         }
+        let ended = state.withLockedValue { state in
+            state.running = false
+            if let notifier {
+                state.driver = NotifierDriver(notifier: notifier, clock: clock)
+                state.muted = notifier.device.mutedConversationIDs
+            }
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
+        }
+        // The run's subscriptions end with it (outside the lock: ending one runs its termination handler).
+        for subscriber in ended { subscriber.finish() }
+    }
+
+    /// Hands an effect to every subscriber, or keeps it for the first one to come.
+    private func deliver(_ effect: NotificationEffect) {
+        let subscribers = state.withLockedValue { state -> [AsyncStream<NotificationEffect>.Continuation] in
+            if state.subscribers.isEmpty {
+                state.unclaimed.append(effect)
+                if state.unclaimed.count > Self.unclaimedLimit { state.unclaimed.removeFirst() }
+            }
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.yield(effect) }
     }
 }
 
 extension LiveNotifications {
     /// Reads the muted set from the server and tells the engine what changed since `known`; the new set (or
     /// `known`, if the server could not be asked).
-    private func syncMuted(_ known: Set<String>) async -> Set<String> {
+    private func syncMuted(_ known: Set<String>, driver: NotifierDriver<C>) async -> Set<String> {
         guard let current = try? await client.api.mutedConversationIDs() else { return known }
         for id in current.subtracting(known) { driver.send(.mute(conversationID: id)) }
         for id in known.subtracting(current) { driver.send(.unmute(conversationID: id)) }

@@ -32,19 +32,37 @@ public struct PresentedBanner: Hashable, Sendable, Identifiable {
 }
 
 /// Something the person did to the banner, as a view reports it.
+///
+/// A finger on the banner is one sequence, whatever it turns out to be: ``touchBegan``, any number of
+/// ``touchMoved(dy:)``, then ``touchEnded(dy:)`` (or ``touchCancelled``), reported from one drag gesture of no
+/// minimum distance. The presentation tells a tap from a hold and from a drag by the time and the distance: lifted
+/// within ``BannerStyle/holdDuration`` and ``BannerStyle/tapSlop`` it is a tap; held longer, it only paused the
+/// timer; moved further, it is a drag that dismisses past the swipe threshold and otherwise springs back. The
+/// engine's timer is paused from the first touch to the last (`touchDown` … `touchUp`).
 public enum PresentationIntent: Hashable, Sendable {
-    /// A tap on the banner.
+    /// The banner was activated without a touch (VoiceOver, a keyboard, a pointer's click): open its conversation.
     case tap
     /// The close button.
     case close
-    /// A finger went down on the banner (a long press began).
-    case pressBegan
-    /// It lifted.
-    case pressEnded
-    /// A drag moved to `dy` points from where it began (negative is up).
-    case dragChanged(dy: Double)
-    /// The drag ended `dy` points from where it began.
-    case dragEnded(dy: Double)
+    /// A finger went down on the banner (the first ``touchMoved(dy:)`` says so too).
+    case touchBegan
+    /// It moved to `dy` points from where it went down (negative is up); the first of a touch begins it.
+    case touchMoved(dy: Double)
+    /// It lifted, `dy` points from where it went down.
+    case touchEnded(dy: Double)
+    /// The system took the touch (a system gesture, an incoming call): the banner springs back, nothing happens.
+    case touchCancelled
+}
+
+/// The scene phase as SwiftUI reports it (`ScenePhase`), for ``BannerPresentation/appState(for:)``.
+public enum ScenePhaseKind: Hashable, Sendable {
+    /// In the foreground and interactive.
+    case active
+    /// Visible but not interactive: Control Center or Notification Center pulled down, a system alert (a permission
+    /// prompt), the app switcher.
+    case inactive
+    /// Not visible.
+    case background
 }
 
 /// What the presentation asks of the app: a gesture for the engine, a chat to open, a system notification to post.
@@ -78,6 +96,13 @@ public struct BannerPresentation: Hashable, Sendable {
     public private(set) var dragOffset: Double = 0
     /// Whether a finger holds the banner (its timer is paused).
     public private(set) var isPressed = false
+    /// The finger on the banner: when it went down and whether it has moved beyond a tap's slop.
+    private var touch: Touch?
+
+    private struct Touch: Hashable, Sendable {
+        var began: Duration
+        var moved: Bool
+    }
     /// Whether the system asks for reduced motion.
     public var reduceMotion = false
     /// What VoiceOver should say for the banner on screen ("Charlie Davis in Team Chat: Hey, are you there?").
@@ -100,6 +125,20 @@ public struct BannerPresentation: Hashable, Sendable {
 
     /// Whether the drag, if it ended now, would dismiss the banner.
     public var passesSwipeThreshold: Bool { -dragOffset >= swipeThreshold }
+
+    /// The app state a scene phase means for the engine and the server, or nil when it changes nothing.
+    ///
+    /// Only `background` is the background: `inactive` is the app still on screen behind Control Center, a pulled-down
+    /// Notification Center or a permission alert, and a message then is still an in-app banner (were it a system
+    /// notification, the app's own `willPresent` would show it in the list only, and the person would never see it).
+    /// Going from `inactive` back to `active` changes nothing either.
+    public static func appState(for phase: ScenePhaseKind) -> AppState? {
+        switch phase {
+        case .active: .foreground
+        case .inactive: nil
+        case .background: .background
+        }
+    }
 
     /// Moves the phase on at every deadline up to `instant`.
     public mutating func advance(to instant: Duration) {
@@ -124,6 +163,7 @@ public struct BannerPresentation: Hashable, Sendable {
             nextDeadline = now + style.enterDuration
             dragOffset = 0
             isPressed = false
+            touch = nil
             announcement = ContentFormatter.standard.announcement(for: banner)
             hapticCount += 1
         case .update(let banner):
@@ -136,6 +176,7 @@ public struct BannerPresentation: Hashable, Sendable {
             current?.dismissReason = reason
             nextDeadline = now + style.exitDuration
             isPressed = false
+            touch = nil
         case .navigate(let conversationID):
             return [.navigate(conversationID: conversationID)]
         case .local(let notification):
@@ -155,17 +196,34 @@ public struct BannerPresentation: Hashable, Sendable {
             return release() + [.gesture(.tap)]
         case .close:
             return release() + [.gesture(.close)]
-        case .pressBegan:
+        case .touchBegan:
+            guard touch == nil else { return [] }
+            touch = Touch(began: now, moved: false)
             return press()
-        case .pressEnded:
+        case .touchMoved(let dy):
+            let began = touch?.began ?? now
+            let moved = (touch?.moved ?? false) || abs(dy) > style.tapSlop
+            touch = Touch(began: began, moved: moved)
+            if moved { dragOffset = dy < 0 ? dy : dy * style.downwardDragFactor }
+            return press()
+        case .touchEnded(let dy):
+            let began = touch?.began ?? now
+            let moved = (touch?.moved ?? false) || abs(dy) > style.tapSlop
+            touch = nil
+            if moved {
+                // Far enough up, the banner leaves from where the finger left it; otherwise it springs back.
+                dragOffset = -dy >= swipeThreshold ? dy : 0
+                return release() + [.gesture(.swipe(dy: dy))]
+            }
+            dragOffset = 0
+            // A short touch in place is a tap; a longer one was a hold, which only paused the timer.
+            return now - began < style.holdDuration ? release() + [.gesture(.tap)] : release()
+        case .touchCancelled:
+            // After the touch ended, a late cancellation (a view's gesture state resetting) changes nothing.
+            guard touch != nil else { return [] }
+            touch = nil
+            dragOffset = 0
             return release()
-        case .dragChanged(let dy):
-            dragOffset = dy < 0 ? dy : dy * style.downwardDragFactor
-            return press()
-        case .dragEnded(let dy):
-            // Far enough up, the banner leaves from where the finger left it; otherwise it springs back.
-            dragOffset = -dy >= swipeThreshold ? dy : 0
-            return release() + [.gesture(.swipe(dy: dy))]
         }
     }
 

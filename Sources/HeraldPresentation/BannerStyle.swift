@@ -21,9 +21,13 @@ public struct BannerStyle: Hashable, Sendable {
     public var exitDuration: Duration
     /// How much a downward drag moves the banner, for each point the finger moves (it resists going down).
     public var downwardDragFactor: Double
+    /// How far a finger may move and still tap (further, it drags).
+    public var tapSlop: Double
+    /// How long a finger may stay and still tap (longer, it held the banner: the timer resumes, nothing opens).
+    public var holdDuration: Duration
 
     /// The product's look: 16 pt sides, 8 pt top, 12 pt corners, 64 pt high, 40 pt avatar, 15/13 pt type, a 0.3 s
-    /// spring in and a 0.25 s ease-out.
+    /// spring in and a 0.25 s ease-out; a tap moves at most 10 pt and lasts under 0.3 s.
     public static let standard = BannerStyle()
 
     /// Creates a style; the defaults are ``standard``'s.
@@ -37,7 +41,9 @@ public struct BannerStyle: Hashable, Sendable {
         bodyFontSize: Double = 13,
         enterDuration: Duration = .milliseconds(300),
         exitDuration: Duration = .milliseconds(250),
-        downwardDragFactor: Double = 0.2
+        downwardDragFactor: Double = 0.2,
+        tapSlop: Double = 10,
+        holdDuration: Duration = .milliseconds(300)
     ) {
         self.sideMargin = sideMargin
         self.topMargin = topMargin
@@ -49,5 +55,7 @@ public struct BannerStyle: Hashable, Sendable {
         self.enterDuration = enterDuration
         self.exitDuration = exitDuration
         self.downwardDragFactor = downwardDragFactor
+        self.tapSlop = tapSlop
+        self.holdDuration = holdDuration
     }
 }

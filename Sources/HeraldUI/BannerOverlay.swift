@@ -1,11 +1,12 @@
 // Apple platforms only; an empty module elsewhere. Parsed on Linux by scripts/test (swiftc -parse), compiled only
-// in Xcode. APIs used, all stable since iOS 17 / macOS 14: ViewModifier, @State with an @Observable class,
-// .overlay(alignment:), .task, .onChange(of:initial:_:), .onTapGesture, .onLongPressGesture(minimumDuration:
-// perform:onPressingChanged:), DragGesture, .simultaneousGesture, .transition, .animation(_:value:),
-// .sensoryFeedback(_:trigger:), AccessibilityNotification.Announcement, @Environment(\.accessibilityReduceMotion),
-// @Environment(\.scenePhase), .accessibilityElement(children:), .accessibilityLabel, .accessibilityAddTraits,
-// .accessibilityAction(named:_:).
-#if canImport(SwiftUI)
+// in Xcode. APIs used, all available on iOS 17 / macOS 14 and checked against Apple's documentation: ViewModifier,
+// @State (init(initialValue:)) with an @Observable class, .overlay(alignment:content:), .task(_:), .onChange(of:
+// initial:_:), DragGesture(minimumDistance:) with .updating(_:body:), .onChanged(_:), .onEnded(_:) and @GestureState,
+// .gesture(_:), .transition(_:), .animation(_:value:), .sensoryFeedback(_:trigger:),
+// AccessibilityNotification.Announcement, @Environment(\.accessibilityReduceMotion), @Environment(\.scenePhase)
+// (ScenePhase .active, .inactive, .background), .accessibilityElement(children:), .accessibilityLabel(_:),
+// .accessibilityAddTraits(_:), .accessibilityAction(named:_:), .accessibilityAction(_:) (the default action).
+#if os(iOS) || os(macOS)
 import HeraldClient
 import HeraldCore
 import HeraldPresentation
@@ -37,40 +38,50 @@ extension View {
 }
 
 /// Owns the presenter for a `LiveNotifications` and runs both while the view is on screen.
+///
+/// The overlay is always applied (no branch that would rebuild the app's content, and its navigation state, once
+/// the presenter exists): the presenter is made with the modifier and kept by SwiftUI for the view's life. When the
+/// view goes away its task is cancelled; when it comes back, ``LiveNotifications/run()`` starts again, keeping the
+/// engine's state, and the presenter takes a new subscription to its effects.
 struct LiveBannersModifier: ViewModifier {
     let live: LiveNotifications<ContinuousClock>
-    let style: BannerStyle
     let onNavigate: @MainActor (String) -> Void
     let onLocal: @MainActor (LocalNotification) -> Void
-    @State private var presenter: BannerPresenter?
+    @State private var presenter: BannerPresenter
+
+    init(
+        live: LiveNotifications<ContinuousClock>, style: BannerStyle, onNavigate: @escaping @MainActor (String) -> Void,
+        onLocal: @escaping @MainActor (LocalNotification) -> Void
+    ) {
+        self.live = live
+        self.onNavigate = onNavigate
+        self.onLocal = onLocal
+        _presenter = State(initialValue: BannerPresenter(live: live, style: style))
+    }
 
     func body(content: Content) -> some View {
-        Group {
-            if let presenter {
-                content.heraldBanners(presenter)
-            } else {
-                content
+        content
+            .modifier(BannerOverlayModifier(presenter: presenter))
+            .task {
+                presenter.onNavigate = onNavigate
+                presenter.onLocal = onLocal
+                let effects = live.effects
+                await withDiscardingTaskGroup { group in
+                    group.addTask { await live.run() }
+                    group.addTask { await presenter.run(effects: effects, clock: ContinuousClock()) }
+                }
             }
-        }
-        .task {
-            let presenter = BannerPresenter(live: live, style: style)
-            presenter.onNavigate = onNavigate
-            presenter.onLocal = onLocal
-            self.presenter = presenter
-            await withDiscardingTaskGroup { group in
-                group.addTask { await live.run() }
-                group.addTask { await presenter.run(effects: live.effects, clock: ContinuousClock()) }
-            }
-        }
     }
 }
 
 /// Draws a presenter's banner and wires the gestures, motion, VoiceOver, haptics and scene phase to it. No logic:
-/// every decision is the presenter's.
+/// every decision is the presenter's (`BannerPresentation`).
 struct BannerOverlayModifier: ViewModifier {
     let presenter: BannerPresenter
     @Environment(\.accessibilityReduceMotion) private var reduceMotion
     @Environment(\.scenePhase) private var scenePhase
+    /// Whether a finger is on the banner; SwiftUI resets it however the touch ends, cancelled included.
+    @GestureState private var touching = false
 
     func body(content: Content) -> some View {
         content
@@ -86,11 +97,24 @@ struct BannerOverlayModifier: ViewModifier {
             .sensoryFeedback(.impact(weight: .light), trigger: presenter.hapticCount)
             .onChange(of: reduceMotion, initial: true) { _, reduce in presenter.setReduceMotion(reduce) }
             .onChange(of: scenePhase, initial: true) { _, phase in
-                presenter.setAppState(phase == .active ? .foreground : .background)
+                if let state = BannerPresentation.appState(for: Self.kind(of: phase)) { presenter.setAppState(state) }
             }
             .onChange(of: presenter.announcement) { _, text in
                 if let text { AccessibilityNotification.Announcement(text).post() }
             }
+            .onChange(of: touching) { _, isTouching in
+                // After an ended touch this changes nothing; after one the system took, it springs the banner back.
+                if !isTouching { presenter.send(.touchCancelled) }
+            }
+    }
+
+    /// SwiftUI's scene phase as the presentation knows it.
+    private static func kind(of phase: ScenePhase) -> ScenePhaseKind {
+        switch phase {
+        case .active: .active
+        case .background: .background
+        default: .inactive
+        }
     }
 
     private func banner(_ presented: PresentedBanner) -> some View {
@@ -100,18 +124,18 @@ struct BannerOverlayModifier: ViewModifier {
             .padding(.top, style.topMargin)
             .offset(y: presenter.dragOffset)
             .animation(presenter.isPressed ? nil : .spring(duration: style.enterDuration.seconds), value: presenter.dragOffset)
-            .onTapGesture { presenter.send(.tap) }
-            .onLongPressGesture(minimumDuration: 0.3, perform: {}, onPressingChanged: { pressing in
-                presenter.send(pressing ? .pressBegan : .pressEnded)
-            })
-            .simultaneousGesture(
-                DragGesture(minimumDistance: 8)
-                    .onChanged { value in presenter.send(.dragChanged(dy: value.translation.height)) }
-                    .onEnded { value in presenter.send(.dragEnded(dy: value.translation.height)) }
+            // One gesture for the whole touch: the presentation tells a tap, a hold and a drag apart by time and
+            // distance, and keeps the timer paused from the first touch to the last.
+            .gesture(
+                DragGesture(minimumDistance: 0)
+                    .updating($touching) { _, touching, _ in touching = true }
+                    .onChanged { value in presenter.send(.touchMoved(dy: value.translation.height)) }
+                    .onEnded { value in presenter.send(.touchEnded(dy: value.translation.height)) }
             )
             .accessibilityElement(children: .combine)
             .accessibilityLabel(Text(presenter.announcement ?? presented.banner.title))
             .accessibilityAddTraits(.isButton)
+            .accessibilityAction { presenter.send(.tap) }
             .accessibilityAction(named: Text("Dismiss")) { presenter.send(.close) }
     }
 

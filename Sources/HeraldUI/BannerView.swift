@@ -2,7 +2,7 @@
 // in Xcode. APIs used, all stable since iOS 17 / macOS 14: SwiftUI View, HStack, VStack, Text, Image(systemName:),
 // AsyncImage, Circle, RoundedRectangle, Button, Color, Font, .shadow, .lineLimit, .truncationMode,
 // @Environment(\.colorScheme).
-#if canImport(SwiftUI)
+#if os(iOS) || os(macOS)
 import HeraldCore
 import HeraldPresentation
 import SwiftUI
@@ -13,11 +13,11 @@ import SwiftUI
 public struct BannerView: View {
     let banner: Banner
     let style: BannerStyle
-    let close: () -> Void
+    let close: @MainActor () -> Void
     @Environment(\.colorScheme) private var colorScheme
 
     /// A view of `banner`; `close` is the close button's action.
-    public init(banner: Banner, style: BannerStyle = .standard, close: @escaping () -> Void) {
+    public init(banner: Banner, style: BannerStyle = .standard, close: @escaping @MainActor () -> Void) {
         self.banner = banner
         self.style = style
         self.close = close

@@ -1,9 +1,12 @@
 // Apple platforms only; an empty module elsewhere. Parsed on Linux by scripts/test (swiftc -parse), compiled only
-// in Xcode. APIs used, all stable since iOS 17 / macOS 14: UNUserNotificationCenter (requestAuthorization(options:),
-// add(_:), setBadgeCount(_:), removeDeliveredNotifications(withIdentifiers:), delegate),
-// UNUserNotificationCenterDelegate (willPresent, didReceive), UNMutableNotificationContent (title, body,
-// threadIdentifier, userInfo), UNNotificationRequest(identifier:content:trigger:).
-#if canImport(UserNotifications)
+// in Xcode. APIs used, all available on iOS 17 / macOS 14 and checked against Apple's documentation:
+// UNUserNotificationCenter (requestAuthorization(options:), add(_:), setBadgeCount(_:),
+// removeDeliveredNotifications(withIdentifiers:), deliveredNotifications() (async), delegate),
+// UNNotification.request.content.threadIdentifier, UNUserNotificationCenterDelegate
+// (userNotificationCenter(_:willPresent:withCompletionHandler:) and (_:didReceive:withCompletionHandler:), their
+// handlers @Sendable), UNMutableNotificationContent (title, body, threadIdentifier, userInfo),
+// UNNotificationRequest(identifier:content:trigger:).
+#if os(iOS) || os(macOS)
 import Foundation
 import HeraldCore
 @preconcurrency import UserNotifications
@@ -66,22 +69,50 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         center.removeDeliveredNotifications(withIdentifiers: notifications.map(\.identifier))
     }
 
-    /// In the foreground the engine shows an in-app banner for what matters, so a system notification (a push that
-    /// arrived meanwhile) goes to the list only, never as a second banner or sound.
-    public nonisolated func userNotificationCenter(
-        _ center: UNUserNotificationCenter, willPresent notification: UNNotification
-    ) async -> UNNotificationPresentationOptions {
-        [.list, .badge]
+    /// Removes every delivered notification of a conversation and sets the badge: what Herald's silent push asks for
+    /// when the conversation was read on another device (its `type` is `read`; it carries `conversationId` and
+    /// `badge`). Call it from the app delegate's `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`.
+    public func clear(conversation conversationID: String, badge: Int?) async {
+        let delivered = await center.deliveredNotifications()
+        let identifiers = delivered.filter { $0.request.content.threadIdentifier == conversationID }.map(\.request.identifier)
+        center.removeDeliveredNotifications(withIdentifiers: identifiers)
+        if let badge { await setBadge(badge) }
     }
 
-    /// A tapped notification opens its conversation (the engine's `navigate`, done by the app's ``onOpen``).
+    /// What a remote notification's payload asks, if it is Herald's clear: the conversation read elsewhere, and the
+    /// badge now.
+    public nonisolated static func clearRequest(in userInfo: [AnyHashable: Any]) -> (conversationID: String, badge: Int?)? {
+        guard userInfo["type"] as? String == "read", let conversationID = userInfo["conversationId"] as? String else {
+            return nil
+        }
+        let aps = userInfo["aps"] as? [String: Any]
+        return (conversationID, aps?["badge"] as? Int)
+    }
+
+    /// In the foreground the engine shows an in-app banner for what matters, so a system notification (a push that
+    /// arrived meanwhile) goes to the list only, never as a second banner or sound.
+    ///
+    /// Completion-handler based and answered at once, on the thread the center called: an `async` delegate method
+    /// would return (and so call the handler) from the concurrency pool, which UserNotifications does not expect.
     public nonisolated func userNotificationCenter(
-        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse
-    ) async {
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+        withCompletionHandler completionHandler: @escaping @Sendable (UNNotificationPresentationOptions) -> Void
+    ) {
+        completionHandler([.list, .badge])
+    }
+
+    /// A tapped notification opens its conversation (the engine's `navigate`, done by the app's ``onOpen`` on the
+    /// main actor); the handler is called once that is done, from the main actor.
+    public nonisolated func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping @Sendable () -> Void
+    ) {
         let content = response.notification.request.content
         let conversation = (content.userInfo[Self.conversationKey] as? String) ?? content.threadIdentifier
-        guard !conversation.isEmpty else { return }
-        await MainActor.run { self.onOpen(conversation) }
+        Task { @MainActor in
+            if !conversation.isEmpty { self.onOpen(conversation) }
+            completionHandler()
+        }
     }
 }
 #endif

@@ -82,7 +82,7 @@ struct NotifierDriverTests {
         driver.send(.message(Cast.message("m1", in: Cast.aliceBob, from: Cast.bob)))
         _ = await effects.next()
         task.cancel()
-        await task.value
+        _ = await task.value
         let afterCancel = await effects.next()
         #expect(afterCancel == nil)
         #expect(clock.sleeperCount == 0)

@@ -89,15 +89,22 @@ struct BannerPresentationTests {
         #expect(screen.presentation.current == nil)
     }
 
-    @Test("a press pauses the engine's timer; the release resumes it with the time left")
-    func pressPauses() {
+    @Test("a finger held on the banner pauses the engine's timer past 0.3 s; lifting resumes it with the time left and opens nothing")
+    func holdPauses() {
         var screen = Screen()
         screen.input(message("m1"), at: 0)
-        screen.intent(.pressBegan, at: 1)
+        screen.intent(.touchBegan, at: 1)
         #expect(screen.presentation.isPressed)
+        // Still held after the long-press time (where SwiftUI's long press reports "not pressing" any more).
+        screen.advance(to: 1.4)
+        #expect(screen.presentation.isPressed, "held past 0.3 s: still paused")
+        screen.intent(.touchMoved(dy: -3), at: 2)
+        #expect(screen.presentation.dragOffset == 0, "a tremble within the slop is no drag")
         screen.advance(to: 10)
         #expect(screen.phase == .shown, "held: still there at 10 s")
-        screen.intent(.pressEnded, at: 10)
+        screen.intent(.touchEnded(dy: -3), at: 10)
+        #expect(!screen.presentation.isPressed)
+        #expect(screen.outputs.isEmpty, "a hold is not a tap: nothing opens")
         screen.advance(to: 12.999)
         #expect(screen.phase == .shown, "3 s were left when it was pressed")
         screen.advance(to: 13)
@@ -105,30 +112,93 @@ struct BannerPresentationTests {
         #expect(screen.effects.contains(.dismiss(bannerID: "m1", reason: .timeout)))
     }
 
+    @Test("the touch sequence press, hold past 0.3 s, drag, release: paused throughout, one touchDown, one touchUp, then the swipe")
+    func sequence() {
+        var presentation = BannerPresentation()
+        _ = presentation.apply(.show(Banner.general(id: "g", message: "Saved", tone: .success, icon: nil, duration: .seconds(5))), at: .zero)
+        var gestures: [BannerGesture] = []
+        func record(_ outputs: [PresentationOutput]) {
+            for case .gesture(let gesture) in outputs { gestures.append(gesture) }
+        }
+        record(presentation.handle(.touchBegan, at: at(1)))
+        record(presentation.handle(.touchMoved(dy: -2), at: at(1.5)))
+        record(presentation.handle(.touchMoved(dy: -30), at: at(1.6)))
+        #expect(presentation.dragOffset == -30)
+        record(presentation.handle(.touchMoved(dy: -70), at: at(1.7)))
+        #expect(presentation.passesSwipeThreshold)
+        record(presentation.handle(.touchEnded(dy: -70), at: at(1.8)))
+        #expect(gestures == [.touchDown, .touchUp, .swipe(dy: -70)])
+        #expect(presentation.dragOffset == -70, "it leaves from where the finger left it")
+    }
+
+    @Test("a short touch in place is a tap; one that moved is a drag, never a tap; a cancelled touch springs back")
+    func tapsAndDrags() {
+        var quick = Screen()
+        quick.input(message("m1"), at: 0)
+        quick.intent(.touchBegan, at: 1)
+        quick.intent(.touchMoved(dy: 4), at: 1.1)
+        quick.intent(.touchEnded(dy: 4), at: 1.2)
+        #expect(quick.outputs == [.navigate(conversationID: "alice-charlie")], "0.2 s and 4 pt: a tap")
+        #expect(quick.presentation.current?.dismissReason == .tap)
+
+        var dragged = Screen()
+        dragged.input(message("m1"), at: 0)
+        dragged.intent(.touchBegan, at: 1)
+        dragged.intent(.touchMoved(dy: -30), at: 1.05)
+        dragged.intent(.touchEnded(dy: -30), at: 1.1)
+        #expect(dragged.outputs.isEmpty, "a quick drag that springs back opens nothing")
+        #expect(dragged.presentation.dragOffset == 0)
+        #expect(dragged.phase == .shown)
+
+        var cancelled = Screen()
+        cancelled.input(message("m1"), at: 0)
+        cancelled.intent(.touchBegan, at: 1)
+        cancelled.intent(.touchMoved(dy: -40), at: 1.1)
+        cancelled.intent(.touchCancelled, at: 1.2)
+        #expect(!cancelled.presentation.isPressed)
+        #expect(cancelled.presentation.dragOffset == 0)
+        #expect(cancelled.outputs.isEmpty)
+    }
+
     @Test("a drag of 30 pt springs back; one of 60 pt dismisses with reason swipe and leaves from where it was")
     func drags() {
         var screen = Screen()
         screen.input(message("m1"), at: 0)
         screen.advance(to: 0.5)
-        screen.intent(.dragChanged(dy: -30), at: 1)
+        screen.intent(.touchBegan, at: 1)
+        screen.intent(.touchMoved(dy: -30), at: 1)
         #expect(screen.presentation.dragOffset == -30)
         #expect(!screen.presentation.passesSwipeThreshold)
         #expect(screen.presentation.isPressed, "the timer is paused while dragging")
-        screen.intent(.dragEnded(dy: -30), at: 1.2)
+        screen.intent(.touchEnded(dy: -30), at: 1.2)
         #expect(screen.presentation.dragOffset == 0, "sprang back")
         #expect(screen.phase == .shown)
         #expect(!screen.presentation.isPressed)
 
-        screen.intent(.dragChanged(dy: 12), at: 2)
+        screen.intent(.touchBegan, at: 2)
+        screen.intent(.touchMoved(dy: 12), at: 2)
         #expect(screen.presentation.dragOffset == 12 * BannerStyle.standard.downwardDragFactor, "down resists")
-        screen.intent(.dragChanged(dy: -60), at: 2.1)
+        screen.intent(.touchMoved(dy: -60), at: 2.1)
         #expect(screen.presentation.passesSwipeThreshold)
-        screen.intent(.dragEnded(dy: -60), at: 2.2)
+        screen.intent(.touchEnded(dy: -60), at: 2.2)
         #expect(screen.phase == .leaving)
         #expect(screen.presentation.current?.dismissReason == .swipe)
         #expect(screen.presentation.dragOffset == -60)
         #expect(screen.effects.contains(.dismiss(bannerID: "m1", reason: .swipe)))
         #expect(!screen.outputs.contains { if case .navigate = $0 { true } else { false } }, "a swipe opens nothing")
+    }
+
+    @Test("scene phases: only background is the background; inactive (Control Center, an alert) changes nothing")
+    func scenePhases() {
+        #expect(BannerPresentation.appState(for: .active) == .foreground)
+        #expect(BannerPresentation.appState(for: .inactive) == nil)
+        #expect(BannerPresentation.appState(for: .background) == .background)
+        // Control Center pulled down while a chat is open elsewhere: a message is still a banner.
+        var screen = Screen()
+        if let state = BannerPresentation.appState(for: .inactive) { screen.input(.app(state), at: 0) }
+        screen.input(message("m1"), at: 1)
+        #expect(screen.phase == .entering)
+        #expect(screen.outputs.isEmpty, "no system notification lost to the list")
     }
 
     @Test("Reduce Motion selects the fade")

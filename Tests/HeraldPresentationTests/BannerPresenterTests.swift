@@ -43,10 +43,9 @@ struct BannerPresenterTests {
             clock.advance(by: .milliseconds(300))
             await eventually("the banner to be shown") { presenter.current?.phase == .shown }
 
-            presenter.send(.pressBegan)
+            presenter.send(.touchBegan)
             #expect(presenter.isPressed)
-            presenter.send(.pressEnded)
-            presenter.send(.tap)
+            presenter.send(.touchEnded(dy: 0))
             await eventually("the banner to leave") { presenter.current?.phase == .leaving }
             #expect(presenter.current?.dismissReason == .tap)
             // The navigation is an effect of its own, which may reach the presenter just after the leaving one.

@@ -1,12 +1,16 @@
-// The example app's state: signing in, the conversation list, the open chat, sending. iOS 17 APIs: Observation,
-// URLSession.data(for:), Task.
-#if canImport(SwiftUI)
+// The example app's state: signing in, the conversation list, the open chat, sending, the device's push token.
+// APIs used, all available on iOS 17 and checked against Apple's documentation: Observation, URLSession.data(for:),
+// Task, UserDefaults, UIApplication.registerForRemoteNotifications().
+#if os(iOS) || os(macOS)
 import Foundation
 import HeraldClient
 import HeraldCore
 import HeraldProtocol
 import HeraldUI
 import Observation
+#if os(iOS)
+import UIKit
+#endif
 
 /// Everything the example app knows: the server, who is signed in, the chats and the open one's messages.
 @MainActor
@@ -68,15 +72,37 @@ final class ChatAppModel {
                 let user: User
             }
             let minted = try JSONDecoder().decode(Minted.self, from: data)
-            let client = HeraldClient(configuration: ClientConfiguration(server: base, token: minted.token))
+            var configuration = ClientConfiguration(server: base, token: minted.token)
+            // The stream names this device, so the server sends it no push while the app is connected.
+            configuration.deviceID = Self.deviceID
+            let client = HeraldClient(configuration: configuration)
             let live = LiveNotifications(client: client, userID: minted.user.id)
             session = Session(userID: minted.user.id, name: minted.user.name, client: client, live: live)
             let granted = await systemNotifications.requestAuthorization()
             live.setPermission(granted: granted)
+            #if os(iOS)
+            // The token comes to the app delegate, which hands it to ``register(apnsToken:)``.
+            if granted { UIApplication.shared.registerForRemoteNotifications() }
+            #endif
             await refresh()
         } catch {
             problem = "Cannot reach \(server): \(error.localizedDescription)"
         }
+    }
+
+    /// This installation's device id: made once, kept in the app's defaults.
+    static var deviceID: String {
+        let key = "herald.deviceID"
+        if let id = UserDefaults.standard.string(forKey: key) { return id }
+        let id = UUID().uuidString.lowercased()
+        UserDefaults.standard.set(id, forKey: key)
+        return id
+    }
+
+    /// Registers this device's APNs token with Herald, so the signed-in person gets pushes here when away.
+    func register(apnsToken token: String) async {
+        guard let session else { return }
+        try? await session.client.api.registerDevice(Self.deviceID, platform: .apns, token: token)
     }
 
     /// Follows the stream's events: new messages refresh the list and the open chat.
@@ -125,8 +151,11 @@ final class ChatAppModel {
         return other?.name ?? conversation.members.first { $0 != session?.userID } ?? "Chat"
     }
 
-    /// Signs out: the stream stops with the view that ran it.
+    /// Signs out: this device gets no more pushes for the person, and the stream stops with the view that ran it.
     func signOut() {
+        if let session {
+            Task { try? await session.client.api.removeDevice(Self.deviceID) }
+        }
         session = nil
         conversations = []
         messages = []

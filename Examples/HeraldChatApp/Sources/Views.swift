@@ -1,6 +1,6 @@
 // The example app's screens. iOS 17 APIs: NavigationStack, List, TextField, Button, .task, .refreshable,
 // .onChange(of:initial:_:), ScrollViewReader; and HeraldUI's .heraldBanners modifier at the root.
-#if canImport(SwiftUI)
+#if os(iOS) || os(macOS)
 import HeraldProtocol
 import HeraldUI
 import SwiftUI

@@ -62,8 +62,10 @@ public final class NotifierDriver<C: Clock>: Sendable where C.Duration == Durati
         commandSink.finish()
     }
 
-    /// Runs the notifier until the calling task is cancelled or ``finish()`` is called.
-    public func run() async {
+    /// Runs the notifier until the calling task is cancelled or ``finish()`` is called; the notifier as it then is
+    /// (a new driver started from it goes on where this one stopped).
+    @discardableResult
+    public func run() async -> Notifier {
         var notifier = initial
         var onClose: [String: @Sendable () -> Void] = [:]
         var armed: Duration?
@@ -103,5 +105,6 @@ public final class NotifierDriver<C: Clock>: Sendable where C.Duration == Durati
             group.cancelAll()
         }
         effectSink.finish()
+        return notifier
     }
 }

@@ -1,5 +1,6 @@
 // swift-tools-version: 5.9
-// An iOS app package: open this folder in Xcode 15 or later (or Swift Playgrounds 4.4) and run it on a simulator.
+// An iOS app package: open this folder in Xcode 26 or later and run it on a simulator (Herald's dependencies declare
+// Swift tools 6.2).
 // Apple platforms only; on Linux scripts/test checks that these files parse (swiftc -parse).
 import AppleProductTypes
 import PackageDescription

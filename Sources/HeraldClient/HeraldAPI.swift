@@ -129,6 +129,19 @@ public struct HeraldAPI: Sendable {
         try await perform(.DELETE, "/v1/devices/\(Self.escape(deviceID))")
     }
 
+    /// People to start a chat with: known users whose name contains `query` or whose id starts with it, in id
+    /// order, from those the server lets this user find (by default, the people they share a conversation with).
+    /// `after` is the previous page's `next`.
+    public func users(matching query: String = "", after: String? = nil, limit: Int? = nil) async throws -> WireUserList {
+        var items = [URLQueryItem(name: "q", value: query)]
+        if let after { items.append(URLQueryItem(name: "after", value: after)) }
+        if let limit { items.append(URLQueryItem(name: "limit", value: String(limit))) }
+        var components = URLComponents()
+        components.path = "/v1/users"
+        components.queryItems = items
+        return try await request(.GET, components.string ?? "/v1/users", as: WireUserList.self)
+    }
+
     /// The user's registered devices.
     public func devices() async throws -> [WireDevice] {
         try await request(.GET, "/v1/devices", as: WireDeviceList.self).devices

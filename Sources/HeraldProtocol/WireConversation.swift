@@ -35,6 +35,20 @@ public struct WirePerson: Codable, Hashable, Sendable {
     }
 }
 
+/// `GET /v1/users`: people found, in id order, and the cursor of the next page (`after`), if any.
+public struct WireUserList: Codable, Hashable, Sendable {
+    /// The people.
+    public var users: [WirePerson]
+    /// The last id of this page, to pass as `after` for the next; nil on the last page.
+    public var next: String?
+
+    /// A page of people.
+    public init(users: [WirePerson], next: String?) {
+        self.users = users
+        self.next = next
+    }
+}
+
 /// A conversation as the API shows it: `{"id", "kind", "title", "members", "people"}`.
 public struct WireConversation: Codable, Hashable, Sendable {
     /// The conversation id.

@@ -7,7 +7,7 @@ struct APITests {
     @Test("creating a conversation: 201 with the caller always a member; the same direct chat again is 200, not a copy")
     func createConversation() async throws {
         try await TestServer.run { server in
-            let (alice, bob) = try await (server.token("alice"), server.token("bob"))
+            let (alice, bob, _) = try await (server.token("alice"), server.token("bob"), server.token("charlie"))
             let group = try await server.request(
                 "POST", "/v1/conversations", token: alice, body: #"{"kind": "group", "title": "Team Chat", "members": ["bob", "charlie"]}"#)
             #expect(group.status == 201)

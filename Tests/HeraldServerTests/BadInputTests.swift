@@ -109,7 +109,7 @@ struct BadInputTests {
     @Test("names and titles are bounded in bytes beside characters: a 24 KB title of 200 characters is refused, as is such a name")
     func heavyCharacters() async throws {
         try await TestServer.run { server in
-            let alice = try await server.token("alice")
+            let (alice, _) = try await (server.token("alice"), server.token("bob"))
             // 200 characters, each an `a` with 60 combining marks: 24,200 bytes.
             let heavy = String(repeating: "a" + String(repeating: "\u{0301}\u{0300}", count: 30), count: 200)
             #expect(heavy.count == 200 && heavy.utf8.count == 24_200)

@@ -127,14 +127,29 @@ struct CrashTests {
     }
 }
 
-/// A server in another process, over HTTP.
+/// A server in another process, over HTTP, whose tokens are signed with `secret`.
 struct RemoteServer: Sendable {
     let port: Int
+    var secret = TestServer.secret
 
+    /// A group of the caller and `members`, each signed in first (only people who signed in may be added).
     func createConversation(_ token: String, members: [String]) async throws -> String {
+        try await signIn(members)
         let body = #"{"kind": "group", "title": "Durable", "members": [\#(members.map { "\"\($0)\"" }.joined(separator: ","))]}"#
         let result = try await HTTPClient.request(port: port, "POST", "/v1/conversations", token: token, body: body)
+        guard result.status == 201 || result.status == 200 else {
+            throw TestFailure("creating a conversation failed: \(result.status) \(result.text)")
+        }
         return try result.decode(ConversationJSON.self).id
+    }
+
+    /// Makes `users` known to the server, as their first request does.
+    func signIn(_ users: [String]) async throws {
+        let tokens = await TokenAuthority(secret: secret)
+        for user in users {
+            let token = try await tokens.token(userID: user, name: user.capitalized)
+            _ = try await HTTPClient.request(port: port, "GET", "/v1/conversations?limit=1", token: token)
+        }
     }
 
     /// Posts; the HTTP status, or an error if the server is gone.

@@ -234,6 +234,7 @@ struct IdentityTests {
             }
 
             // A picture that is not http or https is ignored; the person keeps their name.
+            _ = try await server.token("bob")
             for (picture, shown) in [
                 ("javascript:alert(1)", nil), ("data:image/png;base64,AAAA", nil), ("file:///etc/passwd", nil),
                 ("https://example.com/a.png", "https://example.com/a.png"),

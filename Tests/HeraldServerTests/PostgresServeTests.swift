@@ -27,7 +27,7 @@ struct PostgresServeTests {
             let tokens = await TokenAuthority(secret: secret)
             let (alice, bob) = try await (tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"))
 
-            let onFirst = RemoteServer(port: first.port), onSecond = RemoteServer(port: second.port)
+            let onFirst = RemoteServer(port: first.port, secret: secret), onSecond = RemoteServer(port: second.port, secret: secret)
             let chat = try await onFirst.createConversation(alice, members: ["bob"])
             #expect(try await onFirst.post(alice, to: chat, id: "hello-1", text: "hello from the first node") == 201)
             #expect(try await onSecond.post(bob, to: chat, id: "hello-2", text: "and back from the second") == 201)

@@ -53,9 +53,12 @@ struct TestServer {
         }
     }
 
-    /// A token for `user`, signed with the server's secret.
+    /// A token for `user`, signed with the server's secret; the user is known to the server from now on, as if they
+    /// had signed in (only known users may be added to a conversation).
     func token(_ user: String, name: String? = nil) async throws -> String {
-        try await environment.tokens.token(userID: user, name: name ?? user.capitalized)
+        let name = name ?? user.capitalized
+        try await environment.store.upsertUser(Person(id: user, displayName: name))
+        return try await environment.tokens.token(userID: user, name: name)
     }
 
     /// An HTTP request; the response's status and body.
@@ -69,8 +72,12 @@ struct TestServer {
         try await HTTPClient.request(port: port, method, path, token: token, body: body, headers: headers)
     }
 
-    /// Creates a conversation as `token`'s user; its id.
+    /// Creates a conversation as `token`'s user; its id. Members the server does not know yet are made known first,
+    /// as if they had signed in (only known people may be added).
     func createConversation(_ token: String, kind: String, title: String? = nil, members: [String]) async throws -> String {
+        for unknown in try await environment.store.unknownUsers(among: members) {
+            try await environment.store.upsertUser(Person(id: unknown, displayName: unknown.capitalized))
+        }
         let title = title.map { #", "title": "\#($0)""# } ?? ""
         let members = members.map { "\"\($0)\"" }.joined(separator: ", ")
         let result = try await request(

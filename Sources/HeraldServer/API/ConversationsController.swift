@@ -38,6 +38,14 @@ struct ConversationsController {
         if body.kind == .direct, members.count != 2 {
             throw APIError.invalidRequest("a direct conversation is between you and exactly one other member")
         }
+        // Only people who exist: a mistyped id (or a name typed for an id) is an error, never an empty chat.
+        let unknown = try await store.unknownUsers(among: Array(members.subtracting([identity.userID])))
+        if !unknown.isEmpty {
+            let named = unknown.prefix(5).map { "\"\(ControlCharacters.escaped($0))\"" }.joined(separator: ", ")
+            throw APIError(
+                .badRequest, .unknownUser,
+                "no user has the id \(named)\(unknown.count > 5 ? " (and \(unknown.count - 5) more)" : ""): a person can be added once they have signed in")
+        }
         let title = try body.title.map { try Input.displayText($0, field: "title") }
         try messenger.userLimits.createConversation(by: identity.userID)
         let (record, created) = try await store.createConversation(

@@ -206,5 +206,6 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
         webPushPolicy: AddressPolicy(allowPrivate: environment.configuration.push.webPushAllowPrivate)
     ).addRoutes(to: v1)
     WebPushController(vapid: environment.vapid).addRoutes(to: v1)
+    UsersController(store: environment.store, scope: environment.configuration.userDirectory).addRoutes(to: v1)
     return router
 }

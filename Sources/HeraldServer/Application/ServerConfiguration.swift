@@ -96,6 +96,9 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// The web origins (`https://app.example.com`) whose pages may call the API from a browser (CORS); `*` allows
     /// any. None by default: only the page Herald serves itself.
     public var corsOrigins: [String] = []
+    /// Whom a user may find with `GET /v1/users` (`HERALD_USER_DIRECTORY`): the people they share a conversation with
+    /// (`contacts`, the default), or every user who signed in (`everyone`).
+    public var userDirectory: DirectoryScope = .contacts
     /// Push delivery: timing, bounds and each provider's credentials.
     public var push = PushSettings()
 
@@ -122,6 +125,8 @@ public struct ServerConfiguration: Hashable, Sendable {
         configuration.fullSync = try settings.choice("HERALD_SQLITE_SYNC", ["normal": false, "full": true]) ?? false
         configuration.demo = try settings.choice("HERALD_DEMO", ["0": false, "1": true]) ?? false
         configuration.corsOrigins = try settings.origins("HERALD_CORS_ORIGINS") ?? []
+        configuration.userDirectory = try settings.choice(
+            "HERALD_USER_DIRECTORY", ["contacts": DirectoryScope.contacts, "everyone": .everyone]) ?? .contacts
 
         var limits = ServerLimits()
         limits.postsPerSecond = try settings.number("HERALD_LIMIT_POSTS_PER_SECOND", in: 0.001...1_000_000) ?? limits.postsPerSecond

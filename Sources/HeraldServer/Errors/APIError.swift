@@ -32,6 +32,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         case notFound = "not_found"
         /// A message id is already used by another message.
         case idConflict = "id_conflict"
+        /// A member to add is no user the server knows (they never signed in).
+        case unknownUser = "unknown_user"
         /// The caller went over one of the per-user limits; `Retry-After` says when to try again.
         case rateLimited = "rate_limited"
         /// The server holds as many connections as it can; `Retry-After` says when to try again.

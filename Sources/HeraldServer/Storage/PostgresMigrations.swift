@@ -142,6 +142,13 @@ enum PostgresMigrations {
             // An alert job is unique by its message's seq (an id names a message only within its conversation).
             "UPDATE push_jobs SET job_key = seq::text WHERE kind = 'alert'",
         ],
+        [
+            // A user is known once they signed in (or the app's backend made them); a member added before that is a
+            // row with an id only. Only known users may be added to a conversation, or found.
+            "ALTER TABLE users ADD COLUMN known boolean NOT NULL DEFAULT false",
+            "UPDATE users SET known = true WHERE name <> ''",
+            "CREATE INDEX users_known ON users (known, id)",
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

@@ -175,6 +175,13 @@ enum SQLiteMigrations {
             // An alert job is unique by its message's seq (an id names a message only within its conversation).
             "UPDATE OR IGNORE push_jobs SET job_key = CAST(seq AS TEXT) WHERE kind = 'alert'",
         ],
+        [
+            // A user is known once they signed in (or the app's backend made them); a member added before that is a
+            // row with an id only. Only known users may be added to a conversation, or found.
+            "ALTER TABLE users ADD COLUMN known INTEGER NOT NULL DEFAULT 0",
+            "UPDATE users SET known = 1 WHERE name <> ''",
+            "CREATE INDEX users_known ON users(known, id)",
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

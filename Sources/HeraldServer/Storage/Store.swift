@@ -121,6 +121,47 @@ extension MessageDraft {
     public var key: MessageKey { MessageKey(conversationID: conversation.id, id: id) }
 }
 
+/// Whom one user may find among the others (`HERALD_USER_DIRECTORY`).
+public enum DirectoryScope: String, Hashable, Sendable {
+    /// The people they share a conversation with.
+    case contacts
+    /// Every user who signed in (a company's own chat, say).
+    case everyone
+}
+
+/// A search of the users, by one of them.
+public struct UserSearch: Hashable, Sendable {
+    /// Who searches.
+    public var userID: String
+    /// What the name contains (letters of any case) or the id starts with; empty finds everyone in scope.
+    public var query: String
+    /// Whom they may find.
+    public var scope: DirectoryScope
+    /// The last id of the previous page.
+    public var after: String?
+    /// The most to return.
+    public var limit: Int
+
+    /// A search.
+    public init(userID: String, query: String, scope: DirectoryScope, after: String? = nil, limit: Int) {
+        self.userID = userID
+        self.query = query
+        self.scope = scope
+        self.after = after
+        self.limit = limit
+    }
+
+    /// `text` with `\`, `%` and `_` escaped for a `LIKE … ESCAPE '\'` pattern.
+    static func escapedForLike(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if character == "\\" || character == "%" || character == "_" { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+}
+
 /// What storing a message did.
 public enum PostOutcome: Hashable, Sendable {
     /// Stored now, with its sequence number.
@@ -137,6 +178,12 @@ public enum PostOutcome: Hashable, Sendable {
 public protocol Store: PushOutbox {
     /// Creates or updates a user from their token's claims.
     func upsertUser(_ person: Person) async throws
+
+    /// Of `ids`, those that are no known user: one who signed in at least once (or whom the app's backend made).
+    func unknownUsers(among ids: [String]) async throws -> [String]
+
+    /// The known users `search` finds, in id order: never the one searching.
+    func findUsers(_ search: UserSearch) async throws -> [Person]
 
     /// Creates a conversation of `memberIDs` (the creator included). A direct conversation between the same two
     /// people that already exists is returned instead, with `created` false.

@@ -149,13 +149,24 @@ class Server:
         assert status in (200, 201), body
         return body["id"]
 
-    def post(self, token, conversation, text, message_id=None):
-        body = {"text": text}
+    def post(self, token, conversation, text, message_id=None, image_url=None):
+        body = {"text": text} if text else {}
         if message_id:
             body["id"] = message_id
+        if image_url:
+            body["imageURL"] = image_url
         status, answer = self.request("POST", f"/v1/conversations/{conversation}/messages", token, body)
         assert status in (200, 201), answer
         return answer
+
+
+    def backdate(self, message_ids, days):
+        """Moves messages `days` into the past in the server's database, as if sent then (sqlite3 beside the running
+        server, which reads them from the file on its next query)."""
+        import sqlite3
+        with sqlite3.connect(self.database, timeout=10) as database:
+            database.executemany("UPDATE messages SET created_at = created_at - ? WHERE id = ?",
+                                 [(days * 86400, message_id) for message_id in message_ids])
 
 
 def _drain(stream):
@@ -306,7 +317,7 @@ def wait(driver, condition, timeout, what):
 
 def messages(driver):
     """The open chat's messages, read in one step: [{text, mine, state}] (state: pending, failed or stored)."""
-    return driver.execute_script("""return [...document.querySelectorAll('#messages li')].map((m) => ({
+    return driver.execute_script("""return [...document.querySelectorAll('#messages li.message')].map((m) => ({
         text: m.querySelector('.text')?.textContent ?? '', mine: m.classList.contains('mine'),
         state: m.classList.contains('pending') ? 'pending' : m.classList.contains('failed') ? 'failed' : 'stored'}))""")
 
@@ -333,6 +344,14 @@ def sign_in_as(driver, server, name):
     button.click()
     wait(driver, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "live", 10, "a live stream")
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#conversations li"), 10, "the conversation list")
+
+
+def open_settings(driver):
+    """Opens the list's Settings, where the page's switches are."""
+    settings = driver.find_element(By.ID, "settings")
+    if settings.get_attribute("open") is None:
+        settings.find_element(By.TAG_NAME, "summary").click()
+    wait(driver, lambda d: d.find_element(By.ID, "coalesce").is_displayed(), 2, "the settings to open")
 
 
 def conversation_item(driver, name):

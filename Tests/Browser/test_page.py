@@ -11,11 +11,22 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from harness import (ROOT, Server, chromium, conversation_item, messages, open_chat, severe_console_lines, sign_in_as,
-                     unread, visible_banners, wait)
+from harness import (ROOT, Server, chromium, conversation_item, messages, open_chat, open_settings, severe_console_lines,
+                     sign_in_as, unread, visible_banners, wait)
 
 # Set HERALD_UPDATE_SCREENSHOTS=1 to write the README's screenshots (docs/images) from the tests that take them.
 SCREENSHOTS = os.environ.get("HERALD_UPDATE_SCREENSHOTS") == "1"
+
+
+def pick(driver, query, name):
+    """Types `query` in the new-chat search and picks the person called `name` from what it finds."""
+    box = driver.find_element(By.ID, "people-search")
+    box.clear()
+    box.send_keys(query)
+    wait(driver, lambda d: [b for b in d.find_elements(By.CSS_SELECTOR, "#people-results .person")
+                            if b.find_element(By.TAG_NAME, "strong").text == name], 5, f"{name} found by {query!r}")[0].click()
+    wait(driver, lambda d: name in [c.text.rstrip("×").strip() for c in d.find_elements(By.CSS_SELECTOR, "#picked .chip")],
+         3, f"{name} picked")
 
 
 def banner_text(banner):
@@ -228,8 +239,9 @@ class ChatTests(PageTestCase):
         alice.find_element(By.ID, "new-chat-button").click()
         alice.find_element(By.CSS_SELECTOR, "input[name=kind][value=group]").click()
         alice.find_element(By.ID, "new-chat-title").send_keys("Launch crew")
-        alice.find_element(By.ID, "new-chat-members").send_keys("bob, charlie")
-        alice.find_element(By.CSS_SELECTOR, "#new-chat button[type=submit]").click()
+        pick(alice, "Bob", "Bob")
+        pick(alice, "char", "Charlie Davis")
+        alice.find_element(By.ID, "new-chat-start").click()
         wait(alice, lambda d: d.find_element(By.ID, "chat-title").text == "Launch crew", 3, "the new group to open")
         group = [c for c in self.server.request("GET", "/v1/conversations", self.tokens["charlie"])[1]["conversations"]
                  if c.get("title") == "Launch crew"][0]
@@ -330,6 +342,7 @@ class MoreChatTests(PageTestCase):
 
     def test_coalescing_is_a_setting(self):
         alice = self.alice_in_bobs_chat()
+        open_settings(alice)
         self.assertFalse(alice.find_element(By.ID, "coalesce").is_selected(), "coalescing is off by default")
         alice.find_element(By.ID, "coalesce").click()
         chat = self.chat_with("charlie", "alice")
@@ -397,6 +410,133 @@ class RestartTests(PageTestCase):
         with_alice = [c for c in conversations if c["kind"] == "direct" and "alice" in c["members"]][0]
         stored = self.server.request("GET", f"/v1/conversations/{with_alice['id']}/messages?limit=200", self.tokens["bob"])[1]
         self.assertEqual([m["text"] for m in stored["messages"]].count("Written offline"), 1)
+
+
+def shot(driver, name):
+    """Writes the screenshot docs/images/<name>.png when HERALD_UPDATE_SCREENSHOTS=1."""
+    if SCREENSHOTS:
+        driver.save_screenshot(os.path.join(ROOT, "docs", "images", f"{name}.png"))
+
+
+class FirstHourTests(PageTestCase):
+    """What a newcomer met in their first hour: people picked by name, dates, pictures, quiet muted chats, a token
+    link in an open tab, and every screen at a desktop's and a phone's size."""
+
+    def test_people_are_picked_by_name_never_typed_as_ids(self):
+        for width, height, suffix in ((1280, 800, "desktop"), (390, 844, "phone")):
+            alice = self.browser(width=width, height=height)
+            sign_in_as(alice, self.server, "Alice Johnson")
+            alice.find_element(By.ID, "new-chat-button").click()
+            start = alice.find_element(By.ID, "new-chat-start")
+            self.assertFalse(start.is_enabled(), "nothing to start with no one picked")
+            box = alice.find_element(By.ID, "people-search")
+            for typed in ("dave", "Charlie Davis Jr", "erin"):
+                box.clear()
+                box.send_keys(typed)
+                wait(alice, lambda d: "No one found" in d.find_element(By.ID, "people-note").text, 5, f"nobody for {typed!r}")
+                box.send_keys(Keys.ENTER)
+                self.assertFalse(start.is_enabled(), f"{typed!r} is not a person to start a chat with")
+            alice.find_element(By.CSS_SELECTOR, "input[name=kind][value=group]").click()
+            pick(alice, "bob", "Bob")
+            pick(alice, "davis", "Charlie Davis")
+            self.assertTrue(start.is_enabled())
+            shot(alice, f"web-new-chat-{suffix}")
+            chip = [c for c in alice.find_elements(By.CSS_SELECTOR, "#picked .chip") if c.get_attribute("data-user") == "bob"][0]
+            chip.find_element(By.CSS_SELECTOR, ".chip-remove").click()
+            wait(alice, lambda d: [c.get_attribute("data-user") for c in d.find_elements(By.CSS_SELECTOR, "#picked .chip")]
+                 == ["charlie"], 2, "Bob taken off again")
+            alice.find_element(By.CSS_SELECTOR, "input[name=kind][value=direct]").click()
+            start.click()
+            wait(alice, lambda d: d.find_element(By.ID, "chat-title").text == "Charlie Davis", 5, "the chat with Charlie")
+            self.assertTrue(alice.find_element(By.ID, "new-chat").get_attribute("hidden") is not None)
+        # The server refuses what the page would never send.
+        status, body = self.server.request("POST", "/v1/conversations", self.tokens["alice"], {"kind": "direct", "members": ["dave"]})
+        self.assertEqual((status, body["error"]["code"]), (400, "unknown_user"))
+
+    def test_dates_pictures_and_quiet_muted_chats(self):
+        alice_token, bob_token = self.tokens["alice"], self.tokens["bob"]
+        status, group = self.server.request("POST", "/v1/conversations", bob_token,
+                                            {"kind": "group", "title": "Holiday photos", "members": ["alice"]})
+        self.assertEqual(status, 201, group)
+        old = self.server.post(bob_token, group["id"], "Remember this trip?")
+        yesterday = self.server.post(bob_token, group["id"], "Here are the photos from yesterday")
+        self.server.backdate([old["id"]], 9)
+        self.server.backdate([yesterday["id"]], 1)
+        picture = self.server.url + "favicon.svg"
+        self.server.post(bob_token, group["id"], None, image_url=picture)
+        self.server.post(bob_token, group["id"], "The best one")
+        for width, height, suffix in ((1280, 800, "desktop"), (390, 844, "phone")):
+            alice = self.browser(width=width, height=height)
+            sign_in_as(alice, self.server, "Alice Johnson")
+            open_chat(alice, "Holiday photos")
+            days = [d.text for d in alice.find_elements(By.CSS_SELECTOR, "#messages li.day")]
+            self.assertEqual(len(days), 3, days)
+            self.assertNotIn(days[0], ("Today", "Yesterday"), "nine days ago is a date")
+            self.assertRegex(days[0], r"\d", "a date, with its day of the month")
+            self.assertEqual(days[1:], ["Yesterday", "Today"])
+            image = wait(alice, lambda d: d.find_elements(By.CSS_SELECTOR, "#messages .picture img"), 5, "the picture")[0]
+            wait(alice, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image), 5,
+                 "the picture loaded")
+            self.assertEqual(image.get_attribute("src"), picture)
+            if suffix == "desktop":  # on a phone the list is hidden while a chat is open
+                stamp = conversation_item(alice, "Holiday photos").find_element(By.CSS_SELECTOR, ".conversation-time")
+                self.assertRegex(stamp.text, r"\d{1,2}:\d{2}", "today's last message shows its time in the list")
+            shot(alice, f"web-chat-{suffix}")
+
+        # A muted chat's unread count is grey, not the accent blue, and left out of the tab's total.
+        alice = self.browser()
+        sign_in_as(alice, self.server, "Alice Johnson")
+        open_chat(alice, "Holiday photos")
+        alice.find_element(By.ID, "mute").click()
+        wait(alice, lambda d: d.find_element(By.ID, "mute").text == "Unmute", 3, "muted")
+        open_chat(alice, "Bob")
+        self.server.post(bob_token, group["id"], "Quiet, please")
+        self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Loud and clear")
+        wait(alice, lambda d: unread(d, "Holiday photos") == 1 and unread(d, "Charlie Davis") >= 1, 5, "both counted")
+        muted = conversation_item(alice, "Holiday photos").find_element(By.CSS_SELECTOR, ".unread")
+        loud = conversation_item(alice, "Charlie Davis").find_element(By.CSS_SELECTOR, ".unread")
+        self.assertIn("quiet", muted.get_attribute("class"))
+        self.assertNotEqual(muted.value_of_css_property("background-color"), loud.value_of_css_property("background-color"))
+        self.assertTrue(conversation_item(alice, "Holiday photos").find_elements(By.CSS_SELECTOR, ".muted-mark"))
+        loud_total = alice.execute_script(
+            "return [...document.querySelectorAll('#conversations .unread:not(.quiet)')].reduce((n, b) => n + Number(b.textContent), 0)")
+        self.assertEqual(alice.title, f"({loud_total}) Herald", "the muted chat is not in the total")
+        shot(alice, "web-list-desktop")
+        alice.find_element(By.ID, "mute").click()  # Bob's chat: a second mute, undone at once
+        wait(alice, lambda d: d.find_element(By.ID, "mute").text == "Unmute", 3, "muted")
+        alice.find_element(By.ID, "mute").click()
+        open_chat(alice, "Holiday photos")
+        alice.find_element(By.ID, "mute").click()
+        wait(alice, lambda d: d.find_element(By.ID, "mute").text == "Mute", 3, "unmuted again")
+
+    def test_a_token_link_opened_in_a_signed_in_tab_signs_in_that_person_and_leaves_the_address(self):
+        tab = self.browser()
+        sign_in_as(tab, self.server, "Alice Johnson")
+        tab.execute_script("location.hash = '#token=' + arguments[0]", self.tokens["bob"])
+        wait(tab, lambda d: d.find_element(By.ID, "me-name").text == "Bob", 10, "Bob signed in by the link")
+        wait(tab, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "live", 10, "a live stream")
+        self.assertEqual(tab.current_url, self.server.url, "the token is gone from the address")
+        tab.execute_script("location.hash = '#token=' + arguments[0]", self.tokens["bob"])
+        wait(tab, lambda d: d.current_url == self.server.url, 5, "the same token again: the address cleaned, nothing else")
+        self.assertEqual(tab.find_element(By.ID, "me-name").text, "Bob")
+
+    def test_every_screen_fits_at_a_desktop_and_a_phone(self):
+        for width, height, suffix in ((1280, 800, "desktop"), (390, 844, "phone")):
+            page = self.browser(width=width, height=height)
+            page.get(self.server.url)
+            wait(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#demo-people button"), 10, "the sign-in page")
+            self.assertLessEqual(page.execute_script("return document.scrollingElement.scrollHeight"),
+                                 page.execute_script("return innerHeight"), "the sign-in page does not scroll")
+            self.assertLessEqual(page.execute_script("return document.scrollingElement.scrollWidth"), width)
+            shot(page, f"web-sign-in-{suffix}")
+            sign_in_as(page, self.server, "Alice Johnson")
+            open_settings(page)
+            for setting in page.find_elements(By.CSS_SELECTOR, ".setting"):
+                if setting.is_displayed():
+                    self.assertLess(setting.rect["height"], 48, f"{setting.text!r} fits on a line or two at {width} px")
+            self.assertLessEqual(page.execute_script("return document.scrollingElement.scrollWidth"), width)
+            if suffix == "phone":
+                shot(page, "web-list-phone")
 
 
 class SafetyTests(PageTestCase):

@@ -10,7 +10,7 @@ import unittest
 
 from selenium.webdriver.common.by import By
 
-from harness import BrowserPushService, DevTools, Server, chromium, sign_in_as, wait
+from harness import BrowserPushService, DevTools, Server, chromium, open_settings, sign_in_as, wait
 
 
 class WebPush(unittest.TestCase):
@@ -51,10 +51,13 @@ class WebPush(unittest.TestCase):
         return [device for device in body["devices"] if device["platform"] == "webpush"]
 
     def switch(self):
+        """The switch, in the Settings (opened when they are closed)."""
+        open_settings(self.driver)
         return self.driver.find_element(By.ID, "push-switch")
 
     def turn_on(self, token):
         """Clicks the switch and waits for the device to be registered; returns the browser's subscription."""
+        self.switch()
         self.assertTrue(self.driver.find_element(By.ID, "push-setting").is_displayed())
         self.assertFalse(self.switch().is_selected())
         requests = self.driver.execute_script("return window.__permissionRequests")

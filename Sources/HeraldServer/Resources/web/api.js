@@ -57,6 +57,13 @@ export class API {
     return this.request("GET", `/v1/conversations?${query}`);
   }
 
+  /** People to start a chat with, found by name or id: {users, next}. */
+  users(q = "", after = null, limit = 20) {
+    const query = new URLSearchParams({ q, limit: String(limit) });
+    if (after) query.set("after", after);
+    return this.request("GET", `/v1/users?${query}`);
+  }
+
   createConversation({ kind, members, title }) {
     return this.request("POST", "/v1/conversations", { kind, members, title: title || null });
   }

@@ -1,9 +1,10 @@
 // Herald's web client: sign-in, the conversation list, the chat, and the wiring of the stream into the engine.
 // Everything from the network is shown with textContent, never as markup.
 import { API, APIError, Stream } from "./api.js";
-import { Banners, avatar, cleanText } from "./banners.js";
+import { Banners, avatar, cleanText, safeImageURL } from "./banners.js";
 import { displayName, groupTitle, initials, preview } from "./engine.js";
 import { deviceID, renewWebPush, turnWebPushOff, turnWebPushOn, webPushIsOn, webPushOwner, webPushSupported } from "./push.js";
+import { dayLabel, fullStamp, listStamp, timeOfDay } from "./time.js";
 
 const $ = (id) => document.getElementById(id);
 const tokenKey = "herald.token";
@@ -255,14 +256,6 @@ async function loadConversations() {
       session.banners.send({ type: conversation.muted ? "mute" : "unmute", conversation: conversation.id });
     }
   }
-  const people = new Map();
-  for (const conversation of all) for (const person of conversation.people ?? []) people.set(person.id, person);
-  $("known-people").replaceChildren(...[...people.values()].filter((p) => p.id !== session.me.id).map((person) => {
-    const option = document.createElement("option");
-    option.value = person.id;
-    option.label = cleanText(person.name);
-    return option;
-  }));
   renderList();
   if (session.open && session.conversations.has(session.open)) renderChatHeader();
 }
@@ -294,30 +287,41 @@ function renderList() {
       ? conversation.people?.find((person) => person.id !== session.me.id) : null;
     const text = document.createElement("span");
     text.className = "conversation-text";
+    const head = document.createElement("span");
+    head.className = "conversation-head";
     const title = document.createElement("span");
     title.className = "conversation-name";
     title.textContent = cleanText(name);
+    head.append(title);
     const last = conversation.lastMessage;
+    if (last?.createdAt) {
+      const when = new Date(last.createdAt);
+      const stamp = document.createElement("time");
+      stamp.className = "conversation-time";
+      stamp.dateTime = when.toISOString();
+      stamp.title = fullStamp(when);
+      stamp.textContent = listStamp(when);
+      head.append(stamp);
+    }
+    const lineRow = document.createElement("span");
+    lineRow.className = "conversation-line";
     const line = document.createElement("span");
     line.className = "conversation-preview";
     line.textContent = last
       ? cleanText((last.senderId === session.me.id ? "You: " : "") + preview(last.text, last.imageURL != null))
       : "No messages yet";
-    text.append(title, line);
-    button.append(avatar({ name, id: other?.id ?? conversation.id, url: other?.avatarURL, initials: initials(name) }), text);
-    if (conversation.muted) {
-      const muted = document.createElement("span");
-      muted.className = "muted-mark";
-      muted.textContent = "muted";
-      button.append(muted);
-    }
+    lineRow.append(line);
+    if (conversation.muted) lineRow.append(mutedMark());
     if (conversation.unreadCount > 0) {
       const unread = document.createElement("span");
-      unread.className = "unread";
+      // A muted chat's count is there, quietly: grey, and left out of the tab's total.
+      unread.className = conversation.muted ? "unread quiet" : "unread";
       unread.textContent = conversation.unreadCount >= 1000 ? "999+" : String(conversation.unreadCount);
-      unread.setAttribute("aria-label", `${conversation.unreadCount} unread`);
-      button.append(unread);
+      unread.setAttribute("aria-label", `${conversation.unreadCount} unread${conversation.muted ? ", muted" : ""}`);
+      lineRow.append(unread);
     }
+    text.append(head, lineRow);
+    button.append(avatar({ name, id: other?.id ?? conversation.id, url: other?.avatarURL, initials: initials(name) }), text);
     button.addEventListener("click", () => openChat(conversation.id));
     item.append(button);
     return item;
@@ -326,20 +330,138 @@ function renderList() {
   document.title = total > 0 ? `(${total}) Herald` : "Herald";
 }
 
+const svgNS = "http://www.w3.org/2000/svg";
+
+/** The muted mark of a chat in the list: a bell with a line through it. */
+function mutedMark() {
+  const mark = document.createElementNS(svgNS, "svg");
+  mark.setAttribute("class", "muted-mark");
+  mark.setAttribute("viewBox", "0 0 24 24");
+  mark.setAttribute("role", "img");
+  mark.setAttribute("aria-label", "Muted");
+  const path = document.createElementNS(svgNS, "path");
+  path.setAttribute("d", "M12 22a2 2 0 0 0 2-2h-4a2 2 0 0 0 2 2zm6-6v-5c0-3.1-1.6-5.6-4.5-6.3V4a1.5 1.5 0 0 0-3 "
+    + "0v.7c-.6.1-1.1.4-1.6.7L18 16.5zM3.3 2.3 2 3.6l3.3 3.3A7 7 0 0 0 6 11v5l-2 2v1h14.2l2.2 2.2 1.3-1.3z");
+  mark.append(path);
+  return mark;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// A new chat: people are picked from those the server lets one find (GET /v1/users), never typed as ids
+
+/** What the new-chat form holds: the people picked, and the search under way. */
+const picker = { picked: new Map(), search: 0, timer: null };
+
+function openNewChat() {
+  const form = $("new-chat");
+  form.reset();
+  picker.picked.clear();
+  $("new-chat-error").textContent = "";
+  document.body.classList.remove("new-group");
+  form.hidden = false;
+  renderPicked();
+  searchPeople();
+  $("people-search").focus();
+}
+
+function closeNewChat() {
+  $("new-chat").hidden = true;
+  clearTimeout(picker.timer);
+  picker.search += 1;
+}
+
+function isGroup() {
+  return $("new-chat").elements.kind.value === "group";
+}
+
+/** Searches as the person types (a quarter second after the last key), the latest search winning. */
+function searchSoon() {
+  clearTimeout(picker.timer);
+  picker.timer = setTimeout(searchPeople, 250);
+}
+
+async function searchPeople() {
+  if (!session || $("new-chat").hidden) return;
+  const search = ++picker.search;
+  const query = $("people-search").value.trim();
+  let found;
+  try {
+    found = (await session.api.users(query)).users;
+  } catch (error) {
+    if (search === picker.search) $("people-note").textContent = `Could not search: ${error.message}`;
+    return;
+  }
+  if (search !== picker.search) return;
+  const choices = found.filter((person) => !picker.picked.has(person.id));
+  $("people-note").textContent = choices.length > 0 ? ""
+    : found.length > 0 ? "Everyone found is picked."
+      : query ? "No one found by that name among the people you can find."
+        : "No one to add yet: people appear here once you share a chat with them.";
+  $("people-results").replaceChildren(...choices.map((person) => {
+    const item = document.createElement("li");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "person";
+    button.dataset.user = person.id;
+    const name = displayName(person.name);
+    const label = document.createElement("span");
+    label.className = "person-text";
+    const strong = document.createElement("strong");
+    strong.textContent = cleanText(name);
+    const id = document.createElement("span");
+    id.className = "person-id";
+    id.textContent = cleanText(person.id);
+    label.append(strong, id);
+    button.append(avatar({ name, id: person.id, url: person.avatarURL, initials: initials(name) }), label);
+    button.addEventListener("click", () => pick(person));
+    item.append(button);
+    return item;
+  }));
+}
+
+/** Picks a person: a direct chat is with one (the newest pick), a group with any number. */
+function pick(person) {
+  if (!isGroup()) picker.picked.clear();
+  picker.picked.set(person.id, person);
+  $("people-search").value = "";
+  renderPicked();
+  searchPeople();
+  $("people-search").focus();
+}
+
+function renderPicked() {
+  $("picked").replaceChildren(...[...picker.picked.values()].map((person) => {
+    const item = document.createElement("li");
+    item.className = "chip";
+    item.dataset.user = person.id;
+    const name = document.createElement("span");
+    name.textContent = cleanText(displayName(person.name));
+    const remove = document.createElement("button");
+    remove.type = "button";
+    remove.className = "chip-remove";
+    remove.textContent = "×";
+    remove.setAttribute("aria-label", `Remove ${cleanText(displayName(person.name))}`);
+    remove.addEventListener("click", () => {
+      picker.picked.delete(person.id);
+      renderPicked();
+      searchPeople();
+    });
+    item.append(name, remove);
+    return item;
+  }));
+  $("new-chat-start").disabled = picker.picked.size === 0;
+}
+
 async function newChat(event) {
   event.preventDefault();
   const form = $("new-chat");
-  const kind = form.elements.kind.value;
-  const members = $("new-chat-members").value.split(",").map((id) => id.trim()).filter(Boolean);
+  const kind = isGroup() ? "group" : "direct";
+  const members = [...picker.picked.keys()];
   $("new-chat-error").textContent = "";
-  if (kind === "direct" && members.length !== 1) {
-    $("new-chat-error").textContent = "A direct chat is with exactly one person.";
-    return;
-  }
+  if (members.length === 0) return;
   try {
     const conversation = await session.api.createConversation({ kind, members, title: $("new-chat-title").value.trim() });
-    form.reset();
-    form.hidden = true;
+    closeNewChat();
     if (!session.conversations.has(conversation.id)) {
       session.conversations.set(conversation.id, { ...conversation, lastMessage: null, unreadCount: 0, readUpTo: 0, muted: false, activity: Number.MAX_SAFE_INTEGER });
     }
@@ -478,12 +600,29 @@ function renderMessages(id, { toBottom = false } = {}) {
       sender.textContent = cleanText(displayName(names.get(message.senderId) ?? message.senderName ?? message.senderId));
       item.append(sender);
     }
+    const picture = safeImageURL(message.imageURL);
+    if (picture) {
+      // Only http and https pictures load, without a referrer; one that fails says so in words.
+      const link = document.createElement("a");
+      link.className = "picture";
+      link.href = picture;
+      link.target = "_blank";
+      link.rel = "noopener noreferrer";
+      const image = document.createElement("img");
+      image.alt = "Picture";
+      image.loading = "lazy";
+      image.referrerPolicy = "no-referrer";
+      image.addEventListener("error", () => link.replaceChildren(preview(null, true)), { once: true });
+      image.src = picture;
+      link.append(image);
+      item.append(link);
+    }
     if (message.text) {
       const text = document.createElement("span");
       text.className = "text";
       text.textContent = cleanText(message.text);
       item.append(text);
-    } else if (message.imageURL) {
+    } else if (message.imageURL && !picture) {
       const text = document.createElement("span");
       text.className = "text";
       text.textContent = preview(null, true);
@@ -491,13 +630,34 @@ function renderMessages(id, { toBottom = false } = {}) {
     }
     const meta = document.createElement("span");
     meta.className = "meta";
-    meta.textContent = message.seq == null
-      ? (send?.failed ? "Not sent" : "Sending…")
-      : new Date(message.createdAt).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    if (message.seq == null) {
+      meta.textContent = send?.failed ? "Not sent" : "Sending…";
+    } else {
+      const when = new Date(message.createdAt);
+      const stamp = document.createElement("time");
+      stamp.dateTime = when.toISOString();
+      stamp.title = fullStamp(when);
+      stamp.textContent = timeOfDay(when);
+      meta.append(stamp);
+    }
     item.append(meta);
     return item;
-  }));
+  }).flatMap((item, index) => withDay(chat(id).messages, index, item)));
   if (toBottom || nearBottom) list.scrollTop = list.scrollHeight;
+}
+
+/** `item` (the message at `index`), after a day's heading when it is the first of its day. */
+function withDay(messages, index, item) {
+  const message = messages[index];
+  const at = message.createdAt ? new Date(message.createdAt) : new Date();
+  const before = index > 0 ? messages[index - 1] : null;
+  const previous = before ? (before.createdAt ? new Date(before.createdAt) : new Date()) : null;
+  if (previous && previous.toDateString() === at.toDateString()) return [item];
+  const day = document.createElement("li");
+  day.className = "day";
+  day.setAttribute("role", "separator");
+  day.textContent = dayLabel(at);
+  return [day, item];
 }
 
 function messageArrived(frame) {
@@ -737,13 +897,29 @@ function wire() {
   });
   $("sign-out").addEventListener("click", () => signOut());
   $("new-chat-button").addEventListener("click", () => {
-    $("new-chat").hidden = !$("new-chat").hidden;
-    if (!$("new-chat").hidden) $("new-chat-members").focus();
+    if ($("new-chat").hidden) openNewChat();
+    else closeNewChat();
   });
-  $("new-chat-cancel").addEventListener("click", () => { $("new-chat").hidden = true; });
+  $("new-chat-cancel").addEventListener("click", closeNewChat);
   $("new-chat").addEventListener("submit", newChat);
-  $("new-chat").addEventListener("change", () => {
-    document.body.classList.toggle("new-group", $("new-chat").elements.kind.value === "group");
+  for (const radio of $("new-chat").elements.kind) {
+    radio.addEventListener("change", () => {
+      document.body.classList.toggle("new-group", isGroup());
+      // A direct chat is with one person: the first picked stays.
+      if (!isGroup() && picker.picked.size > 1) {
+        const [first] = picker.picked.values();
+        picker.picked = new Map([[first.id, first]]);
+        renderPicked();
+      }
+    });
+  }
+  $("people-search").addEventListener("input", searchSoon);
+  $("people-search").addEventListener("keydown", (event) => {
+    // Enter picks the first person found, as a search box with suggestions does.
+    if (event.key === "Enter") {
+      event.preventDefault();
+      $("people-results").querySelector("button")?.click();
+    }
   });
   $("composer").addEventListener("submit", send);
   $("composer-text").addEventListener("keydown", (event) => {
@@ -771,6 +947,19 @@ function wire() {
     if (session) makeBanners();
   });
 }
+
+/** A link opened in a tab that is already open (`/#token=…` or `/#chat=…`): the token signs in, in place of whoever
+ * was signed in (unless it is the same token); the chat opens. Either way the address is cleaned at once. */
+window.addEventListener("hashchange", () => {
+  const token = readFragment();
+  if (token && token !== session?.api.token) {
+    if (session) signOut();
+    signIn(token);
+  } else if (chatToOpen !== null && session?.loaded) {
+    openChat(chatToOpen);
+    chatToOpen = null;
+  }
+});
 
 wire();
 const token = readFragment() ?? sessionStorage.getItem(tokenKey) ?? localStorage.getItem(tokenKey);

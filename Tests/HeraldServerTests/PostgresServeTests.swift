@@ -98,50 +98,36 @@ struct PostgresServeTests {
         let (alice, bob) = try await (tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"))
         let phone = PushHarness.apnsToken(0xB0B)
 
-        try await StoreKind.postgres.withServerDatabase { database in
-            try await FakeAPNs.run { apns in
-                let fake = apns.fake
-                let environment = database.merging(apns.environment) { $1 }.merging(["HERALD_PRESENCE_EXPIRY": "3"]) { $1 }
-                let url = try #require(database["HERALD_POSTGRES_URL"] ?? nil)
-                let nodeA = try await ServerProcess(database: "unused.sqlite", secret: TestServer.secret, environment: environment)
-                defer { nodeA.stop() }
-                let nodeB = try await ServerProcess(database: "unused.sqlite", secret: TestServer.secret, environment: environment)
-                defer { nodeB.stop() }
-                let onB = RemoteServer(port: nodeB.port)
-                let chat = try await onB.createConversation(alice, members: ["bob"])
-                let registered = try await HTTPClient.request(
-                    port: nodeB.port, "PUT", "/v1/devices/bob-phone", token: bob,
-                    body: #"{"platform": "apns", "token": "\#(phone)"}"#)
-                #expect(registered.status == 204)
-                func pushed() -> [String] { fake.requests.compactMap(\.messageID) }
+        try await Self.twoNodes(alice: alice, bob: bob, phone: phone, environment: ["HERALD_PRESENCE_EXPIRY": "3"]) { nodes in
+        let (nodeA, nodeB, onB, chat, fake, url) = (nodes.a, nodes.b, nodes.onB, nodes.chat, nodes.fake, nodes.url)
+        func pushed() -> [String] { fake.requests.compactMap(\.messageID) }
 
-                // Bob is in the foreground on node A: a message posted on node B pushes nothing.
-                let socket = try await TestSocket.connect(url: "ws://127.0.0.1:\(nodeA.port)/v1/stream?token=\(bob)")
-                defer { socket.close() }
-                var reader = FrameReader(socket)
-                _ = try await reader.untilReady()
-                try await Self.waitForPresence(of: "bob", foreground: true, in: url)
-                #expect(try await onB.post(alice, to: chat, id: "while-looking", text: "you see this on A") == 201)
+        // Bob is in the foreground on node A: a message posted on node B pushes nothing.
+        let socket = try await TestSocket.connect(url: "ws://127.0.0.1:\(nodeA.port)/v1/stream?token=\(bob)")
+        defer { socket.close() }
+        var reader = FrameReader(socket)
+        _ = try await reader.untilReady()
+        try await Self.waitForPresence(of: "bob", foreground: true, in: url)
+        #expect(try await onB.post(alice, to: chat, id: "while-looking", text: "you see this on A") == 201)
 
-                // In the background on node A: the phone is pushed.
-                socket.send(#"{"type": "app", "state": "background"}"#)
-                try await Self.waitForPresence(of: "bob", foreground: false, in: url)
-                #expect(try await onB.post(alice, to: chat, id: "while-away", text: "to the phone") == 201)
-                try await fake.wait("the push for the message posted while Bob was away") { _ in pushed() == ["while-away"] }
+        // In the background on node A: the phone is pushed.
+        socket.send(#"{"type": "app", "state": "background"}"#)
+        try await Self.waitForPresence(of: "bob", foreground: false, in: url)
+        #expect(try await onB.post(alice, to: chat, id: "while-away", text: "to the phone") == 201)
+        try await fake.wait("the push for the message posted while Bob was away") { _ in pushed() == ["while-away"] }
 
-                // Back in the foreground, then node A dies: it still counts until its heartbeat is 3 s old ...
-                socket.send(#"{"type": "app", "state": "foreground"}"#)
-                try await Self.waitForPresence(of: "bob", foreground: true, in: url)
-                await nodeA.kill()
-                #expect(try await onB.post(alice, to: chat, id: "just-after", text: "A still counts") == 201)
-                // ... and not after.
-                try await Task.sleep(for: .seconds(4))
-                #expect(try await onB.post(alice, to: chat, id: "long-after", text: "A is gone") == 201)
-                try await fake.wait("the push after node A expired") { _ in pushed().contains("long-after") }
-                #expect(pushed() == ["while-away", "long-after"], "no push while Bob was in the foreground on A")
-                #expect(await nodeB.terminate() == 0)
-            }
-        }
+        // Back in the foreground, then node A dies: it still counts until its heartbeat is 3 s old ...
+        socket.send(#"{"type": "app", "state": "foreground"}"#)
+        try await Self.waitForPresence(of: "bob", foreground: true, in: url)
+        await nodeA.kill()
+        #expect(try await onB.post(alice, to: chat, id: "just-after", text: "A still counts") == 201)
+        // ... and not after.
+        try await Task.sleep(for: .seconds(4))
+        #expect(try await onB.post(alice, to: chat, id: "long-after", text: "A is gone") == 201)
+        try await fake.wait("the push after node A expired") { _ in pushed().contains("long-after") }
+        #expect(pushed() == ["while-away", "long-after"], "no push while Bob was in the foreground on A")
+        #expect(await nodeB.terminate() == 0)
+    }
     }
 
     @Test("one stream flooding 200,000 focus and app frames on node A: an away member still gets every push from node B within seconds, and A's memory stays bounded")
@@ -152,80 +138,96 @@ struct PostgresServeTests {
             tokens.token(userID: "mallory", name: "Mallory"))
         let phone = PushHarness.apnsToken(0xF100D)
 
-        try await StoreKind.postgres.withServerDatabase { database in
-            try await FakeAPNs.run { apns in
-                let fake = apns.fake
-                // The frame budget is raised (ServerProcess's default): this is about presence, not the budget.
-                let environment = database.merging(apns.environment) { $1 }
-                let url = try #require(database["HERALD_POSTGRES_URL"] ?? nil)
-                let nodeA = try await ServerProcess(database: "unused.sqlite", secret: TestServer.secret, environment: environment)
-                defer { nodeA.stop() }
-                let nodeB = try await ServerProcess(database: "unused.sqlite", secret: TestServer.secret, environment: environment)
-                defer { nodeB.stop() }
-                let onB = RemoteServer(port: nodeB.port)
-                let chat = try await onB.createConversation(alice, members: ["bob"])
-                let registered = try await HTTPClient.request(
-                    port: nodeB.port, "PUT", "/v1/devices/bob-phone", token: bob,
-                    body: #"{"platform": "apns", "token": "\#(phone)"}"#)
-                #expect(registered.status == 204)
+        // The frame budget is raised (ServerProcess's default): this is about presence, not the budget.
+        try await Self.twoNodes(alice: alice, bob: bob, phone: phone) { nodes in
+        let (nodeA, nodeB, onB, chat, fake, url) = (nodes.a, nodes.b, nodes.onB, nodes.chat, nodes.fake, nodes.url)
 
-                // Bob is in the foreground on node A.
-                let socket = try await TestSocket.connect(url: "ws://127.0.0.1:\(nodeA.port)/v1/stream?token=\(bob)")
-                defer { socket.close() }
-                var reader = FrameReader(socket)
-                _ = try await reader.untilReady()
-                try await Self.waitForPresence(of: "bob", foreground: true, in: url)
-                let before = try #require(nodeA.residentBytes)
+        // Bob is in the foreground on node A.
+        let socket = try await TestSocket.connect(url: "ws://127.0.0.1:\(nodeA.port)/v1/stream?token=\(bob)")
+        defer { socket.close() }
+        var reader = FrameReader(socket)
+        _ = try await reader.untilReady()
+        try await Self.waitForPresence(of: "bob", foreground: true, in: url)
+        let before = try #require(nodeA.residentBytes)
 
-                // Mallory floods node A: focus changes and app-state toggles, 200,000 frames, as fast as they go.
-                let frames = [#"{"type":"focus","conversation":"x"}"#, #"{"type":"app","state":"background"}"#,
-                              #"{"type":"focus","conversation":"y"}"#, #"{"type":"app","state":"foreground"}"#]
-                    .map { LimitsTests.masked(Array($0.utf8)) }
-                let chunk = (0..<250).flatMap { frames[$0 % 4] }  // 250 frames
-                let port = nodeA.port
-                let done = NIOLockedValueBox(false)
-                let flooding = Task {
-                    defer { done.withLockedValue { $0 = true } }
-                    let flood = try await RawWebSocket(port: port, path: "/v1/stream?token=\(mallory)")
-                    for _ in 0..<800 { try await flood.connection.send(chunk) }
-                    // Every frame was taken when the pong after the last one comes.
-                    try await flood.send(Array(#"{"type":"ping"}"#.utf8))
-                    while let frame = try await flood.next(), !frame.text.contains("pong") {}
-                    await flood.close()
-                }
+        // Mallory floods node A: focus changes and app-state toggles, 200,000 frames, as fast as they go.
+        let frames = [#"{"type":"focus","conversation":"x"}"#, #"{"type":"app","state":"background"}"#,
+                      #"{"type":"focus","conversation":"y"}"#, #"{"type":"app","state":"foreground"}"#]
+            .map { LimitsTests.masked(Array($0.utf8)) }
+        let chunk = (0..<250).flatMap { frames[$0 % 4] }  // 250 frames
+        let port = nodeA.port
+        let done = NIOLockedValueBox(false)
+        let flooding = Task {
+            defer { done.withLockedValue { $0 = true } }
+            let flood = try await RawWebSocket(port: port, path: "/v1/stream?token=\(mallory)")
+            for _ in 0..<800 { try await flood.connection.send(chunk) }
+            // Every frame was taken when the pong after the last one comes.
+            try await flood.send(Array(#"{"type":"ping"}"#.utf8))
+            while let frame = try await flood.next(), !frame.text.contains("pong") {}
+            await flood.close()
+        }
 
-                // The presence waiting to be written, sampled from node A's /metrics while the flood lasts.
-                let sampling = Task {
-                    var samples: [Int] = []
-                    while !done.withLockedValue({ $0 }) {
-                        if let waiting = try? await Self.metric("herald_presence_writes_waiting", on: port) { samples.append(waiting) }
-                        try? await Task.sleep(for: .milliseconds(50))
-                    }
-                    return samples
-                }
+        // The presence waiting to be written, sampled from node A's /metrics while the flood lasts.
+        let sampling = Task {
+            var samples: [Int] = []
+            while !done.withLockedValue({ $0 }) {
+                if let waiting = try? await Self.metric("herald_presence_writes_waiting", on: port) { samples.append(waiting) }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            return samples
+        }
 
-                // Meanwhile Bob goes away, and Alice posts on node B: each message is pushed within seconds.
-                try await Task.sleep(for: .milliseconds(300))
-                socket.send(#"{"type": "app", "state": "background"}"#)
-                try await Self.waitForPresence(of: "bob", foreground: false, in: url)
-                for index in 0..<5 {
-                    let id = "during-flood-\(index)"
-                    #expect(try await onB.post(alice, to: chat, id: id, text: "are you there?") == 201)
-                    try await fake.wait(timeout: .seconds(5), "the push for \(id)") { requests in
-                        requests.contains { $0.messageID == id }
-                    }
-                }
-                try await flooding.value
-                // It never grew past node A's two connections while the flood lasted.
-                let samples = await sampling.value
-                #expect(samples.count >= 5, "sampled while it lasted: \(samples.count)")
-                #expect(samples.allSatisfy { $0 <= 2 }, "at most one row a connection: \(samples.max() ?? 0)")
-                let after = try #require(nodeA.residentBytes)
-                #expect(after - before < 64 << 20, "node A grew by \((after - before) >> 20) MiB")
-                #expect(await nodeA.terminate() == 0)
-                #expect(await nodeB.terminate() == 0)
+        // Meanwhile Bob goes away, and Alice posts on node B: each message is pushed within seconds.
+        try await Task.sleep(for: .milliseconds(300))
+        socket.send(#"{"type": "app", "state": "background"}"#)
+        try await Self.waitForPresence(of: "bob", foreground: false, in: url)
+        for index in 0..<5 {
+            let id = "during-flood-\(index)"
+            #expect(try await onB.post(alice, to: chat, id: id, text: "are you there?") == 201)
+            try await fake.wait(timeout: .seconds(5), "the push for \(id)") { requests in
+                requests.contains { $0.messageID == id }
             }
         }
+        try await flooding.value
+        // It never grew past node A's two connections while the flood lasted.
+        let samples = await sampling.value
+        #expect(samples.count >= 5, "sampled while it lasted: \(samples.count)")
+        #expect(samples.allSatisfy { $0 <= 2 }, "at most one row a connection: \(samples.max() ?? 0)")
+        let after = try #require(nodeA.residentBytes)
+        #expect(after - before < 64 << 20, "node A grew by \((after - before) >> 20) MiB")
+        #expect(await nodeA.terminate() == 0)
+        #expect(await nodeB.terminate() == 0)
+    }
+    }
+
+    /// Two nodes on one throwaway database, pushing to a fake APNs: Alice's conversation with Bob, made on node B, and
+    /// Bob's phone registered. The nodes are stopped when `body` ends.
+    static func twoNodes(
+        alice: String, bob: String, phone: String, environment extra: [String: String?] = [:],
+        _ body: (TwoNodes) async throws -> Void
+    ) async throws {
+        try await StoreKind.postgres.withServerDatabase { database in
+            try await FakeAPNs.run { apns in
+                let environment = database.merging(apns.environment) { $1 }.merging(extra) { $1 }
+                let url = try #require(database["HERALD_POSTGRES_URL"] ?? nil)
+                let a = try await ServerProcess(database: "unused.sqlite", secret: TestServer.secret, environment: environment)
+                defer { a.stop() }
+                let b = try await ServerProcess(database: "unused.sqlite", secret: TestServer.secret, environment: environment)
+                defer { b.stop() }
+                let onB = RemoteServer(port: b.port)
+                let chat = try await onB.createConversation(alice, members: ["bob"])
+                let registered = try await HTTPClient.request(
+                    port: b.port, "PUT", "/v1/devices/bob-phone", token: bob,
+                    body: #"{"platform": "apns", "token": "\#(phone)"}"#)
+                #expect(registered.status == 204)
+                try await body(TwoNodes(a: a, b: b, onB: onB, chat: chat, fake: apns.fake, url: url))
+            }
+        }
+    }
+
+    /// What `twoNodes` sets up.
+    struct TwoNodes {
+        let a: ServerProcess, b: ServerProcess, onB: RemoteServer, chat: String, fake: FakePushService, url: String
     }
 
     /// The value of an unlabelled metric on a node's `/metrics`, if it shows one.

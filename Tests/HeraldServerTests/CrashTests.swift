@@ -136,7 +136,9 @@ struct RemoteServer: Sendable {
     func createConversation(_ token: String, members: [String]) async throws -> String {
         try await signIn(members)
         let body = #"{"kind": "group", "title": "Durable", "members": [\#(members.map { "\"\($0)\"" }.joined(separator: ","))]}"#
-        let result = try await HTTPClient.request(port: port, "POST", "/v1/conversations", token: token, body: body)
+        let result = try await whileUnavailable {
+            try await HTTPClient.request(port: port, "POST", "/v1/conversations", token: token, body: body)
+        }
         guard result.status == 201 || result.status == 200 else {
             throw TestFailure("creating a conversation failed: \(result.status) \(result.text)")
         }
@@ -148,8 +150,22 @@ struct RemoteServer: Sendable {
         let tokens = await TokenAuthority(secret: secret)
         for user in users {
             let token = try await tokens.token(userID: user, name: user.capitalized)
-            _ = try await HTTPClient.request(port: port, "GET", "/v1/conversations?limit=1", token: token)
+            let result = try await whileUnavailable {
+                try await HTTPClient.request(port: port, "GET", "/v1/conversations?limit=1", token: token)
+            }
+            guard result.status == 200 else { throw TestFailure("signing in \(user) failed: \(result.status) \(result.text)") }
         }
+    }
+
+    /// `request`, sent again while it is answered 503 (a database still connecting on a busy machine, as a client
+    /// honouring Retry-After would), for up to 30 s.
+    private func whileUnavailable(_ request: () async throws -> HTTPResult) async throws -> HTTPResult {
+        var result = try await request()
+        for _ in 0..<30 where result.status == 503 {
+            try await Task.sleep(for: .seconds(1))
+            result = try await request()
+        }
+        return result
     }
 
     /// Posts; the HTTP status, or an error if the server is gone.

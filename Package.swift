@@ -20,7 +20,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
-        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
@@ -29,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
         // The notification engine: models, content, policy, banner queue. Foundation only, no I/O.
@@ -44,7 +44,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                "CSQLite",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -83,6 +84,8 @@ let package = Package(
         .target(name: "HeraldPresentation", dependencies: ["HeraldCore", "HeraldClient"]),
         // The SwiftUI overlay and the UserNotifications adapter: Apple platforms only (empty elsewhere), kept thin.
         .target(name: "HeraldUI", dependencies: ["HeraldCore", "HeraldClient", "HeraldPresentation"]),
+        // The system's SQLite (libsqlite3): the embedded store drives its C API on a thread of its own.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // Terminal plumbing the Swift C library overlay does not export: raw mode, size, character widths.
         .target(name: "CTerminal"),
         // `herald chat`: the terminal chat client, its screen as a pure function of its model.

@@ -49,7 +49,7 @@ public struct WireUserList: Codable, Hashable, Sendable {
     }
 }
 
-/// A conversation as the API shows it: `{"id", "kind", "title", "members", "people"}`.
+/// A conversation as the API shows it: `{"id", "kind", "title", "members", "people", "owners"}`.
 public struct WireConversation: Codable, Hashable, Sendable {
     /// The conversation id.
     public var id: String
@@ -62,14 +62,20 @@ public struct WireConversation: Codable, Hashable, Sendable {
     /// The members who have signed in at least once, with their names: what a client shows for a direct chat
     /// before it has any messages. A member who never signed in has no name yet and is only in ``members``.
     public var people: [WirePerson]
+    /// The members who own a group: they add and remove members, rename it, make owners and may delete it. Empty
+    /// for a direct conversation.
+    public var owners: [String]
 
     /// A conversation with these fields.
-    public init(id: String, kind: Conversation.Kind, title: String?, members: [String], people: [WirePerson]) {
+    public init(
+        id: String, kind: Conversation.Kind, title: String?, members: [String], people: [WirePerson], owners: [String] = []
+    ) {
         self.id = id
         self.kind = kind
         self.title = title
         self.members = members
         self.people = people
+        self.owners = owners
     }
 
     /// Its id, kind and title.
@@ -78,7 +84,7 @@ public struct WireConversation: Codable, Hashable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, kind, title, members, people
+        case id, kind, title, members, people, owners
     }
 
     public init(from decoder: any Decoder) throws {
@@ -88,6 +94,7 @@ public struct WireConversation: Codable, Hashable, Sendable {
         title = try container.decodeIfPresent(String.self, forKey: .title)
         members = try container.decode([String].self, forKey: .members)
         people = try container.decodeIfPresent([WirePerson].self, forKey: .people) ?? []
+        owners = try container.decodeIfPresent([String].self, forKey: .owners) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -97,6 +104,7 @@ public struct WireConversation: Codable, Hashable, Sendable {
         try container.encode(title, forKey: .title)
         try container.encode(members, forKey: .members)
         try container.encode(people, forKey: .people)
+        try container.encode(owners, forKey: .owners)
     }
 }
 
@@ -105,7 +113,7 @@ public struct WireConversation: Codable, Hashable, Sendable {
 public struct WireConversationSummary: Codable, Hashable, Sendable {
     /// The conversation.
     public var conversation: WireConversation
-    /// Its newest message, if any.
+    /// Its newest entry the caller saw, if any: a message, or the event that added them.
     public var lastMessage: WireMessage?
     /// Messages from others after the caller's read marker.
     public var unreadCount: Int

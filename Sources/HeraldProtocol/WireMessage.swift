@@ -1,9 +1,12 @@
 import Foundation
 import HeraldCore
 
-/// A stored message as the API and the stream show it:
-/// `{"id", "seq", "conversationId", "senderId", "text", "imageURL", "createdAt"}`.
+/// A stored entry of a conversation as the API and the stream show it:
+/// `{"kind", "id", "seq", "conversationId", "senderId", "text", "imageURL", "createdAt"}`, and `"event"` when `kind`
+/// is `event` (then `senderId` is who did it, and there is no text or image).
 public struct WireMessage: Codable, Hashable, Sendable {
+    /// `message` (someone wrote it) or `event` (something happened: see ``event``).
+    public var kind: String
     /// The message id.
     public var id: String
     /// Its sequence number.
@@ -18,9 +21,13 @@ public struct WireMessage: Codable, Hashable, Sendable {
     public var imageURL: String?
     /// When the server stored it.
     public var createdAt: Date
+    /// What happened, for an event.
+    public var event: WireEvent?
 
     /// The wire form of a stored message.
     public init(_ message: Message) {
+        kind = message.event == nil ? "message" : "event"
+        event = message.event.map(WireEvent.init)
         id = message.id
         seq = message.seq ?? 0
         conversationId = message.conversationID
@@ -33,11 +40,17 @@ public struct WireMessage: Codable, Hashable, Sendable {
     /// The message it describes.
     public var message: Message {
         Message(id: id, conversationID: conversationId, senderID: senderId, text: text,
-                imageURL: imageURL.flatMap(URL.init(string:)), sentAt: createdAt, seq: seq)
+                imageURL: imageURL.flatMap(URL.init(string:)), sentAt: createdAt, seq: seq,
+                event: kind == "event" ? event?.event : nil)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case kind, id, seq, conversationId, senderId, text, imageURL, createdAt, event
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
         try container.encode(id, forKey: .id)
         try container.encode(seq, forKey: .seq)
         try container.encode(conversationId, forKey: .conversationId)
@@ -45,5 +58,64 @@ public struct WireMessage: Codable, Hashable, Sendable {
         try container.encode(text, forKey: .text)
         try container.encode(imageURL, forKey: .imageURL)
         try container.encode(createdAt, forKey: .createdAt)
+        try container.encodeIfPresent(event, forKey: .event)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        // Entries from a server before events have no kind: they are messages.
+        kind = try container.decodeIfPresent(String.self, forKey: .kind) ?? "message"
+        id = try container.decode(String.self, forKey: .id)
+        seq = try container.decode(Int64.self, forKey: .seq)
+        conversationId = try container.decode(String.self, forKey: .conversationId)
+        senderId = try container.decode(String.self, forKey: .senderId)
+        text = try container.decodeIfPresent(String.self, forKey: .text)
+        imageURL = try container.decodeIfPresent(String.self, forKey: .imageURL)
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+        event = try container.decodeIfPresent(WireEvent.self, forKey: .event)
+    }
+}
+
+/// What happened, on the wire: `{"type", "members", "title"}`: `type` is `member_added`, `member_removed`,
+/// `member_left`, `renamed`, `owner_added`, `owner_removed` or `deleted`; `members` whom it concerns (with their
+/// names); `title` the new title of a `renamed`.
+public struct WireEvent: Codable, Hashable, Sendable {
+    /// What happened.
+    public var type: String
+    /// Whom it concerns.
+    public var members: [WirePerson]
+    /// The new title, for `renamed`.
+    public var title: String?
+
+    /// The wire form of an event.
+    public init(_ event: ConversationEvent) {
+        type = event.kind.rawValue
+        members = event.members.map(WirePerson.init)
+        title = event.title
+    }
+
+    /// The event it describes; nil for a `type` this side does not know (a newer server's).
+    public var event: ConversationEvent? {
+        ConversationEvent.Kind(rawValue: type).map {
+            ConversationEvent(kind: $0, members: members.map(\.person), title: title)
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case type, members, title
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try container.decode(String.self, forKey: .type)
+        members = try container.decodeIfPresent([WirePerson].self, forKey: .members) ?? []
+        title = try container.decodeIfPresent(String.self, forKey: .title)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+        try container.encode(members, forKey: .members)
+        try container.encode(title, forKey: .title)
     }
 }

@@ -61,17 +61,16 @@ struct GroupCommitTests {
             let record = try await store.createConversation(kind: .group, title: "Busy", memberIDs: ["alice", "bob"]).record
             let release = await holdDatabase(store)
             let published = NIOLockedValueBox<[Int64]>([])
+            store.log.add(Recorder { entries in published.withLockedValue { $0 += entries.compactMap(\.message.seq) } })
             let outcomes = try await withThrowingTaskGroup(of: (String, PostOutcome).self) { group in
                 for index in 0..<200 {
                     group.addTask {
                         let id = "m\(index)"
-                        let outcome = try await store.post(draft(id, by: index % 2 == 0 ? "alice" : "bob", in: record.conversation)) {
-                            incoming in published.withLockedValue { $0.append(incoming.message.seq ?? 0) }
-                        }
+                        let outcome = try await store.post(draft(id, by: index % 2 == 0 ? "alice" : "bob", in: record.conversation))
                         return (id, outcome)
                     }
                 }
-                try await waitUntil { store.waitingPosts.withLockedValue { $0.posts.count } == 200 }
+                try await waitUntil { store.posts.waiting == 200 }
                 #expect(published.withLockedValue { $0 }.isEmpty, "nothing is published before it is committed")
                 release()
                 var outcomes: [String: PostOutcome] = [:]
@@ -84,11 +83,11 @@ struct GroupCommitTests {
             }
             #expect(seqs.count == 200, "every post is stored")
             #expect(Set(seqs) == Set(1...200), "with seqs 1 to 200, each once")
-            #expect(published.withLockedValue { $0 } == Array(1...200), "published in seq order, once each")
-            #expect(store.groupCommitStatistics == GroupCommitStatistics(transactions: 1, posts: 200))
+            #expect(published.withLockedValue { $0 } == Array(1...200), "handed on by the log in seq order, once each")
+            #expect(store.posts.statistics == GroupCommitStatistics(transactions: 1, posts: 200))
 
             // What the group wrote reads back as if each post had been stored alone.
-            let stored = try await store.messages(in: record.conversation.id, after: 0, before: nil, limit: 500)
+            let stored = try await store.entries(in: record.conversation.id, for: "alice", after: 0, before: nil, limit: 500)
             #expect(stored.map(\.seq) == Array(1...200).map { Optional($0) })
             // The posts joined the queue in whatever order their tasks ran: each sender's newest is read from the store.
             let sender = Dictionary(uniqueKeysWithValues: stored.map { ($0.seq ?? 0, $0.senderID) })
@@ -107,7 +106,7 @@ struct GroupCommitTests {
     func repeatsAndConflictsInOneGroup() async throws {
         try await withStore { store in
             let record = try await store.createConversation(kind: .group, title: "Ids", memberIDs: ["alice", "bob"]).record
-            let earlier = try await store.post(draft("before", by: "alice", in: record.conversation)) { _ in }
+            let earlier = try await store.post(draft("before", by: "alice", in: record.conversation))
             let release = await holdDatabase(store)
             let posts = [
                 ("first", draft("same", by: "alice", in: record.conversation, text: "one")),
@@ -121,14 +120,14 @@ struct GroupCommitTests {
                 for (index, (name, draft)) in posts.enumerated() {
                     group.addTask {
                         // In this order into the queue.
-                        try await waitUntil { store.waitingPosts.withLockedValue { $0.posts.count } == index }
+                        try await waitUntil { store.posts.waiting == index }
                         do {
-                            return (name, .success(try await store.post(draft) { _ in }))
+                            return (name, .success(try await store.post(draft)))
                         } catch {
                             return (name, .failure(error))
                         }
                     }
-                    try await waitUntil { store.waitingPosts.withLockedValue { $0.posts.count } == index + 1 }
+                    try await waitUntil { store.posts.waiting == index + 1 }
                 }
                 release()
                 var results: [String: Result<PostOutcome, any Error>] = [:]
@@ -154,8 +153,15 @@ struct GroupCommitTests {
                 }
                 #expect(error == .idTaken(id))
             }
-            let stored = try await store.messages(in: record.conversation.id, after: 0, before: nil, limit: 10)
+            let stored = try await store.entries(in: record.conversation.id, for: "alice", after: 0, before: nil, limit: 10)
             #expect(stored.map(\.id) == ["before", "same", "other"])
         }
     }
+}
+
+/// A log consumer that hands what it takes to a closure.
+struct Recorder: LogConsumer {
+    let body: @Sendable ([IncomingMessage]) -> Void
+    init(_ body: @escaping @Sendable ([IncomingMessage]) -> Void) { self.body = body }
+    func take(_ entries: [IncomingMessage]) async { body(entries) }
 }

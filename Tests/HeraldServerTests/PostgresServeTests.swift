@@ -86,7 +86,7 @@ struct PostgresServeTests {
             }
             #expect(seen.map(\.seq) == Array(1...34))
             let said = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            #expect(said.contains("listening for other nodes' messages failed; listening again"), "the cut was noticed: \(said)")
+            #expect(said.contains("listening for other nodes' entries failed; listening again"), "the cut was noticed: \(said)")
             // Nothing more, nothing twice: a ping's pong comes next.
             #expect(try await reader.drain(socket).filter { $0.type == "message" }.isEmpty)
         }
@@ -109,6 +109,8 @@ struct PostgresServeTests {
         _ = try await reader.untilReady()
         try await Self.waitForPresence(of: "bob", foreground: true, in: url)
         #expect(try await onB.post(alice, to: chat, id: "while-looking", text: "you see this on A") == 201)
+        // The decision is made from the log just after the commit: it was made before Bob goes away.
+        try await Self.waitForPushDecisions(through: 1, in: url)
 
         // In the background on node A: the phone is pushed.
         socket.send(#"{"type": "app", "state": "background"}"#)
@@ -252,6 +254,23 @@ struct PostgresServeTests {
                 try await Task.sleep(for: .milliseconds(20))
             }
             Issue.record("the presence of \(user) never became foreground = \(foreground)")
+        }
+    }
+
+    /// Waits (up to 10 s) until the push decisions, kept in the database, have passed `seq`.
+    static func waitForPushDecisions(through seq: Int64, in url: String) async throws {
+        var logger = Logger(label: "postgres-serve-test")
+        logger.logLevel = .critical
+        let client = PostgresClient(configuration: try PostgresStore.configuration(url), backgroundLogger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            for _ in 0..<500 {
+                let rows = try await client.query("SELECT seq FROM log_cursors WHERE name = 'push'").collect()
+                if let decided = try rows.first?.decode(Int64.self), decided >= seq { return }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            Issue.record("the push decisions never passed seq \(seq)")
         }
     }
 

@@ -90,7 +90,7 @@ struct StoreTests {
 
     @discardableResult
     private func post(_ store: any Store, _ draft: MessageDraft) async throws -> Message {
-        switch try await store.post(draft, onStored: { _ in }) {
+        switch try await store.post(draft) {
         case .stored(let message), .existing(let message): message
         }
     }
@@ -125,28 +125,28 @@ struct StoreTests {
         try await kind.withStore { store in
             let (direct, group) = try await setUp(store)
             #expect(try await store.latestSeq() == 0)
-            let first = try await store.post(draft("m-1", by: "alice", in: direct), onStored: { _ in })
+            let first = try await store.post(draft("m-1", by: "alice", in: direct))
             guard case .stored(let stored) = first else { Issue.record("not stored: \(first)"); return }
             #expect(stored.seq == 1 && stored.text == "hello")
-            let repeated = try await store.post(draft("m-1", by: "alice", in: direct, text: "changed"), onStored: { _ in })
+            let repeated = try await store.post(draft("m-1", by: "alice", in: direct, text: "changed"))
             #expect(repeated == .existing(stored))
             await #expect(throws: StoreError.idTaken("m-1")) {
-                _ = try await store.post(draft("m-1", by: "bob", in: direct), onStored: { _ in })
+                _ = try await store.post(draft("m-1", by: "bob", in: direct))
             }
             // Ids are scoped to their conversation: the same id in another one is another message.
-            let elsewhere = try await store.post(draft("m-1", by: "bob", in: group), onStored: { _ in })
+            let elsewhere = try await store.post(draft("m-1", by: "bob", in: group))
             guard case .stored(let other) = elsewhere else { Issue.record("not stored: \(elsewhere)"); return }
             #expect(other.seq == 2 && other.conversationID == group.id && other.senderID == "bob")
-            #expect(try await store.post(draft("m-1", by: "bob", in: group), onStored: { _ in }) == .existing(other))
+            #expect(try await store.post(draft("m-1", by: "bob", in: group)) == .existing(other))
 
             // Many at once: every one stored once, published in seq order, numbered with no gap.
             let published = NIOLockedValueBox<[Int64]>([])
+            store.log.add(Recorder { entries in published.withLockedValue { $0 += entries.compactMap(\.message.seq) } })
             try await withThrowingTaskGroup(of: PostOutcome.self) { posts in
                 for index in 0..<60 {
                     posts.addTask {
                         try await store.post(
-                            self.draft("burst-\(index)", by: index.isMultiple(of: 2) ? "alice" : "bob", in: group),
-                            onStored: { message in published.withLockedValue { $0.append(message.message.seq ?? -1) } })
+                            self.draft("burst-\(index)", by: index.isMultiple(of: 2) ? "alice" : "bob", in: group))
                     }
                 }
                 var seqs: [Int64] = []
@@ -168,15 +168,15 @@ struct StoreTests {
             for index in 1...6 {
                 try await post(store, draft("d-\(index)", by: index.isMultiple(of: 2) ? "bob" : "alice", in: index <= 3 ? direct : group))
             }
-            #expect(try await store.messages(in: direct.id, after: nil, before: nil, limit: 2).map(\.id) == ["d-2", "d-3"])
-            #expect(try await store.messages(in: direct.id, after: nil, before: 3, limit: 10).map(\.id) == ["d-1", "d-2"])
-            #expect(try await store.messages(in: group.id, after: 4, before: nil, limit: 10).map(\.id) == ["d-5", "d-6"])
-            #expect(try await store.messages(in: group.id, after: 0, before: 6, limit: 1).map(\.id) == ["d-4"])
-            let carols = try await store.messages(for: "carol", after: 0, through: 6, limit: 10)
+            #expect(try await store.entries(in: direct.id, for: "alice", after: nil, before: nil, limit: 2).map(\.id) == ["d-2", "d-3"])
+            #expect(try await store.entries(in: direct.id, for: "alice", after: nil, before: 3, limit: 10).map(\.id) == ["d-1", "d-2"])
+            #expect(try await store.entries(in: group.id, for: "alice", after: 4, before: nil, limit: 10).map(\.id) == ["d-5", "d-6"])
+            #expect(try await store.entries(in: group.id, for: "alice", after: 0, before: 6, limit: 1).map(\.id) == ["d-4"])
+            let carols = try await store.entries(for: "carol", after: 0, through: 6, limit: 10)
             #expect(carols.map(\.message.id) == ["d-4", "d-5", "d-6"])
             #expect(carols.first?.conversation.title == "Team" && carols.first?.sender.displayName == "Bob")
-            #expect(try await store.messages(for: "alice", after: 2, through: 5, limit: 10).map(\.message.seq) == [3, 4, 5])
-            #expect(try await store.messages(for: "alice", after: 0, through: 6, limit: 2).count == 2)
+            #expect(try await store.entries(for: "alice", after: 2, through: 5, limit: 10).map(\.message.seq) == [3, 4, 5])
+            #expect(try await store.entries(for: "alice", after: 0, through: 6, limit: 2).count == 2)
         }
     }
 
@@ -316,9 +316,9 @@ struct StoreTests {
         var logger = Logger(label: "store-test")
         logger.logLevel = .critical
         let check = { (store: any Store) in
-            #expect(try await store.messages(in: "c1", after: nil, before: nil, limit: 10).map(\.seq) == [1, 2])
+            #expect(try await store.entries(in: "c1", for: "alice", after: nil, before: nil, limit: 10).map(\.seq) == [1, 2])
             let c2 = Conversation(id: "c2", kind: .group, title: "Two")
-            let moved = try await store.post(self.draft("m-1", by: "bob", in: c2), onStored: { _ in })
+            let moved = try await store.post(self.draft("m-1", by: "bob", in: c2))
             guard case .stored(let message) = moved else { Issue.record("not stored: \(moved)"); return }
             #expect(message.seq == 3, "the numbering goes on")
             let content = PushContent(

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One message in a conversation.
+/// One entry of a conversation: a message, or an event (``event``: people added or removed, a new title, ...).
 public struct Message: Codable, Hashable, Sendable, Identifiable {
     /// The message id. Clients choose it (so retries are idempotent); it is unique per conversation.
     public var id: String
@@ -16,6 +16,9 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
     public var sentAt: Date
     /// The server's sequence number: increasing across everything the server stores. Nil until stored.
     public var seq: Int64?
+    /// What happened, when this entry is an event rather than a message (its sender is who did it, and it has no
+    /// text or image).
+    public var event: ConversationEvent?
 
     /// Creates a message.
     public init(
@@ -25,7 +28,8 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
         text: String? = nil,
         imageURL: URL? = nil,
         sentAt: Date = Date(),
-        seq: Int64? = nil
+        seq: Int64? = nil,
+        event: ConversationEvent? = nil
     ) {
         self.id = id
         self.conversationID = conversationID
@@ -34,10 +38,14 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
         self.imageURL = imageURL
         self.sentAt = sentAt
         self.seq = seq
+        self.event = event
     }
+
+    /// Whether it is a message someone wrote, rather than an event.
+    public var isMessage: Bool { event == nil }
 }
 
-/// A message with what a device needs to notify about it: its conversation and its sender.
+/// An entry (a message or an event) with what a device needs to notify about it: its conversation and its sender.
 ///
 /// This is what the server's stream delivers and what the ``Notifier`` takes.
 public struct IncomingMessage: Codable, Hashable, Sendable {

@@ -3,7 +3,8 @@ import HeraldCore
 import Hummingbird
 import HeraldProtocol
 
-/// `/v1/conversations`: create and list conversations, post and read messages, read markers and muting.
+/// `/v1/conversations`: create, list and read conversations, change groups (members, owners, title, deletion), post
+/// and read messages, read markers and muting.
 struct ConversationsController {
     let store: any Store
     let messenger: Messenger
@@ -12,6 +13,13 @@ struct ConversationsController {
     func addRoutes(to group: RouterGroup<HeraldRequestContext>) {
         group.post("conversations", use: create)
         group.get("conversations", use: list)
+        group.get("conversations/:id", use: show)
+        group.patch("conversations/:id", use: rename)
+        group.delete("conversations/:id", use: delete)
+        group.post("conversations/:id/members", use: addMembers)
+        group.delete("conversations/:id/members/:userId", use: removeMember)
+        group.put("conversations/:id/owners/:userId", use: makeOwner)
+        group.delete("conversations/:id/owners/:userId", use: unmakeOwner)
         group.post("conversations/:id/messages", use: postMessage)
         group.get("conversations/:id/messages", use: listMessages)
         group.post("conversations/:id/read", use: markRead)
@@ -28,33 +36,140 @@ struct ConversationsController {
     @Sendable func create(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<WireConversation> {
         let identity = try context.requireIdentity()
         let body = try await request.decodeJSON(as: CreateRequest.self, context: context)
-        guard body.members.count <= 1_000 else { throw APIError.invalidRequest("a conversation has at most 1000 members") }
-        for (index, member) in body.members.enumerated() {
-            _ = try Input.id(member, field: "members[\(index)]")
-        }
-        var members = Set(body.members)
+        let limit = limits.maxGroupMembers
+        var members = try Set(memberIDs(body.members, limit: limit))
         members.insert(identity.userID)
-        guard members.count <= 1_000 else { throw APIError.invalidRequest("a conversation has at most 1000 members") }
+        guard members.count <= limit else { throw APIError.invalidRequest("a conversation has at most \(limit) members") }
         if body.kind == .direct, members.count != 2 {
             throw APIError.invalidRequest("a direct conversation is between you and exactly one other member")
         }
-        // Only people who exist: a mistyped id (or a name typed for an id) is an error, never an empty chat.
-        let unknown = try await store.unknownUsers(among: Array(members.subtracting([identity.userID])))
-        if !unknown.isEmpty {
-            let named = unknown.prefix(5).map { "\"\(ControlCharacters.escaped($0))\"" }.joined(separator: ", ")
-            throw APIError(
-                .badRequest, .unknownUser,
-                "no user has the id \(named)\(unknown.count > 5 ? " (and \(unknown.count - 5) more)" : ""): a person can be added once they have signed in")
-        }
+        try await requireKnown(members.subtracting([identity.userID]))
         let title = try body.title.map { try Input.displayText($0, field: "title") }
         try messenger.userLimits.createConversation(by: identity.userID)
         let (record, created) = try await store.createConversation(
             kind: body.kind,
             title: body.kind == .group ? title : nil,
-            memberIDs: Array(members)
+            // The creator first: they own a group.
+            memberIDs: [identity.userID] + HeraldID.sorted(members.subtracting([identity.userID]))
         )
-        messenger.memberships.remember(Membership(conversation: record.conversation, memberIDs: record.memberIDs))
         return EditedResponse(status: created ? .created : .ok, response: WireConversation(record))
+    }
+
+    /// `ids` checked as member ids: each usable (`members[i]` names the bad one), at most `limit`.
+    private func memberIDs(_ ids: [String], limit: Int) throws -> [String] {
+        guard ids.count <= limit else { throw APIError.invalidRequest("a conversation has at most \(limit) members") }
+        for (index, member) in ids.enumerated() {
+            _ = try Input.id(member, field: "members[\(index)]")
+        }
+        return ids
+    }
+
+    /// Only people who exist: a mistyped id, a look-alike one, or a name typed for an id is an error, never an
+    /// empty member.
+    ///
+    /// - Throws: ``APIError`` `unknown_user`, naming up to five of them.
+    private func requireKnown(_ ids: Set<String>) async throws {
+        let unknown = try await store.unknownUsers(among: Array(ids))
+        guard !unknown.isEmpty else { return }
+        let named = unknown.prefix(5).map { "\"\(ControlCharacters.escaped($0))\"" }.joined(separator: ", ")
+        throw APIError(
+            .badRequest, .unknownUser,
+            "no user has the id \(named)\(unknown.count > 5 ? " (and \(unknown.count - 5) more)" : ""): a person can be added once they have signed in")
+    }
+
+    /// `GET /v1/conversations/{id}`: the conversation as the caller's list shows it, with its members and owners.
+    @Sendable func show(_ request: Request, context: HeraldRequestContext) async throws -> WireConversationSummary {
+        let identity = try context.requireIdentity()
+        let id = try context.parameters.id("id")
+        _ = try await messenger.conversation(id, for: identity)
+        guard let summary = try await store.summary(of: id, for: identity.userID) else { throw APIError.notAMember }
+        return WireConversationSummary(summary)
+    }
+
+    struct AddRequest: Decodable {
+        var members: [String]
+        var history: HistoryAccess?
+    }
+
+    /// `POST /v1/conversations/{id}/members`: owners add people (`history`: `full`, the default, or `none`).
+    @Sendable func addMembers(_ request: Request, context: HeraldRequestContext) async throws -> WireConversation {
+        let identity = try context.requireIdentity()
+        let id = try context.parameters.id("id")
+        let body = try await request.decodeJSON(as: AddRequest.self, context: context)
+        guard !body.members.isEmpty else { throw APIError.invalidRequest("`members` names at least one person to add") }
+        let members = try memberIDs(body.members, limit: limits.maxGroupMembers)
+        _ = try await messenger.conversation(id, for: identity)
+        try await requireKnown(Set(members))
+        let outcome = try await messenger.change(.add(members, history: body.history ?? .full), in: id, by: identity)
+        return try Self.answer(outcome)
+    }
+
+    /// `DELETE /v1/conversations/{id}/members/{userId}`: an owner removes a member; anyone removes themselves (leaves).
+    @Sendable func removeMember(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
+        let identity = try context.requireIdentity()
+        let id = try context.parameters.id("id")
+        let member = try context.parameters.id("userId")
+        _ = try await messenger.conversation(id, for: identity)
+        _ = try await messenger.change(.remove(member), in: id, by: identity)
+        return .noContent
+    }
+
+    struct RenameRequest: Decodable {
+        var title: String?
+
+        private enum CodingKeys: String, CodingKey { case title }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            guard container.contains(.title) else {
+                throw APIError.invalidRequest("`title` is required: the new title, or null for none")
+            }
+            title = try container.decodeIfPresent(String.self, forKey: .title)
+        }
+    }
+
+    /// `PATCH /v1/conversations/{id}`: owners rename the group (`title` null or empty: no title).
+    @Sendable func rename(_ request: Request, context: HeraldRequestContext) async throws -> WireConversation {
+        let identity = try context.requireIdentity()
+        let id = try context.parameters.id("id")
+        let body = try await request.decodeJSON(as: RenameRequest.self, context: context)
+        var title = try body.title.map { try Input.displayText($0, field: "title") }
+        if title?.allSatisfy(\.isWhitespace) == true { title = nil }
+        _ = try await messenger.conversation(id, for: identity)
+        return try Self.answer(try await messenger.change(.rename(title), in: id, by: identity))
+    }
+
+    /// `DELETE /v1/conversations/{id}`: an owner deletes the group for everyone.
+    @Sendable func delete(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
+        let identity = try context.requireIdentity()
+        let id = try context.parameters.id("id")
+        _ = try await messenger.conversation(id, for: identity)
+        _ = try await messenger.change(.delete, in: id, by: identity)
+        return .noContent
+    }
+
+    /// `PUT /v1/conversations/{id}/owners/{userId}`: an owner makes a member an owner.
+    @Sendable func makeOwner(_ request: Request, context: HeraldRequestContext) async throws -> WireConversation {
+        try await setOwner(true, context: context)
+    }
+
+    /// `DELETE /v1/conversations/{id}/owners/{userId}`: an owner makes an owner a member only (never the last one).
+    @Sendable func unmakeOwner(_ request: Request, context: HeraldRequestContext) async throws -> WireConversation {
+        try await setOwner(false, context: context)
+    }
+
+    private func setOwner(_ owner: Bool, context: HeraldRequestContext) async throws -> WireConversation {
+        let identity = try context.requireIdentity()
+        let id = try context.parameters.id("id")
+        let member = try context.parameters.id("userId")
+        _ = try await messenger.conversation(id, for: identity)
+        return try Self.answer(try await messenger.change(.owner(member, owner), in: id, by: identity))
+    }
+
+    /// The conversation after a change that leaves it standing.
+    private static func answer(_ outcome: ChangeOutcome) throws -> WireConversation {
+        guard let record = outcome.record else { throw APIError.conversationNotFound }
+        return WireConversation(record)
     }
 
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> WireConversationList {
@@ -106,7 +221,8 @@ struct ConversationsController {
         let limit = try Self.integer(query.get("limit"), name: "limit") ?? 50
         guard (1...200).contains(limit) else { throw APIError.invalidRequest("`limit` must be from 1 to 200") }
         _ = try await messenger.conversation(id, for: identity)
-        let messages = try await store.messages(in: id, after: after, before: before, limit: Int(limit))
+        let messages = try await store.entries(
+            in: id, for: identity.userID, after: after, before: before, limit: Int(limit))
         return WireMessageList(messages: messages.map(WireMessage.init))
     }
 
@@ -159,7 +275,7 @@ struct ConversationsController {
 extension WireConversation: ResponseEncodable {
     init(_ record: ConversationRecord) {
         self.init(id: record.conversation.id, kind: record.conversation.kind, title: record.conversation.title,
-                  members: record.memberIDs, people: record.people.map(WirePerson.init))
+                  members: record.memberIDs, people: record.people.map(WirePerson.init), owners: record.ownerIDs)
     }
 }
 
@@ -171,5 +287,6 @@ extension WireConversationSummary {
 }
 
 extension WireConversationList: ResponseEncodable {}
+extension WireConversationSummary: ResponseEncodable {}
 extension WireMessageList: ResponseEncodable {}
 extension WireMessage: ResponseEncodable {}

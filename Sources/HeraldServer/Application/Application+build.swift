@@ -23,8 +23,8 @@ public struct ServerEnvironment: Sendable {
     public let vapid: VAPID
     /// Each user's allowance of posts and new conversations.
     let userLimits: UserLimits
-    /// The conversations' members, in memory.
-    let memberships = Memberships()
+    /// The conversations' members, in memory, kept current by the log.
+    let memberships: Memberships
     /// The users seen so far, remembered in the store on their first request.
     let users: UserDirectory
     let services: [any Service]
@@ -46,14 +46,10 @@ public struct ServerEnvironment: Sendable {
                 let (providers, http) = try await PushProviders.make(
                     configuration.push, vapid: vapid, demo: configuration.demo, logger: logger)
                 let presence = store.presence
-                let environment = await ServerEnvironment(
+                return await ServerEnvironment(
                     configuration, store: store, storeService: store, secret: secret, vapid: vapid,
                     providers: providers, http: http, hub: Hub(observer: { presence.record($0) }), cluster: presence,
                     logger: logger)
-                // Messages posted on other nodes reach this node's connections too.
-                let hub = environment.hub
-                await store.publishOtherNodes { message in hub.publish(message.incoming, to: message.memberIDs) }
-                return environment
             } catch {
                 await store.close()
                 throw error
@@ -103,9 +99,13 @@ extension ServerEnvironment {
         providers: [any PushProvider], http: PushHTTP?, hub: Hub = Hub(), cluster: (any ClusterPresence)? = nil,
         logger: Logger
     ) async {
+        let memberships = Memberships()
         let push = PushDispatcher(
-            store: store, hub: hub, cluster: cluster, providers: providers, settings: configuration.push, http: http,
-            logger: logger)
+            store: store, hub: hub, memberships: memberships, cluster: cluster, providers: providers,
+            settings: configuration.push, http: http, logger: logger)
+        // What the log hands on goes to this node's connections, then to the push decider.
+        store.log.add(FanOut(hub: hub, memberships: memberships, store: store, logger: logger))
+        store.log.add(push)
         self.init(
             configuration: configuration,
             store: store,
@@ -114,6 +114,7 @@ extension ServerEnvironment {
             push: push,
             vapid: vapid,
             userLimits: UserLimits(configuration.limits),
+            memberships: memberships,
             users: UserDirectory(store: store),
             // Stopped in reverse: the push loops before the database they write to.
             services: [storeService, push]

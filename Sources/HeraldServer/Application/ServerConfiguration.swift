@@ -25,6 +25,11 @@ public struct ServerLimits: Hashable, Sendable {
     public var postBurst = 30
     /// Conversations a user may create an hour (`HERALD_LIMIT_CONVERSATIONS_PER_HOUR`).
     public var conversationsPerHour = 100
+    /// Changes to groups a user may make an hour, in bursts of as many (`HERALD_LIMIT_CHANGES_PER_HOUR`): each add
+    /// (of any number of people), removal, leave, rename, owner change or deletion is one.
+    public var changesPerHour = 600
+    /// Members a group may have, its creator included (`HERALD_LIMIT_GROUP_MEMBERS`).
+    public var maxGroupMembers = 1_000
     /// Stream connections a user may have open at once (`HERALD_LIMIT_STREAMS`).
     public var streamsPerUser = 20
     /// Streams a user may open a minute, sustained, in bursts of as many (`HERALD_LIMIT_STREAM_OPENS_PER_MINUTE`):
@@ -133,6 +138,10 @@ public struct ServerConfiguration: Hashable, Sendable {
         limits.postBurst = try settings.integer("HERALD_LIMIT_POST_BURST", in: 1...1_000_000) ?? limits.postBurst
         limits.conversationsPerHour = try settings.integer("HERALD_LIMIT_CONVERSATIONS_PER_HOUR", in: 1...1_000_000)
             ?? limits.conversationsPerHour
+        limits.changesPerHour = try settings.integer("HERALD_LIMIT_CHANGES_PER_HOUR", in: 1...1_000_000)
+            ?? limits.changesPerHour
+        limits.maxGroupMembers = try settings.integer("HERALD_LIMIT_GROUP_MEMBERS", in: 2...100_000)
+            ?? limits.maxGroupMembers
         limits.streamsPerUser = try settings.integer("HERALD_LIMIT_STREAMS", in: 1...100_000) ?? limits.streamsPerUser
         limits.streamOpensPerMinute = try settings.integer("HERALD_LIMIT_STREAM_OPENS_PER_MINUTE", in: 1...1_000_000)
             ?? limits.streamOpensPerMinute

@@ -34,6 +34,16 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         case idConflict = "id_conflict"
         /// A member to add is no user the server knows (they never signed in).
         case unknownUser = "unknown_user"
+        /// Only a group's owners may do this (add, remove, rename, make owners, delete).
+        case notAnOwner = "not_an_owner"
+        /// A direct conversation's members, title and owners never change.
+        case directConversation = "direct_conversation"
+        /// The user to remove, or to make an owner, is not a member of the conversation.
+        case memberNotFound = "member_not_found"
+        /// The group would have more members than the server allows.
+        case memberLimit = "member_limit"
+        /// The change would leave the group with no owner.
+        case lastOwner = "last_owner"
         /// The caller went over one of the per-user limits; `Retry-After` says when to try again.
         case rateLimited = "rate_limited"
         /// The server holds as many connections as it can; `Retry-After` says when to try again.

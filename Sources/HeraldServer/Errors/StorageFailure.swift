@@ -12,6 +12,13 @@ enum StorageFailure {
             case .deviceLimit: return APIError.rateLimited(error.description, retryAfter: 3600)
             case .damaged: return APIError(.internalServerError, .internalError, "the server failed to handle this request")
             case .closing: return APIError(.serviceUnavailable, .internalError, error.description)
+            case .conversationNotFound: return .conversationNotFound
+            case .notAMember: return .notAMember
+            case .directConversation: return APIError(.conflict, .directConversation, error.description)
+            case .notAnOwner: return APIError(.forbidden, .notAnOwner, error.description)
+            case .memberNotFound: return APIError(.notFound, .memberNotFound, error.description)
+            case .memberLimit: return APIError(.conflict, .memberLimit, error.description)
+            case .lastOwner: return APIError(.conflict, .lastOwner, error.description)
             }
         }
         if isDiskFull(error) {

@@ -59,6 +59,7 @@ final class RateLimiter<C: Clock>: Sendable where C.Duration == Duration {
 struct UserLimits: Sendable {
     let posts: RateLimiter<ContinuousClock>
     let conversations: RateLimiter<ContinuousClock>
+    let changes: RateLimiter<ContinuousClock>
     let streamOpens: RateLimiter<ContinuousClock>
 
     init(_ limits: ServerLimits) {
@@ -66,6 +67,8 @@ struct UserLimits: Sendable {
         conversations = RateLimiter(
             burst: limits.conversationsPerHour, perSecond: Double(limits.conversationsPerHour) / 3600,
             clock: ContinuousClock())
+        changes = RateLimiter(
+            burst: limits.changesPerHour, perSecond: Double(limits.changesPerHour) / 3600, clock: ContinuousClock())
         streamOpens = RateLimiter(
             burst: limits.streamOpensPerMinute, perSecond: Double(limits.streamOpensPerMinute) / 60, clock: ContinuousClock())
     }
@@ -88,6 +91,15 @@ struct UserLimits: Sendable {
             throw APIError.rateLimited(
                 "more than \(posts.perSecond.formatted()) messages a second (bursts of \(Int(posts.burst)))",
                 retryAfter: wait.seconds)
+        }
+    }
+
+    /// Takes a change to a group from `userID`'s allowance.
+    ///
+    /// - Throws: ``APIError`` `rate_limited` with the wait.
+    func change(by userID: String) throws {
+        if let wait = changes.take(userID) {
+            throw APIError.rateLimited("more than \(Int(changes.burst)) changes to groups an hour", retryAfter: wait.seconds)
         }
     }
 

@@ -2,8 +2,8 @@ import Foundation
 import HeraldCore
 
 /// Posting and reading messages with the rules that hold for every way in (HTTP and the stream): only members,
-/// known conversations, usable ids, limits on text and on how fast one user posts, idempotent ids, and fan-out
-/// to the live connections in sequence order.
+/// known conversations, usable ids, limits on text and on how fast one user posts, idempotent ids. What is stored
+/// reaches the live connections through the store's ``EventLog``, in sequence order.
 struct Messenger: Sendable {
     let store: any Store
     let hub: Hub
@@ -12,16 +12,20 @@ struct Messenger: Sendable {
     let userLimits: UserLimits
     let memberships: Memberships
 
-    /// The conversation `id` and its members, if `identity` is one of them; from memory after the first time.
+    /// The conversation `id` and who is in it, if `identity` is a member; from memory after the first time. A view
+    /// in memory that says they are not is read again from the database before they are refused (they may have been
+    /// added on another node a moment ago).
     ///
     /// - Throws: ``APIError`` `conversation_not_found` or `not_a_member`.
-    func conversation(_ id: String, for identity: Identity) async throws -> Membership {
-        let membership = try await memberships.membership(of: id) {
-            try await store.conversation(id: id).map { Membership(conversation: $0.conversation, memberIDs: $0.memberIDs) }
+    func conversation(_ id: String, for identity: Identity) async throws -> MemberView {
+        let load = { try await store.memberView(of: id) }
+        guard var view = try await memberships.view(of: id, load: load) else { throw APIError.conversationNotFound }
+        if !view.isMember(identity.userID), let fresh = try await load() {
+            view = memberships.remember(fresh)
         }
-        guard let membership else { throw APIError.conversationNotFound }
-        guard membership.memberIDs.contains(identity.userID) else { throw APIError.notAMember }
-        return membership
+        guard view.deleted == nil else { throw APIError.conversationNotFound }
+        guard view.isMember(identity.userID) else { throw APIError.notAMember }
+        return view
     }
 
     /// Stores a message from `identity` and sends it to the members' connections.
@@ -62,15 +66,24 @@ struct Messenger: Sendable {
             text: text,
             imageURL: image
         )
-        let hub = hub
-        let push = push
-        let members = record.memberIDs
         let arrived = DispatchTime.now()
-        return try await store.post(draft) { stored in
-            hub.publish(stored, to: members)
-            HeraldMetrics.messagesPosted.increment()
-            HeraldMetrics.postToPublish.recordInterval(since: arrived)
-            push.messageStored(stored, members: members)
-        }
+        // Answered once stored and handed on to the live connections (the sender's among them).
+        let outcome = try await store.post(draft)
+        HeraldMetrics.postToPublish.recordInterval(since: arrived)
+        return outcome
+    }
+
+    /// Applies `change` to the group `conversationID`, by `identity`, once the caller passed the per-user limit on
+    /// changes: the events it made were handed on by the log before this returns; the views in memory and the push
+    /// outbox follow it at once.
+    ///
+    /// - Throws: ``APIError`` as ``StorageFailure`` maps the store's refusals (`not_an_owner`, ...).
+    func change(_ change: ConversationChange, in conversationID: String, by identity: Identity) async throws -> ChangeOutcome {
+        try userLimits.change(by: identity.userID)
+        let outcome = try await store.change(
+            change, in: conversationID, by: identity.userID, memberLimit: limits.maxGroupMembers)
+        for entry in outcome.entries { memberships.apply(entry.message) }
+        push.changed(clears: outcome.clears)
+        return outcome
     }
 }

@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 import HeraldCore
 import HeraldProtocol
@@ -48,13 +49,17 @@ public struct PushSettings: Hashable, Sendable {
     public init() {}
 }
 
-/// Push delivery: the decision after each message, the outbox's jobs sent by each provider, retries, pruning.
+/// Push delivery: the decision for each entry of the log, the outbox's jobs sent by each provider, retries, pruning.
 ///
-/// The decision (docs/push.md, "Who gets a push") runs once a message is committed, for each member but the
-/// sender: muted → nothing; a connected device in the foreground (looking at this conversation or not) → nothing;
-/// otherwise a job for each registered device with no live connection, written to the outbox before anything is
-/// sent. Each provider has a loop of its own that leases due jobs, at most ``PushProvider/concurrency`` at once.
-public final class PushDispatcher: Service, Sendable {
+/// The decision (docs/push.md, "Who gets a push") is made by the decider, a consumer of the ``EventLog``, for each
+/// message and each member it reached but the sender: muted → nothing; a connected device in the foreground
+/// (looking at this conversation or not) → nothing; otherwise a job for each registered device with no live
+/// connection, written to the outbox before anything is sent. A member added to a group gets the same for the
+/// event that added them. The decider keeps its place in the log in the database, written in the transaction that
+/// writes the jobs, so each entry is decided on once, also across a crash; it holds at most ``decisionBuffer``
+/// entries in memory and reads the log from the database when it is further behind. Each provider has a loop of
+/// its own that leases due jobs, at most ``PushProvider/concurrency`` at once.
+public final class PushDispatcher: Service, LogConsumer, Sendable {
     /// What the dispatcher has done since it started.
     public struct Counts: Hashable, Sendable {
         /// Jobs queued by decisions and reads.
@@ -69,10 +74,18 @@ public final class PushDispatcher: Service, Sendable {
         public var dropped = 0
     }
 
-    private struct Decision: Sendable {
-        var incoming: IncomingMessage
-        var candidates: Set<String>
+    /// Entries the log handed on that the decider has not decided on yet.
+    private struct Pending {
+        var entries: Deque<IncomingMessage> = []
+        /// Entries up to this seq are not held (they came before the start, or were let go past the buffer): the
+        /// decider reads them from the database.
+        var readUpTo: Int64
     }
+
+    /// The most entries the decider holds in memory; past it, they are let go and read again from the database.
+    static let decisionBuffer = 4_096
+    /// The most entries one decision round takes.
+    static let decisionRound = 256
 
     let store: any Store
     let hub: Hub
@@ -83,26 +96,29 @@ public final class PushDispatcher: Service, Sendable {
     public let providers: [DeviceRegistration.Platform: any PushProvider]
     private let http: PushHTTP?
     private let logger: Logger
-    private let decisions: AsyncStream<Decision>
-    private let decisionInput: AsyncStream<Decision>.Continuation
+    private let memberships: Memberships
+    private let pending: NIOLockedValueBox<Pending>
+    private let decisionSignal = WakeSignal()
     private let signals: [DeviceRegistration.Platform: WakeSignal]
     private let counters = NIOLockedValueBox(Counts())
     private let outcomes: OutcomeWriter
 
     /// A dispatcher sending through `providers`; `http` is shut down when it stops. With several nodes, `cluster`
-    /// tells of the other nodes' connections.
-    public init(
-        store: any Store, hub: Hub, cluster: (any ClusterPresence)? = nil, providers: [any PushProvider],
-        settings: PushSettings, http: PushHTTP?, logger: Logger
+    /// tells of the other nodes' connections. It decides on the entries of `store`'s log once it was added to it as a
+    /// consumer, with the members `memberships` knows.
+    init(
+        store: any Store, hub: Hub, memberships: Memberships, cluster: (any ClusterPresence)? = nil,
+        providers: [any PushProvider], settings: PushSettings, http: PushHTTP?, logger: Logger
     ) {
         self.store = store
         self.hub = hub
+        self.memberships = memberships
+        pending = NIOLockedValueBox(Pending(readUpTo: store.log.delivered))
         self.cluster = cluster
         self.settings = settings
         self.providers = Dictionary(providers.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
         self.http = http
         self.logger = logger
-        (decisions, decisionInput) = AsyncStream.makeStream(of: Decision.self)
         signals = self.providers.mapValues { _ in WakeSignal() }
         outcomes = OutcomeWriter(store: store)
     }
@@ -110,20 +126,105 @@ public final class PushDispatcher: Service, Sendable {
     /// What it has done so far.
     public var counts: Counts { counters.withLockedValue { $0 } }
 
-    /// Takes a message just committed (from the store's `onStored`, so in `seq` order): never waits. Members in
-    /// the foreground somewhere are left out at once; the rest are decided on by the dispatcher's own task.
-    func messageStored(_ incoming: IncomingMessage, members: [String]) {
-        guard !providers.isEmpty else { return }
-        let sender = incoming.message.senderID
-        let candidates = hub.away(members.filter { $0 != sender })
-        guard !candidates.isEmpty else { return }
-        decisionInput.yield(Decision(incoming: incoming, candidates: candidates))
+    /// Takes entries the log handed on and holds them for the decider: never waits. Past ``decisionBuffer`` they
+    /// are let go; the decider reads them from the database when it gets there.
+    func take(_ entries: [IncomingMessage]) async {
+        pending.withLockedValue { pending in
+            if pending.entries.count + entries.count > Self.decisionBuffer {
+                let last = entries.last?.message.seq ?? pending.entries.last?.message.seq ?? pending.readUpTo
+                pending.readUpTo = max(pending.readUpTo, last)
+                pending.entries.removeAll()
+            } else {
+                pending.entries.append(contentsOf: entries)
+            }
+        }
+        decisionSignal.notify()
     }
 
-    /// Decides who of `candidates` (members with no device in the foreground) gets a push for `incoming`, and
-    /// queues a job for each of their registered devices without a live connection. Returns the jobs queued.
+    /// Decides round after round while the log has entries it has not decided on; when a round finds the place
+    /// held by another node, or fails, it tries again after a second.
+    private func decideLoop() async {
+        var retry = true
+        while !Task.isCancelled {
+            retry = await decideAll() == false
+            await decisionSignal.wait(timeout: retry ? .seconds(1) : .seconds(60))
+        }
+    }
+
+    /// Rounds until one decides nothing: true when it got there, false when another node holds the place or a
+    /// round failed.
     @discardableResult
-    public func decide(_ incoming: IncomingMessage, candidates: Set<String>) async throws -> Int {
+    private func decideAll() async -> Bool {
+        while !Task.isCancelled {
+            do {
+                let progress = NIOLockedValueBox(false)
+                guard let added = try await store.decidePushes({ cursor in
+                    let round = try await self.round(after: cursor)
+                    progress.withLockedValue { $0 = round.through > cursor }
+                    return round
+                }) else { return false }
+                if added > 0 {
+                    counters.withLockedValue { $0.queued += added }
+                    wake(Set(providers.keys))
+                }
+                if !progress.withLockedValue({ $0 }) { return true }
+            } catch {
+                if !Task.isCancelled { logger.warning("push: decisions failed", metadata: ["error": "\(error)"]) }
+                return false
+            }
+        }
+        return true
+    }
+
+    /// One round: the entries after `cursor` (from memory, or from the database when they are not held), each
+    /// decided on; their jobs, and the seq decided through.
+    private func round(after cursor: Int64) async throws -> (jobs: [NewPushJob], through: Int64) {
+        let (held, readUpTo) = pending.withLockedValue { pending -> ([IncomingMessage], Int64) in
+            while let first = pending.entries.first, (first.message.seq ?? 0) <= cursor { pending.entries.removeFirst() }
+            return (Array(pending.entries.prefix(Self.decisionRound)), pending.readUpTo)
+        }
+        var entries = held
+        var through = held.last?.message.seq ?? cursor
+        if cursor < readUpTo {
+            // Behind what is held: from the database, up to where memory starts (seqs without a row count too).
+            let upper = min(readUpTo, cursor + 10_000)
+            entries = try await store.entries(after: cursor, through: upper, limit: Self.decisionRound)
+            through = entries.count == Self.decisionRound ? (entries.last?.message.seq ?? upper) : upper
+        }
+        var jobs: [NewPushJob] = []
+        for entry in entries {
+            jobs += try await decide(entry)
+        }
+        return (jobs, through)
+    }
+
+    /// The jobs for one entry: for a message, the members it reached but the sender; for the event that added
+    /// people, those added (not who added them); nothing for other events, or for an entry older than
+    /// ``PushSettings/maxAge``.
+    private func decide(_ entry: IncomingMessage) async throws -> [NewPushJob] {
+        guard !providers.isEmpty, let seq = entry.message.seq,
+              Date().timeIntervalSince(entry.message.sentAt) < settings.maxAge.seconds
+        else { return [] }
+        var reached: [String]
+        if let event = entry.message.event {
+            guard event.kind == .memberAdded else { return [] }
+            reached = event.members.map(\.id)
+        } else {
+            let view = try await memberships.view(of: entry.conversation.id) {
+                try await store.memberView(of: entry.conversation.id)
+            }
+            reached = view?.recipients(of: seq) ?? []
+        }
+        let sender = entry.message.senderID
+        reached.removeAll { $0 == sender }
+        let candidates = hub.away(reached)
+        guard !candidates.isEmpty else { return [] }
+        return try await jobs(for: entry, candidates: candidates)
+    }
+
+    /// The jobs for `incoming` to `candidates` (members with no device in the foreground): one for each of their
+    /// registered devices without a live connection, unless they muted the conversation or read it meanwhile.
+    private func jobs(for incoming: IncomingMessage, candidates: Set<String>) async throws -> [NewPushJob] {
         // With several nodes: a member in the foreground on another node is no candidate either, and a device
         // connected there gets no push.
         var candidates = candidates
@@ -131,7 +232,7 @@ public final class PushDispatcher: Service, Sendable {
         if let cluster {
             elsewhere = try await cluster.othersPresence(of: candidates)
             candidates = candidates.filter { elsewhere[$0]?.foreground != true }
-            guard !candidates.isEmpty else { return 0 }
+            guard !candidates.isEmpty else { return [] }
         }
         let targets = try await store.pushTargets(
             conversationID: incoming.conversation.id, seq: incoming.message.seq ?? 0, among: candidates)
@@ -141,7 +242,6 @@ public final class PushDispatcher: Service, Sendable {
         jobs.reserveCapacity(targets.count)
         let formatter = ContentFormatter()
         var contents: [Int: PushContent] = [:]
-        var platforms: Set<DeviceRegistration.Platform> = []
         for target in targets where providers[target.device.platform] != nil {
             let userID = target.device.userID
             let live = connected[userID] ?? hub.connectedDevices(of: userID).union(elsewhere[userID]?.devices ?? [])
@@ -150,14 +250,15 @@ public final class PushDispatcher: Service, Sendable {
             let content = contents[target.badge] ?? PushContent(alert: incoming, badge: target.badge, formatter: formatter)
             contents[target.badge] = content
             jobs.append(NewPushJob(kind: .alert, userID: userID, deviceID: target.device.id, content: content, due: due))
-            platforms.insert(target.device.platform)
         }
-        let added = try await store.queuePushJobs(jobs)
-        if added > 0 {
-            counters.withLockedValue { $0.queued += added }
-            wake(platforms)
-        }
-        return added
+        return jobs
+    }
+
+    /// Clears queued by a change to a group (people no longer in it): the providers go and send them.
+    func changed(clears: Int) {
+        guard clears > 0 else { return }
+        counters.withLockedValue { $0.queued += clears }
+        wake(Set(providers.keys))
     }
 
     /// After `userID` read `conversationID`: alerts still waiting for it are dropped, and the devices that were
@@ -188,33 +289,25 @@ public final class PushDispatcher: Service, Sendable {
             if released > 0 { logger.notice("push: \(released) pushes in flight at the last stop will be sent again") }
         }
         let deciding = Task { await self.decideLoop() }
+        defer { deciding.cancel() }
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
                 for provider in providers.values {
                     group.addTask { await self.sendLoop(provider) }
                 }
                 try? await gracefulShutdown()
-                // The decisions for messages already committed are written before stopping; sends in flight are
-                // cut (their jobs stay in the outbox and go again at the next start).
-                decisionInput.finish()
+                // The decisions for entries already handed on are written before stopping (those left are made
+                // at the next start, from the place kept); sends in flight are cut (their jobs stay in the outbox
+                // and go again at the next start).
+                deciding.cancel()
                 await deciding.value
+                await decideAll()
                 group.cancelAll()
             }
         } onCancel: {
             deciding.cancel()
         }
         await http?.shutdown()
-    }
-
-    private func decideLoop() async {
-        for await decision in decisions {
-            do {
-                try await decide(decision.incoming, candidates: decision.candidates)
-            } catch {
-                logger.warning("push: decision failed", metadata: [
-                    "message": "\(decision.incoming.message.id)", "error": "\(error)"])
-            }
-        }
     }
 
     /// One provider's loop. It keeps up to ``PushProvider/concurrency`` pushes in flight, each in a task of its own,

@@ -149,6 +149,44 @@ enum PostgresMigrations {
             "UPDATE users SET known = true WHERE name <> ''",
             "CREATE INDEX users_known ON users (known, id)",
         ],
+        [
+            // The event log: an entry is a message, or an event (its JSON in `event`: members added or removed, a
+            // new title, ...) with a seq of the same sequence, so members learn both in one order.
+            "ALTER TABLE messages ADD COLUMN event text",
+            // Members change: each row says from which seq the member receives entries (`added_seq`), until which
+            // (`removed_seq`, NULL while a member), from which they may read the past (`visible_from`), and whether
+            // they own the group. Every member of an existing group owns it: nobody knows who made it.
+            "ALTER TABLE members ADD COLUMN added_seq bigint NOT NULL DEFAULT 0",
+            "ALTER TABLE members ADD COLUMN removed_seq bigint",
+            "ALTER TABLE members ADD COLUMN visible_from bigint NOT NULL DEFAULT 0",
+            "ALTER TABLE members ADD COLUMN owner boolean NOT NULL DEFAULT false",
+            "UPDATE members SET owner = true WHERE conversation_id IN (SELECT id FROM conversations WHERE kind = 'group')",
+            // A deleted group keeps its row and its members' (so their devices learn of it on resume); its
+            // messages go.
+            "ALTER TABLE conversations ADD COLUMN deleted boolean NOT NULL DEFAULT false",
+            "ALTER TABLE conversations ADD COLUMN title_seq bigint NOT NULL DEFAULT 0",
+            // The push decider's place in the log, shared by the nodes and kept across restarts. It starts at the
+            // log's end: what was stored before had its decisions.
+            "CREATE TABLE log_cursors (name text PRIMARY KEY, seq bigint NOT NULL)",
+            "INSERT INTO log_cursors (name, seq) SELECT 'push', seq FROM message_seq WHERE id = 1",
+            // Events move nothing by themselves (the change that makes one moves what it must); former members
+            // stay where they were.
+            """
+            CREATE OR REPLACE FUNCTION herald_messages_move_members() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                UPDATE members SET activity = NEW.seq,
+                    read_seq = CASE WHEN user_id = NEW.sender_id THEN greatest(read_seq, NEW.seq) ELSE read_seq END
+                WHERE conversation_id = NEW.conversation_id AND removed_seq IS NULL;
+                RETURN NULL;
+            END
+            $$
+            """,
+            "DROP TRIGGER messages_move_members ON messages",
+            """
+            CREATE TRIGGER messages_move_members AFTER INSERT ON messages
+                FOR EACH ROW WHEN (NEW.event IS NULL) EXECUTE FUNCTION herald_messages_move_members()
+            """,
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

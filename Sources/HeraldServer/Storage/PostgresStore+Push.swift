@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import Logging
 import PostgresNIO
 
 /// The push outbox on PostgreSQL, shared by every node: a job is leased by one node at a time (`FOR UPDATE SKIP
@@ -12,13 +13,15 @@ extension PostgresStore {
             """
             WITH targets AS (
                 SELECT user_id FROM members
-                WHERE conversation_id = \(conversationID) AND NOT muted AND read_seq < \(seq)
+                WHERE conversation_id = \(conversationID) AND NOT muted AND read_seq < \(seq) AND removed_seq IS NULL
                   AND user_id = ANY(\(Array(candidates))::text[])),
             badges AS (
                 SELECT me.user_id, sum((SELECT count(*) FROM (SELECT 1 FROM messages x
                     WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> me.user_id
+                      AND x.event IS NULL
                     LIMIT \(ConversationSummary.unreadLimit)) AS u)) AS badge
-                FROM members me WHERE me.user_id IN (SELECT user_id FROM targets) GROUP BY me.user_id)
+                FROM members me WHERE me.user_id IN (SELECT user_id FROM targets) AND me.removed_seq IS NULL
+                GROUP BY me.user_id)
             SELECT d.user_id, d.id, d.platform, d.token, b.badge::bigint
             FROM targets t JOIN devices d ON d.user_id = t.user_id JOIN badges b ON b.user_id = t.user_id
             ORDER BY d.user_id, d.id
@@ -38,8 +41,9 @@ extension PostgresStore {
             """
             SELECT coalesce(sum((SELECT count(*) FROM (SELECT 1 FROM messages x
                 WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> \(userID)
+                  AND x.event IS NULL
                 LIMIT \(ConversationSummary.unreadLimit)) AS u)), 0)::bigint
-            FROM members me WHERE me.user_id = \(userID)
+            FROM members me WHERE me.user_id = \(userID) AND me.removed_seq IS NULL
             """, logger: logger).collect()
         return Int(try rows.first.map { try $0.decode(Int64.self) } ?? 0)
     }
@@ -219,19 +223,59 @@ extension PostgresStore {
                 DELETE FROM push_jobs WHERE kind = 'alert' AND leased_until IS NULL AND user_id = \(userID)
                     AND conversation_id = \(conversationID) AND seq <= \(readSeq)
                 """, logger: self.logger)
-            let shown = try await connection.query(
-                """
-                DELETE FROM push_shown WHERE user_id = \(userID) AND conversation_id = \(conversationID)
-                    AND seq <= \(readSeq) AND device_id <> \(device ?? "")
-                RETURNING device_id
-                """, logger: self.logger)
-            var devices: [String] = []
-            for try await deviceID in shown.decode(String.self) { devices.append(deviceID) }
-            guard !devices.isEmpty else { return 0 }
-            let content = PushContent(
-                clear: conversationID, readUpTo: readSeq,
-                badge: try await Self.badge(of: userID, on: connection, logger: self.logger))
-            let jobs = devices.map { NewPushJob(kind: .clear, userID: userID, deviceID: $0, content: content, due: due) }
+            return try await Self.clear(
+                conversationID, of: userID, upTo: readSeq, marker: readSeq, except: device, due: due, on: connection,
+                logger: self.logger)
+        }
+    }
+
+    /// `userID` left `conversationID` at `seq` (removed, left, or it was deleted): their waiting alerts for it are
+    /// dropped, and their devices that were shown its messages get a clear. Returns the clears queued.
+    static func forgetPushes(
+        of userID: String, in conversationID: String, at seq: Int64, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Int {
+        try await connection.query(
+            """
+            DELETE FROM push_jobs WHERE kind = 'alert' AND leased_until IS NULL AND user_id = \(userID)
+                AND conversation_id = \(conversationID)
+            """, logger: logger)
+        return try await clear(
+            conversationID, of: userID, upTo: Int64.max, marker: seq, except: nil, due: Date(), on: connection, logger: logger)
+    }
+
+    /// Queues a clear of `conversationID` to each of `userID`'s devices that was shown its messages up to `upTo`,
+    /// but `device`, with the badge as it is now; the clear carries `marker`.
+    private static func clear(
+        _ conversationID: String, of userID: String, upTo: Int64, marker: Int64, except device: String?, due: Date,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> Int {
+        let shown = try await connection.query(
+            """
+            DELETE FROM push_shown WHERE user_id = \(userID) AND conversation_id = \(conversationID)
+                AND seq <= \(upTo) AND device_id <> \(device ?? "")
+            RETURNING device_id
+            """, logger: logger)
+        var devices: [String] = []
+        for try await deviceID in shown.decode(String.self) { devices.append(deviceID) }
+        guard !devices.isEmpty else { return 0 }
+        let content = PushContent(
+            clear: conversationID, readUpTo: marker, badge: try await Self.badge(of: userID, on: connection, logger: logger))
+        let jobs = devices.map { NewPushJob(kind: .clear, userID: userID, deviceID: $0, content: content, due: due) }
+        return try await Self.queue(jobs, on: connection, logger: logger)
+    }
+
+    /// The place is a row every node shares: a round holds it (`FOR UPDATE`) from reading it to writing
+    /// the jobs, so one node decides at a time and a node that finds it held leaves the round to the one holding it.
+    public func decidePushes(
+        _ decide: @escaping @Sendable (Int64) async throws -> (jobs: [NewPushJob], through: Int64)
+    ) async throws -> Int? {
+        try await transaction { connection -> Int? in
+            let rows = try await connection.query(
+                "SELECT seq FROM log_cursors WHERE name = 'push' FOR UPDATE", logger: self.logger).collect()
+            guard let cursor = try rows.first.map({ try $0.decode(Int64.self) }) else { return nil }
+            let (jobs, through) = try await decide(cursor)
+            guard through > cursor else { return 0 }
+            try await connection.query("UPDATE log_cursors SET seq = \(through) WHERE name = 'push'", logger: self.logger)
             return try await Self.queue(jobs, on: connection, logger: self.logger)
         }
     }

@@ -1,14 +1,11 @@
-import NIOCore
-import SQLiteNIO
-import VaporCSQLite
+import CSQLite
 
 /// One SQLite connection used from one thread (the ``SerialDatabase``'s), with its prepared statements kept and
 /// reused.
 ///
-/// sqlite-nio prepares every query afresh and finalizes it after, and runs each on a thread pool of its own, one hop
-/// there and back per query; its connection hides the `sqlite3` handle. This is the same SQLite (the amalgamation
-/// sqlite-nio builds) driven directly: a statement is prepared once (`SQLITE_PREPARE_PERSISTENT`), then reset and
-/// bound again for every use, on the thread that runs the job. Values are sqlite-nio's ``SQLiteData``.
+/// SQLite is the system's (`libsqlite3`, through the `CSQLite` system-library target), driven through its C API: a
+/// statement is prepared once (`SQLITE_PREPARE_PERSISTENT`), then reset and bound again for every use, on the thread
+/// that runs the job, so a job is one hand-over to that thread however many statements it runs.
 ///
 /// Not `Sendable`: only the database's thread touches it.
 final class SQLiteHandle {
@@ -33,10 +30,10 @@ final class SQLiteHandle {
     init(path: String) throws {
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
+        let status = sqlite3_open_v2(path, &handle, flags, nil)
         guard status == SQLITE_OK, let handle else {
-            let message = handle.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) }
-            sqlite_nio_sqlite3_close(handle)
+            let message = handle.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+            sqlite3_close(handle)
             throw SQLiteFailure(code: status, message: message ?? "cannot open the database")
         }
         self.handle = handle
@@ -49,25 +46,25 @@ final class SQLiteHandle {
     /// Runs `sql` with `binds` (`?1`, `?2`, …) and returns every row it gives. Its statement is kept for the next
     /// use of the same SQL, unless `keep` is false (for what runs once: migrations, pragmas at start).
     @discardableResult
-    func query(_ sql: String, _ binds: [SQLiteData] = [], keep: Bool = true) throws -> [SQLiteValues] {
+    func query(_ sql: String, _ binds: [SQLiteValue] = [], keep: Bool = true) throws -> [SQLiteValues] {
         guard let handle else { throw SQLiteFailure(code: SQLITE_MISUSE, message: "the database is closed") }
         let prepared = try keep ? self.prepared(sql, on: handle) : prepare(sql, on: handle, flags: 0)
         let statement = prepared.pointer
         defer {
             if keep {
-                sqlite_nio_sqlite3_reset(statement)
-                sqlite_nio_sqlite3_clear_bindings(statement)
+                sqlite3_reset(statement)
+                sqlite3_clear_bindings(statement)
             } else {
-                sqlite_nio_sqlite3_finalize(statement)
+                sqlite3_finalize(statement)
             }
         }
         for (index, value) in binds.enumerated() {
             try check(bind(value, at: Int32(index + 1), to: statement))
         }
         var rows: [SQLiteValues] = []
-        let count = sqlite_nio_sqlite3_column_count(statement)
+        let count = sqlite3_column_count(statement)
         while true {
-            let status = sqlite_nio_sqlite3_step(statement)
+            let status = sqlite3_step(statement)
             if status == SQLITE_DONE {
                 if !prepared.readOnly { diskFull = false }
                 return rows
@@ -83,9 +80,9 @@ final class SQLiteHandle {
 
     /// Finalizes every statement and closes the connection; later queries fail.
     func close() {
-        for statement in statements.values { sqlite_nio_sqlite3_finalize(statement.pointer) }
+        for statement in statements.values { sqlite3_finalize(statement.pointer) }
         statements = [:]
-        if let handle { sqlite_nio_sqlite3_close(handle) }
+        if let handle { sqlite3_close(handle) }
         handle = nil
     }
 
@@ -96,7 +93,7 @@ final class SQLiteHandle {
     /// `(?1, ?2), (?3, ?4), …` for wider rows), and the values to bind in that order. The rows are padded with rows
     /// of `NULL`s up to the next power of two, so lists of any length share a few statements; the query must leave
     /// the `NULL` rows out (`IN` matches no `NULL`; an insert filters them).
-    static func padded(_ rows: [[SQLiteData]], width: Int = 1) -> (placeholders: String, binds: [SQLiteData]) {
+    static func padded(_ rows: [[SQLiteValue]], width: Int = 1) -> (placeholders: String, binds: [SQLiteValue]) {
         var count = 1
         while count < rows.count { count *= 2 }
         let placeholders = (0..<count).map { row in
@@ -110,7 +107,7 @@ final class SQLiteHandle {
     private func prepared(_ sql: String, on handle: OpaquePointer) throws -> Prepared {
         if let statement = statements[sql] { return statement }
         if statements.count >= Self.statementLimit {
-            for statement in statements.values { sqlite_nio_sqlite3_finalize(statement.pointer) }
+            for statement in statements.values { sqlite3_finalize(statement.pointer) }
             statements = [:]
         }
         let statement = try prepare(sql, on: handle, flags: UInt32(SQLITE_PREPARE_PERSISTENT))
@@ -120,66 +117,63 @@ final class SQLiteHandle {
 
     private func prepare(_ sql: String, on handle: OpaquePointer, flags: UInt32) throws -> Prepared {
         var statement: OpaquePointer?
-        let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, flags, &statement, nil)
+        let status = sqlite3_prepare_v3(handle, sql, -1, flags, &statement, nil)
         guard status == SQLITE_OK, let statement else { throw failure(status) }
         return Prepared(
-            pointer: statement, columns: Self.columns(of: statement), readOnly: sqlite_nio_sqlite3_stmt_readonly(statement) != 0)
+            pointer: statement, columns: Self.columns(of: statement), readOnly: sqlite3_stmt_readonly(statement) != 0)
     }
 
-    private func bind(_ value: SQLiteData, at index: Int32, to statement: OpaquePointer) -> Int32 {
+    private func bind(_ value: SQLiteValue, at index: Int32, to statement: OpaquePointer) -> Int32 {
         switch value {
         case .integer(let integer):
-            return sqlite_nio_sqlite3_bind_int64(statement, index, Int64(integer))
+            return sqlite3_bind_int64(statement, index, Int64(integer))
         case .float(let double):
-            return sqlite_nio_sqlite3_bind_double(statement, index, double)
+            return sqlite3_bind_double(statement, index, double)
         case .text(let text):
             // Bytes as they are: a NUL inside the text is kept, not taken as its end.
             var text = text
             return text.withUTF8 { bytes in
                 bytes.withMemoryRebound(to: CChar.self) { characters in
                     guard let start = characters.baseAddress, !characters.isEmpty else {
-                        return sqlite_nio_sqlite3_bind_text64(statement, index, "", 0, Self.transient, UInt8(SQLITE_UTF8))
+                        return sqlite3_bind_text64(statement, index, "", 0, Self.transient, UInt8(SQLITE_UTF8))
                     }
-                    return sqlite_nio_sqlite3_bind_text64(
+                    return sqlite3_bind_text64(
                         statement, index, start, UInt64(characters.count), Self.transient, UInt8(SQLITE_UTF8))
                 }
             }
-        case .blob(let buffer):
-            return buffer.withUnsafeReadableBytes { bytes in
-                sqlite_nio_sqlite3_bind_blob64(statement, index, bytes.baseAddress, UInt64(bytes.count), Self.transient)
+        case .blob(let bytes):
+            return bytes.withUnsafeBytes { bytes in
+                sqlite3_bind_blob64(statement, index, bytes.baseAddress, UInt64(bytes.count), Self.transient)
             }
         case .null:
-            return sqlite_nio_sqlite3_bind_null(statement, index)
+            return sqlite3_bind_null(statement, index)
         }
     }
 
     private static func columns(of statement: OpaquePointer) -> SQLiteValues.Columns {
-        let count = sqlite_nio_sqlite3_column_count(statement)
+        let count = sqlite3_column_count(statement)
         var names: [String: Int] = [:]
         for index in 0..<count {
-            let name = sqlite_nio_sqlite3_column_name(statement, index).map { String(cString: $0) } ?? ""
+            let name = sqlite3_column_name(statement, index).map { String(cString: $0) } ?? ""
             if names[name] == nil { names[name] = Int(index) }
         }
         return SQLiteValues.Columns(indices: names)
     }
 
-    private static func value(at index: Int32, in statement: OpaquePointer) -> SQLiteData {
-        switch sqlite_nio_sqlite3_column_type(statement, index) {
+    private static func value(at index: Int32, in statement: OpaquePointer) -> SQLiteValue {
+        switch sqlite3_column_type(statement, index) {
         case SQLITE_INTEGER:
-            return .integer(Int(sqlite_nio_sqlite3_column_int64(statement, index)))
+            return .integer(Int(sqlite3_column_int64(statement, index)))
         case SQLITE_FLOAT:
-            return .float(sqlite_nio_sqlite3_column_double(statement, index))
+            return .float(sqlite3_column_double(statement, index))
         case SQLITE_TEXT:
-            guard let text = sqlite_nio_sqlite3_column_text(statement, index) else { return .text("") }
-            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
+            guard let text = sqlite3_column_text(statement, index) else { return .text("") }
+            let count = Int(sqlite3_column_bytes(statement, index))
             return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
         case SQLITE_BLOB:
-            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
-            var buffer = ByteBufferAllocator().buffer(capacity: count)
-            if let bytes = sqlite_nio_sqlite3_column_blob(statement, index) {
-                buffer.writeBytes(UnsafeRawBufferPointer(start: bytes, count: count))
-            }
-            return .blob(buffer)
+            let count = Int(sqlite3_column_bytes(statement, index))
+            guard let bytes = sqlite3_column_blob(statement, index) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: bytes, count: count)))
         default:
             return .null
         }
@@ -190,12 +184,53 @@ final class SQLiteHandle {
     }
 
     private func failure(_ status: Int32) -> SQLiteFailure {
-        let message = handle.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) }
+        let message = handle.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
         return SQLiteFailure(code: status, message: message ?? "SQLite error \(status)")
     }
 
     /// SQLite copies the bytes it is given before the bind returns.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+}
+
+/// A value SQLite stores: what a statement binds and what a row holds.
+enum SQLiteValue: Hashable, Sendable {
+    case integer(Int)
+    case float(Double)
+    case text(String)
+    case blob([UInt8])
+    case null
+
+    /// The integer, if it is one.
+    var integer: Int? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+
+    /// The number, integer or not.
+    var double: Double? {
+        switch self {
+        case .float(let value): value
+        case .integer(let value): Double(value)
+        default: nil
+        }
+    }
+
+    /// The text, if it is text.
+    var string: String? {
+        if case .text(let value) = self { return value }
+        return nil
+    }
+
+    /// The bytes, if it is a blob.
+    var blob: [UInt8]? {
+        if case .blob(let value) = self { return value }
+        return nil
+    }
+
+    /// Text, or NULL for nil.
+    static func optionalText(_ text: String?) -> SQLiteValue {
+        text.map { .text($0) } ?? .null
+    }
 }
 
 /// One row of a result: its values, found by column name.
@@ -207,10 +242,10 @@ struct SQLiteValues {
     }
 
     let columns: Columns
-    let values: [SQLiteData]
+    let values: [SQLiteValue]
 
     /// The value of the column named `name`, or nil if the result has no such column.
-    func column(_ name: String) -> SQLiteData? {
+    func column(_ name: String) -> SQLiteValue? {
         columns.indices[name].map { values[$0] }
     }
 }

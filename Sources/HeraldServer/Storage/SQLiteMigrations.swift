@@ -1,15 +1,24 @@
 import Logging
-import SQLiteNIO
 
 /// The schema, as numbered steps; a database records how many it has applied in `PRAGMA user_version`.
 enum SQLiteMigrations {
     /// Storing a message moves its conversation to the top of every member's list and the sender's read marker to
-    /// it, in the same statement: a group of posts is one INSERT, so one transaction, one sync.
-    static let moveMembers = """
+    /// it, in the same statement: a group of posts is one INSERT, so one transaction, one sync. Events move nothing
+    /// here (the change that makes one moves what it must), and former members are left where they were.
+    static let moveMembersBeforeEvents = """
         CREATE TRIGGER messages_move_members AFTER INSERT ON messages BEGIN
             UPDATE members SET activity = NEW.seq,
                 read_seq = CASE WHEN user_id = NEW.sender_id THEN max(read_seq, NEW.seq) ELSE read_seq END
             WHERE conversation_id = NEW.conversation_id;
+        END
+        """
+
+    /// The same once entries may be events and members may leave.
+    static let moveMembers = """
+        CREATE TRIGGER messages_move_members AFTER INSERT ON messages WHEN NEW.event IS NULL BEGIN
+            UPDATE members SET activity = NEW.seq,
+                read_seq = CASE WHEN user_id = NEW.sender_id THEN max(read_seq, NEW.seq) ELSE read_seq END
+            WHERE conversation_id = NEW.conversation_id AND removed_seq IS NULL;
         END
         """
 
@@ -106,7 +115,7 @@ enum SQLiteMigrations {
             "INSERT INTO server_state (id, running) VALUES (1, 0)",
         ],
         [
-            moveMembers,
+            moveMembersBeforeEvents,
         ],
         [
             // The push outbox: one row per push to one device, written before it is sent, kept until it is
@@ -171,7 +180,7 @@ enum SQLiteMigrations {
             "DROP TABLE messages",
             "ALTER TABLE messages_scoped RENAME TO messages",
             "CREATE INDEX messages_by_conversation ON messages(conversation_id, seq, sender_id)",
-            moveMembers,
+            moveMembersBeforeEvents,
             // An alert job is unique by its message's seq (an id names a message only within its conversation).
             "UPDATE OR IGNORE push_jobs SET job_key = CAST(seq AS TEXT) WHERE kind = 'alert'",
         ],
@@ -181,6 +190,29 @@ enum SQLiteMigrations {
             "ALTER TABLE users ADD COLUMN known INTEGER NOT NULL DEFAULT 0",
             "UPDATE users SET known = 1 WHERE name <> ''",
             "CREATE INDEX users_known ON users(known, id)",
+        ],
+        [
+            // The event log: an entry is a message, or an event (its JSON in `event`: members added or removed, a
+            // new title, ...) with a seq of the same sequence, so members learn both in one order.
+            "ALTER TABLE messages ADD COLUMN event TEXT",
+            // Members change: each row says from which seq the member receives entries (`added_seq`), until which
+            // (`removed_seq`, NULL while a member), from which they may read the past (`visible_from`), and whether
+            // they own the group. Every member of an existing group owns it: nobody knows who made it.
+            "ALTER TABLE members ADD COLUMN added_seq INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE members ADD COLUMN removed_seq INTEGER",
+            "ALTER TABLE members ADD COLUMN visible_from INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE members ADD COLUMN owner INTEGER NOT NULL DEFAULT 0",
+            "UPDATE members SET owner = 1 WHERE conversation_id IN (SELECT id FROM conversations WHERE kind = 'group')",
+            // A deleted group keeps its row and its members' (so their devices learn of it on resume); its
+            // messages go.
+            "ALTER TABLE conversations ADD COLUMN deleted INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE conversations ADD COLUMN title_seq INTEGER NOT NULL DEFAULT 0",
+            // The push decider's place in the log, kept across restarts: what it has decided on. It starts at the
+            // log's end: what was stored before had its decisions.
+            "CREATE TABLE log_cursors (name TEXT PRIMARY KEY, seq INTEGER NOT NULL)",
+            "INSERT INTO log_cursors (name, seq) SELECT 'push', coalesce(max(seq), 0) FROM messages",
+            "DROP TRIGGER messages_move_members",
+            moveMembers,
         ],
     ]
 

@@ -1,6 +1,6 @@
 import Foundation
 import HeraldCore
-import SQLiteNIO
+import HeraldProtocol
 
 extension SQLiteStore {
     public func pushTargets(conversationID: String, seq: Int64, among candidates: Set<String>) async throws -> [PushTarget] {
@@ -10,12 +10,14 @@ extension SQLiteStore {
             let rows = try connection.query(
                 """
                 WITH targets AS (
-                    SELECT user_id FROM members WHERE conversation_id = ?1 AND muted = 0 AND read_seq < ?3),
+                    SELECT user_id FROM members
+                    WHERE conversation_id = ?1 AND muted = 0 AND read_seq < ?3 AND removed_seq IS NULL),
                 badges AS (
                     SELECT me.user_id, sum((SELECT count(*) FROM (SELECT 1 FROM messages x
                         WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> me.user_id
+                          AND x.event IS NULL
                         LIMIT ?2))) AS badge
-                    FROM members me WHERE me.user_id IN targets GROUP BY me.user_id)
+                    FROM members me WHERE me.user_id IN targets AND me.removed_seq IS NULL GROUP BY me.user_id)
                 SELECT d.user_id, d.id, d.platform, d.token, b.badge
                 FROM targets t JOIN devices d ON d.user_id = t.user_id JOIN badges b ON b.user_id = t.user_id
                 ORDER BY d.user_id, d.id
@@ -23,7 +25,7 @@ extension SQLiteStore {
                 [.text(conversationID), .integer(ConversationSummary.unreadLimit), .integer(Int(seq))]
             )
             return rows.compactMap { row in
-                guard let device = Self.device(from: row), candidates.contains(device.userID) else { return nil }
+                guard let device = try? Rows.device(row), candidates.contains(device.userID) else { return nil }
                 return PushTarget(device: device, badge: row.column("badge")?.integer ?? 0)
             }
         }
@@ -35,9 +37,10 @@ extension SQLiteStore {
         let rows = try connection.query(
             """
             SELECT coalesce(sum((SELECT count(*) FROM (SELECT 1 FROM messages x
-                WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> ?1 LIMIT ?2))), 0)
+                WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> ?1
+                  AND x.event IS NULL LIMIT ?2))), 0)
                 AS badge
-            FROM members me WHERE me.user_id = ?1
+            FROM members me WHERE me.user_id = ?1 AND me.removed_seq IS NULL
             """,
             [.text(userID), .integer(ConversationSummary.unreadLimit)]
         )
@@ -69,7 +72,7 @@ extension SQLiteStore {
             while start < ofKind.count {
                 let chunk = ofKind[start..<min(start + 256, ofKind.count)]
                 start += chunk.count
-                let rows = try chunk.map { job -> [SQLiteData] in
+                let rows = try chunk.map { job -> [SQLiteValue] in
                     let content: String
                     if let known = encoded[job.content] {
                         content = known
@@ -112,7 +115,7 @@ extension SQLiteStore {
             var jobs: [PushJob] = []
             for row in rows {
                 guard let id = row.column("job_id")?.integer else { continue }
-                guard let device = Self.device(from: row),
+                guard let device = try? Rows.device(row),
                       let kind = row.column("kind")?.string.flatMap(PushJob.Kind.init),
                       let text = row.column("content")?.string,
                       let content = try? decoder.decode(PushContent.self, from: Data(text.utf8))
@@ -181,20 +184,57 @@ extension SQLiteStore {
             try connection.query(
                 "DELETE FROM push_jobs WHERE kind = 'alert' AND leased = 0 AND user_id = ?1 AND conversation_id = ?2 AND seq <= ?3",
                 [.text(userID), .text(conversationID), .integer(readSeq)])
-            let shown = try connection.query(
-                """
-                DELETE FROM push_shown WHERE user_id = ?1 AND conversation_id = ?2 AND seq <= ?3 AND device_id <> ?4
-                RETURNING device_id
-                """,
-                [.text(userID), .text(conversationID), .integer(readSeq), .text(device ?? "")])
-            guard !shown.isEmpty else { return 0 }
-            let content = PushContent(
-                clear: conversationID, readUpTo: Int64(readSeq), badge: try Self.badge(of: userID, on: connection))
-            let jobs = shown.compactMap { row in
-                row.column("device_id")?.string.map {
-                    NewPushJob(kind: .clear, userID: userID, deviceID: $0, content: content, due: due)
-                }
+            return try Self.clear(
+                conversationID, of: userID, upTo: Int64(readSeq), except: device, due: due, on: connection)
+        }
+    }
+
+    /// `userID` left `conversationID` at `seq` (removed, left, or it was deleted): their waiting alerts for it are
+    /// dropped, and their devices that were shown its messages get a clear. Returns the clears queued.
+    static func forgetPushes(of userID: String, in conversationID: String, at seq: Int64, on connection: SQLiteHandle) throws -> Int {
+        try connection.query(
+            "DELETE FROM push_jobs WHERE kind = 'alert' AND leased = 0 AND user_id = ?1 AND conversation_id = ?2",
+            [.text(userID), .text(conversationID)])
+        return try clear(conversationID, of: userID, upTo: Int64.max, except: nil, due: Date(), on: connection, marker: seq)
+    }
+
+    /// Queues a clear of `conversationID` to each of `userID`'s devices that was shown its messages up to `upTo`,
+    /// but `device`, with the badge as it is now; the clear carries `marker` (the read marker, by default `upTo`).
+    private static func clear(
+        _ conversationID: String, of userID: String, upTo: Int64, except device: String?, due: Date,
+        on connection: SQLiteHandle, marker: Int64? = nil
+    ) throws -> Int {
+        let shown = try connection.query(
+            """
+            DELETE FROM push_shown WHERE user_id = ?1 AND conversation_id = ?2 AND seq <= ?3 AND device_id <> ?4
+            RETURNING device_id
+            """,
+            [.text(userID), .text(conversationID), .integer(Int(upTo)), .text(device ?? "")])
+        guard !shown.isEmpty else { return 0 }
+        let content = PushContent(
+            clear: conversationID, readUpTo: marker ?? upTo, badge: try Self.badge(of: userID, on: connection))
+        let jobs = shown.compactMap { row in
+            row.column("device_id")?.string.map {
+                NewPushJob(kind: .clear, userID: userID, deviceID: $0, content: content, due: due)
             }
+        }
+        return try Self.queue(jobs, on: connection)
+    }
+
+    public func decidePushes(
+        _ decide: @escaping @Sendable (Int64) async throws -> (jobs: [NewPushJob], through: Int64)
+    ) async throws -> Int? {
+        let cursor = try await database.perform { connection in
+            Int64(try connection.query("SELECT seq FROM log_cursors WHERE name = 'push'").first?.column("seq")?.integer ?? 0)
+        }
+        let (jobs, through) = try await decide(cursor)
+        guard through > cursor else { return 0 }
+        return try await database.transaction { connection -> Int? in
+            // The jobs and the new place together; if the place moved meanwhile (it does not, with one node), none.
+            let moved = try connection.query(
+                "UPDATE log_cursors SET seq = ?2 WHERE name = 'push' AND seq = ?1 RETURNING seq",
+                [.integer(Int(cursor)), .integer(Int(through))])
+            guard !moved.isEmpty else { return nil }
             return try Self.queue(jobs, on: connection)
         }
     }
@@ -203,14 +243,5 @@ extension SQLiteStore {
         try await database.perform { connection in
             try connection.query("SELECT count(*) AS n FROM push_jobs").first?.column("n")?.integer ?? 0
         }
-    }
-
-    /// The device in a row with `user_id`, `id`, `platform` and `token`; nil when any is missing.
-    static func device(from row: SQLiteValues) -> DeviceRegistration? {
-        guard let userID = row.column("user_id")?.string, let id = row.column("id")?.string,
-              let token = row.column("token")?.string,
-              let platform = row.column("platform")?.string.flatMap(DeviceRegistration.Platform.init)
-        else { return nil }
-        return DeviceRegistration(id: id, userID: userID, platform: platform, token: token)
     }
 }

@@ -1,3 +1,5 @@
+import HeraldProtocol
+
 /// Why a database cannot be used, in words for the person running the server.
 public struct StorageError: Error, CustomStringConvertible {
     /// What is wrong, and what to do about it.
@@ -19,6 +21,20 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case damaged(String)
     /// The store is closing and takes no more work.
     case closing
+    /// No conversation has that id (or it was deleted).
+    case conversationNotFound
+    /// The user is not (or no longer) a member of the conversation.
+    case notAMember
+    /// A direct conversation's members, title and owners never change.
+    case directConversation
+    /// Only the group's owners may do this.
+    case notAnOwner
+    /// The user to remove, or to make an owner, is not a member.
+    case memberNotFound(String)
+    /// A group has at most this many members.
+    case memberLimit(Int)
+    /// The change would leave the group with no owner.
+    case lastOwner
 
     public var description: String {
         switch self {
@@ -26,6 +42,13 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .deviceLimit(let limit): "a user has at most \(limit) devices; remove old ones (DELETE /v1/devices/{deviceId})"
         case .damaged(let what): "damaged data: \(what)"
         case .closing: "the server is shutting down"
+        case .conversationNotFound: "no conversation has that id"
+        case .notAMember: "you are not a member of this conversation"
+        case .directConversation: "a direct conversation's members, title and owners never change"
+        case .notAnOwner: "only the group's owners may do this"
+        case .memberNotFound(let id): "\(ControlCharacters.escaped(id)) is not a member of this conversation"
+        case .memberLimit(let limit): "a group has at most \(limit) members"
+        case .lastOwner: "a group needs an owner: make someone else an owner first"
         }
     }
 }

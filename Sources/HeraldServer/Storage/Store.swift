@@ -10,13 +10,15 @@ public struct ConversationRecord: Hashable, Sendable {
     public var memberIDs: [String]
     /// The members who have signed in at least once (so have a name), in id order.
     public var people: [Person]
+    /// The members who own the group, in id order (none for a direct conversation).
+    public var ownerIDs: [String] = []
 }
 
 /// A conversation as one member sees it in their list.
 public struct ConversationSummary: Hashable, Sendable {
     /// The conversation and its members.
     public var record: ConversationRecord
-    /// Its newest message, if any.
+    /// Its newest entry the member saw, if any: a message, or the event that added them.
     public var lastMessage: Message?
     /// Messages from others after the member's read marker, counted up to ``ConversationSummary/unreadLimit``.
     public var unreadCount: Int
@@ -170,12 +172,41 @@ public enum PostOutcome: Hashable, Sendable {
     case existing(Message)
 }
 
-/// Where Herald keeps users, conversations, messages and devices.
-///
-/// Implementations must store a message durably before ``post(_:onStored:)`` returns, and give messages
-/// increasing sequence numbers, calling `onStored` in sequence order: the live stream relies on that to resume
-/// with no gap and no duplicate.
-public protocol Store: PushOutbox {
+/// Whether a member added to a group sees what was said before they joined.
+public enum HistoryAccess: String, Codable, Hashable, Sendable {
+    /// Everything, from the group's first message.
+    case full
+    /// Only what comes after they were added.
+    case none
+}
+
+/// A change to a group, made by one of its members (docs/behaviour.md, "Groups whose members change").
+public enum ConversationChange: Hashable, Sendable {
+    /// Owners add people; `history` says what they see of the past.
+    case add([String], history: HistoryAccess)
+    /// Owners remove a member; anyone removes themselves (leaves).
+    case remove(String)
+    /// Owners give the group a title (nil: none).
+    case rename(String?)
+    /// Owners make a member an owner, or no longer one.
+    case owner(String, Bool)
+    /// Owners delete the group for everyone.
+    case delete
+}
+
+/// What a change did.
+public struct ChangeOutcome: Sendable {
+    /// The entries it committed, in `seq` order: none when it changed nothing (adding people who are members
+    /// already, say).
+    public var entries: [IncomingMessage]
+    /// The conversation after it; nil once deleted.
+    public var record: ConversationRecord?
+    /// Silent pushes it queued, clearing the conversation on the devices of people no longer in it.
+    public var clears = 0
+}
+
+/// The users: who has signed in, and whom one may find.
+public protocol UserStore: Sendable {
     /// Creates or updates a user from their token's claims.
     func upsertUser(_ person: Person) async throws
 
@@ -184,50 +215,85 @@ public protocol Store: PushOutbox {
 
     /// The known users `search` finds, in id order: never the one searching.
     func findUsers(_ search: UserSearch) async throws -> [Person]
+}
 
-    /// Creates a conversation of `memberIDs` (the creator included). A direct conversation between the same two
-    /// people that already exists is returned instead, with `created` false.
+/// Conversations and their members: what exists, who is in it, and the changes to groups.
+public protocol ConversationStore: Sendable {
+    /// Creates a conversation of `memberIDs` (the creator, `memberIDs`' first, included; they own a group). A direct
+    /// conversation between the same two people that already exists is returned instead, with `created` false.
     func createConversation(
         kind: Conversation.Kind,
         title: String?,
         memberIDs: [String]
     ) async throws -> (record: ConversationRecord, created: Bool)
 
-    /// The conversation with `id`, or nil.
+    /// The conversation with `id` and its current members and owners, or nil (none, or deleted).
     func conversation(id: String) async throws -> ConversationRecord?
+
+    /// Who is and was in the conversation, from which `seq` to which: what the live fan-out and the post checks
+    /// keep in memory. Nil when there is no such conversation.
+    func memberView(of conversationID: String) async throws -> MemberView?
 
     /// A page of the conversations `userID` is a member of, newest activity first (ties by id, descending),
     /// starting after `cursor`; only muted ones when `mutedOnly`. Its work is bounded by `limit`, never by how
     /// many conversations the member has.
     func conversations(of userID: String, after cursor: ConversationCursor?, limit: Int, mutedOnly: Bool) async throws -> ConversationPage
 
-    /// Stores a message, unless its id is taken in its conversation. `onStored` runs with the stored message before
-    /// any later message is stored.
+    /// One conversation as `userID`'s list shows it; nil when they are not a member of it (or it does not exist).
+    func summary(of conversationID: String, for userID: String) async throws -> ConversationSummary?
+
+    /// Applies `change` to a group, by `userID`, checking who may (owners), and appends its events to the log.
+    /// `memberLimit` bounds a group's members.
     ///
-    /// - Throws: ``StoreError/idTaken(_:)`` when another member's message in the same conversation has the id.
-    func post(
-        _ draft: MessageDraft,
-        onStored: @escaping @Sendable (IncomingMessage) -> Void
-    ) async throws -> PostOutcome
+    /// - Throws: ``StoreError`` `conversationNotFound`, `notAMember` (the caller), `directConversation`,
+    ///   `notAnOwner`, `memberNotFound`, `memberLimit`, `lastOwner`.
+    func change(_ change: ConversationChange, in conversationID: String, by userID: String, memberLimit: Int) async throws -> ChangeOutcome
+}
 
-    /// Messages of one conversation, oldest first: the first `limit` after `after`, else the last `limit`
-    /// (before `before`, if given).
-    func messages(in conversationID: String, after: Int64?, before: Int64?, limit: Int) async throws -> [Message]
+/// The event log: messages and events, each with a `seq` from the one sequence, in the order members learn them.
+///
+/// Storage persists entries and answers reads; it calls nothing back. Each store tells its ``EventLog`` what it
+/// commits, and the log hands the entries on.
+public protocol EntryStore: Sendable {
+    /// Stores a message, unless its id is taken in its conversation, and returns once its entry was handed on by
+    /// the log (so its sender's stream has it before the answer).
+    ///
+    /// - Throws: ``StoreError/idTaken(_:)`` when another member's message in the same conversation has the id;
+    ///   ``StoreError/notAMember`` when the sender is not (or no longer) a member.
+    func post(_ draft: MessageDraft) async throws -> PostOutcome
 
-    /// The messages with `after < seq <= through` in the conversations of `userID`, in sequence order, at most
-    /// `limit`. Its work grows with `through - after`, whoever the user is: callers keep that window small.
-    func messages(for userID: String, after: Int64, through: Int64, limit: Int) async throws -> [IncomingMessage]
+    /// Entries of one conversation as `userID` may see them (from when they could see it: all of it, or from
+    /// when they were added), oldest first: the first `limit` after `after`, else the last `limit` (before
+    /// `before`, if given).
+    ///
+    /// - Throws: ``StoreError/notAMember`` when `userID` is not a member.
+    func entries(in conversationID: String, for userID: String, after: Int64?, before: Int64?, limit: Int) async throws -> [Message]
+
+    /// The entries with `after < seq <= through` that reached `userID` (their conversations, while they were in
+    /// them), in sequence order, at most `limit`. Its work grows with `through - after`, whoever the user is:
+    /// callers keep that window small.
+    func entries(for userID: String, after: Int64, through: Int64, limit: Int) async throws -> [IncomingMessage]
+
+    /// Every entry with `after < seq <= through`, in sequence order, at most `limit`: what the log reads of other
+    /// nodes' commits, and what the push decider reads when it is behind.
+    func entries(after: Int64, through: Int64, limit: Int) async throws -> [IncomingMessage]
 
     /// The highest sequence number stored (0 when empty).
     func latestSeq() async throws -> Int64
+}
 
+/// Each member's read marker and mute.
+public protocol ReadStateStore: Sendable {
     /// Moves `userID`'s read marker in a conversation forward to `seq` (never back, and never past the
-    /// conversation's latest message). Posting a message moves the sender's marker to it by itself.
+    /// conversation's latest entry). Posting a message moves the sender's marker to it by itself.
     func markRead(userID: String, conversationID: String, upTo seq: Int64) async throws
 
     /// Mutes or unmutes a conversation for `userID`.
     func setMuted(_ muted: Bool, userID: String, conversationID: String) async throws
+}
 
+/// The devices that can receive pushes.
+public protocol DeviceStore: Sendable {
     /// Registers or updates a device of its user. A push token belongs to one device: registering it removes it
     /// from any other (a phone that changed hands).
     ///
@@ -239,6 +305,13 @@ public protocol Store: PushOutbox {
 
     /// The devices of `userID`.
     func devices(of userID: String) async throws -> [DeviceRegistration]
+}
+
+/// Where Herald keeps users, conversations, the event log, read markers, devices and the push outbox: each concern
+/// a protocol of its own, so that code needing one depends on that one.
+public protocol Store: UserStore, ConversationStore, EntryStore, ReadStateStore, DeviceStore, PushOutbox {
+    /// The log this store's commits go to.
+    var log: EventLog { get }
 
     /// Whether the database answers now and takes writes (`/health`); at most `timeout` to find out.
     func health(within timeout: Duration) async -> StoreHealth

@@ -90,7 +90,7 @@ struct StreamSession {
         var caughtUp = 0
         while cursor < through {
             let upper = min(through, cursor + limits.catchUpWindow)
-            let page = try await messenger.store.messages(
+            let page = try await messenger.store.entries(
                 for: identity.userID, after: cursor, through: upper, limit: limits.catchUpPageSize)
             try await socket.write(page.map { OutboundFrame(text: ServerFrame.message($0).text) })
             caughtUp += page.count

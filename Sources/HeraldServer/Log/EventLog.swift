@@ -1,0 +1,188 @@
+import DequeModule
+import HeraldCore
+import Logging
+import NIOConcurrencyHelpers
+
+/// Something that takes the log's committed entries, in `seq` order, once each.
+protocol LogConsumer: Sendable {
+    /// Takes the next entries (ascending `seq`, never one twice). The log hands on nothing more until this returns.
+    func take(_ entries: [IncomingMessage]) async
+}
+
+/// The node's one reader of the event log: every committed entry (a message, or an event such as a member added),
+/// this node's and, with PostgreSQL, every other node's, handed to the consumers exactly once and in `seq` order.
+///
+/// Storage persists entries and answers reads; it calls nothing back. A writer tells the log what it is about to
+/// commit (``reserve(_:)``) and what it committed (``committed(_:entries:waiters:)``) or that it rolled back
+/// (``failed(_:)``); other nodes' commits arrive as ``notified(through:)``. ``LogOrder`` decides what may go on;
+/// ``run()``, one task, carries it out: it hands entries to the consumers (the live fan-out, the push decider's
+/// signal), reads what this node does not hold from the store, and then resumes whoever waits for a seq to be
+/// published (a post's answer waits for its own entry, so the sender's frame goes out before the acknowledgement).
+///
+/// Calls from a writer only take a lock and queue work, so the database's thread hands over and goes on.
+public final class EventLog: Sendable {
+    private struct State {
+        var order: LogOrder<IncomingMessage>
+        /// Entries cleared to go, in order, not handed on yet.
+        var ready: Deque<(entries: [IncomingMessage], through: Int64)> = []
+        /// The read `order` asked for and ``run()`` has not started.
+        var read: (after: Int64, through: Int64)?
+        /// The last seq the consumers have taken.
+        var delivered: Int64
+        /// Who waits for a seq to be delivered, and what resumes them.
+        var waiters: [(seq: Int64, resume: @Sendable () -> Void)] = []
+        /// Whether a task is carrying out the work.
+        var running = false
+    }
+
+    private let state: NIOLockedValueBox<State>
+    private let consumers: NIOLockedValueBox<[any LogConsumer]>
+    /// Reads the committed entries with `after < seq <= through` from the store.
+    private let source: @Sendable (Int64, Int64) async throws -> [IncomingMessage]
+    private let logger: Logger
+    /// How long a failed read waits before it is tried again.
+    let retryWait: Duration
+
+    /// A log that starts after `seq` (the store's last when the node starts) and reads what it does not hold with
+    /// `source`.
+    init(
+        after seq: Int64, retryWait: Duration = .seconds(1), logger: Logger,
+        source: @escaping @Sendable (Int64, Int64) async throws -> [IncomingMessage]
+    ) {
+        state = NIOLockedValueBox(State(order: LogOrder(after: seq), delivered: seq))
+        consumers = NIOLockedValueBox([])
+        self.source = source
+        self.logger = logger
+        self.retryWait = retryWait
+    }
+
+    /// Starts over after `seq` (the store's last, read once the database is reached); before anything was committed.
+    func start(after seq: Int64) {
+        state.withLockedValue { state in
+            state.order = LogOrder(after: seq)
+            state.delivered = seq
+        }
+    }
+
+    /// Adds a consumer; it takes the entries delivered from then on.
+    func add(_ consumer: any LogConsumer) {
+        consumers.withLockedValue { $0.append(consumer) }
+    }
+
+    /// The last seq the consumers have taken.
+    var delivered: Int64 { state.withLockedValue { $0.delivered } }
+
+    /// This node is about to commit `seqs` (with PostgreSQL: it holds the sequence's counter).
+    func reserve(_ seqs: ClosedRange<Int64>) {
+        state.withLockedValue { $0.order.reserve(seqs) }
+    }
+
+    /// This node committed `seqs` with these entries. Each waiter resumes once its seq was delivered (at once if it
+    /// already was).
+    func committed(
+        _ seqs: ClosedRange<Int64>, entries: [IncomingMessage], waiters: [(seq: Int64, resume: @Sendable () -> Void)] = []
+    ) {
+        let numbered = entries.map { (seq: $0.message.seq ?? 0, entry: $0) }
+        step(waiters: waiters) { $0.commit(seqs, entries: numbered) }
+    }
+
+    /// This node's reservation of `seqs` rolled back.
+    func failed(_ seqs: ClosedRange<Int64>) {
+        step { $0.fail(seqs) }
+    }
+
+    /// Everything up to `seq` is committed.
+    func notified(through seq: Int64) {
+        step { $0.notified(through: seq) }
+    }
+
+    /// Resumes `resume` once `seq` was delivered (at once if it was).
+    func whenDelivered(_ seq: Int64, _ resume: @escaping @Sendable () -> Void) {
+        step(waiters: [(seq, resume)]) { _ in [] }
+    }
+
+    /// Returns once `seq` was delivered.
+    func delivery(of seq: Int64) async {
+        await withCheckedContinuation { continuation in
+            whenDelivered(seq) { continuation.resume() }
+        }
+    }
+
+    private func step(
+        waiters: [(seq: Int64, resume: @Sendable () -> Void)] = [],
+        _ input: (inout LogOrder<IncomingMessage>) -> [LogOrder<IncomingMessage>.Action]
+    ) {
+        let (now, start) = state.withLockedValue { state -> ([@Sendable () -> Void], Bool) in
+            var now: [@Sendable () -> Void] = []
+            for waiter in waiters {
+                if waiter.seq <= state.delivered { now.append(waiter.resume) } else { state.waiters.append(waiter) }
+            }
+            let actions = input(&state.order)
+            guard !actions.isEmpty else { return (now, false) }
+            for action in actions {
+                switch action {
+                case .publish(let batch, let through): state.ready.append((batch.map(\.entry), through))
+                case .read(let after, let through): state.read = (after, through)
+                }
+            }
+            guard !state.running else { return (now, false) }
+            state.running = true
+            return (now, true)
+        }
+        for resume in now { resume() }
+        if start { Task { await self.work() } }
+    }
+
+    private enum Work {
+        case deliver([IncomingMessage], through: Int64)
+        case read(after: Int64, through: Int64)
+    }
+
+    /// Carries out what is cleared to go, in order, until nothing is; then ends (the next step starts another).
+    private func work() async {
+        while true {
+            let next = state.withLockedValue { state -> Work? in
+                if let batch = state.ready.popFirst() { return .deliver(batch.entries, through: batch.through) }
+                if let read = state.read {
+                    state.read = nil
+                    return .read(after: read.after, through: read.through)
+                }
+                state.running = false
+                return nil
+            }
+            switch next {
+            case .deliver(let entries, let through): await deliver(entries, through: through)
+            case .read(let after, let through): await read(after: after, through: through)
+            case nil: return
+            }
+        }
+    }
+
+    private func deliver(_ entries: [IncomingMessage], through: Int64) async {
+        if !entries.isEmpty {
+            for consumer in consumers.withLockedValue({ $0 }) {
+                await consumer.take(entries)
+            }
+        }
+        let resumed = state.withLockedValue { state -> [@Sendable () -> Void] in
+            state.delivered = max(state.delivered, through)
+            let delivered = state.delivered
+            let due = state.waiters.filter { $0.seq <= delivered }.map(\.resume)
+            state.waiters.removeAll { $0.seq <= delivered }
+            return due
+        }
+        for resume in resumed { resume() }
+    }
+
+    private func read(after: Int64, through: Int64) async {
+        do {
+            let entries = try await source(after, through)
+            step { $0.read(after: after, through: through, entries: entries.map { (seq: $0.message.seq ?? 0, entry: $0) }) }
+        } catch {
+            logger.warning("new log entries could not be read from the database; trying again",
+                           metadata: ["error": "\(error)"])
+            try? await Task.sleep(for: retryWait)
+            step { $0.readFailed(after: after, through: through) }
+        }
+    }
+}

@@ -1,0 +1,332 @@
+import Foundation
+import HeraldCore
+import HeraldProtocol
+import Logging
+import PostgresNIO
+
+/// Conversations and their members on PostgreSQL: creating, reading, listing, and the changes to groups.
+extension PostgresStore {
+    public func createConversation(
+        kind: Conversation.Kind, title: String?, memberIDs: [String]
+    ) async throws -> (record: ConversationRecord, created: Bool) {
+        let creator = memberIDs.first ?? ""
+        let members = HeraldID.sorted(Set(memberIDs))
+        let directKey: String? = kind == .direct ? SQLiteStore.directKey(members) : nil
+        let id = UUID().uuidString.lowercased()
+        let now = Date().timeIntervalSince1970
+        return try await transaction { connection in
+            try await connection.query(
+                "INSERT INTO users (id) SELECT unnest(\(members)::text[]) ON CONFLICT DO NOTHING", logger: self.logger)
+            // A direct chat that two nodes create at once is created once: the second finds the first's.
+            let inserted = try await connection.query(
+                """
+                INSERT INTO conversations (id, kind, title, direct_key, created_at)
+                VALUES (\(id), \(kind.rawValue), \(title), \(directKey), \(now))
+                ON CONFLICT (direct_key) DO NOTHING RETURNING id
+                """, logger: self.logger).collect()
+            if inserted.isEmpty, let directKey {
+                let existing = try await connection.query(
+                    "SELECT id FROM conversations WHERE direct_key = \(directKey)", logger: self.logger).collect()
+                let existingID = try existing.first.map { try $0.decode(String.self) } ?? ""
+                guard let record = try await Self.conversation(id: existingID, on: connection, logger: self.logger) else {
+                    throw StoreError.damaged("a direct conversation vanished")
+                }
+                return (record, false)
+            }
+            // A new conversation stands in its members' lists where the newest entry of the server stands, and its
+            // members receive what comes after it.
+            try await connection.query(
+                """
+                INSERT INTO members (conversation_id, user_id, activity, added_seq, owner)
+                SELECT \(id), m, s.seq, s.seq, \(kind == .group) AND m = \(creator)
+                FROM unnest(\(members)::text[]) AS m, (SELECT seq FROM message_seq WHERE id = 1) AS s
+                """, logger: self.logger)
+            guard let record = try await Self.conversation(id: id, on: connection, logger: self.logger) else {
+                throw StoreError.damaged("a new conversation vanished")
+            }
+            return (record, true)
+        }
+    }
+
+    public func conversation(id: String) async throws -> ConversationRecord? {
+        try await database.withConnection { connection in
+            try await Self.conversation(id: id, on: connection, logger: self.logger)
+        }
+    }
+
+    /// The conversation with its current members and owners; nil when there is none, or it was deleted.
+    static func conversation(id: String, on connection: PostgresConnection, logger: Logger) async throws -> ConversationRecord? {
+        let rows = try await connection.query(
+            "SELECT id, kind, title FROM conversations WHERE id = \(id) AND NOT deleted", logger: logger).collect()
+        guard let row = rows.first else { return nil }
+        let members = try await Self.members(of: [id], on: connection, logger: logger)[id]
+        return ConversationRecord(
+            conversation: try Rows.conversation(row.makeRandomAccess()), memberIDs: members.ids, people: members.people,
+            ownerIDs: members.owners)
+    }
+
+    /// The current members of each of `conversationIDs` (ids in byte order, the people among them who have a name,
+    /// and the owners).
+    static func members(of conversationIDs: [String], on connection: PostgresConnection, logger: Logger) async throws -> MemberRows {
+        var members = MemberRows()
+        guard !conversationIDs.isEmpty else { return members }
+        let rows = try await connection.query(
+            """
+            SELECT m.conversation_id, u.id, u.name, u.picture, m.owner FROM members m JOIN users u ON u.id = m.user_id
+            WHERE m.conversation_id = ANY(\(conversationIDs)::text[]) AND m.removed_seq IS NULL
+            ORDER BY m.conversation_id, u.id
+            """, logger: logger).collect()
+        for row in rows { try members.add(row.makeRandomAccess()) }
+        return members
+    }
+
+    public func memberView(of conversationID: String) async throws -> MemberView? {
+        try await database.withConnection { connection in
+            let rows = try await connection.query(
+                "SELECT id, kind, title, title_seq, deleted FROM conversations WHERE id = \(conversationID)",
+                logger: self.logger).collect()
+            guard let row = rows.first?.makeRandomAccess() else { return nil }
+            let members = try await connection.query(
+                "SELECT user_id, added_seq, removed_seq FROM members WHERE conversation_id = \(conversationID)",
+                logger: self.logger).collect()
+            var spans: [String: MemberSpan] = [:]
+            for member in members {
+                let (userID, span) = try Rows.span(member.makeRandomAccess())
+                spans[userID] = span
+            }
+            // A deleted group's members all end at the deletion.
+            let deleted = try row.bool("deleted") ? spans.values.compactMap(\.removed).max() : nil
+            return MemberView(
+                conversation: try Rows.conversation(row), titleSeq: try row.integer("title_seq"), spans: spans,
+                deleted: deleted)
+        }
+    }
+
+    /// The list's rows for `userID`: newest activity first after `cursor`, only muted ones when `mutedOnly`, only
+    /// `only` when given; at most `limit`.
+    private static func summaryRows(
+        of userID: String, after cursor: ConversationCursor?, mutedOnly: Bool, only: String?, limit: Int,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> [ConversationSummary] {
+        // The last entry is the one whose seq is the activity; the unread count (messages only, not events) stops at
+        // its limit.
+        let rows = try await connection.query(
+            """
+            SELECT c.id, c.kind, c.title, me.muted, me.read_seq, me.activity,
+                   (SELECT count(*) FROM (SELECT 1 FROM messages m
+                      WHERE m.conversation_id = c.id AND m.seq > me.read_seq AND m.sender_id <> \(userID) AND m.event IS NULL
+                      LIMIT \(ConversationSummary.unreadLimit)) AS u) AS unread,
+                   last.seq, last.id AS message_id, last.sender_id, last.text, last.image_url, last.created_at, last.event
+            FROM members me
+            JOIN conversations c ON c.id = me.conversation_id
+            LEFT JOIN messages last ON last.seq = me.activity AND last.conversation_id = me.conversation_id
+            WHERE me.user_id = \(userID) AND me.removed_seq IS NULL AND NOT c.deleted AND (NOT \(mutedOnly) OR me.muted)
+              AND (me.activity, me.conversation_id) < (\(cursor?.activity ?? Int64.max), \(cursor?.conversationID ?? ""))
+              AND (\(only)::text IS NULL OR me.conversation_id = \(only))
+            ORDER BY me.activity DESC, me.conversation_id DESC
+            LIMIT \(limit)
+            """, logger: logger).collect()
+        let members = try await Self.members(
+            of: try rows.map { try $0.makeRandomAccess().text("id") }, on: connection, logger: logger)
+        return try rows.map { row in
+            let columns = row.makeRandomAccess()
+            return try Rows.summary(columns, members: members[try columns.text("id")])
+        }
+    }
+
+    public func conversations(
+        of userID: String, after cursor: ConversationCursor?, limit: Int, mutedOnly: Bool
+    ) async throws -> ConversationPage {
+        try await database.withConnection { connection in
+            let summaries = try await Self.summaryRows(
+                of: userID, after: cursor, mutedOnly: mutedOnly, only: nil, limit: limit, on: connection, logger: self.logger)
+            let next = summaries.count == limit ? summaries.last.map(ConversationCursor.init(after:)) : nil
+            return ConversationPage(summaries: summaries, next: next)
+        }
+    }
+
+    public func summary(of conversationID: String, for userID: String) async throws -> ConversationSummary? {
+        try await database.withConnection { connection in
+            try await Self.summaryRows(
+                of: userID, after: nil, mutedOnly: false, only: conversationID, limit: 1, on: connection, logger: self.logger
+            ).first
+        }
+    }
+
+    public func change(
+        _ change: ConversationChange, in conversationID: String, by userID: String, memberLimit: Int
+    ) async throws -> ChangeOutcome {
+        try await appending { connection, last in
+            var group = PostgresGroupChange(
+                conversationID: conversationID, actorID: userID, connection: connection, lastSeq: last, logger: self.logger)
+            return try await group.apply(change, memberLimit: memberLimit)
+        }
+    }
+}
+
+/// One change to a group, inside its transaction on PostgreSQL (holding the sequence's counter): the checks (who
+/// may), the rows it writes, the events it appends with the next seqs, and what it does to pushes.
+private struct PostgresGroupChange {
+    let conversationID: String
+    let actorID: String
+    let connection: PostgresConnection
+    var lastSeq: Int64
+    let logger: Logger
+    let now = Date().timeIntervalSince1970
+    var entries: [IncomingMessage] = []
+    var clears = 0
+
+    init(conversationID: String, actorID: String, connection: PostgresConnection, lastSeq: Int64, logger: Logger) {
+        self.conversationID = conversationID
+        self.actorID = actorID
+        self.connection = connection
+        self.lastSeq = lastSeq
+        self.logger = logger
+    }
+
+    mutating func apply(_ change: ConversationChange, memberLimit: Int) async throws -> (entries: [IncomingMessage], result: ChangeOutcome) {
+        let rows = try await connection.query(
+            "SELECT id, kind, title FROM conversations WHERE id = \(conversationID) AND NOT deleted FOR UPDATE",
+            logger: logger).collect()
+        guard let row = rows.first else { throw StoreError.conversationNotFound }
+        let conversation = try Rows.conversation(row.makeRandomAccess())
+        let me = try await connection.query(
+            "SELECT owner FROM members WHERE conversation_id = \(conversationID) AND user_id = \(actorID) AND removed_seq IS NULL",
+            logger: logger).collect()
+        guard let mine = me.first else { throw StoreError.notAMember }
+        guard conversation.kind == .group else { throw StoreError.directConversation }
+        let owner = try mine.decode(Bool.self)
+        let actor = try await person(actorID)
+        let leaving: Bool
+        if case .remove(let target) = change, target == actorID { leaving = true } else { leaving = false }
+        guard owner || leaving else { throw StoreError.notAnOwner }
+
+        switch change {
+        case .add(let ids, let history):
+            let current = Set(try await currentMembers())
+            let new = HeraldID.sorted(Set(ids).subtracting(current))
+            guard !new.isEmpty else { break }
+            guard current.count + new.count <= memberLimit else { throw StoreError.memberLimit(memberLimit) }
+            var people: [Person] = []
+            for id in new { people.append(try await person(id)) }
+            let entry = try await append(ConversationEvent(kind: .memberAdded, members: people), conversation, actor)
+            let seq = entry.message.seq ?? 0
+            try await connection.query(
+                "INSERT INTO users (id) SELECT unnest(\(new)::text[]) ON CONFLICT DO NOTHING", logger: logger)
+            // Added: they receive from this event on, see the past if `history` says so, have read nothing after
+            // joining, and find the group at the top of their list. One removed before starts afresh.
+            try await connection.query(
+                """
+                INSERT INTO members (conversation_id, user_id, added_seq, removed_seq, visible_from, read_seq, activity, owner, muted)
+                SELECT \(conversationID), unnest(\(new)::text[]), \(seq), NULL, \(history == .none ? seq : 0), \(seq - 1), \(seq),
+                       false, false
+                ON CONFLICT (conversation_id, user_id) DO UPDATE SET added_seq = excluded.added_seq, removed_seq = NULL,
+                    visible_from = excluded.visible_from, read_seq = excluded.read_seq, activity = excluded.activity,
+                    owner = false, muted = false
+                """, logger: logger)
+        case .remove(let target):
+            if leaving {
+                let entry = try await append(ConversationEvent(kind: .memberLeft), conversation, actor)
+                try await end(target, at: entry.message.seq ?? 0)
+                if owner, try await owners().isEmpty {
+                    // The last owner left: the longest-standing member owns the group now.
+                    let heirs = try await connection.query(
+                        """
+                        SELECT user_id FROM members WHERE conversation_id = \(conversationID) AND removed_seq IS NULL
+                        ORDER BY added_seq, user_id LIMIT 1
+                        """, logger: logger).collect()
+                    if let heir = try heirs.first.map({ try $0.decode(String.self) }) {
+                        try await setOwner(heir, true)
+                        _ = try await append(ConversationEvent(kind: .ownerAdded, members: [try await person(heir)]), conversation, actor)
+                    }
+                }
+            } else {
+                guard try await currentMembers().contains(target) else { throw StoreError.memberNotFound(target) }
+                let entry = try await append(
+                    ConversationEvent(kind: .memberRemoved, members: [try await person(target)]), conversation, actor)
+                try await end(target, at: entry.message.seq ?? 0)
+            }
+        case .rename(let title):
+            guard title != conversation.title else { break }
+            let entry = try await append(ConversationEvent(kind: .renamed, title: title), conversation, actor)
+            try await connection.query(
+                "UPDATE conversations SET title = \(title), title_seq = \(entry.message.seq ?? 0) WHERE id = \(conversationID)",
+                logger: logger)
+        case .owner(let target, let make):
+            guard try await currentMembers().contains(target) else { throw StoreError.memberNotFound(target) }
+            let owners = try await owners()
+            guard owners.contains(target) != make else { break }
+            if !make, owners == [target] { throw StoreError.lastOwner }
+            try await setOwner(target, make)
+            _ = try await append(
+                ConversationEvent(kind: make ? .ownerAdded : .ownerRemoved, members: [try await person(target)]), conversation, actor)
+        case .delete:
+            let members = try await currentMembers()
+            let entry = try await append(ConversationEvent(kind: .deleted), conversation, actor)
+            let seq = entry.message.seq ?? 0
+            // Its messages go; the deletion stays, so that every member's devices learn of it, also on resume.
+            try await connection.query(
+                "DELETE FROM messages WHERE conversation_id = \(conversationID) AND seq < \(seq)", logger: logger)
+            try await connection.query("UPDATE conversations SET deleted = true WHERE id = \(conversationID)", logger: logger)
+            for member in members { try await end(member, at: seq) }
+        }
+        let record = try await PostgresStore.conversation(id: conversationID, on: connection, logger: logger)
+        return (entries, ChangeOutcome(entries: entries, record: record, clears: clears))
+    }
+
+    private func currentMembers() async throws -> [String] {
+        let rows = try await connection.query(
+            "SELECT user_id FROM members WHERE conversation_id = \(conversationID) AND removed_seq IS NULL", logger: logger)
+        var ids: [String] = []
+        for try await id in rows.decode(String.self) { ids.append(id) }
+        return ids
+    }
+
+    private func owners() async throws -> [String] {
+        let rows = try await connection.query(
+            """
+            SELECT user_id FROM members WHERE conversation_id = \(conversationID) AND removed_seq IS NULL AND owner
+            ORDER BY user_id
+            """, logger: logger)
+        var ids: [String] = []
+        for try await id in rows.decode(String.self) { ids.append(id) }
+        return ids
+    }
+
+    private func person(_ id: String) async throws -> Person {
+        let rows = try await connection.query("SELECT id, name, picture FROM users WHERE id = \(id)", logger: logger).collect()
+        return try rows.first.flatMap { try Rows.person($0.makeRandomAccess()) } ?? Person(id: id, displayName: "")
+    }
+
+    private func setOwner(_ id: String, _ owner: Bool) async throws {
+        try await connection.query(
+            "UPDATE members SET owner = \(owner) WHERE conversation_id = \(conversationID) AND user_id = \(id)", logger: logger)
+    }
+
+    /// `id` is no longer a member from `seq` on: they receive nothing after it, their waiting pushes of the
+    /// conversation are dropped, and their devices that were shown its messages get a silent push clearing them.
+    private mutating func end(_ id: String, at seq: Int64) async throws {
+        try await connection.query(
+            "UPDATE members SET removed_seq = \(seq), owner = false WHERE conversation_id = \(conversationID) AND user_id = \(id)",
+            logger: logger)
+        clears += try await PostgresStore.forgetPushes(of: id, in: conversationID, at: seq, on: connection, logger: logger)
+    }
+
+    /// Appends an event by `actor`, with the next seq.
+    private mutating func append(_ event: ConversationEvent, _ conversation: Conversation, _ actor: Person) async throws -> IncomingMessage {
+        lastSeq += 1
+        let id = UUID().uuidString.lowercased()
+        try await connection.query(
+            """
+            INSERT INTO messages (seq, id, conversation_id, sender_id, created_at, event)
+            VALUES (\(lastSeq), \(id), \(conversationID), \(actor.id), \(now), \(Rows.eventColumn(event)))
+            """, logger: logger)
+        var conversation = conversation
+        if event.kind == .renamed { conversation.title = event.title }
+        let entry = IncomingMessage(
+            message: Message(id: id, conversationID: conversationID, senderID: actor.id, sentAt: Rows.date(now), seq: lastSeq, event: event),
+            conversation: conversation, sender: actor)
+        entries.append(entry)
+        return entry
+    }
+}

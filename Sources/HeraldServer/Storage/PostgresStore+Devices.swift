@@ -1,0 +1,68 @@
+import Foundation
+import PostgresNIO
+
+/// The devices on PostgreSQL.
+extension PostgresStore {
+    public func registerDevice(_ device: DeviceRegistration, limit: Int) async throws {
+        let now = Date().timeIntervalSince1970
+        try await transaction { connection in
+            // One registration of a user at a time, so two new devices at once cannot both pass the limit.
+            try await connection.query(
+                "SELECT 1 FROM users WHERE id = \(device.userID) FOR UPDATE", logger: self.logger)
+            let existing = try await connection.query(
+                "SELECT 1 FROM devices WHERE user_id = \(device.userID) AND id = \(device.id)", logger: self.logger).collect()
+            if existing.isEmpty {
+                let count = try await connection.query(
+                    "SELECT count(*) FROM devices WHERE user_id = \(device.userID)", logger: self.logger).collect()
+                if try count.first.map({ try $0.decode(Int64.self) }) ?? 0 >= limit {
+                    throw StoreError.deviceLimit(limit)
+                }
+            }
+            // The token moves to this device, from whichever user or device held it before.
+            let previous = try await connection.query(
+                """
+                DELETE FROM devices WHERE platform = \(device.platform.rawValue) AND token = \(device.token)
+                    AND NOT (user_id = \(device.userID) AND id = \(device.id))
+                RETURNING user_id, id
+                """, logger: self.logger)
+            var moved: [(String, String)] = []
+            for try await (userID, id) in previous.decode((String, String).self) { moved.append((userID, id)) }
+            for (userID, id) in moved {
+                try await Self.forgetPushes(userID: userID, deviceID: id, on: connection, logger: self.logger)
+            }
+            try await connection.query(
+                """
+                INSERT INTO devices (user_id, id, platform, token, updated_at)
+                VALUES (\(device.userID), \(device.id), \(device.platform.rawValue), \(device.token), \(now))
+                ON CONFLICT (user_id, id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
+                    updated_at = excluded.updated_at
+                """, logger: self.logger)
+        }
+    }
+
+    public func removeDevice(id: String, userID: String) async throws -> Bool {
+        try await transaction { connection in
+            let rows = try await connection.query(
+                "DELETE FROM devices WHERE user_id = \(userID) AND id = \(id) RETURNING id", logger: self.logger).collect()
+            try await Self.forgetPushes(userID: userID, deviceID: id, on: connection, logger: self.logger)
+            return !rows.isEmpty
+        }
+    }
+
+    /// A removed device's pushes go with it.
+    private static func forgetPushes(userID: String, deviceID: String, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("DELETE FROM push_jobs WHERE user_id = \(userID) AND device_id = \(deviceID)", logger: logger)
+        try await connection.query("DELETE FROM push_shown WHERE user_id = \(userID) AND device_id = \(deviceID)", logger: logger)
+    }
+
+    public func devices(of userID: String) async throws -> [DeviceRegistration] {
+        let rows = try await database.query(
+            "SELECT id, platform, token FROM devices WHERE user_id = \(userID) ORDER BY id", logger: logger)
+        var devices: [DeviceRegistration] = []
+        for try await (id, platform, token) in rows.decode((String, String, String).self) {
+            guard let platform = DeviceRegistration.Platform(rawValue: platform) else { continue }
+            devices.append(DeviceRegistration(id: id, userID: userID, platform: platform, token: token))
+        }
+        return devices
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import HeraldCore
+import Logging
+import NIOConcurrencyHelpers
+import PostgresNIO
+
+/// The event log on PostgreSQL: posting (group commit, one committer per node) and reading entries.
+extension PostgresStore {
+    public func post(_ draft: MessageDraft) async throws -> PostOutcome {
+        // One committer at a time takes what waits, group by group, until nothing does.
+        try await posts.add(draft) { Task { await self.commitWaiting() } }
+    }
+
+    private func commitWaiting() async {
+        while true {
+            let (group, _) = posts.take()
+            guard !group.isEmpty else { return }
+            do {
+                finish(group, try await store(group.map(\.draft)))
+            } catch where StorageFailure.isUnavailable(error) {
+                // The database is away: every post of the group fails alike, at once.
+                finish(group, (group.map { _ in .failure(error) }, nil))
+            } catch {
+                // The group failed as a whole: each post alone, so one bad post never fails the others.
+                for post in group {
+                    do {
+                        finish([post], try await store([post.draft]))
+                    } catch {
+                        finish([post], ([.failure(error)], nil))
+                    }
+                }
+            }
+        }
+    }
+
+    private func finish(_ group: [GroupCommitQueue.Post], _ stored: (outcomes: [Result<PostOutcome, any Error>], seqs: ClosedRange<Int64>?)) {
+        posts.finish(group, with: stored.outcomes, log: log, committed: stored.seqs)
+    }
+
+    /// Stores `drafts` in one transaction: the counter row locked (and with it every other node's entries held
+    /// until this commits), the senders' membership and the ids already used looked up, the new messages inserted
+    /// with the next numbers, the counter moved past them. An outcome for each draft, in order, and the seqs used;
+    /// throws if the transaction as a whole failed (the seqs it reserved are released in the log).
+    private func store(
+        _ drafts: [MessageDraft]
+    ) async throws -> (outcomes: [Result<PostOutcome, any Error>], seqs: ClosedRange<Int64>?) {
+        let createdAt = Date().timeIntervalSince1970
+        let reserved = NIOLockedValueBox<ClosedRange<Int64>?>(nil)
+        do {
+            let messages = try await transaction { connection -> [MessageKey: (message: Message, new: Bool)] in
+                let counter = try await connection.query(
+                    "SELECT seq FROM message_seq WHERE id = 1 FOR UPDATE", logger: self.logger).collect()
+                var seq = try counter.first.map { try $0.decode(Int64.self) } ?? 0
+                var messages: [MessageKey: (message: Message, new: Bool)] = [:]
+                let used = try await connection.query(
+                    """
+                    SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event
+                    FROM messages m
+                    JOIN unnest(\(drafts.map(\.conversation.id))::text[], \(drafts.map(\.id))::text[]) AS d(c, i)
+                        ON m.conversation_id = d.c AND m.id = d.i
+                    """, logger: self.logger).collect()
+                for row in used {
+                    let message = try Rows.message(row.makeRandomAccess())
+                    messages[MessageKey(conversationID: message.conversationID, id: message.id)] = (message, false)
+                }
+                // Only members post (checked under the counter's lock, which changes of members take too).
+                let allowed = try await connection.query(
+                    """
+                    SELECT me.conversation_id, me.user_id FROM members me
+                    JOIN unnest(\(drafts.map(\.conversation.id))::text[], \(drafts.map(\.sender.id))::text[]) AS d(c, u)
+                        ON me.conversation_id = d.c AND me.user_id = d.u
+                    WHERE me.removed_seq IS NULL
+                    """, logger: self.logger)
+                var members: Set<[String]> = []
+                for try await (conversationID, userID) in allowed.decode((String, String).self) {
+                    members.insert([conversationID, userID])
+                }
+                var rows: [MessageRow] = []
+                for draft in drafts where messages[draft.key] == nil && members.contains([draft.conversation.id, draft.sender.id]) {
+                    seq += 1
+                    let message = Message(
+                        id: draft.id, conversationID: draft.conversation.id, senderID: draft.sender.id, text: draft.text,
+                        imageURL: draft.imageURL, sentAt: Rows.date(createdAt), seq: seq)
+                    messages[draft.key] = (message, true)
+                    rows.append(MessageRow(
+                        seq: seq, id: draft.id, conversation_id: draft.conversation.id, sender_id: draft.sender.id,
+                        text: draft.text, image_url: draft.imageURL?.absoluteString, created_at: createdAt))
+                }
+                guard let first = rows.first?.seq else { return messages }
+                // Until this commits (or rolls back), the log hands on nothing past these seqs.
+                self.log.reserve(first...seq)
+                reserved.withLockedValue { $0 = first...seq }
+                let json = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
+                try await connection.query(
+                    """
+                    INSERT INTO messages (seq, id, conversation_id, sender_id, text, image_url, created_at)
+                    SELECT seq, id, conversation_id, sender_id, text, image_url, created_at
+                    FROM jsonb_to_recordset(\(json)::jsonb) AS m(seq bigint, id text, conversation_id text, sender_id text,
+                        text text, image_url text, created_at double precision)
+                    ORDER BY seq
+                    """, logger: self.logger)
+                try await connection.query("UPDATE message_seq SET seq = \(seq) WHERE id = 1", logger: self.logger)
+                // Delivered at commit, to every node listening (the payload is the last seq, never the entry).
+                try await connection.query("SELECT pg_notify('herald_entries', \(String(seq)))", logger: self.logger)
+                return messages
+            }
+            return (GroupCommitQueue.outcomes(of: drafts, messages: messages), reserved.withLockedValue { $0 })
+        } catch {
+            // Rolled back: the seqs it took are given again, and the log goes on past them.
+            if let seqs = reserved.withLockedValue({ $0 }) { log.failed(seqs) }
+            throw error
+        }
+    }
+
+    public func entries(
+        in conversationID: String, for userID: String, after: Int64?, before: Int64?, limit: Int
+    ) async throws -> [Message] {
+        try await database.withConnection { connection in
+            let member = try await connection.query(
+                """
+                SELECT me.visible_from FROM members me JOIN conversations c ON c.id = me.conversation_id
+                WHERE me.conversation_id = \(conversationID) AND me.user_id = \(userID) AND me.removed_seq IS NULL
+                  AND NOT c.deleted
+                """, logger: self.logger).collect()
+            guard let from = try member.first.map({ try $0.decode(Int64.self) }) else { throw StoreError.notAMember }
+            let rows: [PostgresRow]
+            if let after {
+                rows = try await connection.query(
+                    """
+                    SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event FROM messages
+                    WHERE conversation_id = \(conversationID) AND seq > \(after) AND seq < \(before ?? Int64.max)
+                      AND seq >= \(from)
+                    ORDER BY seq LIMIT \(limit)
+                    """, logger: self.logger).collect()
+            } else {
+                rows = try await connection.query(
+                    """
+                    SELECT * FROM (
+                        SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event FROM messages
+                        WHERE conversation_id = \(conversationID) AND seq < \(before ?? Int64.max) AND seq >= \(from)
+                        ORDER BY seq DESC LIMIT \(limit)
+                    ) AS page ORDER BY seq
+                    """, logger: self.logger).collect()
+            }
+            return try rows.map { try Rows.message($0.makeRandomAccess()) }
+        }
+    }
+
+    public func entries(for userID: String, after: Int64, through: Int64, limit: Int) async throws -> [IncomingMessage] {
+        let rows = try await database.query(
+            """
+            SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event,
+                   c.kind, c.title, u.name AS sender_name, u.picture AS sender_picture
+            FROM messages m
+            JOIN members me ON me.conversation_id = m.conversation_id AND me.user_id = \(userID)
+            JOIN conversations c ON c.id = m.conversation_id
+            JOIN users u ON u.id = m.sender_id
+            WHERE m.seq > \(after) AND m.seq <= \(through) AND m.seq >= me.added_seq
+              AND (me.removed_seq IS NULL OR m.seq <= me.removed_seq)
+            ORDER BY m.seq
+            LIMIT \(limit)
+            """, logger: logger).collect()
+        return try rows.map { try Rows.incoming($0.makeRandomAccess()) }
+    }
+
+    public func entries(after: Int64, through: Int64, limit: Int) async throws -> [IncomingMessage] {
+        try await Self.entries(after: after, through: through, limit: limit, from: database, logger: logger)
+    }
+
+    static func entries(
+        after: Int64, through: Int64, limit: Int, from database: BoundedPostgres, logger: Logger
+    ) async throws -> [IncomingMessage] {
+        let rows = try await database.query(
+            """
+            SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event,
+                   c.kind, c.title, u.name AS sender_name, u.picture AS sender_picture
+            FROM messages m JOIN conversations c ON c.id = m.conversation_id JOIN users u ON u.id = m.sender_id
+            WHERE m.seq > \(after) AND m.seq <= \(through) ORDER BY m.seq LIMIT \(Int64(min(limit, Int(Int64.max))))
+            """, logger: logger).collect()
+        return try rows.map { try Rows.incoming($0.makeRandomAccess()) }
+    }
+
+    public func latestSeq() async throws -> Int64 {
+        let rows = try await database.query("SELECT seq FROM message_seq WHERE id = 1", logger: logger).collect()
+        return try rows.first.map { try $0.decode(Int64.self) } ?? 0
+    }
+}
+
+/// A new message's row, as the insert reads it from JSON.
+private struct MessageRow: Encodable {
+    var seq: Int64
+    var id: String
+    var conversation_id: String
+    var sender_id: String
+    var text: String?
+    var image_url: String?
+    var created_at: Double
+}

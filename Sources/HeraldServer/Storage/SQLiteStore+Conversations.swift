@@ -1,0 +1,307 @@
+import Foundation
+import HeraldCore
+import HeraldProtocol
+
+/// Conversations and their members on SQLite: creating, reading, listing, and the changes to groups.
+extension SQLiteStore {
+    public func createConversation(
+        kind: Conversation.Kind,
+        title: String?,
+        memberIDs: [String]
+    ) async throws -> (record: ConversationRecord, created: Bool) {
+        let creator = memberIDs.first
+        let members = HeraldID.sorted(Set(memberIDs))
+        let directKey: String? = kind == .direct ? Self.directKey(members) : nil
+        let id = UUID().uuidString.lowercased()
+        return try await database.transaction { connection in
+            if let directKey {
+                let existing = try connection.query(
+                    "SELECT id FROM conversations WHERE direct_key = ?1", [.text(directKey)])
+                if let existingID = existing.first?.column("id")?.string {
+                    return (try Self.conversation(id: existingID, on: connection)!, false)
+                }
+            }
+            try connection.query(
+                "INSERT INTO conversations (id, kind, title, direct_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                [.text(id), .text(kind.rawValue), .optionalText(title), .optionalText(directKey),
+                 .float(Date().timeIntervalSince1970)]
+            )
+            // A new conversation stands in its members' lists where the newest entry of the server stands, and its
+            // members receive what comes after it.
+            let activity = try Self.latestSeq(on: connection)
+            for member in members {
+                try connection.query("INSERT OR IGNORE INTO users (id) VALUES (?1)", [.text(member)])
+                try connection.query(
+                    """
+                    INSERT INTO members (conversation_id, user_id, activity, added_seq, owner)
+                    VALUES (?1, ?2, ?3, ?3, ?4)
+                    """,
+                    [.text(id), .text(member), .integer(Int(activity)), .integer(kind == .group && member == creator ? 1 : 0)])
+            }
+            return (try Self.conversation(id: id, on: connection)!, true)
+        }
+    }
+
+    public func conversation(id: String) async throws -> ConversationRecord? {
+        try await database.perform { connection in
+            try Self.conversation(id: id, on: connection)
+        }
+    }
+
+    /// The conversation with its current members and owners; nil when there is none, or it was deleted.
+    static func conversation(id: String, on connection: SQLiteHandle) throws -> ConversationRecord? {
+        let rows = try connection.query("SELECT id, kind, title FROM conversations WHERE id = ?1 AND deleted = 0", [.text(id)])
+        guard let row = rows.first else { return nil }
+        let members = try Self.members(of: [id], on: connection)[id]
+        return ConversationRecord(
+            conversation: try Rows.conversation(row), memberIDs: members.ids, people: members.people, ownerIDs: members.owners)
+    }
+
+    /// The current members of each of `conversationIDs` (ids in byte order, the people among them who have a
+    /// name, and the owners), in one query.
+    static func members(of conversationIDs: [String], on connection: SQLiteHandle) throws -> MemberRows {
+        var members = MemberRows()
+        guard !conversationIDs.isEmpty else { return members }
+        let list = SQLiteHandle.padded(conversationIDs.map { [.text($0)] })
+        let rows = try connection.query(
+            """
+            SELECT m.conversation_id, u.id, u.name, u.picture, m.owner FROM members m JOIN users u ON u.id = m.user_id
+            WHERE m.conversation_id IN (\(list.placeholders)) AND m.removed_seq IS NULL ORDER BY m.conversation_id, u.id
+            """,
+            list.binds
+        )
+        for row in rows { try members.add(row) }
+        return members
+    }
+
+    public func memberView(of conversationID: String) async throws -> MemberView? {
+        try await database.perform { connection in
+            let rows = try connection.query(
+                "SELECT id, kind, title, title_seq, deleted FROM conversations WHERE id = ?1", [.text(conversationID)])
+            guard let row = rows.first else { return nil }
+            let members = try connection.query(
+                "SELECT user_id, added_seq, removed_seq FROM members WHERE conversation_id = ?1", [.text(conversationID)])
+            var spans: [String: MemberSpan] = [:]
+            for member in members {
+                let (userID, span) = try Rows.span(member)
+                spans[userID] = span
+            }
+            // A deleted group's members all end at the deletion.
+            let deleted = try row.bool("deleted") ? spans.values.compactMap(\.removed).max() : nil
+            return MemberView(
+                conversation: try Rows.conversation(row), titleSeq: try row.integer("title_seq"), spans: spans,
+                deleted: deleted)
+        }
+    }
+
+    /// The list's query for `userID`, with `filter` added to its `WHERE` (binds from `?6` on).
+    private static func listQuery(filter: String) -> String {
+        // One index range of the member's rows, newest activity first; the last entry is the one whose seq is the
+        // activity; the unread count (messages only, not events) stops at its limit.
+        """
+        SELECT c.id, c.kind, c.title, me.muted, me.read_seq, me.activity,
+               (SELECT count(*) FROM (SELECT 1 FROM messages m
+                  WHERE m.conversation_id = c.id AND m.seq > me.read_seq AND m.sender_id <> ?1 AND m.event IS NULL
+                  LIMIT ?5)) AS unread,
+               last.seq, last.id AS message_id, last.sender_id, last.text, last.image_url, last.created_at, last.event
+        FROM members me
+        JOIN conversations c ON c.id = me.conversation_id
+        LEFT JOIN messages last ON last.seq = me.activity AND last.conversation_id = me.conversation_id
+        WHERE me.user_id = ?1 AND me.removed_seq IS NULL AND c.deleted = 0 AND \(filter)
+        ORDER BY me.activity DESC, me.conversation_id DESC
+        LIMIT ?4
+        """
+    }
+
+    public func conversations(
+        of userID: String, after cursor: ConversationCursor?, limit: Int, mutedOnly: Bool
+    ) async throws -> ConversationPage {
+        try await database.perform { connection in
+            let rows = try connection.query(
+                Self.listQuery(filter: "(?6 = 0 OR me.muted = 1) AND (me.activity, me.conversation_id) < (?2, ?3)"),
+                // The first page starts "after" (Int64.max, ""): before everything, as no activity reaches it.
+                [.text(userID), .integer(Int(cursor?.activity ?? Int64.max)), .text(cursor?.conversationID ?? ""),
+                 .integer(limit), .integer(ConversationSummary.unreadLimit), .integer(mutedOnly ? 1 : 0)]
+            )
+            let members = try Self.members(of: try rows.map { try $0.text("id") }, on: connection)
+            let summaries = try rows.map { try Rows.summary($0, members: members[try $0.text("id")]) }
+            let next = summaries.count == limit ? summaries.last.map(ConversationCursor.init(after:)) : nil
+            return ConversationPage(summaries: summaries, next: next)
+        }
+    }
+
+    public func summary(of conversationID: String, for userID: String) async throws -> ConversationSummary? {
+        try await database.perform { connection in
+            let rows = try connection.query(
+                Self.listQuery(filter: "me.conversation_id = ?6 AND ?2 = ?2 AND ?3 = ?3"),
+                [.text(userID), .integer(0), .text(""), .integer(1), .integer(ConversationSummary.unreadLimit),
+                 .text(conversationID)])
+            guard let row = rows.first else { return nil }
+            return try Rows.summary(row, members: try Self.members(of: [conversationID], on: connection)[conversationID])
+        }
+    }
+
+    public func change(
+        _ change: ConversationChange, in conversationID: String, by userID: String, memberLimit: Int
+    ) async throws -> ChangeOutcome {
+        try await appending { connection in
+            var group = GroupChange(conversationID: conversationID, actorID: userID, on: connection)
+            return try group.apply(change, memberLimit: memberLimit)
+        }
+    }
+}
+
+/// One change to a group, inside its transaction on SQLite: the checks (who may), the rows it writes, the events it
+/// appends, and what it does to pushes.
+private struct GroupChange {
+    let conversationID: String
+    let actorID: String
+    let connection: SQLiteHandle
+    let now = Date().timeIntervalSince1970
+    var entries: [IncomingMessage] = []
+    var clears = 0
+
+    init(conversationID: String, actorID: String, on connection: SQLiteHandle) {
+        self.conversationID = conversationID
+        self.actorID = actorID
+        self.connection = connection
+    }
+
+    mutating func apply(_ change: ConversationChange, memberLimit: Int) throws -> (entries: [IncomingMessage], result: ChangeOutcome) {
+        let rows = try connection.query(
+            "SELECT id, kind, title FROM conversations WHERE id = ?1 AND deleted = 0", [.text(conversationID)])
+        guard let row = rows.first else { throw StoreError.conversationNotFound }
+        let conversation = try Rows.conversation(row)
+        let me = try connection.query(
+            "SELECT owner FROM members WHERE conversation_id = ?1 AND user_id = ?2 AND removed_seq IS NULL",
+            [.text(conversationID), .text(actorID)])
+        guard let mine = me.first else { throw StoreError.notAMember }
+        guard conversation.kind == .group else { throw StoreError.directConversation }
+        let owner = try mine.bool("owner")
+        let actor = try person(actorID)
+        let leaving: Bool
+        if case .remove(let target) = change, target == actorID { leaving = true } else { leaving = false }
+        guard owner || leaving else { throw StoreError.notAnOwner }
+
+        switch change {
+        case .add(let ids, let history):
+            let current = Set(try currentMembers())
+            let new = HeraldID.sorted(Set(ids).subtracting(current))
+            guard !new.isEmpty else { break }
+            guard current.count + new.count <= memberLimit else { throw StoreError.memberLimit(memberLimit) }
+            let entry = try append(ConversationEvent(kind: .memberAdded, members: try new.map(person)), conversation, actor)
+            let seq = entry.message.seq ?? 0
+            for id in new {
+                try connection.query("INSERT OR IGNORE INTO users (id) VALUES (?1)", [.text(id)])
+                // Added: they receive from this event on, see the past if `history` says so, have read nothing
+                // after joining, and find the group at the top of their list. One removed before starts afresh.
+                try connection.query(
+                    """
+                    INSERT INTO members (conversation_id, user_id, added_seq, removed_seq, visible_from, read_seq, activity, owner, muted)
+                    VALUES (?1, ?2, ?3, NULL, ?4, ?3 - 1, ?3, 0, 0)
+                    ON CONFLICT (conversation_id, user_id) DO UPDATE SET added_seq = excluded.added_seq, removed_seq = NULL,
+                        visible_from = excluded.visible_from, read_seq = excluded.read_seq, activity = excluded.activity,
+                        owner = 0, muted = 0
+                    """,
+                    [.text(conversationID), .text(id), .integer(Int(seq)), .integer(history == .none ? Int(seq) : 0)])
+            }
+        case .remove(let target):
+            if leaving {
+                let entry = try append(ConversationEvent(kind: .memberLeft), conversation, actor)
+                try end(target, at: entry.message.seq ?? 0)
+                if owner, try owners().isEmpty {
+                    // The last owner left: the longest-standing member owns the group now.
+                    let heirs = try connection.query(
+                        """
+                        SELECT user_id FROM members WHERE conversation_id = ?1 AND removed_seq IS NULL
+                        ORDER BY added_seq, user_id LIMIT 1
+                        """, [.text(conversationID)])
+                    if let heir = heirs.first?.column("user_id")?.string {
+                        try setOwner(heir, true)
+                        _ = try append(ConversationEvent(kind: .ownerAdded, members: [try person(heir)]), conversation, actor)
+                    }
+                }
+            } else {
+                guard try currentMembers().contains(target) else { throw StoreError.memberNotFound(target) }
+                let entry = try append(ConversationEvent(kind: .memberRemoved, members: [try person(target)]), conversation, actor)
+                try end(target, at: entry.message.seq ?? 0)
+            }
+        case .rename(let title):
+            guard title != conversation.title else { break }
+            let entry = try append(ConversationEvent(kind: .renamed, title: title), conversation, actor)
+            try connection.query(
+                "UPDATE conversations SET title = ?2, title_seq = ?3 WHERE id = ?1",
+                [.text(conversationID), .optionalText(title), .integer(Int(entry.message.seq ?? 0))])
+        case .owner(let target, let make):
+            guard try currentMembers().contains(target) else { throw StoreError.memberNotFound(target) }
+            let owners = try owners()
+            guard owners.contains(target) != make else { break }
+            if !make, owners == [target] { throw StoreError.lastOwner }
+            try setOwner(target, make)
+            _ = try append(ConversationEvent(kind: make ? .ownerAdded : .ownerRemoved, members: [try person(target)]), conversation, actor)
+        case .delete:
+            let members = try currentMembers()
+            let entry = try append(ConversationEvent(kind: .deleted), conversation, actor)
+            let seq = entry.message.seq ?? 0
+            // Its messages go; the deletion stays, so that every member's devices learn of it, also on resume.
+            try connection.query(
+                "DELETE FROM messages WHERE conversation_id = ?1 AND seq < ?2", [.text(conversationID), .integer(Int(seq))])
+            try connection.query("UPDATE conversations SET deleted = 1 WHERE id = ?1", [.text(conversationID)])
+            for member in members { try end(member, at: seq) }
+        }
+        let record = try SQLiteStore.conversation(id: conversationID, on: connection)
+        return (entries, ChangeOutcome(entries: entries, record: record, clears: clears))
+    }
+
+    /// The current members' ids.
+    private func currentMembers() throws -> [String] {
+        try connection.query(
+            "SELECT user_id FROM members WHERE conversation_id = ?1 AND removed_seq IS NULL", [.text(conversationID)]
+        ).compactMap { $0.column("user_id")?.string }
+    }
+
+    /// The current owners' ids.
+    private func owners() throws -> [String] {
+        try connection.query(
+            "SELECT user_id FROM members WHERE conversation_id = ?1 AND removed_seq IS NULL AND owner = 1 ORDER BY user_id",
+            [.text(conversationID)]
+        ).compactMap { $0.column("user_id")?.string }
+    }
+
+    /// A user as they are now (a name only if they signed in).
+    private func person(_ id: String) throws -> Person {
+        let rows = try connection.query("SELECT id, name, picture FROM users WHERE id = ?1", [.text(id)])
+        return try rows.first.flatMap(Rows.person) ?? Person(id: id, displayName: "")
+    }
+
+    private func setOwner(_ id: String, _ owner: Bool) throws {
+        try connection.query(
+            "UPDATE members SET owner = ?3 WHERE conversation_id = ?1 AND user_id = ?2",
+            [.text(conversationID), .text(id), .integer(owner ? 1 : 0)])
+    }
+
+    /// `id` is no longer a member from `seq` on: they receive nothing after it, their waiting pushes of the
+    /// conversation are dropped, and their devices that were shown its messages get a silent push clearing them.
+    private mutating func end(_ id: String, at seq: Int64) throws {
+        try connection.query(
+            "UPDATE members SET removed_seq = ?3, owner = 0 WHERE conversation_id = ?1 AND user_id = ?2",
+            [.text(conversationID), .text(id), .integer(Int(seq))])
+        clears += try SQLiteStore.forgetPushes(of: id, in: conversationID, at: seq, on: connection)
+    }
+
+    /// Appends an event by `actor`: a row of its own in the log, with the next seq.
+    private mutating func append(_ event: ConversationEvent, _ conversation: Conversation, _ actor: Person) throws -> IncomingMessage {
+        let id = UUID().uuidString.lowercased()
+        let rows = try connection.query(
+            "INSERT INTO messages (id, conversation_id, sender_id, created_at, event) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING seq",
+            [.text(id), .text(conversationID), .text(actor.id), .float(now), .optionalText(Rows.eventColumn(event))])
+        guard let seq = rows.first?.column("seq")?.integer else { throw StoreError.damaged("an event was not stored") }
+        var conversation = conversation
+        if event.kind == .renamed { conversation.title = event.title }
+        let entry = IncomingMessage(
+            message: Message(id: id, conversationID: conversationID, senderID: actor.id, sentAt: Rows.date(now), seq: Int64(seq), event: event),
+            conversation: conversation, sender: actor)
+        entries.append(entry)
+        return entry
+    }
+}

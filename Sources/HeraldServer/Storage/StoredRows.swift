@@ -1,0 +1,174 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+/// A row of a query's result, read by column name: what both stores' rows (SQLite's and PostgreSQL's) offer, so
+/// that a message, a conversation or a person is decoded from either by the same code.
+protocol StoredRow {
+    /// The text in `column`, nil for NULL.
+    func optionalText(_ column: String) throws -> String?
+    /// The integer in `column`, nil for NULL.
+    func optionalInteger(_ column: String) throws -> Int64?
+    /// The number in `column`, nil for NULL.
+    func optionalDouble(_ column: String) throws -> Double?
+    /// The truth value in `column` (SQLite keeps 0 and 1).
+    func bool(_ column: String) throws -> Bool
+}
+
+extension StoredRow {
+    /// The text in `column`, which must not be NULL.
+    func text(_ column: String) throws -> String {
+        guard let text = try optionalText(column) else { throw StoreError.damaged("no \(column) in a row") }
+        return text
+    }
+
+    /// The integer in `column`, which must not be NULL.
+    func integer(_ column: String) throws -> Int64 {
+        guard let value = try optionalInteger(column) else { throw StoreError.damaged("no \(column) in a row") }
+        return value
+    }
+}
+
+/// How rows become Herald's values, for both stores: the columns each query names, decoded once here.
+enum Rows {
+    /// The entry in a row of `seq`, `<idColumn>`, `conversation_id`, `sender_id`, `text`, `image_url`, `created_at`,
+    /// `event`.
+    static func message(_ row: some StoredRow, idColumn: String = "id", conversationID: String? = nil) throws -> Message {
+        Message(
+            id: try row.text(idColumn),
+            conversationID: try conversationID ?? row.text("conversation_id"),
+            senderID: try row.text("sender_id"),
+            text: try row.optionalText("text"),
+            imageURL: try row.optionalText("image_url").flatMap(URL.init(string:)),
+            sentAt: date(try row.optionalDouble("created_at") ?? 0),
+            seq: try row.integer("seq"),
+            event: try event(from: row.optionalText("event")))
+    }
+
+    /// The entry in a row of ``message(_:idColumn:conversationID:)``'s columns and `kind`, `title`, `sender_name`,
+    /// `sender_picture`: with its conversation and sender.
+    static func incoming(_ row: some StoredRow) throws -> IncomingMessage {
+        let message = try message(row)
+        return IncomingMessage(
+            message: message,
+            conversation: Conversation(
+                id: message.conversationID,
+                kind: Conversation.Kind(rawValue: try row.text("kind")) ?? .group,
+                title: try row.optionalText("title")),
+            sender: Person(
+                id: message.senderID, displayName: try row.optionalText("sender_name") ?? "",
+                avatarURL: try row.optionalText("sender_picture").flatMap(URL.init(string:))))
+    }
+
+    /// The conversation in a row of `id`, `kind`, `title`.
+    static func conversation(_ row: some StoredRow) throws -> Conversation {
+        guard let kind = Conversation.Kind(rawValue: try row.text("kind")) else {
+            throw StoreError.damaged("a conversation row")
+        }
+        return Conversation(id: try row.text("id"), kind: kind, title: try row.optionalText("title"))
+    }
+
+    /// The user in a row of `id`, `name`, `picture`, if they have a name (they signed in at least once).
+    static func person(_ row: some StoredRow) throws -> Person? {
+        guard let name = try row.optionalText("name"), !name.isEmpty else { return nil }
+        return Person(id: try row.text("id"), displayName: name, avatarURL: try row.optionalText("picture").flatMap(URL.init(string:)))
+    }
+
+    /// The device in a row with `user_id`, `id`, `platform` and `token`; nil when any is missing or unknown.
+    static func device(_ row: some StoredRow) throws -> DeviceRegistration? {
+        guard let userID = try row.optionalText("user_id"), let id = try row.optionalText("id"),
+              let token = try row.optionalText("token"),
+              let platform = try row.optionalText("platform").flatMap(DeviceRegistration.Platform.init)
+        else { return nil }
+        return DeviceRegistration(id: id, userID: userID, platform: platform, token: token)
+    }
+
+    /// A member's row of `user_id`, `added_seq`, `removed_seq` as a span.
+    static func span(_ row: some StoredRow) throws -> (userID: String, span: MemberSpan) {
+        (try row.text("user_id"), MemberSpan(added: try row.integer("added_seq"), removed: try row.optionalInteger("removed_seq")))
+    }
+
+    /// The summary in a row of the list's query: the conversation, the member's marker, mute and activity, the
+    /// unread count, and the last entry (`seq`, `message_id`, `sender_id`, `text`, `image_url`, `created_at`,
+    /// `event`; NULLs when there is none); `members` are its members and people.
+    static func summary(_ row: some StoredRow, members: (ids: [String], people: [Person], owners: [String])) throws -> ConversationSummary {
+        let conversation = try conversation(row)
+        let lastMessage: Message? = try row.optionalInteger("seq") == nil
+            ? nil : try message(row, idColumn: "message_id", conversationID: conversation.id)
+        return ConversationSummary(
+            record: ConversationRecord(
+                conversation: conversation, memberIDs: members.ids, people: members.people, ownerIDs: members.owners),
+            lastMessage: lastMessage,
+            unreadCount: Int(try row.optionalInteger("unread") ?? 0),
+            readUpTo: try row.optionalInteger("read_seq") ?? 0,
+            muted: try row.bool("muted"),
+            activity: try row.optionalInteger("activity") ?? 0)
+    }
+
+    /// An event as its column keeps it: JSON.
+    static func eventColumn(_ event: ConversationEvent?) -> String? {
+        guard let event else { return nil }
+        return String(decoding: (try? JSONEncoder().encode(event)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    /// The event its column kept; nil for a message (NULL).
+    static func event(from column: String?) throws -> ConversationEvent? {
+        guard let column else { return nil }
+        do {
+            return try JSONDecoder().decode(ConversationEvent.self, from: Data(column.utf8))
+        } catch {
+            throw StoreError.damaged("an event row")
+        }
+    }
+
+    /// A stored time, to the millisecond, so a message reads back exactly as it was sent.
+    static func date(_ seconds: Double) -> Date {
+        Date(timeIntervalSince1970: (seconds * 1000).rounded() / 1000)
+    }
+}
+
+/// The members of some conversations, as the list and a conversation's answer show them.
+struct MemberRows {
+    private(set) var byConversation: [String: (ids: [String], people: [Person], owners: [String])] = [:]
+
+    /// Adds a row of `conversation_id`, `id`, `name`, `picture`, `owner` (in id order).
+    mutating func add(_ row: some StoredRow) throws {
+        let conversationID = try row.text("conversation_id")
+        let id = try row.text("id")
+        var entry = byConversation[conversationID] ?? ([], [], [])
+        entry.ids.append(id)
+        if let person = try Rows.person(row) { entry.people.append(person) }
+        if try row.bool("owner") { entry.owners.append(id) }
+        byConversation[conversationID] = entry
+    }
+
+    /// The members of `conversationID`.
+    subscript(_ conversationID: String) -> (ids: [String], people: [Person], owners: [String]) {
+        byConversation[conversationID] ?? ([], [], [])
+    }
+}
+
+extension SQLiteValues: StoredRow {
+    func optionalText(_ column: String) throws -> String? { self.column(column)?.string }
+    func optionalInteger(_ column: String) throws -> Int64? { self.column(column)?.integer.map(Int64.init) }
+    func optionalDouble(_ column: String) throws -> Double? { self.column(column)?.double }
+    func bool(_ column: String) throws -> Bool { (self.column(column)?.integer ?? 0) != 0 }
+}
+
+extension PostgresRandomAccessRow: StoredRow {
+    func optionalText(_ column: String) throws -> String? {
+        contains(column) ? try self[column].decode(String?.self) : nil
+    }
+
+    func optionalInteger(_ column: String) throws -> Int64? {
+        contains(column) ? try self[column].decode(Int64?.self) : nil
+    }
+
+    func optionalDouble(_ column: String) throws -> Double? {
+        contains(column) ? try self[column].decode(Double?.self) : nil
+    }
+
+    func bool(_ column: String) throws -> Bool {
+        contains(column) ? try self[column].decode(Bool?.self) ?? false : false
+    }
+}

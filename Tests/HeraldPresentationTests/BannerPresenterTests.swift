@@ -10,13 +10,14 @@ final class Received {
     var navigations: [String] = []
 }
 
-/// Waits (at most 2 s of real time) for `condition` to hold, letting the presenter's and driver's tasks run.
+/// Waits (at most 10 s of real time: a busy machine runs every suite at once) for `condition` to hold, letting the
+/// presenter's and driver's tasks run.
 @MainActor
 func eventually(_ what: String, _ condition: () -> Bool) async {
-    let deadline = ContinuousClock.now + .seconds(2)
+    let deadline = ContinuousClock.now + .seconds(10)
     while !condition() {
         guard ContinuousClock.now < deadline else {
-            Issue.record("waited 2 s for \(what)")
+            Issue.record("waited 10 s for \(what)")
             return
         }
         try? await Task.sleep(for: .milliseconds(2))

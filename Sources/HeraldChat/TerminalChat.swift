@@ -169,7 +169,7 @@ public final class TerminalChat: Sendable {
             let title = Self.oscSafe(notification.title), body = Self.oscSafe(notification.body)
             model.notice = "notified: \(title)"
             Self.write("\u{1B}]9;\(title): \(body)\u{07}\u{1B}]777;notify;\(title);\(body)\u{07}")
-        case .drop, .skip:
+        case .drop, .skip, .clear:
             break
         }
     }

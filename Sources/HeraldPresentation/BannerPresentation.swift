@@ -73,6 +73,8 @@ public enum PresentationOutput: Hashable, Sendable {
     case navigate(conversationID: String)
     /// Post this system notification (the engine's `local`).
     case local(LocalNotification)
+    /// Remove this conversation's system notifications: the user is no longer in it (the engine's `clear`).
+    case clear(conversationID: String)
 }
 
 /// What a view layer needs to draw the engine's banners, as a pure state machine in the engine's time: the banner on
@@ -181,6 +183,8 @@ public struct BannerPresentation: Hashable, Sendable {
             return [.navigate(conversationID: conversationID)]
         case .local(let notification):
             return [.local(notification)]
+        case .clear(let conversationID):
+            return [.clear(conversationID: conversationID)]
         case .drop, .skip:
             break
         }

@@ -24,6 +24,8 @@ public final class BannerPresenter {
     @ObservationIgnored public var onNavigate: @MainActor (String) -> Void = { _ in }
     /// Called with each system notification the engine wants posted (the app is in the background).
     @ObservationIgnored public var onLocal: @MainActor (LocalNotification) -> Void = { _ in }
+    /// Called with a conversation the user is no longer in (removed, left, deleted): remove its system notifications.
+    @ObservationIgnored public var onClear: @MainActor (String) -> Void = { _ in }
 
     @ObservationIgnored private let gestures: @Sendable (BannerGesture) -> Void
     @ObservationIgnored private let appState: @Sendable (AppState) -> Void
@@ -118,6 +120,7 @@ public final class BannerPresenter {
             case .gesture(let gesture): gestures(gesture)
             case .navigate(let conversationID): onNavigate(conversationID)
             case .local(let notification): onLocal(notification)
+            case .clear(let conversationID): onClear(conversationID)
             }
         }
     }

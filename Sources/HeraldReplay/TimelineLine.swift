@@ -27,6 +27,9 @@ struct TimelineLine: Encodable {
             try container.encode("drop", forKey: .type)
             try container.encode(bannerID, forKey: .banner)
             try container.encode(reason, forKey: .reason)
+        case .clear(let conversationID):
+            try container.encode("clear", forKey: .type)
+            try container.encode(conversationID, forKey: .conversation)
         case .skip(let messageID, let reason):
             try container.encode("skip", forKey: .type)
             try container.encode(messageID, forKey: .message)

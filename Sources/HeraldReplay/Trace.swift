@@ -156,8 +156,22 @@ public struct Trace: Hashable, Sendable {
         case down, up
     }
 
+    /// A message line's `change`: the event it is, if it is one (`{"type", "members": [{"id", "name"}], "title"}`).
+    private static func change(from fields: TraceFields) throws -> ConversationEvent? {
+        guard fields.has("change") else { return nil }
+        let change = try fields.object("change")
+        try change.rejectUnknown(["type", "members", "title"], in: "change")
+        let members = try change.objects("members").map { member in
+            try member.rejectUnknown(["id", "name"], in: "member")
+            return Person(id: try member.string("id"), displayName: try member.string("name"))
+        }
+        return ConversationEvent(
+            kind: try change.choice("type", of: ConversationEvent.Kind.self), members: members,
+            title: try change.optionalString("title"))
+    }
+
     private static func message(from fields: TraceFields) throws -> IncomingMessage {
-        try fields.rejectUnknown(["at", "event", "id", "conversation", "sender", "text", "imageURL"], in: "message")
+        try fields.rejectUnknown(["at", "event", "id", "conversation", "sender", "text", "imageURL", "change"], in: "message")
         let conversation = try fields.object("conversation")
         try conversation.rejectUnknown(["id", "kind", "title"], in: "message")
         let sender = try fields.object("sender")
@@ -172,7 +186,8 @@ public struct Trace: Hashable, Sendable {
                 senderID: senderID,
                 text: try fields.optionalString("text"),
                 imageURL: try fields.optionalURL("imageURL"),
-                sentAt: Date(timeIntervalSinceReferenceDate: seconds)
+                sentAt: Date(timeIntervalSinceReferenceDate: seconds),
+                event: try change(from: fields)
             ),
             conversation: Conversation(
                 id: conversationID,

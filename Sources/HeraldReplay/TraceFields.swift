@@ -86,6 +86,19 @@ struct TraceFields {
         return TraceFields(line: line, path: "\(path)\(key).", values: fields)
     }
 
+    /// Whether `key` is there.
+    func has(_ key: String) -> Bool { values[key] != nil }
+
+    /// An array of objects (absent: none).
+    func objects(_ key: String) throws -> [TraceFields] {
+        guard let value = values[key] else { return [] }
+        guard case .array(let items) = value else { throw wrongType(key, "an array", value) }
+        return try items.enumerated().map { index, item in
+            guard case .object(let fields) = item else { throw wrongType("\(key)[\(index)]", "an object", item) }
+            return TraceFields(line: line, path: "\(path)\(key)[\(index)].", values: fields)
+        }
+    }
+
     /// A string naming one case of `T`.
     func choice<T: RawRepresentable & CaseIterable>(_ key: String, of _: T.Type, among cases: [T]? = nil) throws -> T
     where T.RawValue == String {

@@ -15,8 +15,9 @@ import SwiftUI
 extension View {
     /// Shows Herald's in-app banners above all of this view's content, at the top safe area, for `live`'s device:
     /// runs the connection and the engine for as long as the view is on screen, reports the scene phase as the app
-    /// state, and calls `onNavigate` with the conversation of a tapped banner and `onLocal` with each system
-    /// notification the engine asks for (hand it to ``HeraldSystemNotifications/post(_:)``).
+    /// state, and calls `onNavigate` with the conversation of a tapped banner, `onLocal` with each system
+    /// notification the engine asks for (hand it to ``HeraldSystemNotifications/post(_:)``), and `onClear` with a
+    /// conversation the user was removed from (hand it to ``HeraldSystemNotifications/clear(conversation:badge:)``).
     ///
     /// ```swift
     /// ContentView()
@@ -26,9 +27,10 @@ extension View {
         _ live: LiveNotifications<ContinuousClock>,
         style: BannerStyle = .standard,
         onNavigate: @escaping @MainActor (String) -> Void = { _ in },
-        onLocal: @escaping @MainActor (LocalNotification) -> Void = { _ in }
+        onLocal: @escaping @MainActor (LocalNotification) -> Void = { _ in },
+        onClear: @escaping @MainActor (String) -> Void = { _ in }
     ) -> some View {
-        modifier(LiveBannersModifier(live: live, style: style, onNavigate: onNavigate, onLocal: onLocal))
+        modifier(LiveBannersModifier(live: live, style: style, onNavigate: onNavigate, onLocal: onLocal, onClear: onClear))
     }
 
     /// Shows the banners of a ``BannerPresenter`` the app runs itself (a bare `NotifierDriver` for general banners).
@@ -47,15 +49,17 @@ struct LiveBannersModifier: ViewModifier {
     let live: LiveNotifications<ContinuousClock>
     let onNavigate: @MainActor (String) -> Void
     let onLocal: @MainActor (LocalNotification) -> Void
+    let onClear: @MainActor (String) -> Void
     @State private var presenter: BannerPresenter
 
     init(
         live: LiveNotifications<ContinuousClock>, style: BannerStyle, onNavigate: @escaping @MainActor (String) -> Void,
-        onLocal: @escaping @MainActor (LocalNotification) -> Void
+        onLocal: @escaping @MainActor (LocalNotification) -> Void, onClear: @escaping @MainActor (String) -> Void
     ) {
         self.live = live
         self.onNavigate = onNavigate
         self.onLocal = onLocal
+        self.onClear = onClear
         _presenter = State(initialValue: BannerPresenter(live: live, style: style))
     }
 
@@ -65,6 +69,7 @@ struct LiveBannersModifier: ViewModifier {
             .task {
                 presenter.onNavigate = onNavigate
                 presenter.onLocal = onLocal
+                presenter.onClear = onClear
                 let effects = live.effects
                 await withDiscardingTaskGroup { group in
                     group.addTask { await live.run() }

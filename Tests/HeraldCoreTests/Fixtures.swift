@@ -52,6 +52,7 @@ func describe(_ timeline: [TimedEffect]) -> [String] {
         case .show(let banner): return "\(seconds) show \(banner.id)"
         case .update(let banner): return "\(seconds) update \(banner.id) x\(banner.count)"
         case .local(let notification): return "\(seconds) local \(notification.messageID)"
+        case .clear(let conversation): return "\(seconds) clear \(conversation)"
         }
     }
 }

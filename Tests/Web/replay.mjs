@@ -23,6 +23,7 @@ function input(line) {
         message: {
           id: line.id, conversationId: line.conversation.id, senderId: line.sender.id,
           text: line.text ?? null, imageURL: line.imageURL ?? null,
+          ...(line.change ? { event: { type: line.change.type, members: line.change.members ?? [], title: line.change.title ?? null } } : {}),
         },
         conversation: { id: line.conversation.id, kind: line.conversation.kind, title: line.conversation.title ?? null },
         sender: { id: line.sender.id, name: line.sender.name, avatarURL: line.sender.avatarURL ?? null },
@@ -56,7 +57,7 @@ function timelineLine({ at, effect }) {
   const line = { at: at / SECOND, type: effect.type };
   switch (effect.type) {
     case "dismiss": case "drop": Object.assign(line, { banner: effect.banner, reason: effect.reason }); break;
-    case "navigate": line.conversation = effect.conversation; break;
+    case "navigate": case "clear": line.conversation = effect.conversation; break;
     case "skip": Object.assign(line, { message: effect.message, reason: effect.reason }); break;
     case "show": case "update": line.banner = bannerFields(effect.banner); break;
     case "local": line.notification = { ...effect.notification }; break;

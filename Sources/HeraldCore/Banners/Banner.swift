@@ -100,6 +100,8 @@ public enum DismissReason: String, Codable, Hashable, Sendable, CaseIterable {
     case opened
     /// The app dismissed it.
     case programmatic
+    /// The user is no longer in its conversation (removed, left, or the group deleted).
+    case removed
 }
 
 /// Why a waiting banner will never show.
@@ -110,4 +112,6 @@ public enum DropReason: String, Codable, Hashable, Sendable, CaseIterable {
     case opened
     /// The app dismissed everything.
     case programmatic
+    /// The user is no longer in its conversation (removed, left, or the group deleted).
+    case removed
 }

@@ -20,6 +20,9 @@ public enum BannerInput: Hashable, Sendable {
     case gesture(BannerGesture)
     /// A conversation was opened: its banner goes, and its waiting banners are dropped.
     case conversationOpened(String)
+    /// The user is no longer in a conversation: its banner goes, and its waiting banners are dropped (reason
+    /// `removed`).
+    case conversationLeft(String)
     /// Dismiss the visible banner (reason `programmatic`).
     case dismiss
     /// Dismiss the visible banner and drop every waiting one (reason `programmatic`).

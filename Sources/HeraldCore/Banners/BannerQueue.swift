@@ -79,6 +79,8 @@ public struct BannerQueue: Hashable, Sendable {
             apply(gesture, into: &effects)
         case .conversationOpened(let conversationID):
             conversationOpened(conversationID, into: &effects)
+        case .conversationLeft(let conversationID):
+            conversationGone(conversationID, dismiss: .removed, drop: .removed, into: &effects)
         case .dismiss:
             dismissVisible(.programmatic, into: &effects)
         case .dismissAll:
@@ -138,12 +140,19 @@ public struct BannerQueue: Hashable, Sendable {
     }
 
     private mutating func conversationOpened(_ conversationID: String, into effects: inout EffectLog) {
+        conversationGone(conversationID, dismiss: .opened, drop: .opened, into: &effects)
+    }
+
+    /// The banners of `conversationID` go: the visible one dismissed, the waiting ones dropped.
+    private mutating func conversationGone(
+        _ conversationID: String, dismiss: DismissReason, drop: DropReason, into effects: inout EffectLog
+    ) {
         if visible?.conversationID == conversationID {
-            dismissVisible(.opened, into: &effects)
+            dismissVisible(dismiss, into: &effects)
         }
         waiting.removeAll { banner in
             guard banner.conversationID == conversationID else { return false }
-            effects.append(.drop(bannerID: banner.id, reason: .opened))
+            effects.append(.drop(bannerID: banner.id, reason: drop))
             return true
         }
     }

@@ -77,8 +77,59 @@ public struct ContentFormatter: Hashable, Sendable {
         return first.uppercased() + name[name.index(after: space)].uppercased()
     }
 
+    /// The line an event is in a chat, as `viewer` reads it: `Alice added Carol`, `Alice added you to Team Chat`,
+    /// `You removed Bob`, `Bob left`, `Alice renamed the group to “Plans”`, `Alice made Carol an owner`,
+    /// `Alice deleted the group` (docs/behaviour.md §2). More than three people: the first three and
+    /// `and N others`. Without a viewer, in the third person.
+    public func line(for event: ConversationEvent, by sender: Person, in conversation: Conversation, viewer: String? = nil) -> String {
+        func named(_ person: Person, start: Bool) -> String {
+            guard let viewer, person.id.utf8.elementsEqual(viewer.utf8) else { return name(of: person) }
+            return start ? "You" : "you"
+        }
+        func list(_ people: [Person]) -> String {
+            let names = people.prefix(people.count > 3 ? 3 : people.count).map { named($0, start: false) }
+            if people.count > 3 { return names.joined(separator: ", ") + " and \(people.count - 3) others" }
+            guard names.count > 1 else { return names.first ?? unknownSenderName }
+            return names.dropLast().joined(separator: ", ") + " and " + names.last!
+        }
+        let who = named(sender, start: true)
+        switch event.kind {
+        case .memberAdded:
+            if let viewer, event.concerns(viewer), !sender.id.utf8.elementsEqual(viewer.utf8) {
+                return "\(who) added you to \(groupTitle(of: conversation))"
+            }
+            return "\(who) added \(list(event.members))"
+        case .memberRemoved:
+            return "\(who) removed \(list(event.members))"
+        case .memberLeft:
+            return "\(who) left"
+        case .renamed:
+            let title = Self.foldWhitespace(event.title ?? "").text
+            return title.isEmpty ? "\(who) removed the group's name" : "\(who) renamed the group to \u{201C}\(title)\u{201D}"
+        case .ownerAdded:
+            return "\(who) made \(list(event.members)) \(event.members.count == 1 ? "an owner" : "owners")"
+        case .ownerRemoved:
+            return "\(who) removed \(list(event.members)) as \(event.members.count == 1 ? "owner" : "owners")"
+        case .deleted:
+            return "\(who) deleted the group"
+        }
+    }
+
+    /// What an entry says in one line: a message's preview, or an event's line (as `viewer` reads it).
+    public func line(for incoming: IncomingMessage, viewer: String? = nil) -> String {
+        guard let event = incoming.message.event else { return preview(of: incoming.message) }
+        return line(for: event, by: incoming.sender, in: incoming.conversation, viewer: viewer)
+    }
+
     /// The in-app banner for a message: sender as title, `in <group>` as subtitle for groups, preview as body.
-    public func banner(for incoming: IncomingMessage) -> Banner {
+    /// For an event (only the one that added `viewer` makes a banner): its line as the title, nothing else.
+    public func banner(for incoming: IncomingMessage, viewer: String? = nil) -> Banner {
+        if incoming.message.event != nil {
+            return Banner(
+                id: incoming.message.id, conversationID: incoming.conversation.id,
+                title: line(for: incoming, viewer: viewer), subtitle: nil, body: nil,
+                avatarURL: incoming.sender.avatarURL, tone: .message, senderID: incoming.sender.id)
+        }
         let name = name(of: incoming.sender)
         let subtitle: String? = switch incoming.conversation.kind {
         case .direct: nil
@@ -109,7 +160,14 @@ public struct ContentFormatter: Hashable, Sendable {
     ///
     /// Direct: `New message from <sender>`, body = preview. Group: `New message in <group>`,
     /// body = `<sender>: <preview>`. The thread is the conversation id.
-    public func notification(for incoming: IncomingMessage) -> LocalNotification {
+    ///
+    /// An event: the group's title as the title, the event's line (as `viewer` reads it) as the body.
+    public func notification(for incoming: IncomingMessage, viewer: String? = nil) -> LocalNotification {
+        if incoming.message.event != nil {
+            return LocalNotification(
+                messageID: incoming.message.id, title: groupTitle(of: incoming.conversation),
+                body: line(for: incoming, viewer: viewer), thread: incoming.conversation.id)
+        }
         let name = name(of: incoming.sender)
         let preview = preview(of: incoming.message)
         switch incoming.conversation.kind {

@@ -1,7 +1,7 @@
 /// Something the app must do because of an input: show, update or dismiss a banner, open a conversation,
 /// post a system notification, or (for the record) why a message was not shown.
 ///
-/// The effects of one input come in this order: dismiss, navigate, drop, skip, show and update, local.
+/// The effects of one input come in this order: dismiss, navigate, drop and clear, skip, show and update, local.
 public enum NotificationEffect: Hashable, Sendable {
     /// Take the visible banner away.
     case dismiss(bannerID: String, reason: DismissReason)
@@ -9,6 +9,9 @@ public enum NotificationEffect: Hashable, Sendable {
     case navigate(conversationID: String)
     /// A waiting banner will never show.
     case drop(bannerID: String, reason: DropReason)
+    /// The user is no longer in this conversation: remove its system notifications (its banners are dismissed and
+    /// dropped with reason `removed`).
+    case clear(conversationID: String)
     /// A message that gets no notification on this device, and why.
     case skip(messageID: String, reason: SkipReason)
     /// Show this banner now.
@@ -23,7 +26,7 @@ public enum NotificationEffect: Hashable, Sendable {
         switch self {
         case .dismiss: 0
         case .navigate: 1
-        case .drop: 2
+        case .drop, .clear: 2
         case .skip: 3
         case .show, .update: 4
         case .local: 5

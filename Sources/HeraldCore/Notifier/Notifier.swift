@@ -1,6 +1,8 @@
 /// An input to the ``Notifier``: a message, a change of the device's state, or something done to a banner.
 public enum NotifierInput: Hashable, Sendable {
-    /// A message arrived.
+    /// A message arrived, or an event (``Message/event``): the one that adds this user notifies like a message;
+    /// the one that removes them (or the group's deletion) takes its banners and notifications away; others are
+    /// quiet.
     case message(IncomingMessage)
     /// The app came to the foreground or went to the background.
     case app(AppState)
@@ -104,13 +106,18 @@ public struct Notifier: Hashable, Sendable {
         let message = incoming.message
         // An id is unique only within its conversation, so both name the message.
         let alreadySeen = !seen.insert("\(message.conversationID.utf8.count):\(message.conversationID)/\(message.id)")
+        // Removed, left, or the group deleted: nothing of it may stay on screen or in the notification centre.
+        if !alreadySeen, let event = message.event, event.ends(userID, senderID: message.senderID) {
+            queue.apply(.conversationLeft(message.conversationID), into: &effects)
+            effects.append(.clear(conversationID: message.conversationID))
+        }
         switch NotificationPolicy.delivery(for: message, to: userID, on: device, alreadySeen: alreadySeen) {
         case .skip(let reason):
             effects.append(.skip(messageID: message.id, reason: reason))
         case .banner:
-            queue.enqueue(formatter.banner(for: incoming), into: &effects)
+            queue.enqueue(formatter.banner(for: incoming, viewer: userID), into: &effects)
         case .local:
-            effects.append(.local(formatter.notification(for: incoming)))
+            effects.append(.local(formatter.notification(for: incoming, viewer: userID)))
         }
     }
 }

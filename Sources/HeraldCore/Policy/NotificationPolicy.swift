@@ -10,6 +10,8 @@ public enum SkipReason: String, Codable, Hashable, Sendable, CaseIterable {
     case active
     /// The app is in the background and may not post notifications.
     case permission
+    /// An event that concerns someone else (a member added or removed, a new title): a quiet line in the chat.
+    case quiet
 }
 
 /// How a device is told of a message.
@@ -26,8 +28,9 @@ public enum Delivery: Hashable, Sendable {
 public enum NotificationPolicy {
     /// Decides how the device of `userID` in state `device` is told of `message`.
     ///
-    /// The first rule that applies wins: own message, already seen, muted, open on screen, then banner in the
-    /// foreground, system notification in the background (nothing without permission).
+    /// The first rule that applies wins: own message, already seen, an event that does not add this user (quiet),
+    /// muted, open on screen, then banner in the foreground, system notification in the background (nothing
+    /// without permission).
     public static func delivery(
         for message: Message,
         to userID: String,
@@ -36,6 +39,7 @@ public enum NotificationPolicy {
     ) -> Delivery {
         if message.senderID == userID { return .skip(.own) }
         if alreadySeen { return .skip(.duplicate) }
+        if let event = message.event, !(event.kind == .memberAdded && event.concerns(userID)) { return .skip(.quiet) }
         if device.mutedConversationIDs.contains(message.conversationID) { return .skip(.muted) }
         switch device.appState {
         case .foreground:

@@ -247,7 +247,9 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
             let live = connected[userID] ?? hub.connectedDevices(of: userID).union(elsewhere[userID]?.devices ?? [])
             connected[userID] = live
             guard !live.contains(target.device.id) else { continue }
-            let content = contents[target.badge] ?? PushContent(alert: incoming, badge: target.badge, formatter: formatter)
+            // The words are the same for every member told (an event's are written to the people it added).
+            let content = contents[target.badge]
+                ?? PushContent(alert: incoming, badge: target.badge, viewer: userID, formatter: formatter)
             contents[target.badge] = content
             jobs.append(NewPushJob(kind: .alert, userID: userID, deviceID: target.device.id, content: content, due: due))
         }

@@ -21,9 +21,10 @@ public struct PushContent: Codable, Hashable, Sendable {
     /// The member's unread messages over all their conversations.
     public var badge: Int
 
-    /// An alert for `incoming`, in ``ContentFormatter``'s words, each at most ``maxWordsBytes`` in JSON.
-    public init(alert incoming: IncomingMessage, badge: Int, formatter: ContentFormatter = ContentFormatter()) {
-        let notification = formatter.notification(for: incoming)
+    /// An alert for `incoming`, in ``ContentFormatter``'s words as `viewer` (the member told) reads them, each at most
+    /// ``maxWordsBytes`` in JSON.
+    public init(alert incoming: IncomingMessage, badge: Int, viewer: String? = nil, formatter: ContentFormatter = ContentFormatter()) {
+        let notification = formatter.notification(for: incoming, viewer: viewer)
         conversationID = incoming.conversation.id
         messageID = incoming.message.id
         seq = incoming.message.seq ?? 0

@@ -107,12 +107,72 @@ function initialsOfFolded(name) {
 
 /**
  * An incoming message as the stream delivers it:
- * `{message: {id, conversationId, senderId, text, imageURL}, conversation: {id, kind, title}, sender: {id, name, avatarURL}}`.
+ * `{message: {id, conversationId, senderId, text, imageURL, event?}, conversation: {id, kind, title}, sender: {id, name, avatarURL}}`;
+ * an event (`kind` "event" on the wire) carries `event: {type, members: [{id, name}], title}`.
  */
 
-/** The in-app banner for an incoming message. */
-export function bannerFor(incoming, formatter = standardFormatter) {
+/** Whether `id` is `viewer`'s (ids are compared as they are: byte for byte, no folding). */
+const same = (id, viewer) => viewer !== null && viewer !== undefined && id === viewer;
+
+/**
+ * The line an event (`{type, members: [{id, name}], title}`) is in a chat, as `viewer` reads it (HeraldCore's
+ * `ContentFormatter.line(for:by:in:viewer:)`): "Alice added Carol", "Alice added you to Team Chat", "Bob left".
+ */
+export function eventLine(event, sender, conversation, viewer = null, formatter = standardFormatter) {
+  const named = (person, start) => (same(person.id, viewer) ? (start ? "You" : "you") : displayName(person.name, formatter));
+  const list = (people) => {
+    const names = people.slice(0, 3).map((person) => named(person, false));
+    if (people.length > 3) return `${names.join(", ")} and ${people.length - 3} others`;
+    if (names.length <= 1) return names[0] ?? formatter.unknownSenderName;
+    return `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+  };
+  const who = named(sender, true);
+  const members = event.members ?? [];
+  switch (event.type) {
+    case "member_added":
+      if (members.some((member) => same(member.id, viewer)) && !same(sender.id, viewer)) {
+        return `${who} added you to ${groupTitle(conversation.title, formatter)}`;
+      }
+      return `${who} added ${list(members)}`;
+    case "member_removed": return `${who} removed ${list(members)}`;
+    case "member_left": return `${who} left`;
+    case "renamed": {
+      const title = foldWhitespace(event.title ?? "").text;
+      return title === "" ? `${who} removed the group's name` : `${who} renamed the group to \u201C${title}\u201D`;
+    }
+    case "owner_added": return `${who} made ${list(members)} ${members.length === 1 ? "an owner" : "owners"}`;
+    case "owner_removed": return `${who} removed ${list(members)} as ${members.length === 1 ? "owner" : "owners"}`;
+    case "deleted": return `${who} deleted the group`;
+    default: return null;
+  }
+}
+
+/** What an entry says in one line: a message's preview, or an event's line (null for an event type not known). */
+export function entryLine(incoming, viewer = null, formatter = standardFormatter) {
   const { message, conversation, sender } = incoming;
+  if (!message.event) return preview(message.text, message.imageURL != null, formatter);
+  return eventLine(message.event, sender, conversation, viewer, formatter);
+}
+
+/** Whether, after this event by `senderId`, `userID` is no longer in the conversation (removed, left, deleted). */
+export function eventEnds(event, senderId, userID) {
+  switch (event.type) {
+    case "member_removed": return (event.members ?? []).some((member) => member.id === userID);
+    case "member_left": return senderId === userID;
+    case "deleted": return true;
+    default: return false;
+  }
+}
+
+/** The in-app banner for an incoming message (an event: its line as the title, nothing else). */
+export function bannerFor(incoming, formatter = standardFormatter, viewer = null) {
+  const { message, conversation, sender } = incoming;
+  if (message.event) {
+    return {
+      id: message.id, conversation: conversation.id, title: entryLine(incoming, viewer, formatter), subtitle: null,
+      body: null, avatarURL: sender.avatarURL ?? null, count: 1, tone: "message", icon: null, duration: null, sender: sender.id,
+    };
+  }
   return {
     id: message.id,
     conversation: conversation.id,
@@ -129,8 +189,14 @@ export function bannerFor(incoming, formatter = standardFormatter) {
 }
 
 /** The system notification for an incoming message (push uses the same words). */
-export function notificationFor(incoming, formatter = standardFormatter) {
+export function notificationFor(incoming, formatter = standardFormatter, viewer = null) {
   const { message, conversation, sender } = incoming;
+  if (message.event) {
+    return {
+      message: message.id, title: groupTitle(conversation.title, formatter), body: entryLine(incoming, viewer, formatter),
+      thread: conversation.id,
+    };
+  }
   const name = displayName(sender.name, formatter);
   const text = preview(message.text, message.imageURL != null, formatter);
   if (conversation.kind === "group") {
@@ -170,6 +236,9 @@ export function bannerInitials(banner) {
 export function delivery(message, userID, device, alreadySeen) {
   if (message.senderId === userID) return { skip: "own" };
   if (alreadySeen) return { skip: "duplicate" };
+  if (message.event && !(message.event.type === "member_added" && (message.event.members ?? []).some((member) => member.id === userID))) {
+    return { skip: "quiet" };
+  }
   if (device.muted.has(message.conversationId)) return { skip: "muted" };
   if (device.appState === "foreground") {
     return device.openConversation === message.conversationId ? { skip: "active" } : "banner";
@@ -208,7 +277,7 @@ export class RecentIDs {
 // ---------------------------------------------------------------------------------------------------------------
 // The banner queue (docs/behaviour.md §3; HeraldCore's BannerQueue, BannerTimer and EffectLog)
 
-const rank = { dismiss: 0, navigate: 1, drop: 2, skip: 3, show: 4, update: 4, local: 5 };
+const rank = { dismiss: 0, navigate: 1, drop: 2, clear: 2, skip: 3, show: 4, update: 4, local: 5 };
 
 /** Effects stamped with their instant; each input's effects put in their documented order when it ends. */
 class EffectLog {
@@ -307,7 +376,7 @@ export class BannerQueue {
     this.now = Math.max(this.now, instant);
   }
 
-  /** Applies an input at `now`: {type: "enqueue", banner} | {type: "gesture", gesture} | {type: "opened", conversation} | {type: "dismiss"} | {type: "dismissAll"}. */
+  /** Applies an input at `now`: {type: "enqueue", banner} | {type: "gesture", gesture} | {type: "opened", conversation} | {type: "left", conversation} | {type: "dismiss"} | {type: "dismissAll"}. */
   apply(input, log) {
     switch (input.type) {
       case "enqueue":
@@ -318,6 +387,9 @@ export class BannerQueue {
         break;
       case "opened":
         this.conversationOpened(input.conversation, log);
+        break;
+      case "left":
+        this.conversationGone(input.conversation, "removed", log);
         break;
       case "dismiss":
         this.dismissVisible("programmatic", log);
@@ -386,10 +458,15 @@ export class BannerQueue {
   }
 
   conversationOpened(conversation, log) {
-    if (this.visible && this.visible.conversation === conversation) this.dismissVisible("opened", log);
+    this.conversationGone(conversation, "opened", log);
+  }
+
+  /** The banners of `conversation` go: the visible one dismissed, the waiting ones dropped, for `reason`. */
+  conversationGone(conversation, reason, log) {
+    if (this.visible && this.visible.conversation === conversation) this.dismissVisible(reason, log);
     this.waiting = this.waiting.filter((banner) => {
       if (banner.conversation !== conversation) return true;
-      log.append({ type: "drop", banner: banner.id, reason: "opened" });
+      log.append({ type: "drop", banner: banner.id, reason });
       return false;
     });
   }
@@ -497,11 +574,16 @@ export class Notifier {
     const { message } = incoming;
     // An id is unique only within its conversation, so both name the message.
     const alreadySeen = !this.seen.insert(JSON.stringify([message.conversationId, message.id]));
+    // Removed, left, or the group deleted: nothing of it may stay on screen or in the notification centre.
+    if (!alreadySeen && message.event && eventEnds(message.event, message.senderId, this.userID)) {
+      this.queue.apply({ type: "left", conversation: message.conversationId }, log);
+      log.append({ type: "clear", conversation: message.conversationId });
+    }
     const decision = delivery(message, this.userID, this.device, alreadySeen);
     if (decision === "banner") {
-      this.queue.enqueue(bannerFor(incoming, this.formatter), log);
+      this.queue.enqueue(bannerFor(incoming, this.formatter, this.userID), log);
     } else if (decision === "local") {
-      log.append({ type: "local", notification: notificationFor(incoming, this.formatter) });
+      log.append({ type: "local", notification: notificationFor(incoming, this.formatter, this.userID) });
     } else {
       log.append({ type: "skip", message: message.id, reason: decision.skip });
     }

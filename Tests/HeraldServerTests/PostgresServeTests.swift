@@ -331,6 +331,59 @@ struct PostgresServeTests {
         }
     }
 
+    @Test("three nodes: a member removed on node A gets nothing posted on node B at their stream on node C; the others do")
+    func removalAcrossNodes() async throws {
+        try await StoreKind.postgres.withServerDatabase { environment in
+            var nodes: [ServerProcess] = []
+            for _ in 0..<3 {
+                nodes.append(try await ServerProcess(database: "unused.sqlite", secret: TestServer.secret, environment: environment))
+            }
+            defer { for node in nodes { node.stop() } }
+            let (a, b, c) = (nodes[0].port, nodes[1].port, nodes[2].port)
+            let authority = await TokenAuthority(secret: TestServer.secret)
+            let (alice, bob, carol) = try await (
+                authority.token(userID: "alice", name: "Alice"), authority.token(userID: "bob", name: "Bob"),
+                authority.token(userID: "carol", name: "Carol"))
+            let chat = try await RemoteServer(port: a).createConversation(alice, members: ["bob", "carol"])
+
+            // Carol and Bob listen on node C.
+            var readers: [String: (TestSocket, FrameReader)] = [:]
+            for (name, token) in [("carol", carol), ("bob", bob)] {
+                let socket = try await TestSocket.connect(url: "ws://127.0.0.1:\(c)/v1/stream?token=\(token)")
+                var reader = FrameReader(socket)
+                _ = try await reader.untilReady()
+                readers[name] = (socket, reader)
+            }
+            defer { for (socket, _) in readers.values { socket.close() } }
+            func next(_ name: String) async throws -> MessageJSON {
+                guard var (socket, reader) = readers[name] else { throw TestFailure("no stream for \(name)") }
+                defer { readers[name] = (socket, reader) }
+                while true {
+                    let frame = try await reader.next()
+                    if frame.type == "message", let message = frame.message { return message }
+                }
+            }
+
+            #expect(try await RemoteServer(port: b).post(alice, to: chat, id: "first", text: "everyone") == 201)
+            #expect(try await next("carol").id == "first")
+            #expect(try await next("bob").id == "first")
+            let removed = try await HTTPClient.request(port: a, "DELETE", "/v1/conversations/\(chat)/members/carol", token: alice)
+            #expect(removed.status == 204)
+            #expect(try await next("carol").event?.type == "member_removed", "Carol learns she was removed, on node C")
+            #expect(try await next("bob").event?.type == "member_removed")
+            for index in 0..<5 {
+                #expect(try await RemoteServer(port: b).post(alice, to: chat, id: "after-\(index)", text: "not for Carol") == 201)
+            }
+            for index in 0..<5 { #expect(try await next("bob").id == "after-\(index)") }
+            guard var (socket, reader) = readers["carol"] else { return }
+            let more = try await reader.drain(socket).filter { $0.type == "message" }
+            readers["carol"] = (socket, reader)
+            #expect(more.isEmpty, "nothing after her removal: \(more.compactMap(\.message?.id))")
+            let refused = try await HTTPClient.request(port: c, "GET", "/v1/conversations/\(chat)/messages", token: carol)
+            #expect(refused.status == 403 && refused.errorCode == "not_a_member")
+        }
+    }
+
     @Test("three nodes, clients spread over them, all posting; one killed mid-run: everyone gets every message once, in seq order")
     func threeNodesAndOneKilled() async throws {
         try await StoreKind.postgres.withServerDatabase { environment in

@@ -158,6 +158,7 @@ struct ConversationJSON: Decodable, Equatable {
     var kind: String
     var title: String?
     var members: [String]
+    var owners: [String]?
 }
 
 struct MessageJSON: Decodable, Equatable {
@@ -168,6 +169,21 @@ struct MessageJSON: Decodable, Equatable {
     var text: String?
     var imageURL: String?
     var createdAt: String
+    /// `message` or `event`.
+    var kind: String?
+    var event: EventJSON?
+}
+
+/// An event entry's `event`.
+struct EventJSON: Decodable, Equatable {
+    struct Member: Decodable, Equatable {
+        var id: String
+        var name: String
+    }
+
+    var type: String
+    var members: [Member]
+    var title: String?
 }
 
 /// Any frame the server sends.

@@ -76,6 +76,61 @@ public struct HeraldAPI: Sendable {
                                  as: WireConversation.self)
     }
 
+    /// One conversation as the user's list shows it, with its members and owners.
+    ///
+    /// - Throws: ``HeraldAPIError`` `not_a_member` once the user was removed from it, or left it.
+    public func conversation(_ conversationID: String) async throws -> WireConversationSummary {
+        try await request(.GET, "/v1/conversations/\(Self.escape(conversationID))", as: WireConversationSummary.self)
+    }
+
+    /// Adds people to a group (owners only). With `history` ``HistoryAccess/none`` they see only what comes after
+    /// they joined. Each person added is told at once on their devices, and pushed when away.
+    @discardableResult
+    public func addMembers(_ members: [String], to conversationID: String, history: HistoryAccess = .full) async throws -> WireConversation {
+        struct Body: Encodable {
+            var members: [String]
+            var history: HistoryAccess
+        }
+        return try await request(.POST, "/v1/conversations/\(Self.escape(conversationID))/members",
+                                 body: Body(members: members, history: history), as: WireConversation.self)
+    }
+
+    /// Removes a member from a group (owners only); with the user's own id, leaves it (anyone may): their devices
+    /// get nothing more of it.
+    public func removeMember(_ userID: String, from conversationID: String) async throws {
+        try await perform(.DELETE, "/v1/conversations/\(Self.escape(conversationID))/members/\(Self.escape(userID))")
+    }
+
+    /// Renames a group (owners only); nil or blank removes its title.
+    @discardableResult
+    public func rename(_ conversationID: String, to title: String?) async throws -> WireConversation {
+        struct Body: Encodable {
+            var title: String?
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(title, forKey: .title)  // null, not absent: the server requires the key
+            }
+
+            enum CodingKeys: String, CodingKey { case title }
+        }
+        return try await request(.PATCH, "/v1/conversations/\(Self.escape(conversationID))", body: Body(title: title),
+                                 as: WireConversation.self)
+    }
+
+    /// Makes a member an owner, or (with `false`) an owner a member only; the last owner stays (`last_owner`).
+    @discardableResult
+    public func setOwner(_ userID: String, _ owner: Bool = true, in conversationID: String) async throws -> WireConversation {
+        try await request(owner ? .PUT : .DELETE,
+                          "/v1/conversations/\(Self.escape(conversationID))/owners/\(Self.escape(userID))",
+                          as: WireConversation.self)
+    }
+
+    /// Deletes a group for everyone (owners only): its messages are gone and every member's devices learn it.
+    public func deleteConversation(_ conversationID: String) async throws {
+        try await perform(.DELETE, "/v1/conversations/\(Self.escape(conversationID))")
+    }
+
     /// Messages of one conversation, oldest first: the first `limit` after `after`, else the last `limit` (before
     /// `before`, if given). The server caps `limit`.
     public func messages(in conversationID: String, after: Int64? = nil, before: Int64? = nil, limit: Int? = nil) async throws -> [WireMessage] {

@@ -70,6 +70,10 @@ public enum ServerFrame: Codable, Hashable, Sendable {
         switch try container.decode(String.self, forKey: .type) {
         case "message":
             let body = try container.decode(WireMessage.self, forKey: .message)
+            // An entry of a kind, or an event of a type, this side does not know (a newer server's): not shown.
+            guard body.kind == "message" || (body.kind == "event" && body.event?.event != nil) else {
+                throw UnknownFrameType(type: "message:" + (body.kind == "event" ? body.event?.type ?? "event" : body.kind))
+            }
             let room = try container.decode(Room.self, forKey: .conversation)
             let sender = try container.decode(WirePerson.self, forKey: .sender)
             self = .message(IncomingMessage(

@@ -119,3 +119,71 @@ struct APIClientTests {
         return nil
     }
 }
+
+@Suite("HeraldClient and groups whose members change", .timeLimit(.minutes(1)))
+struct ClientMembershipTests {
+    @Test("HeraldAPI adds, renames, makes owners, removes and deletes; the added person's client shows the banner, the others' a quiet skip")
+    func membersThroughTheClient() async throws {
+        try await TestServer.run { server in
+            let (alice, bob, carol) = try await (server.token("alice", name: "Alice"), server.token("bob"), server.token("carol", name: "Carol"))
+            let aliceAPI = APIClientTests.api(port: server.port, token: alice)
+            let bobAPI = APIClientTests.api(port: server.port, token: bob)
+            let group = try await aliceAPI.createConversation(kind: .group, title: "Team Chat", members: ["bob"])
+            #expect(group.owners == ["alice"])
+
+            // Carol's and Bob's devices, live.
+            let records = [ClientRecord(), ClientRecord()]
+            var tasks: [Task<Void, Never>] = []
+            for (record, token, user) in [(records[0], carol, "carol"), (records[1], bob, "bob")] {
+                let client = ClientTests.client(port: server.port, token: token)
+                let live = LiveNotifications(client: client, userID: user)
+                tasks += [record.watch(client), record.watch(live), Task { await live.run() }]
+                try await record.wait { $0.liveCount >= 1 }
+            }
+            defer { for task in tasks { task.cancel() } }
+
+            _ = try await aliceAPI.postMessage(in: group.id, text: "before Carol", id: "before")
+            let added = try await aliceAPI.addMembers(["carol"], to: group.id, history: .none)
+            #expect(added.members == ["alice", "bob", "carol"])
+            try await records[0].wait { $0.shows.count == 1 }
+            let event = try #require(records[0].messages.first)
+            #expect(event.event?.kind == .memberAdded && event.event?.members.map(\.id) == ["carol"])
+            try await records[1].wait { $0.skips[event.id] != nil }
+            #expect(records[1].skips[event.id] == .quiet, "Bob gets a quiet line, no banner")
+            #expect(records[0].messages.allSatisfy { $0.id != "before" }, "no history for Carol")
+            #expect(try await APIClientTests.api(port: server.port, token: carol).messages(in: group.id).map(\.kind) == ["event"])
+
+            #expect(try await aliceAPI.rename(group.id, to: "Team Room").title == "Team Room")
+            #expect(try await aliceAPI.setOwner("bob", in: group.id).owners == ["alice", "bob"])
+            #expect(try await bobAPI.setOwner("alice", false, in: group.id).owners == ["bob"])
+            let shown = try await bobAPI.conversation(group.id)
+            #expect(shown.conversation.title == "Team Room" && shown.conversation.members == ["alice", "bob", "carol"])
+            try await bobAPI.removeMember("carol", from: group.id)
+            await #expect(throws: HeraldAPIError.self) { _ = try await APIClientTests.api(port: server.port, token: carol).conversation(group.id) }
+            do {
+                _ = try await aliceAPI.rename(group.id, to: "Mine")
+                Issue.record("Alice is no longer an owner")
+            } catch let error as HeraldAPIError {
+                #expect(error.code == "not_an_owner" && error.status == 403)
+            }
+            try await aliceAPI.removeMember("alice", from: group.id)  // leaves
+            try await bobAPI.deleteConversation(group.id)
+            await #expect(throws: HeraldAPIError.self) { _ = try await bobAPI.conversation(group.id) }
+            try await records[1].wait { $0.messages.contains { $0.event?.kind == .deleted } }
+        }
+    }
+
+    @Test("an entry this client cannot read (a newer server's event type, or kind) is not shown")
+    func unknownEventsAreSkipped() throws {
+        func frame(kind: String, event: String) -> String {
+            #"{"type":"message","message":{"kind":"\#(kind)","id":"e1","seq":3,"conversationId":"c","senderId":"bob","text":null,"imageURL":null,"createdAt":"2026-01-01T00:00:00Z","event":\#(event)},"conversation":{"id":"c","kind":"group","title":"T"},"sender":{"id":"bob","name":"Bob","avatarURL":null}}"#
+        }
+        #expect(throws: UnknownFrameType.self) { try ServerFrame(parsing: frame(kind: "event", event: #"{"type":"poll_closed","members":[],"title":null}"#)) }
+        #expect(throws: UnknownFrameType.self) { try ServerFrame(parsing: frame(kind: "sticker", event: "null")) }
+        guard case .message(let incoming) = try ServerFrame(parsing: frame(kind: "event", event: #"{"type":"member_left","members":[],"title":null}"#)) else {
+            Issue.record("a known event is a message frame")
+            return
+        }
+        #expect(incoming.message.event?.kind == .memberLeft)
+    }
+}

@@ -356,7 +356,8 @@ struct PostgresServeTests {
             }
             defer { for (socket, _) in readers.values { socket.close() } }
             func next(_ name: String) async throws -> MessageJSON {
-                guard var (socket, reader) = readers[name] else { throw TestFailure("no stream for \(name)") }
+                guard let (socket, held) = readers[name] else { throw TestFailure("no stream for \(name)") }
+                var reader = held
                 defer { readers[name] = (socket, reader) }
                 while true {
                     let frame = try await reader.next()
@@ -375,7 +376,8 @@ struct PostgresServeTests {
                 #expect(try await RemoteServer(port: b).post(alice, to: chat, id: "after-\(index)", text: "not for Carol") == 201)
             }
             for index in 0..<5 { #expect(try await next("bob").id == "after-\(index)") }
-            guard var (socket, reader) = readers["carol"] else { return }
+            guard let (socket, held) = readers["carol"] else { return }
+            var reader = held
             let more = try await reader.drain(socket).filter { $0.type == "message" }
             readers["carol"] = (socket, reader)
             #expect(more.isEmpty, "nothing after her removal: \(more.compactMap(\.message?.id))")

@@ -53,3 +53,12 @@ public struct ConversationEvent: Codable, Hashable, Sendable {
         }
     }
 }
+
+/// Whether a member added to a group sees what was said before they joined.
+public enum HistoryAccess: String, Codable, Hashable, Sendable {
+    /// Everything, from the group's first message.
+    case full
+    /// Only what comes after they were added: on every read (history, catch-up, the list's last message, unread
+    /// counts).
+    case none
+}

@@ -172,14 +172,6 @@ public enum PostOutcome: Hashable, Sendable {
     case existing(Message)
 }
 
-/// Whether a member added to a group sees what was said before they joined.
-public enum HistoryAccess: String, Codable, Hashable, Sendable {
-    /// Everything, from the group's first message.
-    case full
-    /// Only what comes after they were added.
-    case none
-}
-
 /// A change to a group, made by one of its members (docs/behaviour.md, "Groups whose members change").
 public enum ConversationChange: Hashable, Sendable {
     /// Owners add people; `history` says what they see of the past.

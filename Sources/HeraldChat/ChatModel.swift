@@ -6,12 +6,20 @@ struct ChatModel {
     /// One conversation as the list and the chat view show it.
     struct Room {
         var conversation: Conversation
+        /// Messages and events in seq order; an event's `sender` is empty and its `text` is its whole line.
         var messages: [(sender: String, text: String, mine: Bool, seq: Int64)] = []
         var names: [String: String] = [:]
         var unread = 0
         var lastSeq: Int64 = 0
         /// The user's read marker here, as the server has it (or will, once ``ChatModel/takeReads()`` are sent).
         var readUpTo: Int64 = 0
+        /// The user was removed from this group, left it, or it was deleted: it takes no more messages.
+        var removed = false
+
+        /// A line of the chat view: `Name: text`, or an event's line after a dot.
+        static func line(_ message: (sender: String, text: String, mine: Bool, seq: Int64)) -> String {
+            message.sender.isEmpty ? "· " + message.text : (message.mine ? "You" : message.sender) + ": " + message.text
+        }
     }
 
     /// The banner on screen, entering or leaving.
@@ -52,6 +60,16 @@ struct ChatModel {
         let name = Self.name(of: incoming.sender)
         rooms[index].names[incoming.sender.id] = name
         let seq = incoming.message.seq ?? rooms[index].lastSeq
+        if let event = incoming.message.event {
+            // A quiet line in the chat, never unread; one that ends the user's membership closes the room.
+            let line = TerminalText.clean(formatter.line(for: incoming, viewer: me))
+            rooms[index].messages.append(("", line, mine, seq))
+            rooms[index].lastSeq = max(rooms[index].lastSeq, seq)
+            if event.ends(me, senderID: incoming.message.senderID) { rooms[index].removed = true }
+            if event.kind == .memberAdded, event.concerns(me) { rooms[index].removed = false }
+            rooms.sort { $0.lastSeq > $1.lastSeq }
+            return
+        }
         rooms[index].messages.append((name, Self.body(of: incoming), mine, seq))
         rooms[index].lastSeq = max(rooms[index].lastSeq, seq)
         if mine {
@@ -115,7 +133,7 @@ struct ChatModel {
             rooms[index].readUpTo = max(rooms[index].readUpTo, marker)
             let room = rooms[index]
             rooms[index].unread = room.conversation.id == openID
-                ? 0 : room.messages.count { !$0.mine && $0.seq > room.readUpTo }
+                ? 0 : room.messages.count { !$0.mine && !$0.sender.isEmpty && $0.seq > room.readUpTo }
         }
     }
 
@@ -159,4 +177,37 @@ struct ChatModel {
         if room.conversation.kind == .group { return formatter.groupTitle(of: room.conversation) }
         return room.names.first { $0.key != me }?.value ?? "Direct chat"
     }
+}
+
+/// A command typed in the input line (`/add`, `/remove`, `/rename`, `/leave`): a change to the open group.
+enum ChatCommand: Equatable {
+    case add([String])
+    case remove(String)
+    case rename(String?)
+    case leave
+
+    /// What the commands are, for a notice.
+    static let usage = "commands: /add ID [ID...], /remove ID, /rename TITLE (none: no title), /leave"
+
+    /// The command `line` is, nil when it is not one (it does not start with `/`); a line that starts with `/` but
+    /// is no command is an error naming the commands.
+    static func parse(_ line: String) -> Result<ChatCommand, CommandError>? {
+        guard line.hasPrefix("/") else { return nil }
+        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        let rest = words.dropFirst()
+        switch words.first {
+        case "/add" where !rest.isEmpty: return .success(.add(Array(rest)))
+        case "/remove" where rest.count == 1: return .success(.remove(rest.first!))
+        case "/rename":
+            let title = line.dropFirst("/rename".count).trimmingCharacters(in: .whitespaces)
+            return .success(.rename(title.isEmpty ? nil : title))
+        case "/leave" where rest.isEmpty: return .success(.leave)
+        default: return .failure(CommandError(message: usage))
+        }
+    }
+}
+
+/// A line that starts with `/` and is no command.
+struct CommandError: Error, Equatable {
+    var message: String
 }

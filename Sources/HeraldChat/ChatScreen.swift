@@ -78,7 +78,7 @@ enum ChatScreen {
         var lines: [String] = []
         // Only as many messages as can fill the view from where it is scrolled to.
         for message in room.messages.reversed() {
-            let wrapped = TextWidth.wrap((message.mine ? "You" : message.sender) + ": " + message.text, columns: width)
+            let wrapped = TextWidth.wrap(ChatModel.Room.line(message), columns: width)
             lines.insert(contentsOf: wrapped, at: 0)
             if lines.count >= rows + scroll { break }
         }
@@ -91,7 +91,7 @@ enum ChatScreen {
         guard let room = model.openRoom else { return 0 }
         let width = max(columns, 30) - listWidth - 3
         let total = room.messages.reduce(0) { count, message in
-            count + TextWidth.wrap((message.mine ? "You" : message.sender) + ": " + message.text, columns: width).count
+            count + TextWidth.wrap(ChatModel.Room.line(message), columns: width).count
         }
         return max(0, total - (max(rows, 6) - 3))
     }
@@ -123,7 +123,9 @@ enum ChatScreen {
             let name = TextWidth.fit(model.title(of: room), columns: listWidth - 2 - TextWidth.of(unread))
             let gap = String(repeating: " ", count: max(0, listWidth - 2 - TextWidth.of(name) - TextWidth.of(unread)))
             let head = TextWidth.pad((open ? "> " : "  ") + name + gap + unread, columns: listWidth)
-            let last = room.messages.last.map { ($0.mine ? "You" : $0.sender.split(separator: " ").first.map(String.init) ?? "") + ": " + $0.text } ?? ""
+            let last = room.messages.last.map {
+                $0.sender.isEmpty ? $0.text : ($0.mine ? "You" : $0.sender.split(separator: " ").first.map(String.init) ?? "") + ": " + $0.text
+            } ?? ""
             return [open ? bold + head + reset : head, dim + TextWidth.pad("  " + last, columns: listWidth) + reset]
         }
     }

@@ -18,6 +18,7 @@ public final class TerminalChat: Sendable {
         case effect(NotificationEffect)
         case listed([WireConversationSummary])
         case readFailed(conversationID: String, seq: Int64)
+        case notice(String)
         case tick
     }
 
@@ -25,6 +26,7 @@ public final class TerminalChat: Sendable {
     private enum Request: Sendable {
         case list
         case markRead(conversationID: String, seq: Int64)
+        case change(ChatCommand, conversationID: String)
     }
 
     private let client: HeraldClient
@@ -91,6 +93,20 @@ public final class TerminalChat: Sendable {
             } catch {
                 sink.yield(.readFailed(conversationID: conversationID, seq: seq))
             }
+        case .change(let command, let conversationID):
+            // What changed comes back on the stream as an event; only a refusal is said here.
+            do {
+                switch command {
+                case .add(let ids): try await client.api.addMembers(ids, to: conversationID)
+                case .remove(let id): try await client.api.removeMember(id, from: conversationID)
+                case .rename(let title): try await client.api.rename(conversationID, to: title)
+                case .leave: try await client.api.removeMember(me, from: conversationID)
+                }
+            } catch let error as HeraldAPIError {
+                sink.yield(.notice("not done: \(error.code): \(TerminalText.clean(error.message))"))
+            } catch {
+                sink.yield(.notice("not done: \(TerminalText.clean(String(describing: error)))"))
+            }
         }
     }
 
@@ -134,9 +150,11 @@ public final class TerminalChat: Sendable {
                 listLoaded = true
             case .readFailed(let conversationID, let seq):
                 model.readFailed(conversationID, upTo: seq)
+            case .notice(let text):
+                model.notice = text
             case .bytes(let bytes):
                 for key in keys.feed(bytes) {
-                    if handle(key, model: &model) == false { return }
+                    if handle(key, model: &model, requests: requests) == false { return }
                 }
             }
             for read in model.takeReads() {
@@ -175,18 +193,33 @@ public final class TerminalChat: Sendable {
     }
 
     /// Handles a key; false to quit.
-    private func handle(_ key: Key, model: inout ChatModel) -> Bool {
+    private func handle(_ key: Key, model: inout ChatModel, requests: AsyncStream<Request>.Continuation) -> Bool {
         if model.input.apply(key) { return true }
         switch key {
         case .quit:
             return false
         case .enter:
             let text = model.input.text.trimmingCharacters(in: .whitespaces)
-            if !text.isEmpty, let open = model.openRoom {
+            guard !text.isEmpty, let open = model.openRoom else { break }
+            switch ChatCommand.parse(text) {
+            case .success(let command)?:
+                if open.conversation.kind == .group, !open.removed {
+                    requests.yield(.change(command, conversationID: open.conversation.id))
+                    model.notice = nil
+                } else {
+                    model.notice = open.removed ? "you are no longer in this group" : "a direct chat has no members to change"
+                }
+            case .failure(let error)?:
+                model.notice = error.message
+            case nil:
+                guard !open.removed else {
+                    model.notice = "you are no longer in this group"
+                    return true
+                }
                 client.send(text, to: open.conversation.id)
-                model.input.clear()
-                model.scroll = 0
             }
+            model.input.clear()
+            model.scroll = 0
         case .up, .down:
             if let next = model.neighbour(key == .up ? -1 : 1) {
                 model.open(next)

@@ -226,6 +226,51 @@ struct ChatEndToEndTests {
         try await tmux.keys("C-c")
     }
 
+    @Test("/add, /rename, /remove and /leave change the open group; each change is a quiet line; a refusal says why")
+    func groupCommands() async throws {
+        try await DemoTerminal.run(groupCommands)
+    }
+
+    private func groupCommands(_ demo: DemoTerminal) async throws {
+        let tmux = demo.tmux
+        let poster = Poster(port: demo.server.port, database: demo.database)
+        let (alice, bob) = try await (poster.token("alice", name: "Alice Johnson"), poster.token("bob", name: "Bob"))
+        // Dana signs in once: only people the server knows can be added.
+        _ = try await poster.api(try await poster.token("dana", name: "Dana Scully")).conversations()
+        let plans = try await poster.api(alice).createConversation(kind: .group, title: "Plans", members: ["bob"])
+        try await tmux.start(demo.aliceChat)
+        #expect(try await tmux.wait { $0.first?.contains("· live") == true } != nil, "connected")
+        for _ in 0..<6 where try await tmux.wait(.milliseconds(300), for: { $0.first?.contains("· Plans ·") == true }) == nil {
+            try await tmux.keys("Down")
+        }
+        #expect((await tmux.screen()).first?.contains("· Plans ·") == true, "Alice has the group open")
+        func shows(_ text: String) async throws -> Bool {
+            if try await tmux.wait(.seconds(3), for: { $0.contains { $0.contains(text) } }) != nil { return true }
+            Issue.record("not on the screen: \(text)\n\((await tmux.screen()).joined(separator: "\n"))")
+            return false
+        }
+
+        try await tmux.type("/add dana")
+        #expect(try await shows("· You added Dana Scully"))
+        try await tmux.type("/rename Launch crew")
+        #expect(try await shows("· You renamed the group to \u{201C}Launch crew\u{201D}"))
+        #expect(try await tmux.wait(.seconds(3)) { $0.first?.contains("· Launch crew ·") == true } != nil, "the title bar follows")
+        try await tmux.type("/remove zed")
+        #expect(try await shows("not done: member_not_found"))
+        try await tmux.type("/kick bob")
+        #expect(try await shows("commands: /add ID"))
+        try await tmux.type("/remove dana")
+        #expect(try await shows("· You removed Dana Scully"))
+        let members = try await poster.api(bob).conversation(plans.id).conversation.members
+        #expect(members == ["alice", "bob"], "the server has the same")
+        try await tmux.type("/leave")
+        #expect(try await shows("· You left"))
+        try await tmux.type("still here?")
+        #expect(try await shows("you are no longer in this group"))
+        #expect(try await poster.api(bob).messages(in: plans.id).allSatisfy { $0.kind == "event" }, "nothing was posted after leaving")
+        try await tmux.keys("C-c")
+    }
+
     @Test("a resize redraws at the new size; after Ctrl-C, and after SIGTERM, the terminal is exactly as it was")
     func terminalCare() async throws {
         try await DemoTerminal.run(terminalCare)

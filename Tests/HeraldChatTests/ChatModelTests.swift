@@ -102,3 +102,47 @@ struct ChatModelTests {
         model.takeReads().map { "\($0.conversationID) \($0.seq)" }
     }
 }
+
+@Suite("herald chat: member events as quiet lines, and the group commands")
+struct ChatMembershipTests {
+    static func event(_ seq: Int64, _ kind: ConversationEvent.Kind, by sender: String = "bob", members: [String] = []) -> IncomingMessage {
+        IncomingMessage(
+            message: Message(id: "e\(seq)", conversationID: "team", senderID: sender, seq: seq,
+                             event: ConversationEvent(kind: kind, members: members.map { Person(id: $0, displayName: $0.capitalized) })),
+            conversation: ChatModelTests.team, sender: Person(id: sender, displayName: sender.capitalized))
+    }
+
+    @Test("events are lines of their own, never unread; removal closes the room, being added again opens it")
+    func events() {
+        var model = ChatModel(me: "alice")
+        model.receive(Self.event(1, .memberAdded, members: ["alice"]))
+        model.receive(Self.event(2, .memberAdded, members: ["carol"]))
+        model.receive(ChatModelTests.message(3, in: ChatModelTests.team, from: "carol"))
+        let room = model.rooms[0]
+        #expect(room.messages.map(ChatModel.Room.line) == ["· Bob added you to Team Chat", "· Bob added Carol", "Carol: text 3"])
+        #expect(room.unread == 1, "only the message counts")
+        model.applyReadMarkers(["team": 0])
+        #expect(model.rooms[0].unread == 1)
+        model.receive(Self.event(4, .memberRemoved, members: ["alice"]))
+        #expect(model.rooms[0].removed && model.rooms[0].messages.last?.text == "Bob removed you")
+        model.receive(Self.event(5, .memberAdded, members: ["alice"]))
+        #expect(!model.rooms[0].removed)
+        model.receive(Self.event(6, .memberLeft, by: "alice"))
+        #expect(model.rooms[0].removed && model.rooms[0].messages.last?.text == "You left")
+        let screen = ChatScreen.render(model, rows: 12, columns: 80, now: .now)
+        #expect(screen.contains { $0.contains("You left") }, "the list's preview is the event's line")
+    }
+
+    @Test("commands: /add, /remove, /rename (empty: no title), /leave; any other /word names them; text is text")
+    func commands() {
+        #expect(ChatCommand.parse("/add carol  dave") == .success(.add(["carol", "dave"])))
+        #expect(ChatCommand.parse("/remove carol") == .success(.remove("carol")))
+        #expect(ChatCommand.parse("/rename  Launch  crew ") == .success(.rename("Launch  crew")))
+        #expect(ChatCommand.parse("/rename") == .success(.rename(nil)))
+        #expect(ChatCommand.parse("/leave") == .success(.leave))
+        for wrong in ["/add", "/remove a b", "/leave now", "/kick bob", "/"] {
+            #expect(ChatCommand.parse(wrong) == .failure(CommandError(message: ChatCommand.usage)), "\(wrong)")
+        }
+        #expect(ChatCommand.parse("hello /add") == nil)
+    }
+}

@@ -53,9 +53,9 @@ struct ConversationEventTests {
             Issue.record("no banner: \(describe(effects))")
             return
         }
-        #expect(banner.title == "Bob added you to Team Chat" && banner.body == nil && banner.subtitle == nil)
-        #expect(banner.conversationID == "team")
-        #expect(ContentFormatter.standard.announcement(for: banner) == "Bob added you to Team Chat")
+        #expect(banner.title == "Bob" && banner.body == "added you to Team Chat" && banner.subtitle == nil)
+        #expect(banner.conversationID == "team" && banner.senderID == "bob")
+        #expect(ContentFormatter.standard.announcement(for: banner) == "Bob: added you to Team Chat")
 
         var away = Notifier(userID: "alice")
         _ = away.handle(.app(.background), at: .zero)

@@ -82,36 +82,41 @@ public struct ContentFormatter: Hashable, Sendable {
     /// `Alice deleted the group` (docs/behaviour.md §2). More than three people: the first three and
     /// `and N others`. Without a viewer, in the third person.
     public func line(for event: ConversationEvent, by sender: Person, in conversation: Conversation, viewer: String? = nil) -> String {
-        func named(_ person: Person, start: Bool) -> String {
+        let who = viewer.map { sender.id.utf8.elementsEqual($0.utf8) } == true ? "You" : name(of: sender)
+        return who + " " + predicate(of: event, by: sender, in: conversation, viewer: viewer)
+    }
+
+    /// What an event's line says after its subject: `added Carol`, `added you to Team Chat`, `left`.
+    func predicate(of event: ConversationEvent, by sender: Person, in conversation: Conversation, viewer: String?) -> String {
+        func named(_ person: Person) -> String {
             guard let viewer, person.id.utf8.elementsEqual(viewer.utf8) else { return name(of: person) }
-            return start ? "You" : "you"
+            return "you"
         }
         func list(_ people: [Person]) -> String {
-            let names = people.prefix(people.count > 3 ? 3 : people.count).map { named($0, start: false) }
+            let names = people.prefix(3).map(named)
             if people.count > 3 { return names.joined(separator: ", ") + " and \(people.count - 3) others" }
             guard names.count > 1 else { return names.first ?? unknownSenderName }
             return names.dropLast().joined(separator: ", ") + " and " + names.last!
         }
-        let who = named(sender, start: true)
         switch event.kind {
         case .memberAdded:
             if let viewer, event.concerns(viewer), !sender.id.utf8.elementsEqual(viewer.utf8) {
-                return "\(who) added you to \(groupTitle(of: conversation))"
+                return "added you to \(groupTitle(of: conversation))"
             }
-            return "\(who) added \(list(event.members))"
+            return "added \(list(event.members))"
         case .memberRemoved:
-            return "\(who) removed \(list(event.members))"
+            return "removed \(list(event.members))"
         case .memberLeft:
-            return "\(who) left"
+            return "left"
         case .renamed:
             let title = Self.foldWhitespace(event.title ?? "").text
-            return title.isEmpty ? "\(who) removed the group's name" : "\(who) renamed the group to \u{201C}\(title)\u{201D}"
+            return title.isEmpty ? "removed the group's name" : "renamed the group to \u{201C}\(title)\u{201D}"
         case .ownerAdded:
-            return "\(who) made \(list(event.members)) \(event.members.count == 1 ? "an owner" : "owners")"
+            return "made \(list(event.members)) \(event.members.count == 1 ? "an owner" : "owners")"
         case .ownerRemoved:
-            return "\(who) removed \(list(event.members)) as \(event.members.count == 1 ? "owner" : "owners")"
+            return "removed \(list(event.members)) as \(event.members.count == 1 ? "owner" : "owners")"
         case .deleted:
-            return "\(who) deleted the group"
+            return "deleted the group"
         }
     }
 
@@ -122,12 +127,14 @@ public struct ContentFormatter: Hashable, Sendable {
     }
 
     /// The in-app banner for a message: sender as title, `in <group>` as subtitle for groups, preview as body.
-    /// For an event (only the one that added `viewer` makes a banner): its line as the title, nothing else.
+    /// For an event (only the one that added `viewer` makes a banner): who did it as the title, what they did as
+    /// the body (`Alice` / `added you to Team Chat`).
     public func banner(for incoming: IncomingMessage, viewer: String? = nil) -> Banner {
-        if incoming.message.event != nil {
+        if let event = incoming.message.event {
             return Banner(
                 id: incoming.message.id, conversationID: incoming.conversation.id,
-                title: line(for: incoming, viewer: viewer), subtitle: nil, body: nil,
+                title: name(of: incoming.sender), subtitle: nil,
+                body: predicate(of: event, by: incoming.sender, in: incoming.conversation, viewer: viewer),
                 avatarURL: incoming.sender.avatarURL, tone: .message, senderID: incoming.sender.id)
         }
         let name = name(of: incoming.sender)

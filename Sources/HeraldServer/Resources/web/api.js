@@ -68,6 +68,23 @@ export class API {
     return this.request("POST", "/v1/conversations", { kind, members, title: title || null });
   }
 
+  /** A group's changes (owners; anyone may remove themselves, which is leaving). */
+  addMembers(conversation, members, history = "full") {
+    return this.request("POST", `/v1/conversations/${encodeURIComponent(conversation)}/members`, { members, history });
+  }
+
+  removeMember(conversation, user) {
+    return this.request("DELETE", `/v1/conversations/${encodeURIComponent(conversation)}/members/${encodeURIComponent(user)}`);
+  }
+
+  rename(conversation, title) {
+    return this.request("PATCH", `/v1/conversations/${encodeURIComponent(conversation)}`, { title: title || null });
+  }
+
+  setOwner(conversation, user, owner) {
+    return this.request(owner ? "PUT" : "DELETE", `/v1/conversations/${encodeURIComponent(conversation)}/owners/${encodeURIComponent(user)}`);
+  }
+
   /** A page of messages, oldest first: the last `limit`, before `before` if given. */
   async messages(conversation, { before = null, limit = 50 } = {}) {
     const query = new URLSearchParams({ limit: String(limit) });

@@ -2,7 +2,7 @@
 // Everything from the network is shown with textContent, never as markup.
 import { API, APIError, Stream } from "./api.js";
 import { Banners, avatar, cleanText, safeImageURL } from "./banners.js";
-import { displayName, groupTitle, initials, preview } from "./engine.js";
+import { displayName, entryLine, eventEnds, groupTitle, initials, preview } from "./engine.js";
 import { deviceID, renewWebPush, turnWebPushOff, turnWebPushOn, webPushIsOn, webPushOwner, webPushSupported } from "./push.js";
 import { dayLabel, fullStamp, listStamp, timeOfDay } from "./time.js";
 
@@ -250,6 +250,10 @@ async function loadConversations() {
     conversation.activity = activity;
   }
   session.conversations = new Map(all.map((conversation) => [conversation.id, conversation]));
+  // A group one was just removed from stays, saying so, until the page is loaded again.
+  for (const [id, conversation] of known) {
+    if (conversation.removed && !session.conversations.has(id)) session.conversations.set(id, conversation);
+  }
   for (const conversation of all) {
     const before = known.get(conversation.id);
     if (!before || before.muted !== conversation.muted) {
@@ -258,6 +262,50 @@ async function loadConversations() {
   }
   renderList();
   if (session.open && session.conversations.has(session.open)) renderChatHeader();
+}
+
+/** A member of `conversation` as the engine takes a sender: id and name (the id when no name is known). */
+function personIn(conversation, id) {
+  const person = conversation?.people?.find((p) => p.id === id);
+  return { id, name: person?.name ?? id, avatarURL: person?.avatarURL ?? null };
+}
+
+/** An entry's line in the list and the chat: a message's text, or an event's words as this user reads them. */
+function lineOf(conversation, message) {
+  if (message.kind !== "event") return preview(message.text, message.imageURL != null);
+  return entryLine({ message, conversation, sender: personIn(conversation, message.senderId) }, session.me.id) ?? "";
+}
+
+/** What an event changes in the conversation as this page holds it. */
+function applyEvent(conversation, message) {
+  const { event } = message;
+  const ids = (event.members ?? []).map((member) => member.id);
+  conversation.people ??= [];
+  conversation.owners ??= [];
+  const without = (list, gone) => list.filter((id) => !gone.includes(id));
+  switch (event.type) {
+    case "member_added":
+      for (const member of event.members) {
+        if (!conversation.members.includes(member.id)) conversation.members.push(member.id);
+        if (!conversation.people.some((person) => person.id === member.id)) conversation.people.push({ ...member });
+      }
+      if (ids.includes(session.me.id)) conversation.removed = false;
+      break;
+    case "member_removed":
+      conversation.members = without(conversation.members, ids);
+      conversation.owners = without(conversation.owners, ids);
+      break;
+    case "member_left":
+      conversation.members = without(conversation.members, [message.senderId]);
+      conversation.owners = without(conversation.owners, [message.senderId]);
+      break;
+    case "renamed": conversation.title = event.title; break;
+    case "owner_added": conversation.owners = [...new Set([...conversation.owners, ...ids])]; break;
+    case "owner_removed": conversation.owners = without(conversation.owners, ids); break;
+    case "deleted": conversation.members = []; break;
+    default: break;
+  }
+  if (eventEnds(event, message.senderId, session.me.id)) conversation.removed = true;
 }
 
 /** What a conversation is called here: a group's title, or the other person's name. */
@@ -308,7 +356,7 @@ function renderList() {
     const line = document.createElement("span");
     line.className = "conversation-preview";
     line.textContent = last
-      ? cleanText((last.senderId === session.me.id ? "You: " : "") + preview(last.text, last.imageURL != null))
+      ? cleanText((last.senderId === session.me.id && last.kind !== "event" ? "You: " : "") + lineOf(conversation, last))
       : "No messages yet";
     lineRow.append(line);
     if (conversation.muted) lineRow.append(mutedMark());
@@ -350,13 +398,18 @@ function mutedMark() {
 // A new chat: people are picked from those the server lets one find (GET /v1/users), never typed as ids
 
 /** What the new-chat form holds: the people picked, and the search under way. */
-const picker = { picked: new Map(), search: 0, timer: null };
+const picker = { picked: new Map(), search: 0, timer: null, addingTo: null };
 
-function openNewChat() {
+/** The people picker, for a new chat, or (`addingTo`, a group's id) for people to add to a group. */
+function openNewChat(addingTo = null) {
   const form = $("new-chat");
   form.reset();
   picker.picked.clear();
+  picker.addingTo = addingTo;
   $("new-chat-error").textContent = "";
+  document.body.classList.toggle("adding", addingTo !== null);
+  if (addingTo !== null) form.elements.kind.value = "group";
+  $("new-chat-start").textContent = addingTo !== null ? "Add" : "Start";
   document.body.classList.remove("new-group");
   form.hidden = false;
   renderPicked();
@@ -366,6 +419,8 @@ function openNewChat() {
 
 function closeNewChat() {
   $("new-chat").hidden = true;
+  picker.addingTo = null;
+  document.body.classList.remove("adding");
   clearTimeout(picker.timer);
   picker.search += 1;
 }
@@ -392,7 +447,8 @@ async function searchPeople() {
     return;
   }
   if (search !== picker.search) return;
-  const choices = found.filter((person) => !picker.picked.has(person.id));
+  const members = picker.addingTo !== null ? session.conversations.get(picker.addingTo)?.members ?? [] : [];
+  const choices = found.filter((person) => !picker.picked.has(person.id) && !members.includes(person.id));
   $("people-note").textContent = choices.length > 0 ? ""
     : found.length > 0 ? "Everyone found is picked."
       : query ? "No one found by that name among the people you can find."
@@ -459,6 +515,15 @@ async function newChat(event) {
   const members = [...picker.picked.keys()];
   $("new-chat-error").textContent = "";
   if (members.length === 0) return;
+  if (picker.addingTo !== null) {
+    try {
+      await session.api.addMembers(picker.addingTo, members, $("new-history").checked ? "full" : "none");
+      closeNewChat();
+    } catch (error) {
+      $("new-chat-error").textContent = `${error.message} (${error.code})`;
+    }
+    return;
+  }
   try {
     const conversation = await session.api.createConversation({ kind, members, title: $("new-chat-title").value.trim() });
     closeNewChat();
@@ -500,6 +565,9 @@ function showChat(id) {
   $("chat-header").hidden = id === null;
   $("messages").hidden = id === null;
   $("composer").hidden = id === null;
+  $("removed").hidden = true;
+  $("group-panel").hidden = true;
+  $("members-button").setAttribute("aria-expanded", "false");
   $("messages").replaceChildren();
   $("messages").setAttribute("aria-busy", "true");
   if (id === null) return;
@@ -512,6 +580,69 @@ function renderChatHeader() {
   $("chat-title").textContent = cleanText(nameOf(conversation));
   $("mute").textContent = conversation.muted ? "Unmute" : "Mute";
   $("mute").setAttribute("aria-pressed", String(conversation.muted));
+  // A group one is no longer in says so and takes no more messages.
+  const removed = conversation.removed === true;
+  $("removed").hidden = !removed;
+  $("composer").hidden = removed;
+  $("mute").hidden = removed;
+  $("members-button").hidden = conversation.kind !== "group" || removed;
+  if (removed || conversation.kind !== "group") $("group-panel").hidden = true;
+  renderGroupPanel();
+}
+
+/** The group panel: members and owners; owners rename, add, remove and make owners; anyone leaves. */
+function renderGroupPanel() {
+  const conversation = session.conversations.get(session.open);
+  if (!conversation || $("group-panel").hidden) return;
+  const owners = conversation.owners ?? [];
+  const owner = owners.includes(session.me.id);
+  document.body.classList.toggle("group-owner", owner);
+  if (document.activeElement !== $("rename-title")) $("rename-title").value = conversation.title ?? "";
+  const act = (label, run) => {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "secondary";
+    button.textContent = label;
+    button.addEventListener("click", () => groupChange(run));
+    return button;
+  };
+  $("members").replaceChildren(...[...conversation.members].sort().map((id) => {
+    const item = document.createElement("li");
+    item.dataset.user = id;
+    const name = document.createElement("span");
+    name.className = "member-name";
+    name.textContent = cleanText(id === session.me.id ? "You" : displayName(personIn(conversation, id).name));
+    item.append(name);
+    if (owners.includes(id)) {
+      const tag = document.createElement("span");
+      tag.className = "owner-tag";
+      tag.textContent = "owner";
+      item.append(tag);
+    }
+    if (owner && id !== session.me.id) {
+      if (!owners.includes(id)) item.append(act("Make owner", () => session.api.setOwner(conversation.id, id, true)));
+      item.append(act("Remove", () => session.api.removeMember(conversation.id, id)));
+    }
+    return item;
+  }));
+}
+
+/** Runs a change to the open group; what it changed comes back as an event on the stream. */
+async function groupChange(run) {
+  $("group-error").textContent = "";
+  try {
+    await run();
+  } catch (error) {
+    $("group-error").textContent = `${error.message} (${error.code})`;
+  }
+}
+
+function toggleGroupPanel() {
+  const panel = $("group-panel");
+  panel.hidden = !panel.hidden;
+  $("members-button").setAttribute("aria-expanded", String(!panel.hidden));
+  $("group-error").textContent = "";
+  renderGroupPanel();
 }
 
 function chat(id) {
@@ -589,6 +720,13 @@ function renderMessages(id, { toBottom = false } = {}) {
   const names = new Map((conversation?.people ?? []).map((person) => [person.id, person.name]));
   list.replaceChildren(...chat(id).messages.map((message) => {
     const item = document.createElement("li");
+    if (message.kind === "event") {
+      // An event is a quiet line of its own, in the words of docs/behaviour.md.
+      item.className = "event";
+      item.dataset.id = message.id;
+      item.textContent = cleanText(lineOf(conversation, message));
+      return item;
+    }
     const mine = message.senderId === session.me.id;
     item.className = `message${mine ? " mine" : ""}`;
     item.dataset.id = message.id;
@@ -662,6 +800,9 @@ function withDay(messages, index, item) {
 
 function messageArrived(frame) {
   const { message, conversation: about, sender } = frame;
+  const event = message.kind === "event";
+  // An entry this page cannot read (a newer server's) is left out.
+  if (message.kind !== "message" && !(event && message.event && entryLine({ message, conversation: about, sender }) !== null)) return;
   let conversation = session.conversations.get(message.conversationId);
   if (!conversation) {
     // A chat someone else just started: shown at once from the frame, completed by the next read of the list.
@@ -676,7 +817,13 @@ function messageArrived(frame) {
   const isNew = !conversation.lastMessage || message.seq > conversation.lastMessage.seq;
   if (isNew) {
     conversation.lastMessage = message;
-    if (message.senderId !== session.me.id && message.seq > conversation.readUpTo) conversation.unreadCount += 1;
+    // An event is never unread.
+    if (!event && message.senderId !== session.me.id && message.seq > conversation.readUpTo) conversation.unreadCount += 1;
+    if (event) {
+      applyEvent(conversation, message);
+      if (!conversation.people.some((person) => person.id === sender.id)) conversation.people.push({ ...sender });
+      if (session.open === conversation.id) renderChatHeader();
+    }
   }
   if (message.senderId === session.me.id) acknowledged(message.id, message.seq);
   if (session.chats.has(conversation.id)) {
@@ -709,7 +856,7 @@ function send(event) {
   event?.preventDefault();
   const box = $("composer-text");
   const text = box.value;
-  if (!session?.open || text.trim() === "") return;
+  if (!session?.open || text.trim() === "" || session.conversations.get(session.open)?.removed) return;
   const id = crypto.randomUUID();
   const conversation = session.open;
   session.pending.set(id, { conversation, text, failed: false });
@@ -933,6 +1080,13 @@ function wire() {
   });
   $("back").addEventListener("click", closeChat);
   $("mute").addEventListener("click", toggleMute);
+  $("members-button").addEventListener("click", toggleGroupPanel);
+  $("add-members").addEventListener("click", () => openNewChat(session.open));
+  $("leave").addEventListener("click", () => groupChange(() => session.api.removeMember(session.open, session.me.id)));
+  $("rename").addEventListener("submit", (submitted) => {
+    submitted.preventDefault();
+    groupChange(() => session.api.rename(session.open, $("rename-title").value.trim()));
+  });
   $("notify-button").addEventListener("click", askNotificationPermission);
   $("push-switch").addEventListener("change", pushSwitchChanged);
   // Permission changed in the browser's settings: the engine follows (background messages, or nothing).

@@ -119,30 +119,36 @@ const same = (id, viewer) => viewer !== null && viewer !== undefined && id === v
  * `ContentFormatter.line(for:by:in:viewer:)`): "Alice added Carol", "Alice added you to Team Chat", "Bob left".
  */
 export function eventLine(event, sender, conversation, viewer = null, formatter = standardFormatter) {
-  const named = (person, start) => (same(person.id, viewer) ? (start ? "You" : "you") : displayName(person.name, formatter));
+  const predicate = eventPredicate(event, sender, conversation, viewer, formatter);
+  if (predicate === null) return null;
+  return `${same(sender.id, viewer) ? "You" : displayName(sender.name, formatter)} ${predicate}`;
+}
+
+/** What an event's line says after its subject ("added Carol", "left"); null for a type not known. */
+function eventPredicate(event, sender, conversation, viewer, formatter) {
+  const named = (person) => (same(person.id, viewer) ? "you" : displayName(person.name, formatter));
   const list = (people) => {
-    const names = people.slice(0, 3).map((person) => named(person, false));
+    const names = people.slice(0, 3).map(named);
     if (people.length > 3) return `${names.join(", ")} and ${people.length - 3} others`;
     if (names.length <= 1) return names[0] ?? formatter.unknownSenderName;
     return `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
   };
-  const who = named(sender, true);
   const members = event.members ?? [];
   switch (event.type) {
     case "member_added":
       if (members.some((member) => same(member.id, viewer)) && !same(sender.id, viewer)) {
-        return `${who} added you to ${groupTitle(conversation.title, formatter)}`;
+        return `added you to ${groupTitle(conversation.title, formatter)}`;
       }
-      return `${who} added ${list(members)}`;
-    case "member_removed": return `${who} removed ${list(members)}`;
-    case "member_left": return `${who} left`;
+      return `added ${list(members)}`;
+    case "member_removed": return `removed ${list(members)}`;
+    case "member_left": return "left";
     case "renamed": {
       const title = foldWhitespace(event.title ?? "").text;
-      return title === "" ? `${who} removed the group's name` : `${who} renamed the group to \u201C${title}\u201D`;
+      return title === "" ? "removed the group's name" : `renamed the group to \u201C${title}\u201D`;
     }
-    case "owner_added": return `${who} made ${list(members)} ${members.length === 1 ? "an owner" : "owners"}`;
-    case "owner_removed": return `${who} removed ${list(members)} as ${members.length === 1 ? "owner" : "owners"}`;
-    case "deleted": return `${who} deleted the group`;
+    case "owner_added": return `made ${list(members)} ${members.length === 1 ? "an owner" : "owners"}`;
+    case "owner_removed": return `removed ${list(members)} as ${members.length === 1 ? "owner" : "owners"}`;
+    case "deleted": return "deleted the group";
     default: return null;
   }
 }
@@ -164,13 +170,14 @@ export function eventEnds(event, senderId, userID) {
   }
 }
 
-/** The in-app banner for an incoming message (an event: its line as the title, nothing else). */
+/** The in-app banner for an incoming message (an event: who did it as the title, what they did as the body). */
 export function bannerFor(incoming, formatter = standardFormatter, viewer = null) {
   const { message, conversation, sender } = incoming;
   if (message.event) {
     return {
-      id: message.id, conversation: conversation.id, title: entryLine(incoming, viewer, formatter), subtitle: null,
-      body: null, avatarURL: sender.avatarURL ?? null, count: 1, tone: "message", icon: null, duration: null, sender: sender.id,
+      id: message.id, conversation: conversation.id, title: displayName(sender.name, formatter), subtitle: null,
+      body: eventPredicate(message.event, sender, conversation, viewer, formatter), avatarURL: sender.avatarURL ?? null,
+      count: 1, tone: "message", icon: null, duration: null, sender: sender.id,
     };
   }
   return {

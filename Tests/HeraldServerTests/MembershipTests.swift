@@ -188,8 +188,10 @@ struct MembershipRefusalTests {
             try await expect("POST", "\(path)/members", by: alice, #"{"members": ["carol"], "history": "some"}"#, status: 400, code: "invalid_request")
             try await expect("PATCH", path, by: alice, #"{}"#, status: 400, code: "invalid_request")
 
-            // Past the limit (3 here), in one request or across two.
+            // Past the limit (3 here): adding, or creating.
             try await expect("POST", "\(path)/members", by: alice, #"{"members": ["carol", "dave"]}"#, status: 409, code: "member_limit")
+            try await expect("POST", "/v1/conversations", by: alice, #"{"kind": "group", "members": ["bob", "carol", "dave"]}"#,
+                             status: 409, code: "member_limit")
 
             // A direct chat never changes.
             let directPath = "/v1/conversations/\(direct)"

@@ -39,7 +39,7 @@ struct ConversationsController {
         let limit = limits.maxGroupMembers
         var members = try Set(memberIDs(body.members, limit: limit))
         members.insert(identity.userID)
-        guard members.count <= limit else { throw APIError.invalidRequest("a conversation has at most \(limit) members") }
+        guard members.count <= limit else { throw Self.memberLimit(limit) }
         if body.kind == .direct, members.count != 2 {
             throw APIError.invalidRequest("a direct conversation is between you and exactly one other member")
         }
@@ -55,9 +55,14 @@ struct ConversationsController {
         return EditedResponse(status: created ? .created : .ok, response: WireConversation(record))
     }
 
+    /// `member_limit` (409): a group has at most `limit` members (`HERALD_LIMIT_GROUP_MEMBERS`).
+    private static func memberLimit(_ limit: Int) -> APIError {
+        APIError(.conflict, .memberLimit, "a group has at most \(limit) members")
+    }
+
     /// `ids` checked as member ids: each usable (`members[i]` names the bad one), at most `limit`.
     private func memberIDs(_ ids: [String], limit: Int) throws -> [String] {
-        guard ids.count <= limit else { throw APIError.invalidRequest("a conversation has at most \(limit) members") }
+        guard ids.count <= limit else { throw Self.memberLimit(limit) }
         for (index, member) in ids.enumerated() {
             _ = try Input.id(member, field: "members[\(index)]")
         }

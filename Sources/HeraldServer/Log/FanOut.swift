@@ -1,4 +1,3 @@
-import Dispatch
 import HeraldCore
 import Logging
 
@@ -24,17 +23,7 @@ final class FanOut: LogConsumer {
     func take(_ entries: [IncomingMessage]) async {
         for entry in entries {
             guard let seq = entry.message.seq else { continue }
-            var view: MemberView?
-            do {
-                view = try await memberships.view(of: entry.conversation.id) {
-                    try await store.memberView(of: entry.conversation.id)
-                }
-            } catch {
-                // The database did not answer: the entry reaches its members on their next catch-up instead.
-                logger.warning("an entry's members could not be read; it is not sent live",
-                               metadata: ["seq": "\(seq)", "error": "\(error)"])
-                continue
-            }
+            var view = await members(of: entry.conversation.id, for: seq)
             if entry.message.event != nil { view = memberships.apply(entry.message) ?? view }
             guard let view else { continue }
             var frame = entry
@@ -42,5 +31,21 @@ final class FanOut: LogConsumer {
             hub.publish(frame, to: view.recipients(of: seq))
             if entry.message.isMessage { HeraldMetrics.messagesPosted.increment() }
         }
+    }
+
+    /// The members of `conversationID`, from memory or the database. While the database does not answer, asked
+    /// again every second: an entry is never skipped (a live stream would miss it), and the log, which waits for
+    /// this, hands on nothing later meanwhile. Nil for a conversation that does not exist, or once the node stops.
+    private func members(of conversationID: String, for seq: Int64) async -> MemberView? {
+        while !Task.isCancelled {
+            do {
+                return try await memberships.view(of: conversationID) { try await store.memberView(of: conversationID) }
+            } catch {
+                logger.warning("an entry's members could not be read; trying again",
+                               metadata: ["seq": "\(seq)", "error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        return nil
     }
 }

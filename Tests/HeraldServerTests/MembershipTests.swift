@@ -103,11 +103,19 @@ struct MembershipTests {
         #expect(try await call("GET", "\(path)/messages?after=0", dave).decode(MessageListJSON.self).messages.count == 1)
         let davesList = try await call("GET", "/v1/conversations", dave).text
         #expect(davesList.contains(#""unreadCount":0"#) && !davesList.contains("said before"), "\(davesList)")
+        // The catch-up from the very start brings him his arrival, not what came before.
+        let davesStream = try await TestSocket.connect(url: "ws://127.0.0.1:\(port)/v1/stream?token=\(dave.token)&after=0")
+        var davesReader = FrameReader(davesStream)
+        let caughtUp = try await davesReader.untilReady().messages.compactMap(\.message)
+        davesStream.close()
+        #expect(caughtUp.map { $0.event?.type ?? $0.id } == ["member_added"], "\(caughtUp.map(\.id))")
         // His phone is told he was added, in his words; no one else is pushed for an addition.
         let pushedDave = try await fake.wait("Dave's push for being added") { requests in
             requests.contains { $0.path == davesPhone }
         }.first { $0.path == davesPhone }
         #expect(pushedDave?.text.contains("Alice added you to Team Chat") == true, "\(pushedDave?.text ?? "")")
+        let badge = (pushedDave?.json?["aps"] as? [String: Any])?["badge"] as? Int
+        #expect(badge == 0, "the badge counts nothing from before he joined, nor the event itself")
         try await Task.sleep(for: .seconds(2.5))
         #expect(fake.requests.filter { $0.path == erinsPhone }.map(\.messageID) == ["before"],
                 "Erin, away, is pushed for the message, never for others being added")

@@ -17,7 +17,10 @@ struct RootView: View {
             .heraldBanners(
                 session.live,
                 onNavigate: { conversationID in model.open(conversationID) },
-                onLocal: { notification in Task { await model.systemNotifications.post(notification) } }
+                onLocal: { notification in Task { await model.systemNotifications.post(notification) } },
+                onClear: { conversationID in
+                    Task { await model.systemNotifications.clear(conversation: conversationID, badge: nil) }
+                }
             )
             .task { await model.follow() }
         } else {

@@ -154,7 +154,7 @@ struct DemoTerminal {
     }
 }
 
-@Suite("herald chat in a real terminal (tmux), against a live demo server", .timeLimit(.minutes(1)))
+@Suite("herald chat in a real terminal (tmux), against a live demo server", .timeLimit(.minutes(3)))
 struct ChatEndToEndTests {
     @Test("a message from Charlie shows a banner at the top within 1 s; the open key switches; the open chat gets none; an ignored banner goes after 4 s")
     func banners() async throws {

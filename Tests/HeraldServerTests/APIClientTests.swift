@@ -4,7 +4,7 @@ import HeraldCore
 import HeraldProtocol
 import Testing
 
-@Suite("HeraldAPI, the client's HTTP side, against a live server", .timeLimit(.minutes(1)))
+@Suite("HeraldAPI, the client's HTTP side, against a live server", .timeLimit(.minutes(3)))
 struct APIClientTests {
     static func api(port: Int, token: String) -> HeraldAPI {
         HeraldAPI(configuration: ClientConfiguration(server: URL(string: "http://127.0.0.1:\(port)")!, token: token))
@@ -120,7 +120,7 @@ struct APIClientTests {
     }
 }
 
-@Suite("HeraldClient and groups whose members change", .timeLimit(.minutes(1)))
+@Suite("HeraldClient and groups whose members change", .timeLimit(.minutes(3)))
 struct ClientMembershipTests {
     @Test("HeraldAPI adds, renames, makes owners, removes and deletes; the added person's client shows the banner, the others' a quiet skip")
     func membersThroughTheClient() async throws {

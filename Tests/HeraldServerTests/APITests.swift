@@ -2,7 +2,7 @@ import Foundation
 import HeraldServer
 import Testing
 
-@Suite("The HTTP API", .timeLimit(.minutes(1)))
+@Suite("The HTTP API", .timeLimit(.minutes(3)))
 struct APITests {
     @Test("creating a conversation: 201 with the caller always a member; the same direct chat again is 200, not a copy")
     func createConversation() async throws {

@@ -46,7 +46,7 @@ final class ClientRecord: Sendable {
     }
 }
 
-@Suite("HeraldClient against a live server", .timeLimit(.minutes(1)))
+@Suite("HeraldClient against a live server", .timeLimit(.minutes(3)))
 struct ClientTests {
     static func database() throws -> (folder: URL, path: String) {
         let folder = try makeTemporaryFolder("herald-client")

@@ -3,7 +3,7 @@ import HeraldServer
 import HeraldTestSupport
 import Testing
 
-@Suite("herald token and the token secret", .timeLimit(.minutes(1)))
+@Suite("herald token and the token secret", .timeLimit(.minutes(3)))
 struct CommandLineTests {
     @Test("herald token makes the secret beside the database on first use, and signs with it, as the server will")
     func tokenCommand() async throws {

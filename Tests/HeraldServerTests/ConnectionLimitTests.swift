@@ -5,7 +5,7 @@ import Testing
 
 /// At its connection limit the server answers new connections 503 `server_busy` at once and closes them, instead of
 /// leaving them unanswered in the listen queue, and keeps serving the connections it has and those that come later.
-@Suite("The connection limit: a clear 503 beyond it, and the server keeps serving", .timeLimit(.minutes(1)))
+@Suite("The connection limit: a clear 503 beyond it, and the server keeps serving", .timeLimit(.minutes(3)))
 struct ConnectionLimitTests {
     @Test("HERALD_MAX_CONNECTIONS=10: the 11th to 15th connections get 503 server_busy; the first ten still work")
     func explicitLimit() async throws {

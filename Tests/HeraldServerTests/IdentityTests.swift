@@ -6,7 +6,7 @@ import Testing
 
 /// Ids are bytes: one user can never become another through a look-alike spelling, a control character or a
 /// separator; tokens mean exactly what they say; devices belong to their user.
-@Suite("Identity: ids compared as bytes, tokens checked strictly, devices kept to their owner", .timeLimit(.minutes(1)))
+@Suite("Identity: ids compared as bytes, tokens checked strictly, devices kept to their owner", .timeLimit(.minutes(3)))
 struct IdentityTests {
     /// A token for any claims, signed with the test server's secret.
     static func sign(_ claims: some JWTPayload) async throws -> String {

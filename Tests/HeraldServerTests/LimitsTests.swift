@@ -5,7 +5,7 @@ import HeraldTestSupport
 import Testing
 
 /// One user, however busy, can neither take the server from the others nor push their own state past what is real.
-@Suite("Load from one user is bounded: paged lists, per-user limits, read markers kept to what exists", .timeLimit(.minutes(1)))
+@Suite("Load from one user is bounded: paged lists, per-user limits, read markers kept to what exists", .timeLimit(.minutes(3)))
 struct LimitsTests {
     struct ListJSON: Decodable {
         struct Item: Decodable {

@@ -3,7 +3,7 @@ import NIOCore
 import Testing
 
 /// Slow, silent and malformed HTTP traffic is answered or closed, never left holding the server.
-@Suite("Malformed and slow HTTP traffic is refused or timed out; the server keeps answering", .timeLimit(.minutes(1)))
+@Suite("Malformed and slow HTTP traffic is refused or timed out; the server keeps answering", .timeLimit(.minutes(3)))
 struct TrafficTests {
     @Test("300 half-sent requests and silent connections: /health still answers, and each is closed after the header timeout")
     func halfOpenRequests() async throws {

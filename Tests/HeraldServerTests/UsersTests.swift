@@ -7,7 +7,7 @@ import Testing
 
 /// People are picked, not typed: only known users may be added to a conversation, and `GET /v1/users` finds them,
 /// within what the server lets one user learn of the others.
-@Suite("Finding people, and adding only people who exist", .timeLimit(.minutes(1)))
+@Suite("Finding people, and adding only people who exist", .timeLimit(.minutes(3)))
 struct UsersTests {
     struct Page: Decodable {
         var users: [WirePerson]

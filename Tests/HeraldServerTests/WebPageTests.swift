@@ -7,7 +7,7 @@ import Testing
 /// `herald serve` serves the web client at `/`: the page and its modules with the right types, validators and
 /// security headers; `HEAD` wherever `GET` works; CORS only for configured origins; the demo's sign-in only with
 /// `--demo`. (The page itself is tested in a real browser: Tests/Browser.)
-@Suite("The web page and what the server sends with it", .timeLimit(.minutes(1)))
+@Suite("The web page and what the server sends with it", .timeLimit(.minutes(3)))
 struct WebPageTests {
     static let csp = HTTPField.Name("Content-Security-Policy")!
     static let nosniff = HTTPField.Name("X-Content-Type-Options")!

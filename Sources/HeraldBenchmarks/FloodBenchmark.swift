@@ -98,6 +98,7 @@ public enum FloodBenchmark {
         let poster = HeraldAPI(configuration: ClientConfiguration(
             server: server.url, token: try await tokens.token(userID: "poster", name: "Poster")))
         let flooder = try await tokens.token(userID: "flooder", name: "Flooder")
+        try await SignIn.users(["friend"], tokens: tokens, at: server.url)
         let conversation = try await poster.createConversation(kind: .direct, members: ["friend"]).id
 
         _ = try await Latencies.posts(20, by: poster, to: conversation, tag: "warm-up")

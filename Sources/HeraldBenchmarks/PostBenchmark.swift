@@ -97,6 +97,7 @@ public enum PostBenchmark {
             let node = nodes[index % nodes.count]
             let api = HeraldAPI(configuration: ClientConfiguration(server: node.url, token: token), httpClient: http)
             let others = (1..<groupSize).map { "reader-\(index)-\($0)" }
+            try await SignIn.users(others, tokens: tokens, at: node.url, http: http)
             let conversation = try await api.createConversation(kind: .group, title: "Posts \(index)", members: others).id
             // One post each first, so every connection is open before the clock starts.
             try await api.postMessage(in: conversation, text: "warm up", id: "warm-\(index)")

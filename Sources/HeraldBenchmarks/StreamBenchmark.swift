@@ -172,6 +172,7 @@ public enum StreamBenchmark {
             let token = try await tokens.token(userID: "user-\(index)", name: "User \(index)")
             clients.append(FanOutClient(wire: .herald(token: token), port: nodes[index % nodes.count].port))
         }
+        try await SignIn.withTokens(clients.compactMap(\.herald), at: first.url)
         var channels: [String] = []
         let groups = groups(options)
         for members in groups {

@@ -129,6 +129,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     /// Takes entries the log handed on and holds them for the decider: never waits. Past ``decisionBuffer`` they
     /// are let go; the decider reads them from the database when it gets there.
     func take(_ entries: [IncomingMessage]) async {
+        guard !providers.isEmpty else { return }
         pending.withLockedValue { pending in
             if pending.entries.count + entries.count > Self.decisionBuffer {
                 let last = entries.last?.message.seq ?? pending.entries.last?.message.seq ?? pending.readUpTo
@@ -139,6 +140,16 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
             }
         }
         decisionSignal.notify()
+    }
+
+    /// Moves the decider's place to the log's end, deciding nothing (there is no provider to push with).
+    private func skipDecisions() async {
+        do {
+            let latest = try await store.latestSeq()
+            _ = try await store.decidePushes { cursor in ([], max(cursor, latest)) }
+        } catch {
+            logger.warning("push: the decisions' place could not be moved", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Decides round after round while the log has entries it has not decided on; when a round finds the place
@@ -286,10 +297,17 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     /// Sends until the server stops: what was in flight when it last stopped goes first (with the same collapse
     /// id, so a device shows it once).
     public func run() async throws {
-        if !providers.isEmpty {
-            let released = try await store.releasePushLeases()
-            if released > 0 { logger.notice("push: \(released) pushes in flight at the last stop will be sent again") }
+        guard !providers.isEmpty else {
+            // Nothing to push with: no decisions, and the decider's place moves to the log's end at start and at
+            // stop, so that a provider configured later starts from then, not from what was said meanwhile.
+            await skipDecisions()
+            try? await gracefulShutdown()
+            await skipDecisions()
+            await http?.shutdown()
+            return
         }
+        let released = try await store.releasePushLeases()
+        if released > 0 { logger.notice("push: \(released) pushes in flight at the last stop will be sent again") }
         let deciding = Task { await self.decideLoop() }
         defer { deciding.cancel() }
         await withTaskCancellationHandler {

@@ -65,7 +65,9 @@ struct CrashTests {
         let acked = await acknowledged.ids
         #expect(acked.count >= killAfter)
 
-        let second = try await ServerProcess(database: database, secret: secret, environment: environment)
+        // Its log is kept: a shutdown that does not end in 0 says why there.
+        let secondLog = folder.appendingPathComponent("second.log")
+        let second = try await ServerProcess(database: database, secret: secret, environment: environment, errorLog: secondLog)
         defer { second.stop() }
         let restarted = RemoteServer(port: second.port)
         var stored: Set<String> = []
@@ -78,7 +80,9 @@ struct CrashTests {
         }
         let lost = Set(acked).subtracting(stored)
         #expect(lost.isEmpty, "acknowledged but lost: \(lost.sorted().prefix(10))")
-        #expect(await second.terminate() == 0, "SIGTERM stops it gracefully")
+        let status = await second.terminate()
+        let said = (try? String(contentsOf: secondLog, encoding: .utf8)) ?? ""
+        #expect(status == 0, "SIGTERM stops it gracefully; its log ends: \(said.suffix(3000))")
     }
 
     @Test("SIGTERM: new connections are refused, a request already in flight is answered and kept, and it exits 0")

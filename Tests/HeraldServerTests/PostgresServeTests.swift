@@ -241,12 +241,7 @@ struct PostgresServeTests {
 
     /// Waits (up to 10 s) until the presence table says `user` has a connection in the foreground (or none).
     static func waitForPresence(of user: String, foreground: Bool, in url: String) async throws {
-        var logger = Logger(label: "postgres-serve-test")
-        logger.logLevel = .critical
-        let client = PostgresClient(configuration: try PostgresStore.configuration(url), backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await Self.withClient(url) { client in
             for _ in 0..<500 {
                 let rows = try await client.query(
                     "SELECT coalesce(bool_or(foreground), false) FROM presence WHERE user_id = \(user)").collect()
@@ -259,12 +254,7 @@ struct PostgresServeTests {
 
     /// Waits (up to 10 s) until the push decisions, kept in the database, have passed `seq`.
     static func waitForPushDecisions(through seq: Int64, in url: String) async throws {
-        var logger = Logger(label: "postgres-serve-test")
-        logger.logLevel = .critical
-        let client = PostgresClient(configuration: try PostgresStore.configuration(url), backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await Self.withClient(url) { client in
             for _ in 0..<500 {
                 let rows = try await client.query("SELECT seq FROM log_cursors WHERE name = 'push'").collect()
                 if let decided = try rows.first?.decode(Int64.self), decided >= seq { return }
@@ -277,12 +267,7 @@ struct PostgresServeTests {
     /// Ends every connection that is listening for new messages (as a database restart or a network cut would);
     /// how many there were.
     static func cutListeners(in url: String) async throws -> Int {
-        var logger = Logger(label: "postgres-serve-test")
-        logger.logLevel = .critical
-        let client = PostgresClient(configuration: try PostgresStore.configuration(url), backgroundLogger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        return try await Self.withClient(url) { client in
             let rows = try await client.query(
                 """
                 SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -513,14 +498,23 @@ struct PostgresServeTests {
 
     /// A value of `herald_settings` in the database `url` names.
     static func setting(_ name: String, in url: String) async throws -> String {
-        var logger = Logger(label: "postgres-serve-test")
+        return try await Self.withClient(url) { client in
+            let rows = try await client.query("SELECT value FROM herald_settings WHERE name = \(name)").collect()
+            return try #require(try rows.first?.decode(String.self))
+        }
+    }
+
+    /// A client of the database `url` names, running for the length of `body`.
+    static func withClient<Result: Sendable>(
+        _ url: String, _ body: (PostgresClient) async throws -> Result
+    ) async throws -> Result {
+        var logger = Logger(label: "postgres-test-client")
         logger.logLevel = .critical
         let client = PostgresClient(configuration: try PostgresStore.configuration(url), backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
-            let rows = try await client.query("SELECT value FROM herald_settings WHERE name = \(name)").collect()
-            return try #require(try rows.first?.decode(String.self))
+            return try await body(client)
         }
     }
 }

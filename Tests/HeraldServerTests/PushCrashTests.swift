@@ -152,12 +152,7 @@ struct PushCrashTests {
     static func decisionPlace(_ storeEnvironment: [String: String?], file: String) async throws -> (decided: Int64, latest: Int64) {
         let query = "SELECT (SELECT seq FROM log_cursors WHERE name = 'push') AS decided, (SELECT max(seq) FROM messages) AS latest"
         if let url = storeEnvironment["HERALD_POSTGRES_URL"] ?? nil {
-            var logger = Logger(label: "push-crash-test")
-            logger.logLevel = .critical
-            let client = PostgresClient(configuration: try PostgresStore.configuration(url), backgroundLogger: logger)
-            return try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await client.run() }
-                defer { group.cancelAll() }
+            return try await PostgresServeTests.withClient(url) { client in
                 let row = try #require(try await client.query(PostgresQuery(unsafeSQL: query)).collect().first)
                 let (decided, latest) = try row.decode((Int64, Int64).self)
                 return (decided, latest)

@@ -82,7 +82,7 @@ struct CrashTests {
         #expect(lost.isEmpty, "acknowledged but lost: \(lost.sorted().prefix(10))")
         let status = await second.terminate()
         let said = (try? String(contentsOf: secondLog, encoding: .utf8)) ?? ""
-        #expect(status == 0, "SIGTERM stops it gracefully; its log ends: \(said.suffix(3000))")
+        #expect(status == 0, "SIGTERM stops it gracefully; its log says: \(crashReport(said))")
     }
 
     @Test("SIGTERM: new connections are refused, a request already in flight is answered and kept, and it exits 0")
@@ -131,6 +131,16 @@ struct CrashTests {
         let stored = try await RemoteServer(port: restarted.port).messages(alice, in: chat, after: 0)
         #expect(stored.map(\.id) == ["in-flight"], "the message it acknowledged is kept")
     }
+}
+
+/// What of a server's log to show when it did not stop cleanly: the crash report's head (the reason and the crashed
+/// thread's frames) when there is one, else the log's end.
+func crashReport(_ log: String) -> String {
+    if let start = log.range(of: "Fatal error") ?? log.range(of: "Program crashed") {
+        let from = log.index(start.lowerBound, offsetBy: -200, limitedBy: log.startIndex) ?? log.startIndex
+        return String(log[from...].prefix(6000))
+    }
+    return String(log.suffix(3000))
 }
 
 /// A server in another process, over HTTP, whose tokens are signed with `secret`.

@@ -61,6 +61,8 @@ struct FakeAnswer: Sendable {
     var body: String = "{}"
     /// Hold the answer until ``FakePushService/release()``: a request in flight.
     var hold = false
+    /// Answer (as given) only after this long: a slow service.
+    var delay: Duration = .zero
 }
 
 /// APNs, FCM (with Google's OAuth token endpoint) and Expo, as one local HTTPS server that speaks HTTP/2 only
@@ -198,6 +200,7 @@ final class FakePushService: Sendable {
                 }
                 answer = FakeAnswer(status: 500, body: #"{"reason":"InternalServerError"}"#)
             }
+            if answer.delay > .zero { try await Task.sleep(for: answer.delay) }
             recorded.withLockedValue { $0[index].answer = answer.body }
             var fields = HTTPFields()
             fields[.contentType] = "application/json"

@@ -102,6 +102,8 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     private let signals: [DeviceRegistration.Platform: WakeSignal]
     private let counters = NIOLockedValueBox(Counts())
     private let outcomes: OutcomeWriter
+    /// Set at a graceful stop: the send loops start nothing more and end once their sends in flight are answered.
+    private let stopping = NIOLockedValueBox(false)
 
     /// A dispatcher sending through `providers`; `http` is shut down when it stops. With several nodes, `cluster`
     /// tells of the other nodes' connections. It decides on the entries of `store`'s log once it was added to it as a
@@ -316,13 +318,15 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
                     group.addTask { await self.sendLoop(provider) }
                 }
                 try? await gracefulShutdown()
-                // The decisions for entries already handed on are written before stopping (those left are made
-                // at the next start, from the place kept); sends in flight are cut (their jobs stay in the outbox
-                // and go again at the next start).
+                // The decider stops: a round in progress is cut and rolls back, and what it had not decided is
+                // decided at the next start, from the place kept (deciding a backlog here could outlast the
+                // shutdown timeout). The send loops start nothing more; the sends in flight are answered and their
+                // outcomes written (a push cut here would go again at the next start, and show twice), unless the
+                // shutdown timeout cuts them first. Jobs leased and not started are released at the next start.
                 deciding.cancel()
                 await deciding.value
-                await decideAll()
-                group.cancelAll()
+                stopping.withLockedValue { $0 = true }
+                wake(Set(providers.keys))
             }
         } onCancel: {
             deciding.cancel()
@@ -348,7 +352,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
             }
         }
         await withDiscardingTaskGroup { group in
-            while !Task.isCancelled {
+            while !Task.isCancelled, !stopping.withLockedValue({ $0 }) {
                 while !ahead.isEmpty, takeSlot() {
                     let job = ahead.removeFirst()
                     group.addTask {

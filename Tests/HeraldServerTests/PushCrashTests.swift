@@ -6,7 +6,7 @@ import HeraldTestSupport
 import JWTKit
 import Testing
 
-@Suite("Push outbox durability", .timeLimit(.minutes(3)))
+@Suite("Push outbox durability", .timeLimit(.minutes(5)))
 struct PushCrashTests {
     @Test("pushes pending at SIGKILL are sent after the restart, each once; those in flight are sent again with the same collapse id and apns-id",
           arguments: StoreKind.available)
@@ -176,7 +176,7 @@ struct PushCrashTests {
             var posted: [String] = []
             var caughtBehind = false
             for attempt in 0..<5 where !caughtBehind {
-                let ids = (0..<100).map { "a\(attempt)-m\($0)" }
+                let ids = (0..<200).map { "a\(attempt)-m\($0)" }
                 let port = server.port
                 try await withThrowingTaskGroup(of: Int.self) { group in
                     for id in ids {
@@ -195,7 +195,7 @@ struct PushCrashTests {
 
             // Every message posted gets one push to each phone: those decided before a kill, and those after.
             let expected = posted.count * members.count
-            try await fake.wait(timeout: .seconds(100), "a push for every message to every phone") { requests in
+            try await fake.wait(timeout: .seconds(150), "a push for every message to every phone") { requests in
                 requests.filter { $0.messageID != nil }.count >= expected
             }
             try await Task.sleep(for: .milliseconds(500))

@@ -147,6 +147,9 @@ struct StreamEdgeTests {
             $0.limits.streamBufferFrames = 1_000_000
             $0.limits.streamBufferBytes = 64 * 1024
             $0.timeouts.overflowDrain = .seconds(60)
+            // Bob sends nothing, not even a pong, while Alice posts: under a busy machine's load that took over a
+            // minute once, and a 30 s ping period then cut him without the close this test is about.
+            $0.timeouts.ping = .seconds(600)
         }) { server in
             let (alice, bob) = try await (server.token("alice"), server.token("bob"))
             let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])

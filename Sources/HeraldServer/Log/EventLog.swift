@@ -7,6 +7,14 @@ import NIOConcurrencyHelpers
 protocol LogConsumer: Sendable {
     /// Takes the next entries (ascending `seq`, never one twice). The log hands on nothing more until this returns.
     func take(_ entries: [IncomingMessage]) async
+
+    /// Takes as many of the next entries as it can without waiting, in order, and says how many: the rest are
+    /// handed to ``take(_:)``. By default none.
+    func takeAtOnce(_ entries: [IncomingMessage]) -> Int
+}
+
+extension LogConsumer {
+    func takeAtOnce(_ entries: [IncomingMessage]) -> Int { 0 }
 }
 
 /// The node's one reader of the event log: every committed entry (a message, or an event such as a member added),
@@ -15,11 +23,14 @@ protocol LogConsumer: Sendable {
 /// Storage persists entries and answers reads; it calls nothing back. A writer tells the log what it is about to
 /// commit (``reserve(_:)``) and what it committed (``committed(_:entries:waiters:)``) or that it rolled back
 /// (``failed(_:)``); other nodes' commits arrive as ``notified(through:)``. ``LogOrder`` decides what may go on;
-/// ``run()``, one task, carries it out: it hands entries to the consumers (the live fan-out, the push decider's
+/// one carrier at a time carries it out: it hands entries to the consumers (the live fan-out, the push decider's
 /// signal), reads what this node does not hold from the store, and then resumes whoever waits for a seq to be
 /// published (a post's answer waits for its own entry, so the sender's frame goes out before the acknowledgement).
 ///
-/// Calls from a writer only take a lock and queue work, so the database's thread hands over and goes on.
+/// The carrier is the thread that made the work (the database's, after a commit) for as long as every consumer
+/// takes the entries at once (the members are in memory); the rest goes to a task, so a writer never waits on the
+/// database or on a slow consumer. A commit's entries are thus usually out, and its posts resumed, with no hand-over
+/// to another thread.
 public final class EventLog: Sendable {
     private struct State {
         var order: LogOrder<IncomingMessage>
@@ -130,7 +141,52 @@ public final class EventLog: Sendable {
             return (now, true)
         }
         for resume in now { resume() }
-        if start { Task { await self.work() } }
+        if start { carry() }
+    }
+
+    /// Carries out what is cleared to go on this thread while the consumers take it at once; hands the rest (a
+    /// consumer that would wait, a read) to a task, which carries on from there.
+    private func carry() {
+        while let next = nextWork() {
+            switch next {
+            case .deliver(let entries, let through):
+                if let stuck = deliverAtOnce(entries) {
+                    Task {
+                        await self.finishDelivery(entries, through: through, from: stuck)
+                        await self.work()
+                    }
+                    return
+                }
+                delivered(through: through)
+            case .read(let after, let through):
+                Task {
+                    await self.read(after: after, through: through)
+                    await self.work()
+                }
+                return
+            }
+        }
+    }
+
+    /// Hands `entries` to each consumer at once; nil when all took all, else the consumer that stopped and how
+    /// many it took.
+    private func deliverAtOnce(_ entries: [IncomingMessage]) -> (consumer: Int, taken: Int)? {
+        guard !entries.isEmpty else { return nil }
+        for (index, consumer) in consumers.withLockedValue({ $0 }).enumerated() {
+            let taken = consumer.takeAtOnce(entries)
+            if taken < entries.count { return (index, taken) }
+        }
+        return nil
+    }
+
+    /// The rest of a delivery ``deliverAtOnce(_:)`` stopped at, then its end.
+    private func finishDelivery(_ entries: [IncomingMessage], through: Int64, from stuck: (consumer: Int, taken: Int)) async {
+        let consumers = consumers.withLockedValue { $0 }
+        await consumers[stuck.consumer].take(Array(entries[stuck.taken...]))
+        for consumer in consumers[(stuck.consumer + 1)...] {
+            await consumer.take(entries)
+        }
+        delivered(through: through)
     }
 
     private enum Work {
@@ -138,22 +194,26 @@ public final class EventLog: Sendable {
         case read(after: Int64, through: Int64)
     }
 
-    /// Carries out what is cleared to go, in order, until nothing is; then ends (the next step starts another).
-    private func work() async {
-        while true {
-            let next = state.withLockedValue { state -> Work? in
-                if let batch = state.ready.popFirst() { return .deliver(batch.entries, through: batch.through) }
-                if let read = state.read {
-                    state.read = nil
-                    return .read(after: read.after, through: read.through)
-                }
-                state.running = false
-                return nil
+    /// The next work cleared to go; nil when there is none, and then the carrier's turn has ended (the next step
+    /// starts another).
+    private func nextWork() -> Work? {
+        state.withLockedValue { state -> Work? in
+            if let batch = state.ready.popFirst() { return .deliver(batch.entries, through: batch.through) }
+            if let read = state.read {
+                state.read = nil
+                return .read(after: read.after, through: read.through)
             }
+            state.running = false
+            return nil
+        }
+    }
+
+    /// Carries out what is cleared to go, in order, until nothing is; then ends.
+    private func work() async {
+        while let next = nextWork() {
             switch next {
             case .deliver(let entries, let through): await deliver(entries, through: through)
             case .read(let after, let through): await read(after: after, through: through)
-            case nil: return
             }
         }
     }
@@ -164,6 +224,11 @@ public final class EventLog: Sendable {
                 await consumer.take(entries)
             }
         }
+        delivered(through: through)
+    }
+
+    /// Everything up to `through` was handed on: whoever waits for it resumes.
+    private func delivered(through: Int64) {
         let resumed = state.withLockedValue { state -> [@Sendable () -> Void] in
             state.delivered = max(state.delivered, through)
             let delivered = state.delivered

@@ -86,6 +86,8 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     static let decisionBuffer = 4_096
     /// The most entries one decision round takes.
     static let decisionRound = 256
+    /// The least time from one decision round's start to the next's.
+    static let decisionSpacing = Duration.milliseconds(20)
 
     let store: any Store
     let hub: Hub
@@ -131,7 +133,12 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     /// Takes entries the log handed on and holds them for the decider: never waits. Past ``decisionBuffer`` they
     /// are let go; the decider reads them from the database when it gets there.
     func take(_ entries: [IncomingMessage]) async {
-        guard !providers.isEmpty else { return }
+        _ = takeAtOnce(entries)
+    }
+
+    /// As ``take(_:)``, which never waits: takes them all.
+    func takeAtOnce(_ entries: [IncomingMessage]) -> Int {
+        guard !providers.isEmpty else { return entries.count }
         pending.withLockedValue { pending in
             if pending.entries.count + entries.count > Self.decisionBuffer {
                 let last = entries.last?.message.seq ?? pending.entries.last?.message.seq ?? pending.readUpTo
@@ -142,6 +149,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
             }
         }
         decisionSignal.notify()
+        return entries.count
     }
 
     /// Moves the decider's place to the log's end, deciding nothing (there is no provider to push with).
@@ -156,31 +164,41 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
 
     /// Decides round after round while the log has entries it has not decided on; when a round finds the place
     /// held by another node, or fails, it tries again after a second.
+    ///
+    /// Rounds start at most every ``decisionSpacing``: a round costs two trips to the database (its place, then
+    /// its jobs with the new place) whatever it decides, so under a stream of posts one round takes the entries of
+    /// many rather than each post paying for its own. A post after a quiet spell is decided at once.
     private func decideLoop() async {
         var retry = true
         while !Task.isCancelled {
+            let started = ContinuousClock.now
             retry = await decideAll() == false
             await decisionSignal.wait(timeout: retry ? .seconds(1) : .seconds(60))
+            let next = started + Self.decisionSpacing
+            if ContinuousClock.now < next { try? await Task.sleep(until: next) }
         }
     }
 
-    /// Rounds until one decides nothing: true when it got there, false when another node holds the place or a
-    /// round failed.
+    /// Rounds until the decisions reach the last entry held (or one decides nothing): true when they got there,
+    /// false when another node holds the place or a round failed.
     @discardableResult
     private func decideAll() async -> Bool {
         while !Task.isCancelled {
             do {
-                let progress = NIOLockedValueBox(false)
+                let more = NIOLockedValueBox(false)
                 guard let added = try await store.decidePushes({ cursor in
                     let round = try await self.round(after: cursor)
-                    progress.withLockedValue { $0 = round.through > cursor }
+                    let behind = self.pending.withLockedValue { pending in
+                        (pending.entries.last?.message.seq ?? 0) > round.through || pending.readUpTo > round.through
+                    }
+                    more.withLockedValue { $0 = round.through > cursor && behind }
                     return round
                 }) else { return false }
                 if added > 0 {
                     counters.withLockedValue { $0.queued += added }
                     wake(Set(providers.keys))
                 }
-                if !progress.withLockedValue({ $0 }) { return true }
+                if !more.withLockedValue({ $0 }) { return true }
             } catch {
                 if !Task.isCancelled { logger.warning("push: decisions failed", metadata: ["error": "\(error)"]) }
                 return false
@@ -204,19 +222,14 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
             entries = try await store.entries(after: cursor, through: upper, limit: Self.decisionRound)
             through = entries.count == Self.decisionRound ? (entries.last?.message.seq ?? upper) : upper
         }
-        var jobs: [NewPushJob] = []
-        for entry in entries {
-            jobs += try await decide(entry)
-        }
-        return (jobs, through)
+        return (try await jobs(for: entries), through)
     }
 
-    /// The jobs for one entry: for a message, the members it reached but the sender; for the event that added
-    /// people, those added (not who added them); nothing for other events, or for an entry older than
-    /// ``PushSettings/maxAge``.
-    private func decide(_ entry: IncomingMessage) async throws -> [NewPushJob] {
-        guard !providers.isEmpty, let seq = entry.message.seq,
-              Date().timeIntervalSince(entry.message.sentAt) < settings.maxAge.seconds
+    /// Who `entry` may be pushed to: for a message, the members it reached but the sender; for the event that added
+    /// people, those added (not who added them); no one for other events, or for an entry older than
+    /// ``PushSettings/maxAge``. Members with a device in the foreground are left out.
+    private func candidates(of entry: IncomingMessage) async throws -> Set<String> {
+        guard let seq = entry.message.seq, Date().timeIntervalSince(entry.message.sentAt) < settings.maxAge.seconds
         else { return [] }
         var reached: [String]
         if let event = entry.message.event {
@@ -230,41 +243,51 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         }
         let sender = entry.message.senderID
         reached.removeAll { $0 == sender }
-        let candidates = hub.away(reached)
-        guard !candidates.isEmpty else { return [] }
-        return try await jobs(for: entry, candidates: candidates)
+        return hub.away(reached)
     }
 
-    /// The jobs for `incoming` to `candidates` (members with no device in the foreground): one for each of their
-    /// registered devices without a live connection, unless they muted the conversation or read it meanwhile.
-    private func jobs(for incoming: IncomingMessage, candidates: Set<String>) async throws -> [NewPushJob] {
+    /// The jobs for a round's `entries`: one for each registered device without a live connection of each member
+    /// told, unless they muted the conversation or read it meanwhile. The devices and badges of the whole round are
+    /// read in one trip to the database.
+    private func jobs(for entries: [IncomingMessage]) async throws -> [NewPushJob] {
+        guard !providers.isEmpty else { return [] }
+        var asks: [(entry: IncomingMessage, candidates: Set<String>)] = []
+        for entry in entries {
+            let candidates = try await candidates(of: entry)
+            if !candidates.isEmpty { asks.append((entry, candidates)) }
+        }
+        guard !asks.isEmpty else { return [] }
         // With several nodes: a member in the foreground on another node is no candidate either, and a device
         // connected there gets no push.
-        var candidates = candidates
         var elsewhere: [String: RemotePresence] = [:]
         if let cluster {
-            elsewhere = try await cluster.othersPresence(of: candidates)
-            candidates = candidates.filter { elsewhere[$0]?.foreground != true }
-            guard !candidates.isEmpty else { return [] }
+            elsewhere = try await cluster.othersPresence(of: asks.reduce(into: Set<String>()) { $0.formUnion($1.candidates) })
+            asks = asks.compactMap { ask in
+                let here = ask.candidates.filter { elsewhere[$0]?.foreground != true }
+                return here.isEmpty ? nil : (ask.entry, here)
+            }
+            guard !asks.isEmpty else { return [] }
         }
-        let targets = try await store.pushTargets(
-            conversationID: incoming.conversation.id, seq: incoming.message.seq ?? 0, among: candidates)
+        let targets = try await store.pushTargets(asks.map {
+            PushTargetQuery(conversationID: $0.entry.conversation.id, seq: $0.entry.message.seq ?? 0, candidates: $0.candidates)
+        })
         let due = Date().addingTimeInterval(settings.delay.seconds)
+        let formatter = ContentFormatter()
         var connected: [String: Set<String>] = [:]
         var jobs: [NewPushJob] = []
-        jobs.reserveCapacity(targets.count)
-        let formatter = ContentFormatter()
-        var contents: [Int: PushContent] = [:]
-        for target in targets where providers[target.device.platform] != nil {
-            let userID = target.device.userID
-            let live = connected[userID] ?? hub.connectedDevices(of: userID).union(elsewhere[userID]?.devices ?? [])
-            connected[userID] = live
-            guard !live.contains(target.device.id) else { continue }
-            // The words are the same for every member told (an event's are written to the people it added).
-            let content = contents[target.badge]
-                ?? PushContent(alert: incoming, badge: target.badge, viewer: userID, formatter: formatter)
-            contents[target.badge] = content
-            jobs.append(NewPushJob(kind: .alert, userID: userID, deviceID: target.device.id, content: content, due: due))
+        for (ask, targets) in zip(asks, targets) {
+            var contents: [Int: PushContent] = [:]
+            for target in targets where providers[target.device.platform] != nil {
+                let userID = target.device.userID
+                let live = connected[userID] ?? hub.connectedDevices(of: userID).union(elsewhere[userID]?.devices ?? [])
+                connected[userID] = live
+                guard !live.contains(target.device.id) else { continue }
+                // The words are the same for every member told (an event's are written to the people it added).
+                let content = contents[target.badge]
+                    ?? PushContent(alert: ask.entry, badge: target.badge, viewer: userID, formatter: formatter)
+                contents[target.badge] = content
+                jobs.append(NewPushJob(kind: .alert, userID: userID, deviceID: target.device.id, content: content, due: due))
+            }
         }
         return jobs
     }

@@ -7,14 +7,23 @@ import PostgresNIO
 /// LOCKED`, so nodes leasing together take different jobs) until `leased_until`; a node that died holds its jobs
 /// only until then, and another sends them.
 extension PostgresStore {
-    public func pushTargets(conversationID: String, seq: Int64, among candidates: Set<String>) async throws -> [PushTarget] {
-        guard !candidates.isEmpty else { return [] }
-        let rows = try await database.query(
+    public func pushTargets(_ queries: [PushTargetQuery]) async throws -> [[PushTarget]] {
+        guard queries.contains(where: { !$0.candidates.isEmpty }) else { return queries.map { _ in [] } }
+        return try await database.withConnection { connection in
+            var answers: [[PushTarget]] = []
+            for query in queries { answers.append(try await Self.pushTargets(query, on: connection, logger: self.logger)) }
+            return answers
+        }
+    }
+
+    private static func pushTargets(_ query: PushTargetQuery, on connection: PostgresConnection, logger: Logger) async throws -> [PushTarget] {
+        guard !query.candidates.isEmpty else { return [] }
+        let rows = try await connection.query(
             """
             WITH targets AS (
                 SELECT user_id FROM members
-                WHERE conversation_id = \(conversationID) AND NOT muted AND read_seq < \(seq) AND removed_seq IS NULL
-                  AND user_id = ANY(\(Array(candidates))::text[])),
+                WHERE conversation_id = \(query.conversationID) AND NOT muted AND read_seq < \(query.seq)
+                  AND removed_seq IS NULL AND user_id = ANY(\(Array(query.candidates))::text[])),
             badges AS (
                 SELECT me.user_id, sum((SELECT count(*) FROM (SELECT 1 FROM messages x
                     WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> me.user_id

@@ -5,10 +5,10 @@ import Foundation
 /// A job is written before it is sent and deleted only once the push service answered (or it was given up), so a
 /// server that dies loses none; every job is unique by what it is about and the device, so none is queued twice.
 public protocol PushOutbox: Sendable {
-    /// The devices of `conversationID`'s members among `candidates` who have not muted it nor read it up to `seq`
-    /// (a read can come before the decision), each with its owner's badge (their unread messages over all their
-    /// conversations).
-    func pushTargets(conversationID: String, seq: Int64, among candidates: Set<String>) async throws -> [PushTarget]
+    /// For each query, in one trip to the database: the devices of its conversation's members among its candidates
+    /// who have not muted it nor read it up to its `seq` (a read can come before the decision), each with its
+    /// owner's badge (their unread messages over all their conversations).
+    func pushTargets(_ queries: [PushTargetQuery]) async throws -> [[PushTarget]]
 
     /// Queues `jobs`. A job already queued for the same subject and device is left alone, except a clear, whose
     /// content and due time a newer clear replaces. Returns how many were added or replaced.
@@ -58,5 +58,29 @@ public struct FinishedPush: Hashable, Sendable {
     public init(job: PushJob, followUp: NewPushJob? = nil) {
         self.job = job
         self.followUp = followUp
+    }
+}
+
+/// Whose devices a message may be pushed to: its conversation, its `seq`, and the members who are away.
+public struct PushTargetQuery: Sendable {
+    /// The conversation.
+    public var conversationID: String
+    /// The message's `seq`.
+    public var seq: Int64
+    /// The members who may be told.
+    public var candidates: Set<String>
+
+    /// A query.
+    public init(conversationID: String, seq: Int64, candidates: Set<String>) {
+        self.conversationID = conversationID
+        self.seq = seq
+        self.candidates = candidates
+    }
+}
+
+extension PushOutbox {
+    /// The targets of one message (see ``pushTargets(_:)``).
+    public func pushTargets(conversationID: String, seq: Int64, among candidates: Set<String>) async throws -> [PushTarget] {
+        try await pushTargets([PushTargetQuery(conversationID: conversationID, seq: seq, candidates: candidates)]).first ?? []
     }
 }

@@ -3,31 +3,36 @@ import HeraldCore
 import HeraldProtocol
 
 extension SQLiteStore {
-    public func pushTargets(conversationID: String, seq: Int64, among candidates: Set<String>) async throws -> [PushTarget] {
-        guard !candidates.isEmpty else { return [] }
+    public func pushTargets(_ queries: [PushTargetQuery]) async throws -> [[PushTarget]] {
+        guard queries.contains(where: { !$0.candidates.isEmpty }) else { return queries.map { _ in [] } }
         return try await database.perform { connection in
-            // The unmuted members' devices, each with its owner's badge, in one statement.
-            let rows = try connection.query(
-                """
-                WITH targets AS (
-                    SELECT user_id FROM members
-                    WHERE conversation_id = ?1 AND muted = 0 AND read_seq < ?3 AND removed_seq IS NULL),
-                badges AS (
-                    SELECT me.user_id, sum((SELECT count(*) FROM (SELECT 1 FROM messages x
-                        WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> me.user_id
-                          AND x.event IS NULL
-                        LIMIT ?2))) AS badge
-                    FROM members me WHERE me.user_id IN targets AND me.removed_seq IS NULL GROUP BY me.user_id)
-                SELECT d.user_id, d.id, d.platform, d.token, b.badge
-                FROM targets t JOIN devices d ON d.user_id = t.user_id JOIN badges b ON b.user_id = t.user_id
-                ORDER BY d.user_id, d.id
-                """,
-                [.text(conversationID), .integer(ConversationSummary.unreadLimit), .integer(Int(seq))]
-            )
-            return rows.compactMap { row in
-                guard let device = try? Rows.device(row), candidates.contains(device.userID) else { return nil }
-                return PushTarget(device: device, badge: row.column("badge")?.integer ?? 0)
-            }
+            try queries.map { try Self.pushTargets($0, on: connection) }
+        }
+    }
+
+    private static func pushTargets(_ query: PushTargetQuery, on connection: SQLiteHandle) throws -> [PushTarget] {
+        guard !query.candidates.isEmpty else { return [] }
+        // The unmuted members' devices, each with its owner's badge, in one statement.
+        let rows = try connection.query(
+            """
+            WITH targets AS (
+                SELECT user_id FROM members
+                WHERE conversation_id = ?1 AND muted = 0 AND read_seq < ?3 AND removed_seq IS NULL),
+            badges AS (
+                SELECT me.user_id, sum((SELECT count(*) FROM (SELECT 1 FROM messages x
+                    WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> me.user_id
+                      AND x.event IS NULL
+                    LIMIT ?2))) AS badge
+                FROM members me WHERE me.user_id IN targets AND me.removed_seq IS NULL GROUP BY me.user_id)
+            SELECT d.user_id, d.id, d.platform, d.token, b.badge
+            FROM targets t JOIN devices d ON d.user_id = t.user_id JOIN badges b ON b.user_id = t.user_id
+            ORDER BY d.user_id, d.id
+            """,
+            [.text(query.conversationID), .integer(ConversationSummary.unreadLimit), .integer(Int(query.seq))]
+        )
+        return rows.compactMap { row in
+            guard let device = try? Rows.device(row), query.candidates.contains(device.userID) else { return nil }
+            return PushTarget(device: device, badge: row.column("badge")?.integer ?? 0)
         }
     }
 

@@ -41,9 +41,14 @@ class Metrics(unittest.TestCase):
                      "herald_slow_readers_dropped_total", "herald_push_outbox_depth", "herald_rate_limited_total",
                      "herald_database_errors_total"):
             self.assertIsNotNone(self.value(before, name), f"{name} is missing from /metrics")
-        # The demo's own messages were posted, and pushed to the demo phones (logged, not sent).
+        # The demo's own messages were posted, and pushed to the demo phones (logged, not sent): the pushes are
+        # decided shortly after the posts, so they are waited for (up to 10 s).
         self.assertEqual(self.value(before, "herald_messages_posted_total"), 5)
-        self.assertGreater(sum(v for (name, _), v in before.items() if name == "herald_push_jobs_total"), 0)
+        deadline = time.monotonic() + 10
+        while sum(v for (name, _), v in before.items() if name == "herald_push_jobs_total") == 0:
+            self.assertLess(time.monotonic(), deadline, "the demo's messages were never pushed to the demo phones")
+            time.sleep(0.1)
+            before = self.scrape()
 
         alice, bob = self.server.token("alice"), self.server.token("bob")
         chat = self.server.direct(alice, "bob")

@@ -10,7 +10,7 @@ let env = URL(fileURLWithPath: "/usr/bin/env")
 /// Runs a command (found on the `PATH`) to its end and returns its standard output.
 @discardableResult
 func shell(_ arguments: [String]) async throws -> String {
-    try await runProcess(env, arguments).stdout
+    try await spawn(arguments).stdout
 }
 
 /// `herald chat` in a tmux session of its own tmux server (never the user's): keys in, screen out.
@@ -31,7 +31,7 @@ struct TmuxChat {
         _ = try ChildProcess(makeProcess(env, tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", command])))
         let deadline = ContinuousClock.now + .seconds(10)
         var asked = ContinuousClock.now
-        while try await runProcess(env, tmux(["has-session", "-t", session])).status != 0 {
+        while try await spawn(tmux(["has-session", "-t", session])).status != 0 {
             guard ContinuousClock.now < deadline else { throw ProcessFailure("tmux did not start a session for: \(command)") }
             // A request that reached a tmux server on its way out is lost with it: ask again now and then.
             if asked.duration(to: .now) > .seconds(2) {

@@ -74,7 +74,7 @@ struct TrafficTests {
 }
 
 /// The stream's own rules against what a client sends and how fast it reads.
-@Suite("The stream: after clamped, invalid UTF-8 closed with 1007, a slow reader with 1008, no gap at ready", .timeLimit(.minutes(2)))
+@Suite("The stream: after clamped, invalid UTF-8 closed with 1007, a slow reader with 1008, no gap at ready", .timeLimit(.minutes(3)))
 struct StreamEdgeTests {
     @Test("an after beyond the latest seq is taken as the latest: ready says where the server is, and nothing is skipped")
     func afterIsClamped() async throws {

@@ -139,6 +139,70 @@ public func runProcess(
     )
 }
 
+/// Runs `arguments` (the first found on the `PATH`) to its end with `posix_spawn`, its standard input empty and its
+/// standard error discarded; its exit status (or the signal that ended it) and its standard output. It is killed
+/// after `timeout`.
+///
+/// For the short commands tests start by the hundred (tmux, asked for its screen every few milliseconds):
+/// Foundation's `Process.run()` on Linux (Swift 6.3.1) now and then over-reads a directory entry of `/proc/self/fd`
+/// and crashes the test process (swift-corelibs-foundation pull request 5472), which the hundreds made likely.
+public func spawn(_ arguments: [String], timeout: Duration = .seconds(30)) async throws -> (status: Int32, stdout: String) {
+    var pipeEnds: [Int32] = [0, 0]
+    guard pipe(&pipeEnds) == 0 else { throw ProcessFailure("pipe failed: errno \(errno)") }
+    let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_adddup2(&actions, writeEnd, 1)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addclose(&actions, readEnd)
+    posix_spawn_file_actions_addclose(&actions, writeEnd)
+    // The child starts with no signal blocked, whatever this thread blocks.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+    let argv: [UnsafeMutablePointer<CChar>?] = (["/usr/bin/env"] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, "/usr/bin/env", &actions, &attributes, argv, environ)
+    close(writeEnd)
+    guard spawned == 0 else {
+        close(readEnd)
+        throw ProcessFailure("posix_spawn \(arguments.first ?? "") failed: errno \(spawned)")
+    }
+    let child = pid
+    let watchdog = Task {
+        try await Task.sleep(for: timeout)
+        kill(child, SIGKILL)
+    }
+    defer { watchdog.cancel() }
+    return await onOwnThread {
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(readEnd, &buffer, buffer.count)
+            if count > 0 {
+                output += buffer[0..<count]
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        close(readEnd)
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        // WIFEXITED: no signal in the low seven bits; then WEXITSTATUS, else WTERMSIG.
+        let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : status & 0x7F
+        return (code, String(decoding: output, as: UTF8.self))
+    }
+}
+
 /// Runs `herald` with `arguments` to its end, feeding `input` on standard input.
 public func runHerald(
     _ arguments: [String], input: String = "", environment: [String: String?] = [:], timeout: Duration = .seconds(60)

@@ -248,6 +248,8 @@ private struct EnvironmentSettings {
         push.delay = try number("HERALD_PUSH_DELAY", in: 0...86_400).map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? push.delay
         push.maxAge = try seconds("HERALD_PUSH_MAX_AGE") ?? push.maxAge
         push.lease = try number("HERALD_PUSH_LEASE", in: 1...86_400).map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? push.lease
+        push.decisionInterval = try number("HERALD_PUSH_DECISION_INTERVAL", in: 0...60)
+            .map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? push.decisionInterval
         push.concurrency = try integer("HERALD_PUSH_CONCURRENCY", in: 1...1_000) ?? push.concurrency
         push.receiptDelay = try seconds("HERALD_EXPO_RECEIPT_DELAY") ?? push.receiptDelay
         push.caFile = try file("HERALD_PUSH_CA_FILE")

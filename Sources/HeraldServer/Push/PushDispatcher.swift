@@ -17,6 +17,10 @@ public struct PushSettings: Hashable, Sendable {
     /// With several nodes, how long a job a node took is its own (`HERALD_PUSH_LEASE`, default 120 s): a node that
     /// died holds its jobs that long, then another sends them.
     public var lease: Duration = .seconds(120)
+    /// The least time from one decision round's start to the next's (`HERALD_PUSH_DECISION_INTERVAL`, default
+    /// 20 ms): a round costs two trips to the database whatever it decides, so under a stream of posts one round
+    /// takes the entries of many. A post after a quiet spell is decided at once.
+    public var decisionInterval: Duration = .milliseconds(20)
     /// How many pushes each provider sends at once (`HERALD_PUSH_CONCURRENCY`, default 32).
     public var concurrency = 32
     /// The first retry's wait; each further retry waits twice as long (with jitter), up to ``maxRetryWait``.
@@ -86,8 +90,6 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     static let decisionBuffer = 4_096
     /// The most entries one decision round takes.
     static let decisionRound = 256
-    /// The least time from one decision round's start to the next's.
-    static let decisionSpacing = Duration.milliseconds(20)
 
     let store: any Store
     let hub: Hub
@@ -165,16 +167,16 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     /// Decides round after round while the log has entries it has not decided on; when a round finds the place
     /// held by another node, or fails, it tries again after a second.
     ///
-    /// Rounds start at most every ``decisionSpacing``: a round costs two trips to the database (its place, then
-    /// its jobs with the new place) whatever it decides, so under a stream of posts one round takes the entries of
-    /// many rather than each post paying for its own. A post after a quiet spell is decided at once.
+    /// Rounds start at most every ``PushSettings/decisionInterval``: a round costs two trips to the database (its
+    /// place, then its jobs with the new place) whatever it decides, so under a stream of posts one round takes the
+    /// entries of many rather than each post paying for its own. A post after a quiet spell is decided at once.
     private func decideLoop() async {
         var retry = true
         while !Task.isCancelled {
             let started = ContinuousClock.now
             retry = await decideAll() == false
             await decisionSignal.wait(timeout: retry ? .seconds(1) : .seconds(60))
-            let next = started + Self.decisionSpacing
+            let next = started + settings.decisionInterval
             if ContinuousClock.now < next { try? await Task.sleep(until: next) }
         }
     }

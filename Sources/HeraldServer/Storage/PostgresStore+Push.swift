@@ -67,7 +67,12 @@ extension PostgresStore {
 
     /// Inserts `jobs`, one statement per kind (rows read from JSON); a newer clear of a conversation replaces the
     /// one waiting, anything else already queued is left as it is.
-    private static func queue(_ jobs: [NewPushJob], on connection: PostgresConnection, logger: Logger) async throws -> Int {
+    /// Inserts `jobs`. With `membersOnly`, an alert for someone no longer a member of its conversation is left out,
+    /// and the member rows it was checked against are locked (`FOR SHARE`) until the transaction ends: a removal
+    /// either committed before (its member is left out) or waits for this one (and then drops what it queued).
+    private static func queue(
+        _ jobs: [NewPushJob], on connection: PostgresConnection, membersOnly: Bool = false, logger: Logger
+    ) async throws -> Int {
         let now = Date().timeIntervalSince1970
         let encoder = JSONEncoder()
         var encoded: [PushContent: String] = [:]
@@ -98,6 +103,10 @@ extension PostgresStore {
                 FROM jsonb_to_recordset(\(json)::jsonb) AS j(kind text, job_key text, user_id text, device_id text,
                     conversation_id text, seq bigint, content text, ticket text, created_at double precision,
                     due_at double precision)
+                \(unescaped: kind == .alert && membersOnly ? """
+                WHERE EXISTS (SELECT 1 FROM members m WHERE m.conversation_id = j.conversation_id
+                    AND m.user_id = j.user_id AND m.removed_seq IS NULL FOR SHARE)
+                """ : "")
                 ON CONFLICT (kind, job_key, user_id, device_id) \(unescaped: onConflict) RETURNING id
                 """, logger: logger).collect().count
         }
@@ -285,7 +294,7 @@ extension PostgresStore {
             let (jobs, through) = try await decide(cursor)
             guard through > cursor else { return 0 }
             try await connection.query("UPDATE log_cursors SET seq = \(through) WHERE name = 'push'", logger: self.logger)
-            return try await Self.queue(jobs, on: connection, logger: self.logger)
+            return try await Self.queue(jobs, on: connection, membersOnly: true, logger: self.logger)
         }
     }
 

@@ -62,7 +62,9 @@ extension SQLiteStore {
 
     /// Inserts `jobs` a few hundred rows a statement (padded, so a few statements serve every size); the content
     /// most jobs of one message share is encoded once.
-    private static func queue(_ jobs: [NewPushJob], on connection: SQLiteHandle) throws -> Int {
+    /// Inserts `jobs`. With `membersOnly`, an alert for someone no longer a member of its conversation is left out:
+    /// a removal committed while its round was deciding (the removal dropped the alerts waiting then, not this one).
+    private static func queue(_ jobs: [NewPushJob], on connection: SQLiteHandle, membersOnly: Bool = false) throws -> Int {
         let now = Date().timeIntervalSince1970
         let encoder = JSONEncoder()
         var encoded: [PushContent: String] = [:]
@@ -93,7 +95,11 @@ extension SQLiteStore {
                 added += try connection.query(
                     """
                     INSERT INTO push_jobs (kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at)
-                    SELECT * FROM (VALUES \(values.placeholders)) AS job WHERE job.column1 IS NOT NULL
+                    SELECT * FROM (VALUES \(values.placeholders)) AS job WHERE job.column1 IS NOT NULL\(kind == .alert && membersOnly ? """
+
+                        AND EXISTS (SELECT 1 FROM members m WHERE m.conversation_id = job.column5
+                            AND m.user_id = job.column3 AND m.removed_seq IS NULL)
+                    """ : "")
                     ON CONFLICT (kind, job_key, user_id, device_id) \(onConflict) RETURNING id
                     """,
                     values.binds
@@ -240,7 +246,7 @@ extension SQLiteStore {
                 "UPDATE log_cursors SET seq = ?2 WHERE name = 'push' AND seq = ?1 RETURNING seq",
                 [.integer(Int(cursor)), .integer(Int(through))])
             guard !moved.isEmpty else { return nil }
-            return try Self.queue(jobs, on: connection)
+            return try Self.queue(jobs, on: connection, membersOnly: true)
         }
     }
 

@@ -67,9 +67,10 @@ extension PostgresStore {
 
     /// Inserts `jobs`, one statement per kind (rows read from JSON); a newer clear of a conversation replaces the
     /// one waiting, anything else already queued is left as it is.
-    /// Inserts `jobs`. With `membersOnly`, an alert for someone no longer a member of its conversation is left out,
-    /// and the member rows it was checked against are locked (`FOR SHARE`) until the transaction ends: a removal
-    /// either committed before (its member is left out) or waits for this one (and then drops what it queued).
+    /// Inserts `jobs`. With `membersOnly`, an alert for someone no longer a member of its conversation, or who has
+    /// read it up to its message, is left out, and the member rows it was checked against are locked (`FOR SHARE`)
+    /// until the transaction ends: a removal or a read either committed before (the alert is left out) or waits for
+    /// this one (and then drops what it queued).
     private static func queue(
         _ jobs: [NewPushJob], on connection: PostgresConnection, membersOnly: Bool = false, logger: Logger
     ) async throws -> Int {
@@ -105,7 +106,7 @@ extension PostgresStore {
                     due_at double precision)
                 \(unescaped: kind == .alert && membersOnly ? """
                 WHERE EXISTS (SELECT 1 FROM members m WHERE m.conversation_id = j.conversation_id
-                    AND m.user_id = j.user_id AND m.removed_seq IS NULL FOR SHARE)
+                    AND m.user_id = j.user_id AND m.removed_seq IS NULL AND m.read_seq < j.seq FOR SHARE)
                 """ : "")
                 ON CONFLICT (kind, job_key, user_id, device_id) \(unescaped: onConflict) RETURNING id
                 """, logger: logger).collect().count

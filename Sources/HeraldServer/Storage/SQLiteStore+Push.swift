@@ -62,8 +62,9 @@ extension SQLiteStore {
 
     /// Inserts `jobs` a few hundred rows a statement (padded, so a few statements serve every size); the content
     /// most jobs of one message share is encoded once.
-    /// Inserts `jobs`. With `membersOnly`, an alert for someone no longer a member of its conversation is left out:
-    /// a removal committed while its round was deciding (the removal dropped the alerts waiting then, not this one).
+    /// Inserts `jobs`. With `membersOnly`, an alert for someone no longer a member of its conversation, or who has
+    /// read it up to its message, is left out: a removal or a read committed while its round was deciding (which
+    /// dropped the alerts waiting then, not this one).
     private static func queue(_ jobs: [NewPushJob], on connection: SQLiteHandle, membersOnly: Bool = false) throws -> Int {
         let now = Date().timeIntervalSince1970
         let encoder = JSONEncoder()
@@ -98,7 +99,7 @@ extension SQLiteStore {
                     SELECT * FROM (VALUES \(values.placeholders)) AS job WHERE job.column1 IS NOT NULL\(kind == .alert && membersOnly ? """
 
                         AND EXISTS (SELECT 1 FROM members m WHERE m.conversation_id = job.column5
-                            AND m.user_id = job.column3 AND m.removed_seq IS NULL)
+                            AND m.user_id = job.column3 AND m.removed_seq IS NULL AND m.read_seq < job.column6)
                     """ : "")
                     ON CONFLICT (kind, job_key, user_id, device_id) \(onConflict) RETURNING id
                     """,

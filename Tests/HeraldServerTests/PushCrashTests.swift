@@ -32,14 +32,9 @@ struct PushCrashTests {
             let environment = storeEnvironment.merging(apns.environment) { $1 }.merging(["HERALD_PUSH_CONCURRENCY": "2"]) { $1 }
             // APNs takes two pushes and never answers: they are in flight when the server dies, the rest wait.
             fake.respond { $0.path.hasPrefix("/3/device/") ? FakeAnswer(status: 200, hold: true) : nil }
-            let first = try await ServerProcess(database: database, secret: TestServer.secret, environment: environment)
+            let (first, client, chat) = try await Self.startWithBobsPhone(
+                database: database, environment: environment, alice: alice, bob: bob, deviceToken: deviceToken)
             defer { first.stop() }
-            let client = RemoteServer(port: first.port)
-            let chat = try await client.createConversation(alice, members: ["bob"])
-            let registered = try await HTTPClient.request(
-                port: first.port, "PUT", "/v1/devices/bob-phone", token: bob,
-                body: #"{"platform": "apns", "token": "\#(deviceToken)"}"#)
-            #expect(registered.status == 204)
             for id in messages {
                 #expect(try await client.post(alice, to: chat, id: id, text: "message \(id)") == 201)
             }
@@ -91,14 +86,9 @@ struct PushCrashTests {
                     answer.delay = .seconds(2)
                     return answer
                 }
-                let first = try await ServerProcess(database: database, secret: TestServer.secret, environment: environment)
+                let (first, client, chat) = try await Self.startWithBobsPhone(
+                    database: database, environment: environment, alice: alice, bob: bob, deviceToken: deviceToken)
                 defer { first.stop() }
-                let client = RemoteServer(port: first.port)
-                let chat = try await client.createConversation(alice, members: ["bob"])
-                let registered = try await HTTPClient.request(
-                    port: first.port, "PUT", "/v1/devices/bob-phone", token: bob,
-                    body: #"{"platform": "apns", "token": "\#(deviceToken)"}"#)
-                #expect(registered.status == 204)
                 #expect(try await client.post(alice, to: chat, id: "in-flight", text: "Sent as the server stops") == 201)
                 try await fake.wait("the push in flight") { $0.contains { $0.messageID == "in-flight" } }
                 #expect(await first.terminate() == 0, "it waits for the answer and exits 0")
@@ -211,6 +201,25 @@ struct PushCrashTests {
             #expect(seen.count == expected, "every message to every phone")
             #expect(seen.values.allSatisfy { $0 == 1 }, "each once: \(seen.filter { $0.value > 1 }.keys.sorted().prefix(5))")
             #expect(await server.terminate() == 0)
+        }
+    }
+
+    /// A server on `database`, Alice and Bob's chat, and Bob's phone registered with `deviceToken`.
+    private static func startWithBobsPhone(
+        database: String, environment: [String: String?], alice: String, bob: String, deviceToken: String
+    ) async throws -> (server: ServerProcess, client: RemoteServer, chat: String) {
+        let server = try await ServerProcess(database: database, secret: TestServer.secret, environment: environment)
+        do {
+            let client = RemoteServer(port: server.port)
+            let chat = try await client.createConversation(alice, members: ["bob"])
+            let registered = try await HTTPClient.request(
+                port: server.port, "PUT", "/v1/devices/bob-phone", token: bob,
+                body: #"{"platform": "apns", "token": "\#(deviceToken)"}"#)
+            #expect(registered.status == 204)
+            return (server, client, chat)
+        } catch {
+            server.stop()
+            throw error
         }
     }
 

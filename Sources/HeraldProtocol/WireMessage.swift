@@ -2,8 +2,9 @@ import Foundation
 import HeraldCore
 
 /// A stored entry of a conversation as the API and the stream show it:
-/// `{"kind", "id", "seq", "conversationId", "senderId", "text", "imageURL", "createdAt"}`, and `"event"` when `kind`
-/// is `event` (then `senderId` is who did it, and there is no text or image).
+/// `{"kind", "id", "seq", "conversationId", "senderId", "text", "imageURL", "createdAt"}`, `"event"` when `kind`
+/// is `event` (then `senderId` is who did it, and there is no text or image), and `"silent": true` for a message that
+/// notifies nobody. A `senderId` of `""` is the app's backend: a system message, or a change it made.
 public struct WireMessage: Codable, Hashable, Sendable {
     /// `message` (someone wrote it) or `event` (something happened: see ``event``).
     public var kind: String
@@ -23,6 +24,8 @@ public struct WireMessage: Codable, Hashable, Sendable {
     public var createdAt: Date
     /// What happened, for an event.
     public var event: WireEvent?
+    /// Whether it notifies nobody (no banner, no push).
+    public var silent: Bool
 
     /// The wire form of a stored message.
     public init(_ message: Message) {
@@ -35,17 +38,18 @@ public struct WireMessage: Codable, Hashable, Sendable {
         text = message.text
         imageURL = message.imageURL?.absoluteString
         createdAt = message.sentAt
+        silent = message.silent
     }
 
     /// The message it describes.
     public var message: Message {
         Message(id: id, conversationID: conversationId, senderID: senderId, text: text,
                 imageURL: imageURL.flatMap(URL.init(string:)), sentAt: createdAt, seq: seq,
-                event: kind == "event" ? event?.event : nil)
+                event: kind == "event" ? event?.event : nil, silent: silent)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case kind, id, seq, conversationId, senderId, text, imageURL, createdAt, event
+        case kind, id, seq, conversationId, senderId, text, imageURL, createdAt, event, silent
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -59,6 +63,7 @@ public struct WireMessage: Codable, Hashable, Sendable {
         try container.encode(imageURL, forKey: .imageURL)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encodeIfPresent(event, forKey: .event)
+        if silent { try container.encode(silent, forKey: .silent) }
     }
 
     public init(from decoder: any Decoder) throws {
@@ -73,6 +78,7 @@ public struct WireMessage: Codable, Hashable, Sendable {
         imageURL = try container.decodeIfPresent(String.self, forKey: .imageURL)
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         event = try container.decodeIfPresent(WireEvent.self, forKey: .event)
+        silent = try container.decodeIfPresent(Bool.self, forKey: .silent) ?? false
     }
 }
 

@@ -13,6 +13,8 @@ public struct ContentFormatter: Hashable, Sendable {
     public var unknownSenderName: String
     /// The title used for a group that has none.
     public var untitledGroupName: String
+    /// The name shown for the app's backend: the sender of a system message, or who made a change it made.
+    public var systemSenderName: String
 
     /// The rules of docs/behaviour.md §2: 50 characters, `📷 Image`, `New message`.
     public static let standard = ContentFormatter()
@@ -23,13 +25,15 @@ public struct ContentFormatter: Hashable, Sendable {
         imagePlaceholder: String = "📷 Image",
         emptyPlaceholder: String = "New message",
         unknownSenderName: String = "Someone",
-        untitledGroupName: String = "Group chat"
+        untitledGroupName: String = "Group chat",
+        systemSenderName: String = "Admin"
     ) {
         self.previewLimit = max(0, previewLimit)
         self.imagePlaceholder = imagePlaceholder
         self.emptyPlaceholder = emptyPlaceholder
         self.unknownSenderName = unknownSenderName
         self.untitledGroupName = untitledGroupName
+        self.systemSenderName = systemSenderName
     }
 
     /// The one-line preview of a message.
@@ -51,8 +55,10 @@ public struct ContentFormatter: Hashable, Sendable {
         preview(text: message.text, hasImage: message.imageURL != nil)
     }
 
-    /// The name to show for a person: their display name, or ``unknownSenderName`` when it is blank.
+    /// The name to show for a person: their display name, or ``unknownSenderName`` when it is blank;
+    /// ``systemSenderName`` for the app's backend (the empty id).
     public func name(of person: Person) -> String {
+        if person.id.isEmpty { return systemSenderName }
         let name = Self.foldWhitespace(person.displayName).text
         return name.isEmpty ? unknownSenderName : name
     }

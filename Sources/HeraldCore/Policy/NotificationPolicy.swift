@@ -12,6 +12,8 @@ public enum SkipReason: String, Codable, Hashable, Sendable, CaseIterable {
     case permission
     /// An event that concerns someone else (a member added or removed, a new title): a quiet line in the chat.
     case quiet
+    /// A message posted silently (by the app's backend): stored and shown in the chat, never notified.
+    case silent
 }
 
 /// How a device is told of a message.
@@ -28,7 +30,7 @@ public enum Delivery: Hashable, Sendable {
 public enum NotificationPolicy {
     /// Decides how the device of `userID` in state `device` is told of `message`.
     ///
-    /// The first rule that applies wins: own message, already seen, an event that does not add this user (quiet),
+    /// The first rule that applies wins: own message, already seen, silent, an event that does not add this user (quiet),
     /// muted, open on screen, then banner in the foreground, system notification in the background (nothing
     /// without permission).
     public static func delivery(
@@ -39,6 +41,7 @@ public enum NotificationPolicy {
     ) -> Delivery {
         if message.senderID == userID { return .skip(.own) }
         if alreadySeen { return .skip(.duplicate) }
+        if message.silent { return .skip(.silent) }
         if let event = message.event, !(event.kind == .memberAdded && event.concerns(userID)) { return .skip(.quiet) }
         if device.mutedConversationIDs.contains(message.conversationID) { return .skip(.muted) }
         switch device.appState {

@@ -37,13 +37,13 @@ struct ConversationsController {
         let identity = try context.requireIdentity()
         let body = try await request.decodeJSON(as: CreateRequest.self, context: context)
         let limit = limits.maxGroupMembers
-        var members = try Set(memberIDs(body.members, limit: limit))
+        var members = try Set(Self.memberIDs(body.members, limit: limit))
         members.insert(identity.userID)
         guard members.count <= limit else { throw Self.memberLimit(limit) }
         if body.kind == .direct, members.count != 2 {
             throw APIError.invalidRequest("a direct conversation is between you and exactly one other member")
         }
-        try await requireKnown(members.subtracting([identity.userID]))
+        try await Self.requireKnown(members.subtracting([identity.userID]), in: store)
         let title = try body.title.map { try Input.displayText($0, field: "title") }
         try messenger.userLimits.createConversation(by: identity.userID)
         let (record, created) = try await store.createConversation(
@@ -56,15 +56,15 @@ struct ConversationsController {
     }
 
     /// `member_limit` (409): a group has at most `limit` members (`HERALD_LIMIT_GROUP_MEMBERS`).
-    private static func memberLimit(_ limit: Int) -> APIError {
+    static func memberLimit(_ limit: Int) -> APIError {
         APIError(.conflict, .memberLimit, "a group has at most \(limit) members")
     }
 
     /// `ids` checked as member ids: each usable (`members[i]` names the bad one), at most `limit`.
-    private func memberIDs(_ ids: [String], limit: Int) throws -> [String] {
+    static func memberIDs(_ ids: [String], limit: Int, field: String = "members") throws -> [String] {
         guard ids.count <= limit else { throw Self.memberLimit(limit) }
         for (index, member) in ids.enumerated() {
-            _ = try Input.id(member, field: "members[\(index)]")
+            _ = try Input.id(member, field: "\(field)[\(index)]")
         }
         return ids
     }
@@ -73,7 +73,7 @@ struct ConversationsController {
     /// empty member.
     ///
     /// - Throws: ``APIError`` `unknown_user`, naming up to five of them.
-    private func requireKnown(_ ids: Set<String>) async throws {
+    static func requireKnown(_ ids: Set<String>, in store: any Store) async throws {
         let unknown = try await store.unknownUsers(among: Array(ids))
         guard !unknown.isEmpty else { return }
         let named = unknown.prefix(5).map { "\"\(ControlCharacters.escaped($0))\"" }.joined(separator: ", ")
@@ -102,9 +102,9 @@ struct ConversationsController {
         let id = try context.parameters.id("id")
         let body = try await request.decodeJSON(as: AddRequest.self, context: context)
         guard !body.members.isEmpty else { throw APIError.invalidRequest("`members` names at least one person to add") }
-        let members = try memberIDs(body.members, limit: limits.maxGroupMembers)
+        let members = try Self.memberIDs(body.members, limit: limits.maxGroupMembers)
         _ = try await messenger.conversation(id, for: identity)
-        try await requireKnown(Set(members))
+        try await Self.requireKnown(Set(members), in: store)
         let outcome = try await messenger.change(.add(members, history: body.history ?? .full), in: id, by: identity)
         return try Self.answer(outcome)
     }
@@ -172,7 +172,7 @@ struct ConversationsController {
     }
 
     /// The conversation after a change that leaves it standing.
-    private static func answer(_ outcome: ChangeOutcome) throws -> WireConversation {
+    static func answer(_ outcome: ChangeOutcome) throws -> WireConversation {
         guard let record = outcome.record else { throw APIError.conversationNotFound }
         return WireConversation(record)
     }
@@ -268,7 +268,7 @@ struct ConversationsController {
         return .noContent
     }
 
-    private static func integer(_ text: String?, name: String) throws -> Int64? {
+    static func integer(_ text: String?, name: String) throws -> Int64? {
         guard let text else { return nil }
         guard let value = Int64(text), value >= 0 else {
             throw APIError.invalidRequest("`\(name)` must be a whole number, 0 or more")

@@ -208,5 +208,13 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
     ).addRoutes(to: v1)
     WebPushController(vapid: environment.vapid).addRoutes(to: v1)
     UsersController(store: environment.store, scope: environment.configuration.userDirectory).addRoutes(to: v1)
+    // The app's backend's routes: a service key instead of a user's token (their group is not under `v1`'s token
+    // check).
+    let service = router.group("v1/service").add(
+        middleware: ServiceAuthenticationMiddleware(keys: environment.configuration.serviceKeys, logger: logger))
+    ServiceController(
+        store: environment.store, messenger: environment.messenger, users: environment.users,
+        limits: environment.configuration.limits
+    ).addRoutes(to: service)
     return router
 }

@@ -9,11 +9,14 @@ public struct HeraldRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The caller, once authenticated.
     public var identity: Identity?
+    /// For the app's backend's routes: the id of the service key it called with.
+    public var serviceKeyID: String?
 
     /// Creates a context for a new request.
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         identity = nil
+        serviceKeyID = nil
     }
 
     /// Request bodies over 64 KiB get `too_large`.

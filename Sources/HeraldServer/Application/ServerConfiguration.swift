@@ -106,13 +106,16 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var userDirectory: DirectoryScope = .contacts
     /// Push delivery: timing, bounds and each provider's credentials.
     public var push = PushSettings()
+    /// The app's backend's keys (`HERALD_SERVICE_KEY`, several separated by commas); none by default, and then the
+    /// service routes refuse every call.
+    public var serviceKeys = ServiceKeys.none
 
     /// The defaults: 127.0.0.1:8080, `./herald.sqlite`.
     public init() {}
 
     /// The defaults overridden by the environment: `HERALD_HOST`, `HERALD_PORT`, `HERALD_DATABASE`, `HERALD_POSTGRES_URL`,
     /// `HERALD_JWT_SECRET`, `HERALD_SQLITE_SYNC` (`full` or `normal`), `HERALD_DEMO` (`1` or `0`),
-    /// `HERALD_CORS_ORIGINS` (origins separated by commas, or `*`), the limits
+    /// `HERALD_CORS_ORIGINS` (origins separated by commas, or `*`), `HERALD_SERVICE_KEY`, the limits
     /// (`HERALD_LIMIT_*`) and the timeouts (`HERALD_*_TIMEOUT`, in seconds). An empty variable counts as unset.
     ///
     /// - Throws: ``ConfigurationError`` naming the variable when a value cannot be used: a setting is never
@@ -159,6 +162,9 @@ public struct ServerConfiguration: Hashable, Sendable {
         timeouts.shutdown = try settings.seconds("HERALD_SHUTDOWN_TIMEOUT") ?? timeouts.shutdown
         configuration.timeouts = timeouts
         configuration.push = try settings.push()
+        configuration.serviceKeys = try ServiceKeys(
+            (settings.string("HERALD_SERVICE_KEY") ?? "").split(separator: ",")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         return configuration
     }
 

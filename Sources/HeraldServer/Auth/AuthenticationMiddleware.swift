@@ -24,11 +24,16 @@ struct AuthenticationMiddleware: RouterMiddleware {
             throw APIError(.unauthorized, .missingToken, "send a token as `Authorization: Bearer <token>`")
         }
         let identity = try await tokens.verify(token)
-        try await users.remember(identity)
+        do {
+            try await users.remember(identity)
+        } catch StoreError.userErased {
+            throw APIError(.unauthorized, .userErased, "this user was erased: their tokens are no longer accepted")
+        }
         return identity
     }
 
-    private static func token(in request: Request) -> String? {
+    /// The bearer token of `request`: its `Authorization` header, else (when `allowQuery`, for the stream) `?token=`.
+    static func token(in request: Request, allowQuery: Bool = true) -> String? {
         if let header = request.headers[.authorization] {
             let parts = header.split(separator: " ", maxSplits: 1)
             if parts.count == 2, parts[0].lowercased() == "bearer" {
@@ -40,7 +45,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
             }
             return nil
         }
-        if let token = request.uri.queryParameters.get("token"), !token.isEmpty {
+        if allowQuery, let token = request.uri.queryParameters.get("token"), !token.isEmpty {
             return token
         }
         return nil

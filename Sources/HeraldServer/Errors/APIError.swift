@@ -44,6 +44,17 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         case memberLimit = "member_limit"
         /// The change would leave the group with no owner.
         case lastOwner = "last_owner"
+        /// No user has that id (the app's backend's routes).
+        case userNotFound = "user_not_found"
+        /// The user was erased: their tokens are refused, and their id cannot be used again.
+        case userErased = "user_erased"
+        /// A conversation id the app's backend gave is taken (another kind, deleted, or the pair's direct
+        /// conversation under another id).
+        case conversationExists = "conversation_exists"
+        /// A service route was called without a valid service key (`HERALD_SERVICE_KEY`), or the server has none.
+        case invalidServiceKey = "invalid_service_key"
+        /// A service key was sent from a web page (the request has an `Origin`): keys stay on the app's backend.
+        case browserOrigin = "browser_origin"
         /// The caller went over one of the per-user limits; `Retry-After` says when to try again.
         case rateLimited = "rate_limited"
         /// The server holds as many connections as it can; `Retry-After` says when to try again.

@@ -19,6 +19,9 @@ enum StorageFailure {
             case .memberNotFound: return APIError(.notFound, .memberNotFound, error.description)
             case .memberLimit: return APIError(.conflict, .memberLimit, error.description)
             case .lastOwner: return APIError(.conflict, .lastOwner, error.description)
+            case .userNotFound: return APIError(.notFound, .userNotFound, error.description)
+            case .userErased: return APIError(.conflict, .userErased, error.description)
+            case .conversationExists: return APIError(.conflict, .conversationExists, error.description)
             }
         }
         if isDiskFull(error) {

@@ -18,13 +18,28 @@ struct Messenger: Sendable {
     ///
     /// - Throws: ``APIError`` `conversation_not_found` or `not_a_member`.
     func conversation(_ id: String, for identity: Identity) async throws -> MemberView {
+        try await conversation(id, for: identity.userID)
+    }
+
+    /// The conversation `id` and who is in it, if `userID` is a member (see ``conversation(_:for:)-(_,Identity)``).
+    func conversation(_ id: String, for userID: String) async throws -> MemberView {
         let load = { try await store.memberView(of: id) }
         guard var view = try await memberships.view(of: id, load: load) else { throw APIError.conversationNotFound }
-        if !view.isMember(identity.userID), let fresh = try await load() {
+        if !view.isMember(userID), let fresh = try await load() {
             view = memberships.remember(fresh)
         }
         guard view.deleted == nil else { throw APIError.conversationNotFound }
-        guard view.isMember(identity.userID) else { throw APIError.notAMember }
+        guard view.isMember(userID) else { throw APIError.notAMember }
+        return view
+    }
+
+    /// The conversation `id` and who is in it, for the app's backend: any conversation that exists.
+    ///
+    /// - Throws: ``APIError`` `conversation_not_found`.
+    func conversation(_ id: String) async throws -> MemberView {
+        guard let view = try await memberships.view(of: id, load: { try await store.memberView(of: id) }),
+              view.deleted == nil
+        else { throw APIError.conversationNotFound }
         return view
     }
 
@@ -40,6 +55,19 @@ struct Messenger: Sendable {
         text: String?,
         imageURL: String?,
         by identity: Identity
+    ) async throws -> PostOutcome {
+        try await post(to: conversationID, clientID: clientID, text: text, imageURL: imageURL, as: identity.person, silent: false)
+    }
+
+    /// Stores a message from `sender` (the app's backend when its id is empty: a system message, which needs no
+    /// membership and no per-user allowance), `silent` or not, and sends it to the members' connections.
+    func post(
+        to conversationID: String,
+        clientID: String?,
+        text: String?,
+        imageURL: String?,
+        as sender: Person,
+        silent: Bool
     ) async throws -> PostOutcome {
         let conversationID = try Input.id(conversationID, field: "conversation")
         if let clientID { _ = try Input.id(clientID, field: "id") }
@@ -57,14 +85,20 @@ struct Messenger: Sendable {
         guard !(text ?? "").allSatisfy(\.isWhitespace) || image != nil else {
             throw APIError.invalidRequest("a message needs `text` or an `imageURL`")
         }
-        let record = try await conversation(conversationID, for: identity)
-        try userLimits.post(by: identity.userID)
+        let record: MemberView
+        if sender.id.isEmpty {
+            record = try await conversation(conversationID)
+        } else {
+            record = try await conversation(conversationID, for: sender.id)
+            try userLimits.post(by: sender.id)
+        }
         let draft = MessageDraft(
             id: clientID ?? UUID().uuidString.lowercased(),
             conversation: record.conversation,
-            sender: identity.person,
+            sender: sender,
             text: text,
-            imageURL: image
+            imageURL: image,
+            silent: silent
         )
         let arrived = DispatchTime.now()
         // Answered once stored and handed on to the live connections (the sender's among them).
@@ -80,10 +114,19 @@ struct Messenger: Sendable {
     /// - Throws: ``APIError`` as ``StorageFailure`` maps the store's refusals (`not_an_owner`, ...).
     func change(_ change: ConversationChange, in conversationID: String, by identity: Identity) async throws -> ChangeOutcome {
         try userLimits.change(by: identity.userID)
-        let outcome = try await store.change(
-            change, in: conversationID, by: identity.userID, memberLimit: limits.maxGroupMembers)
-        for entry in outcome.entries { memberships.apply(entry.message) }
+        return try await self.change(change, in: conversationID, by: .member(identity.userID))
+    }
+
+    /// Applies `change` by `actor` (the app's backend has no per-user allowance).
+    func change(_ change: ConversationChange, in conversationID: String, by actor: ChangeActor) async throws -> ChangeOutcome {
+        let outcome = try await store.change(change, in: conversationID, by: actor, memberLimit: limits.maxGroupMembers)
+        applied(outcome.entries)
         push.changed(clears: outcome.clears)
         return outcome
+    }
+
+    /// The views in memory follow the events `entries` (a change, or an erasure) at once.
+    func applied(_ entries: [IncomingMessage]) {
+        for entry in entries { memberships.apply(entry.message) }
     }
 }

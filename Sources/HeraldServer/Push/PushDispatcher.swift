@@ -228,10 +228,11 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     }
 
     /// Who `entry` may be pushed to: for a message, the members it reached but the sender; for the event that added
-    /// people, those added (not who added them); no one for other events, or for an entry older than
+    /// people, those added (not who added them); no one for other events, a silent message, or an entry older than
     /// ``PushSettings/maxAge``. Members with a device in the foreground are left out.
     private func candidates(of entry: IncomingMessage) async throws -> Set<String> {
-        guard let seq = entry.message.seq, Date().timeIntervalSince(entry.message.sentAt) < settings.maxAge.seconds
+        guard let seq = entry.message.seq, !entry.message.silent,
+              Date().timeIntervalSince(entry.message.sentAt) < settings.maxAge.seconds
         else { return [] }
         var reached: [String]
         if let event = entry.message.event {

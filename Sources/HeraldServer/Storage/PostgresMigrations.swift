@@ -187,6 +187,13 @@ enum PostgresMigrations {
                 FOR EACH ROW WHEN (NEW.event IS NULL) EXECUTE FUNCTION herald_messages_move_members()
             """,
         ],
+        [
+            // The app's backend: messages that notify nobody, system messages (their sender is the user row with
+            // the empty id, which no token can name), and erased users, whose id never comes back.
+            "ALTER TABLE messages ADD COLUMN silent boolean NOT NULL DEFAULT false",
+            "ALTER TABLE users ADD COLUMN erased boolean NOT NULL DEFAULT false",
+            "INSERT INTO users (id, name, known) VALUES ('', '', false) ON CONFLICT DO NOTHING",
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

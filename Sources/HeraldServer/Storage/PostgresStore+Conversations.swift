@@ -6,25 +6,39 @@ import PostgresNIO
 
 /// Conversations and their members on PostgreSQL: creating, reading, listing, and the changes to groups.
 extension PostgresStore {
-    public func createConversation(
-        kind: Conversation.Kind, title: String?, memberIDs: [String]
-    ) async throws -> (record: ConversationRecord, created: Bool) {
-        let creator = memberIDs.first ?? ""
-        let members = HeraldID.sorted(Set(memberIDs))
-        let directKey: String? = kind == .direct ? SQLiteStore.directKey(members) : nil
-        let id = UUID().uuidString.lowercased()
+    public func createConversation(_ new: NewConversation) async throws -> (record: ConversationRecord, created: Bool) {
+        let members = HeraldID.sorted(Set(new.memberIDs))
+        let owners = new.kind == .group ? HeraldID.sorted(Set(new.ownerIDs)) : []
+        let directKey: String? = new.kind == .direct ? SQLiteStore.directKey(members) : nil
+        let id = new.id ?? UUID().uuidString.lowercased()
         let now = Date().timeIntervalSince1970
         return try await transaction { connection in
             try await connection.query(
                 "INSERT INTO users (id) SELECT unnest(\(members)::text[]) ON CONFLICT DO NOTHING", logger: self.logger)
-            // A direct chat that two nodes create at once is created once: the second finds the first's.
+            // A direct chat that two nodes create at once is created once: the second finds the first's. So is a
+            // conversation with the app's own id.
             let inserted = try await connection.query(
                 """
                 INSERT INTO conversations (id, kind, title, direct_key, created_at)
-                VALUES (\(id), \(kind.rawValue), \(title), \(directKey), \(now))
-                ON CONFLICT (direct_key) DO NOTHING RETURNING id
+                VALUES (\(id), \(new.kind.rawValue), \(new.title), \(directKey), \(now))
+                ON CONFLICT DO NOTHING RETURNING id
                 """, logger: self.logger).collect()
-            if inserted.isEmpty, let directKey {
+            if inserted.isEmpty {
+                if let given = new.id {
+                    // A retry of the same creation finds what it made; any other use of the id is a conflict.
+                    let existing = try await connection.query(
+                        "SELECT kind, deleted FROM conversations WHERE id = \(given)", logger: self.logger).collect()
+                    guard let row = existing.first?.makeRandomAccess() else {
+                        // Not the id: the pair's direct conversation, under another id.
+                        let pair = try await connection.query(
+                            "SELECT id FROM conversations WHERE direct_key = \(directKey)", logger: self.logger).collect()
+                        throw StoreError.conversationExists(try pair.first.map { try $0.decode(String.self) } ?? given)
+                    }
+                    guard try row.text("kind") == new.kind.rawValue, !(try row.bool("deleted")),
+                          let record = try await Self.conversation(id: given, on: connection, logger: self.logger)
+                    else { throw StoreError.conversationExists(given) }
+                    return (record, false)
+                }
                 let existing = try await connection.query(
                     "SELECT id FROM conversations WHERE direct_key = \(directKey)", logger: self.logger).collect()
                 let existingID = try existing.first.map { try $0.decode(String.self) } ?? ""
@@ -38,7 +52,7 @@ extension PostgresStore {
             try await connection.query(
                 """
                 INSERT INTO members (conversation_id, user_id, activity, added_seq, owner)
-                SELECT \(id), m, s.seq, s.seq, \(kind == .group) AND m = \(creator)
+                SELECT \(id), m, s.seq, s.seq, m = ANY(\(owners)::text[])
                 FROM unnest(\(members)::text[]) AS m, (SELECT seq FROM message_seq WHERE id = 1) AS s
                 """, logger: self.logger)
             guard let record = try await Self.conversation(id: id, on: connection, logger: self.logger) else {
@@ -154,11 +168,12 @@ extension PostgresStore {
     }
 
     public func change(
-        _ change: ConversationChange, in conversationID: String, by userID: String, memberLimit: Int
+        _ change: ConversationChange, in conversationID: String, by actor: ChangeActor, memberLimit: Int
     ) async throws -> ChangeOutcome {
         try await appending { connection, last in
             var group = PostgresGroupChange(
-                conversationID: conversationID, actorID: userID, connection: connection, lastSeq: last, logger: self.logger)
+                conversationID: conversationID, authority: GroupChangeAuthority(actor), connection: connection,
+                lastSeq: last, logger: self.logger)
             return try await group.apply(change, memberLimit: memberLimit)
         }
     }
@@ -166,8 +181,9 @@ extension PostgresStore {
 
 /// One change to a group, inside its transaction on PostgreSQL (holding the sequence's counter): the checks (who
 /// may), the rows it writes, the events it appends with the next seqs, and what it does to pushes.
-private struct PostgresGroupChange {
+struct PostgresGroupChange {
     let conversationID: String
+    let authority: GroupChangeAuthority
     let actorID: String
     let connection: PostgresConnection
     var lastSeq: Int64
@@ -176,9 +192,13 @@ private struct PostgresGroupChange {
     var entries: [IncomingMessage] = []
     var clears = 0
 
-    init(conversationID: String, actorID: String, connection: PostgresConnection, lastSeq: Int64, logger: Logger) {
+    init(
+        conversationID: String, authority: GroupChangeAuthority, connection: PostgresConnection, lastSeq: Int64,
+        logger: Logger
+    ) {
         self.conversationID = conversationID
-        self.actorID = actorID
+        self.authority = authority
+        actorID = authority.senderID
         self.connection = connection
         self.lastSeq = lastSeq
         self.logger = logger
@@ -193,13 +213,9 @@ private struct PostgresGroupChange {
         let me = try await connection.query(
             "SELECT owner FROM members WHERE conversation_id = \(conversationID) AND user_id = \(actorID) AND removed_seq IS NULL",
             logger: logger).collect()
-        guard let mine = me.first else { throw StoreError.notAMember }
-        guard conversation.kind == .group else { throw StoreError.directConversation }
-        let owner = try mine.decode(Bool.self)
         let actor = try await person(actorID)
-        let leaving: Bool
-        if case .remove(let target) = change, target == actorID { leaving = true } else { leaving = false }
-        guard owner || leaving else { throw StoreError.notAnOwner }
+        let (owner, leaving) = try authority.check(
+            change, member: me.first != nil, owner: try me.first?.decode(Bool.self) ?? false, kind: conversation.kind)
 
         switch change {
         case .add(let ids, let history):
@@ -228,23 +244,14 @@ private struct PostgresGroupChange {
             if leaving {
                 let entry = try await append(ConversationEvent(kind: .memberLeft), conversation, actor)
                 try await end(target, at: entry.message.seq ?? 0)
-                if owner, try await owners().isEmpty {
-                    // The last owner left: the longest-standing member owns the group now.
-                    let heirs = try await connection.query(
-                        """
-                        SELECT user_id FROM members WHERE conversation_id = \(conversationID) AND removed_seq IS NULL
-                        ORDER BY added_seq, user_id LIMIT 1
-                        """, logger: logger).collect()
-                    if let heir = try heirs.first.map({ try $0.decode(String.self) }) {
-                        try await setOwner(heir, true)
-                        _ = try await append(ConversationEvent(kind: .ownerAdded, members: [try await person(heir)]), conversation, actor)
-                    }
-                }
+                if owner { try await keepAnOwner(conversation, actor) }
             } else {
                 guard try await currentMembers().contains(target) else { throw StoreError.memberNotFound(target) }
+                let wasOwner = try await owners().contains(target)
                 let entry = try await append(
                     ConversationEvent(kind: .memberRemoved, members: [try await person(target)]), conversation, actor)
                 try await end(target, at: entry.message.seq ?? 0)
+                if wasOwner { try await keepAnOwner(conversation, actor) }
             }
         case .rename(let title):
             guard title != conversation.title else { break }
@@ -272,6 +279,19 @@ private struct PostgresGroupChange {
         }
         let record = try await PostgresStore.conversation(id: conversationID, on: connection, logger: logger)
         return (entries, ChangeOutcome(entries: entries, record: record, clears: clears))
+    }
+
+    /// After the last owner went (left, or removed by the app's backend), the longest-standing member owns the group.
+    private mutating func keepAnOwner(_ conversation: Conversation, _ actor: Person) async throws {
+        guard try await owners().isEmpty else { return }
+        let heirs = try await connection.query(
+            """
+            SELECT user_id FROM members WHERE conversation_id = \(conversationID) AND removed_seq IS NULL
+            ORDER BY added_seq, user_id LIMIT 1
+            """, logger: logger).collect()
+        guard let heir = try heirs.first.map({ try $0.decode(String.self) }) else { return }
+        try await setOwner(heir, true)
+        _ = try await append(ConversationEvent(kind: .ownerAdded, members: [try await person(heir)]), conversation, actor)
     }
 
     private func currentMembers() async throws -> [String] {

@@ -54,7 +54,7 @@ extension PostgresStore {
                 var messages: [MessageKey: (message: Message, new: Bool)] = [:]
                 let used = try await connection.query(
                     """
-                    SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event
+                    SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent
                     FROM messages m
                     JOIN unnest(\(drafts.map(\.conversation.id))::text[], \(drafts.map(\.id))::text[]) AS d(c, i)
                         ON m.conversation_id = d.c AND m.id = d.i
@@ -76,15 +76,18 @@ extension PostgresStore {
                     members.insert([conversationID, userID])
                 }
                 var rows: [MessageRow] = []
-                for draft in drafts where messages[draft.key] == nil && members.contains([draft.conversation.id, draft.sender.id]) {
+                // A system message (no sender) needs no membership.
+                for draft in drafts where messages[draft.key] == nil
+                    && (draft.sender.id.isEmpty || members.contains([draft.conversation.id, draft.sender.id])) {
                     seq += 1
                     let message = Message(
                         id: draft.id, conversationID: draft.conversation.id, senderID: draft.sender.id, text: draft.text,
-                        imageURL: draft.imageURL, sentAt: Rows.date(createdAt), seq: seq)
+                        imageURL: draft.imageURL, sentAt: Rows.date(createdAt), seq: seq, silent: draft.silent)
                     messages[draft.key] = (message, true)
                     rows.append(MessageRow(
                         seq: seq, id: draft.id, conversation_id: draft.conversation.id, sender_id: draft.sender.id,
-                        text: draft.text, image_url: draft.imageURL?.absoluteString, created_at: createdAt))
+                        text: draft.text, image_url: draft.imageURL?.absoluteString, created_at: createdAt,
+                        silent: draft.silent))
                 }
                 guard let first = rows.first?.seq else { return messages }
                 // Until this commits (or rolls back), the log hands on nothing past these seqs.
@@ -93,10 +96,10 @@ extension PostgresStore {
                 let json = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
                 try await connection.query(
                     """
-                    INSERT INTO messages (seq, id, conversation_id, sender_id, text, image_url, created_at)
-                    SELECT seq, id, conversation_id, sender_id, text, image_url, created_at
+                    INSERT INTO messages (seq, id, conversation_id, sender_id, text, image_url, created_at, silent)
+                    SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, silent
                     FROM jsonb_to_recordset(\(json)::jsonb) AS m(seq bigint, id text, conversation_id text, sender_id text,
-                        text text, image_url text, created_at double precision)
+                        text text, image_url text, created_at double precision, silent boolean)
                     ORDER BY seq
                     """, logger: self.logger)
                 try await connection.query("UPDATE message_seq SET seq = \(seq) WHERE id = 1", logger: self.logger)
@@ -113,21 +116,31 @@ extension PostgresStore {
     }
 
     public func entries(
-        in conversationID: String, for userID: String, after: Int64?, before: Int64?, limit: Int
+        in conversationID: String, for userID: String?, after: Int64?, before: Int64?, limit: Int
     ) async throws -> [Message] {
         try await database.withConnection { connection in
-            let member = try await connection.query(
-                """
-                SELECT me.visible_from FROM members me JOIN conversations c ON c.id = me.conversation_id
-                WHERE me.conversation_id = \(conversationID) AND me.user_id = \(userID) AND me.removed_seq IS NULL
-                  AND NOT c.deleted
-                """, logger: self.logger).collect()
-            guard let from = try member.first.map({ try $0.decode(Int64.self) }) else { throw StoreError.notAMember }
+            // What the member may see starts at `visible_from`; the app's backend sees everything.
+            let from: Int64
+            if let userID {
+                let member = try await connection.query(
+                    """
+                    SELECT me.visible_from FROM members me JOIN conversations c ON c.id = me.conversation_id
+                    WHERE me.conversation_id = \(conversationID) AND me.user_id = \(userID) AND me.removed_seq IS NULL
+                      AND NOT c.deleted
+                    """, logger: self.logger).collect()
+                guard let visible = try member.first.map({ try $0.decode(Int64.self) }) else { throw StoreError.notAMember }
+                from = visible
+            } else {
+                let found = try await connection.query(
+                    "SELECT 1 FROM conversations WHERE id = \(conversationID) AND NOT deleted", logger: self.logger).collect()
+                guard !found.isEmpty else { throw StoreError.conversationNotFound }
+                from = 0
+            }
             let rows: [PostgresRow]
             if let after {
                 rows = try await connection.query(
                     """
-                    SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event FROM messages
+                    SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent FROM messages
                     WHERE conversation_id = \(conversationID) AND seq > \(after) AND seq < \(before ?? Int64.max)
                       AND seq >= \(from)
                     ORDER BY seq LIMIT \(limit)
@@ -136,7 +149,7 @@ extension PostgresStore {
                 rows = try await connection.query(
                     """
                     SELECT * FROM (
-                        SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event FROM messages
+                        SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent FROM messages
                         WHERE conversation_id = \(conversationID) AND seq < \(before ?? Int64.max) AND seq >= \(from)
                         ORDER BY seq DESC LIMIT \(limit)
                     ) AS page ORDER BY seq
@@ -149,7 +162,7 @@ extension PostgresStore {
     public func entries(for userID: String, after: Int64, through: Int64, limit: Int) async throws -> [IncomingMessage] {
         let rows = try await database.query(
             """
-            SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event,
+            SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent,
                    c.kind, c.title, u.name AS sender_name, u.picture AS sender_picture
             FROM messages m
             JOIN members me ON me.conversation_id = m.conversation_id AND me.user_id = \(userID)
@@ -172,7 +185,7 @@ extension PostgresStore {
     ) async throws -> [IncomingMessage] {
         let rows = try await database.query(
             """
-            SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event,
+            SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent,
                    c.kind, c.title, u.name AS sender_name, u.picture AS sender_picture
             FROM messages m JOIN conversations c ON c.id = m.conversation_id JOIN users u ON u.id = m.sender_id
             WHERE m.seq > \(after) AND m.seq <= \(through) ORDER BY m.seq LIMIT \(Int64(min(limit, Int(Int64.max))))
@@ -195,4 +208,5 @@ private struct MessageRow: Encodable {
     var text: String?
     var image_url: String?
     var created_at: Double
+    var silent: Bool
 }

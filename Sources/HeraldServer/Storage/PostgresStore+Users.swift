@@ -6,11 +6,53 @@ import PostgresNIO
 /// The users on PostgreSQL.
 extension PostgresStore {
     public func upsertUser(_ person: Person) async throws {
-        try await database.query(
+        // An erased user's row is left as it is, and says so by returning nothing.
+        let rows = try await database.query(
             """
             INSERT INTO users (id, name, picture, known) VALUES (\(person.id), \(person.displayName), \(person.avatarURL?.absoluteString), true)
             ON CONFLICT (id) DO UPDATE SET name = excluded.name, picture = excluded.picture, known = true
-            """, logger: logger)
+            WHERE NOT users.erased
+            RETURNING id
+            """, logger: logger).collect()
+        if rows.isEmpty { throw StoreError.userErased }
+    }
+
+    public func user(id: String) async throws -> Person? {
+        let rows = try await database.query(
+            "SELECT id, name, picture FROM users WHERE id = \(id) AND known", logger: logger).collect()
+        return try rows.first.flatMap { try Rows.person($0.makeRandomAccess()) }
+    }
+
+    public func eraseUser(_ id: String) async throws -> ErasedUser {
+        try await appending { connection, last in
+            let found = try await connection.query(
+                "SELECT id FROM users WHERE id = \(id) AND id <> '' FOR UPDATE", logger: self.logger).collect()
+            guard !found.isEmpty else { throw StoreError.userNotFound }
+            try await connection.query(
+                "UPDATE users SET name = '', picture = NULL, known = false, erased = true WHERE id = \(id)",
+                logger: self.logger)
+            let conversations = try await connection.query(
+                """
+                SELECT m.conversation_id FROM members m JOIN conversations c ON c.id = m.conversation_id
+                WHERE m.user_id = \(id) AND m.removed_seq IS NULL AND NOT c.deleted ORDER BY m.conversation_id
+                """, logger: self.logger).collect().map { try $0.decode(String.self) }
+            var entries: [IncomingMessage] = []
+            var lastSeq = last
+            for conversationID in conversations {
+                var leave = PostgresGroupChange(
+                    conversationID: conversationID, authority: .erasure(id), connection: connection, lastSeq: lastSeq,
+                    logger: self.logger)
+                entries += try await leave.apply(.remove(id), memberLimit: .max).entries
+                lastSeq = leave.lastSeq
+            }
+            let devices = try await connection.query(
+                "DELETE FROM devices WHERE user_id = \(id) RETURNING id", logger: self.logger).collect().count
+            try await connection.query("DELETE FROM push_jobs WHERE user_id = \(id)", logger: self.logger)
+            try await connection.query("DELETE FROM push_shown WHERE user_id = \(id)", logger: self.logger)
+            try await connection.query(
+                "UPDATE members SET read_seq = 0, muted = false, owner = false WHERE user_id = \(id)", logger: self.logger)
+            return (entries, ErasedUser(entries: entries, devices: devices))
+        }
     }
 
     public func unknownUsers(among ids: [String]) async throws -> [String] {

@@ -214,6 +214,13 @@ enum SQLiteMigrations {
             "DROP TRIGGER messages_move_members",
             moveMembers,
         ],
+        [
+            // The app's backend: messages that notify nobody, system messages (their sender is the user row with
+            // the empty id, which no token can name), and erased users, whose id never comes back.
+            "ALTER TABLE messages ADD COLUMN silent INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE users ADD COLUMN erased INTEGER NOT NULL DEFAULT 0",
+            "INSERT OR IGNORE INTO users (id, name, known) VALUES ('', '', 0)",
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

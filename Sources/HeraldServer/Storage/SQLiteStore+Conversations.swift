@@ -4,26 +4,35 @@ import HeraldProtocol
 
 /// Conversations and their members on SQLite: creating, reading, listing, and the changes to groups.
 extension SQLiteStore {
-    public func createConversation(
-        kind: Conversation.Kind,
-        title: String?,
-        memberIDs: [String]
-    ) async throws -> (record: ConversationRecord, created: Bool) {
-        let creator = memberIDs.first
-        let members = HeraldID.sorted(Set(memberIDs))
-        let directKey: String? = kind == .direct ? Self.directKey(members) : nil
-        let id = UUID().uuidString.lowercased()
+    public func createConversation(_ new: NewConversation) async throws -> (record: ConversationRecord, created: Bool) {
+        let members = HeraldID.sorted(Set(new.memberIDs))
+        let owners = new.kind == .group ? Set(new.ownerIDs) : []
+        let directKey: String? = new.kind == .direct ? Self.directKey(members) : nil
+        let id = new.id ?? UUID().uuidString.lowercased()
         return try await database.transaction { connection in
+            if let given = new.id {
+                let existing = try connection.query(
+                    "SELECT kind, deleted FROM conversations WHERE id = ?1", [.text(given)])
+                if let row = existing.first {
+                    // A retry of the same creation finds what it made; any other use of the id is a conflict.
+                    guard try row.text("kind") == new.kind.rawValue, !(try row.bool("deleted")),
+                          let record = try Self.conversation(id: given, on: connection)
+                    else { throw StoreError.conversationExists(given) }
+                    return (record, false)
+                }
+            }
             if let directKey {
                 let existing = try connection.query(
                     "SELECT id FROM conversations WHERE direct_key = ?1", [.text(directKey)])
                 if let existingID = existing.first?.column("id")?.string {
+                    // The app's own id names one conversation only: the pair's, under another id, is not it.
+                    if new.id != nil { throw StoreError.conversationExists(existingID) }
                     return (try Self.conversation(id: existingID, on: connection)!, false)
                 }
             }
             try connection.query(
                 "INSERT INTO conversations (id, kind, title, direct_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                [.text(id), .text(kind.rawValue), .optionalText(title), .optionalText(directKey),
+                [.text(id), .text(new.kind.rawValue), .optionalText(new.title), .optionalText(directKey),
                  .float(Date().timeIntervalSince1970)]
             )
             // A new conversation stands in its members' lists where the newest entry of the server stands, and its
@@ -36,7 +45,7 @@ extension SQLiteStore {
                     INSERT INTO members (conversation_id, user_id, activity, added_seq, owner)
                     VALUES (?1, ?2, ?3, ?3, ?4)
                     """,
-                    [.text(id), .text(member), .integer(Int(activity)), .integer(kind == .group && member == creator ? 1 : 0)])
+                    [.text(id), .text(member), .integer(Int(activity)), .integer(owners.contains(member) ? 1 : 0)])
             }
             return (try Self.conversation(id: id, on: connection)!, true)
         }
@@ -142,10 +151,10 @@ extension SQLiteStore {
     }
 
     public func change(
-        _ change: ConversationChange, in conversationID: String, by userID: String, memberLimit: Int
+        _ change: ConversationChange, in conversationID: String, by actor: ChangeActor, memberLimit: Int
     ) async throws -> ChangeOutcome {
         try await appending { connection in
-            var group = GroupChange(conversationID: conversationID, actorID: userID, on: connection)
+            var group = GroupChange(conversationID: conversationID, actor: actor, on: connection)
             return try group.apply(change, memberLimit: memberLimit)
         }
     }
@@ -153,17 +162,23 @@ extension SQLiteStore {
 
 /// One change to a group, inside its transaction on SQLite: the checks (who may), the rows it writes, the events it
 /// appends, and what it does to pushes.
-private struct GroupChange {
+struct GroupChange {
     let conversationID: String
+    let authority: GroupChangeAuthority
     let actorID: String
     let connection: SQLiteHandle
     let now = Date().timeIntervalSince1970
     var entries: [IncomingMessage] = []
     var clears = 0
 
-    init(conversationID: String, actorID: String, on connection: SQLiteHandle) {
+    init(conversationID: String, actor: ChangeActor, on connection: SQLiteHandle) {
+        self.init(conversationID: conversationID, authority: GroupChangeAuthority(actor), on: connection)
+    }
+
+    init(conversationID: String, authority: GroupChangeAuthority, on connection: SQLiteHandle) {
         self.conversationID = conversationID
-        self.actorID = actorID
+        self.authority = authority
+        actorID = authority.senderID
         self.connection = connection
     }
 
@@ -175,13 +190,10 @@ private struct GroupChange {
         let me = try connection.query(
             "SELECT owner FROM members WHERE conversation_id = ?1 AND user_id = ?2 AND removed_seq IS NULL",
             [.text(conversationID), .text(actorID)])
-        guard let mine = me.first else { throw StoreError.notAMember }
-        guard conversation.kind == .group else { throw StoreError.directConversation }
-        let owner = try mine.bool("owner")
+        let mine = me.first
         let actor = try person(actorID)
-        let leaving: Bool
-        if case .remove(let target) = change, target == actorID { leaving = true } else { leaving = false }
-        guard owner || leaving else { throw StoreError.notAnOwner }
+        let (owner, leaving) = try authority.check(
+            change, member: mine != nil, owner: try mine?.bool("owner") ?? false, kind: conversation.kind)
 
         switch change {
         case .add(let ids, let history):
@@ -209,22 +221,13 @@ private struct GroupChange {
             if leaving {
                 let entry = try append(ConversationEvent(kind: .memberLeft), conversation, actor)
                 try end(target, at: entry.message.seq ?? 0)
-                if owner, try owners().isEmpty {
-                    // The last owner left: the longest-standing member owns the group now.
-                    let heirs = try connection.query(
-                        """
-                        SELECT user_id FROM members WHERE conversation_id = ?1 AND removed_seq IS NULL
-                        ORDER BY added_seq, user_id LIMIT 1
-                        """, [.text(conversationID)])
-                    if let heir = heirs.first?.column("user_id")?.string {
-                        try setOwner(heir, true)
-                        _ = try append(ConversationEvent(kind: .ownerAdded, members: [try person(heir)]), conversation, actor)
-                    }
-                }
+                if owner { try keepAnOwner(conversation, actor) }
             } else {
                 guard try currentMembers().contains(target) else { throw StoreError.memberNotFound(target) }
+                let wasOwner = try owners().contains(target)
                 let entry = try append(ConversationEvent(kind: .memberRemoved, members: [try person(target)]), conversation, actor)
                 try end(target, at: entry.message.seq ?? 0)
+                if wasOwner { try keepAnOwner(conversation, actor) }
             }
         case .rename(let title):
             guard title != conversation.title else { break }
@@ -251,6 +254,19 @@ private struct GroupChange {
         }
         let record = try SQLiteStore.conversation(id: conversationID, on: connection)
         return (entries, ChangeOutcome(entries: entries, record: record, clears: clears))
+    }
+
+    /// After the last owner went (left, or removed by the app's backend), the longest-standing member owns the group.
+    private mutating func keepAnOwner(_ conversation: Conversation, _ actor: Person) throws {
+        guard try owners().isEmpty else { return }
+        let heirs = try connection.query(
+            """
+            SELECT user_id FROM members WHERE conversation_id = ?1 AND removed_seq IS NULL
+            ORDER BY added_seq, user_id LIMIT 1
+            """, [.text(conversationID)])
+        guard let heir = heirs.first?.column("user_id")?.string else { return }
+        try setOwner(heir, true)
+        _ = try append(ConversationEvent(kind: .ownerAdded, members: [try person(heir)]), conversation, actor)
     }
 
     /// The current members' ids.

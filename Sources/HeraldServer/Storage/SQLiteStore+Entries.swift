@@ -74,16 +74,16 @@ extension SQLiteStore {
         let createdAt = Date().timeIntervalSince1970
         let values = SQLiteHandle.padded(fresh.map { draft -> [SQLiteValue] in
             [.text(draft.id), .text(draft.conversation.id), .text(draft.sender.id), .optionalText(draft.text),
-             .optionalText(draft.imageURL?.absoluteString), .float(createdAt)]
-        }, width: 6)
+             .optionalText(draft.imageURL?.absoluteString), .float(createdAt), .integer(draft.silent ? 1 : 0)]
+        }, width: 7)
         // Ids used before are left out by the select rather than skipped as conflicts, which would use up seqs.
         let inserted = try connection.query(
             """
-            INSERT INTO messages (id, conversation_id, sender_id, text, image_url, created_at)
+            INSERT INTO messages (id, conversation_id, sender_id, text, image_url, created_at, silent)
             SELECT * FROM (VALUES \(values.placeholders)) AS draft
             WHERE draft.column1 IS NOT NULL
-              AND EXISTS (SELECT 1 FROM members me WHERE me.conversation_id = draft.column2
-                          AND me.user_id = draft.column3 AND me.removed_seq IS NULL)
+              AND (draft.column3 = '' OR EXISTS (SELECT 1 FROM members me WHERE me.conversation_id = draft.column2
+                          AND me.user_id = draft.column3 AND me.removed_seq IS NULL))
               AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = draft.column2 AND m.id = draft.column1)
             RETURNING seq, id, conversation_id
             """,
@@ -100,7 +100,7 @@ extension SQLiteStore {
             seqs.append(Int64(seq))
             messages[draft.key] = (Message(
                 id: id, conversationID: draft.conversation.id, senderID: draft.sender.id, text: draft.text,
-                imageURL: draft.imageURL, sentAt: Rows.date(createdAt), seq: Int64(seq)), true)
+                imageURL: draft.imageURL, sentAt: Rows.date(createdAt), seq: Int64(seq), silent: draft.silent), true)
         }
 
         // Ids that were already stored in their conversation: their messages, for the sender's repeat or to refuse
@@ -121,21 +121,30 @@ extension SQLiteStore {
     }
 
     /// The columns ``Rows/message(_:idColumn:conversationID:)`` reads.
-    static let entryColumns = "seq, id, conversation_id, sender_id, text, image_url, created_at, event"
+    static let entryColumns = "seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent"
 
     public func entries(
-        in conversationID: String, for userID: String, after: Int64?, before: Int64?, limit: Int
+        in conversationID: String, for userID: String?, after: Int64?, before: Int64?, limit: Int
     ) async throws -> [Message] {
         try await database.perform { connection in
             // What the member may see starts at `visible_from` (0 for the whole history); a former member sees
-            // nothing.
-            let member = try connection.query(
-                """
-                SELECT me.visible_from FROM members me JOIN conversations c ON c.id = me.conversation_id
-                WHERE me.conversation_id = ?1 AND me.user_id = ?2 AND me.removed_seq IS NULL AND c.deleted = 0
-                """,
-                [.text(conversationID), .text(userID)])
-            guard let from = member.first?.column("visible_from")?.integer else { throw StoreError.notAMember }
+            // nothing. The app's backend sees everything.
+            let from: Int
+            if let userID {
+                let member = try connection.query(
+                    """
+                    SELECT me.visible_from FROM members me JOIN conversations c ON c.id = me.conversation_id
+                    WHERE me.conversation_id = ?1 AND me.user_id = ?2 AND me.removed_seq IS NULL AND c.deleted = 0
+                    """,
+                    [.text(conversationID), .text(userID)])
+                guard let visible = member.first?.column("visible_from")?.integer else { throw StoreError.notAMember }
+                from = visible
+            } else {
+                let found = try connection.query(
+                    "SELECT 1 AS found FROM conversations WHERE id = ?1 AND deleted = 0", [.text(conversationID)])
+                guard !found.isEmpty else { throw StoreError.conversationNotFound }
+                from = 0
+            }
             let rows: [SQLiteValues]
             if let after {
                 rows = try connection.query(
@@ -163,7 +172,7 @@ extension SQLiteStore {
 
     /// The columns ``Rows/incoming(_:)`` reads, from `messages m`, `conversations c` and the sender `users u`.
     static let incomingColumns = """
-        m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event,
+        m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent,
         c.kind, c.title, u.name AS sender_name, u.picture AS sender_picture
         """
 

@@ -6,13 +6,50 @@ import HeraldProtocol
 extension SQLiteStore {
     public func upsertUser(_ person: Person) async throws {
         try await database.perform { connection in
-            _ = try connection.query(
+            // An erased user's row is left as it is, and says so by returning nothing.
+            let rows = try connection.query(
                 """
                 INSERT INTO users (id, name, picture, known) VALUES (?1, ?2, ?3, 1)
                 ON CONFLICT(id) DO UPDATE SET name = excluded.name, picture = excluded.picture, known = 1
+                WHERE users.erased = 0
+                RETURNING id
                 """,
                 [.text(person.id), .text(person.displayName), .optionalText(person.avatarURL?.absoluteString)]
             )
+            if rows.isEmpty { throw StoreError.userErased }
+        }
+    }
+
+    public func user(id: String) async throws -> Person? {
+        try await database.perform { connection in
+            try connection.query(
+                "SELECT id, name, picture FROM users WHERE id = ?1 AND known = 1", [.text(id)]
+            ).first.flatMap(Rows.person)
+        }
+    }
+
+    public func eraseUser(_ id: String) async throws -> ErasedUser {
+        try await appending { connection in
+            let found = try connection.query("SELECT erased FROM users WHERE id = ?1 AND id <> ''", [.text(id)])
+            guard !found.isEmpty else { throw StoreError.userNotFound }
+            try connection.query(
+                "UPDATE users SET name = '', picture = NULL, known = 0, erased = 1 WHERE id = ?1", [.text(id)])
+            let conversations = try connection.query(
+                """
+                SELECT m.conversation_id FROM members m JOIN conversations c ON c.id = m.conversation_id
+                WHERE m.user_id = ?1 AND m.removed_seq IS NULL AND c.deleted = 0 ORDER BY m.conversation_id
+                """, [.text(id)]
+            ).compactMap { $0.column("conversation_id")?.string }
+            var entries: [IncomingMessage] = []
+            for conversationID in conversations {
+                var leave = GroupChange(conversationID: conversationID, authority: .erasure(id), on: connection)
+                entries += try leave.apply(.remove(id), memberLimit: .max).entries
+            }
+            let devices = try connection.query("DELETE FROM devices WHERE user_id = ?1 RETURNING id", [.text(id)]).count
+            try connection.query("DELETE FROM push_jobs WHERE user_id = ?1", [.text(id)])
+            try connection.query("DELETE FROM push_shown WHERE user_id = ?1", [.text(id)])
+            try connection.query("UPDATE members SET read_seq = 0, muted = 0, owner = 0 WHERE user_id = ?1", [.text(id)])
+            return (entries, ErasedUser(entries: entries, devices: devices))
         }
     }
 

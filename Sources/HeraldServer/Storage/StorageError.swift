@@ -35,6 +35,13 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case memberLimit(Int)
     /// The change would leave the group with no owner.
     case lastOwner
+    /// No user has that id.
+    case userNotFound
+    /// The user was erased: their id never signs in nor comes back.
+    case userErased
+    /// A conversation id the app gave is taken: by a conversation of another kind, one deleted, or (for a direct
+    /// conversation) its two people already have one, with the id given.
+    case conversationExists(String)
 
     public var description: String {
         switch self {
@@ -49,6 +56,10 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .memberNotFound(let id): "\(ControlCharacters.escaped(id)) is not a member of this conversation"
         case .memberLimit(let limit): "a group has at most \(limit) members"
         case .lastOwner: "a group needs an owner: make someone else an owner first"
+        case .userNotFound: "no user has that id"
+        case .userErased: "this user was erased: the id cannot sign in or be used again"
+        case .conversationExists(let id):
+            "the conversation id is taken (\(ControlCharacters.escaped(id)) already exists, as another kind, deleted, or as these two people's direct conversation)"
         }
     }
 }

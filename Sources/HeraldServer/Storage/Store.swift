@@ -92,14 +92,18 @@ public struct MessageDraft: Hashable, Sendable {
     public var text: String?
     /// Its image.
     public var imageURL: URL?
+    /// Whether it notifies nobody (no banner, no push): the app's backend's choice.
+    public var silent: Bool
 
-    /// A message to store.
-    public init(id: String, conversation: Conversation, sender: Person, text: String?, imageURL: URL?) {
+    /// A message to store. A `sender` with an empty id is the app's backend: a system message, which needs no
+    /// membership.
+    public init(id: String, conversation: Conversation, sender: Person, text: String?, imageURL: URL?, silent: Bool = false) {
         self.id = id
         self.conversation = conversation
         self.sender = sender
         self.text = text
         self.imageURL = imageURL
+        self.silent = silent
     }
 }
 
@@ -186,6 +190,53 @@ public enum ConversationChange: Hashable, Sendable {
     case delete
 }
 
+/// Who makes a change to a group.
+public enum ChangeActor: Hashable, Sendable {
+    /// A member, by the user API's rules: owners change the group, anyone leaves.
+    case member(String)
+    /// The app's backend (a service key): any change a group allows, shown as made by nobody (sender `""`).
+    case service
+
+    /// The id the change's events carry as their sender.
+    var senderID: String {
+        switch self {
+        case .member(let id): id
+        case .service: ""
+        }
+    }
+}
+
+/// A new conversation, as the app's backend or a user makes it.
+public struct NewConversation: Hashable, Sendable {
+    /// Its id: the app's own, or nil for a new UUID.
+    public var id: String?
+    /// Direct or group.
+    public var kind: Conversation.Kind
+    /// A group's title.
+    public var title: String?
+    /// Its members.
+    public var memberIDs: [String]
+    /// A group's owners, among its members.
+    public var ownerIDs: [String]
+
+    /// A conversation to create.
+    public init(id: String? = nil, kind: Conversation.Kind, title: String?, memberIDs: [String], ownerIDs: [String]) {
+        self.id = id
+        self.kind = kind
+        self.title = title
+        self.memberIDs = memberIDs
+        self.ownerIDs = ownerIDs
+    }
+}
+
+/// What erasing a user did.
+public struct ErasedUser: Sendable {
+    /// The events it appended: the user leaving each conversation they were in.
+    public var entries: [IncomingMessage]
+    /// The devices removed.
+    public var devices: Int
+}
+
 /// What a change did.
 public struct ChangeOutcome: Sendable {
     /// The entries it committed, in `seq` order: none when it changed nothing (adding people who are members
@@ -199,8 +250,21 @@ public struct ChangeOutcome: Sendable {
 
 /// The users: who has signed in, and whom one may find.
 public protocol UserStore: Sendable {
-    /// Creates or updates a user from their token's claims.
+    /// Creates or updates a user from their token's claims, or from the app's backend.
+    ///
+    /// - Throws: ``StoreError/userErased`` when the id belongs to an erased user: it never comes back.
     func upsertUser(_ person: Person) async throws
+
+    /// The user `id` as others see them, if known (signed in, or made by the app's backend).
+    func user(id: String) async throws -> Person?
+
+    /// Erases a user: they leave every conversation (directs too: an event each, as when leaving a group), and
+    /// their devices, read markers, mutes and pushes go; their name and picture are forgotten and their id can
+    /// neither sign in nor be used again. Their messages stay, from a sender with no name. Erasing one erased
+    /// before does what is left undone (nothing, usually).
+    ///
+    /// - Throws: ``StoreError/userNotFound`` when no user has the id.
+    func eraseUser(_ id: String) async throws -> ErasedUser
 
     /// Of `ids`, those that are no known user: one who signed in at least once (or whom the app's backend made).
     func unknownUsers(among ids: [String]) async throws -> [String]
@@ -211,13 +275,13 @@ public protocol UserStore: Sendable {
 
 /// Conversations and their members: what exists, who is in it, and the changes to groups.
 public protocol ConversationStore: Sendable {
-    /// Creates a conversation of `memberIDs` (the creator, `memberIDs`' first, included; they own a group). A direct
-    /// conversation between the same two people that already exists is returned instead, with `created` false.
-    func createConversation(
-        kind: Conversation.Kind,
-        title: String?,
-        memberIDs: [String]
-    ) async throws -> (record: ConversationRecord, created: Bool)
+    /// Creates a conversation. A direct conversation between the same two people that already exists is returned
+    /// instead, with `created` false; so is one with the same `id` and kind (a backend's retry).
+    ///
+    /// - Throws: ``StoreError/conversationExists(_:)`` when `id` is taken by a conversation of another kind, or was
+    ///   used by one since deleted; or when the two people of a new direct conversation with an `id` already have
+    ///   one under another id.
+    func createConversation(_ new: NewConversation) async throws -> (record: ConversationRecord, created: Bool)
 
     /// The conversation with `id` and its current members and owners, or nil (none, or deleted).
     func conversation(id: String) async throws -> ConversationRecord?
@@ -234,12 +298,29 @@ public protocol ConversationStore: Sendable {
     /// One conversation as `userID`'s list shows it; nil when they are not a member of it (or it does not exist).
     func summary(of conversationID: String, for userID: String) async throws -> ConversationSummary?
 
-    /// Applies `change` to a group, by `userID`, checking who may (owners), and appends its events to the log.
-    /// `memberLimit` bounds a group's members.
+    /// Applies `change` to a group, by `actor`, checking who may (owners, or the app's backend), and appends its
+    /// events to the log. `memberLimit` bounds a group's members.
     ///
     /// - Throws: ``StoreError`` `conversationNotFound`, `notAMember` (the caller), `directConversation`,
     ///   `notAnOwner`, `memberNotFound`, `memberLimit`, `lastOwner`.
-    func change(_ change: ConversationChange, in conversationID: String, by userID: String, memberLimit: Int) async throws -> ChangeOutcome
+    func change(_ change: ConversationChange, in conversationID: String, by actor: ChangeActor, memberLimit: Int) async throws -> ChangeOutcome
+}
+
+extension ConversationStore {
+    /// Creates a conversation of `memberIDs` made by their first, who owns it if it is a group (see
+    /// ``createConversation(_:)``).
+    public func createConversation(
+        kind: Conversation.Kind, title: String?, memberIDs: [String]
+    ) async throws -> (record: ConversationRecord, created: Bool) {
+        try await createConversation(NewConversation(
+            kind: kind, title: title, memberIDs: memberIDs,
+            ownerIDs: kind == .group ? Array(memberIDs.prefix(1)) : []))
+    }
+
+    /// Applies `change` by the member `userID` (see ``change(_:in:by:memberLimit:)``).
+    public func change(_ change: ConversationChange, in conversationID: String, by userID: String, memberLimit: Int) async throws -> ChangeOutcome {
+        try await self.change(change, in: conversationID, by: .member(userID), memberLimit: memberLimit)
+    }
 }
 
 /// The event log: messages and events, each with a `seq` from the one sequence, in the order members learn them.
@@ -255,11 +336,12 @@ public protocol EntryStore: Sendable {
     func post(_ draft: MessageDraft) async throws -> PostOutcome
 
     /// Entries of one conversation as `userID` may see them (from when they could see it: all of it, or from
-    /// when they were added), oldest first: the first `limit` after `after`, else the last `limit` (before
-    /// `before`, if given).
+    /// when they were added; all of it for nil, the app's backend), oldest first: the first `limit` after `after`,
+    /// else the last `limit` (before `before`, if given).
     ///
-    /// - Throws: ``StoreError/notAMember`` when `userID` is not a member.
-    func entries(in conversationID: String, for userID: String, after: Int64?, before: Int64?, limit: Int) async throws -> [Message]
+    /// - Throws: ``StoreError/notAMember`` when `userID` is not a member; ``StoreError/conversationNotFound`` when
+    ///   there is no such conversation (for the app's backend).
+    func entries(in conversationID: String, for userID: String?, after: Int64?, before: Int64?, limit: Int) async throws -> [Message]
 
     /// The entries with `after < seq <= through` that reached `userID` (their conversations, while they were in
     /// them), in sequence order, at most `limit`. Its work grows with `through - after`, whoever the user is:

@@ -32,7 +32,7 @@ extension StoredRow {
 /// How rows become Herald's values, for both stores: the columns each query names, decoded once here.
 enum Rows {
     /// The entry in a row of `seq`, `<idColumn>`, `conversation_id`, `sender_id`, `text`, `image_url`, `created_at`,
-    /// `event`.
+    /// `event`, and `silent` where it matters (a row without it is not silent).
     static func message(_ row: some StoredRow, idColumn: String = "id", conversationID: String? = nil) throws -> Message {
         Message(
             id: try row.text(idColumn),
@@ -42,7 +42,8 @@ enum Rows {
             imageURL: try row.optionalText("image_url").flatMap(URL.init(string:)),
             sentAt: date(try row.optionalDouble("created_at") ?? 0),
             seq: try row.integer("seq"),
-            event: try event(from: row.optionalText("event")))
+            event: try event(from: row.optionalText("event")),
+            silent: try row.bool("silent"))
     }
 
     /// The entry in a row of ``message(_:idColumn:conversationID:)``'s columns and `kind`, `title`, `sender_name`,

@@ -2,7 +2,7 @@
 // Everything from the network is shown with textContent, never as markup.
 import { API, APIError, Stream } from "./api.js";
 import { Banners, avatar, cleanText, safeImageURL } from "./banners.js";
-import { displayName, entryLine, eventEnds, groupTitle, initials, preview } from "./engine.js";
+import { displayName, entryLine, eventEnds, groupTitle, initials, preview, senderName } from "./engine.js";
 import { deviceID, renewWebPush, turnWebPushOff, turnWebPushOn, webPushIsOn, webPushOwner, webPushSupported } from "./push.js";
 import { dayLabel, fullStamp, listStamp, timeOfDay } from "./time.js";
 
@@ -732,10 +732,14 @@ function renderMessages(id, { toBottom = false } = {}) {
     item.dataset.id = message.id;
     const send = session.pending.get(message.id);
     if (mine && message.seq == null) item.classList.add(send?.failed ? "failed" : "pending");
-    if (!mine && conversation?.kind === "group") {
+    const system = message.senderId === "";
+    if (system) item.classList.add("system");
+    if (!mine && (conversation?.kind === "group" || system)) {
       const sender = document.createElement("span");
       sender.className = "sender";
-      sender.textContent = cleanText(displayName(names.get(message.senderId) ?? message.senderName ?? message.senderId));
+      sender.textContent = system
+        ? senderName({ id: "" })
+        : cleanText(displayName(names.get(message.senderId) ?? message.senderName ?? message.senderId));
       item.append(sender);
     }
     const picture = safeImageURL(message.imageURL);

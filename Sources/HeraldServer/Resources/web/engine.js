@@ -70,6 +70,7 @@ export const standardFormatter = Object.freeze({
   imagePlaceholder: "📷 Image",
   emptyPlaceholder: "New message",
   unknownSenderName: "Someone",
+  systemSenderName: "Admin",
   untitledGroupName: "Group chat",
 });
 
@@ -78,6 +79,11 @@ export function preview(text, hasImage, formatter = standardFormatter) {
   const { text: folded, cut } = foldWhitespace(text ?? "", formatter.previewLimit);
   if (folded === "") return hasImage ? formatter.imagePlaceholder : formatter.emptyPlaceholder;
   return cut ? folded + "..." : folded;
+}
+
+/** The name to show for a sender: "Admin" for the app's backend (the empty id), else their display name. */
+export function senderName(person, formatter = standardFormatter) {
+  return person.id === "" ? formatter.systemSenderName : displayName(person.name, formatter);
 }
 
 /** The name to show for a person: their display name folded, or "Someone" when blank. */
@@ -121,12 +127,12 @@ const same = (id, viewer) => viewer !== null && viewer !== undefined && id === v
 export function eventLine(event, sender, conversation, viewer = null, formatter = standardFormatter) {
   const predicate = eventPredicate(event, sender, conversation, viewer, formatter);
   if (predicate === null) return null;
-  return `${same(sender.id, viewer) ? "You" : displayName(sender.name, formatter)} ${predicate}`;
+  return `${same(sender.id, viewer) ? "You" : senderName(sender, formatter)} ${predicate}`;
 }
 
 /** What an event's line says after its subject ("added Carol", "left"); null for a type not known. */
 function eventPredicate(event, sender, conversation, viewer, formatter) {
-  const named = (person) => (same(person.id, viewer) ? "you" : displayName(person.name, formatter));
+  const named = (person) => (same(person.id, viewer) ? "you" : senderName(person, formatter));
   const list = (people) => {
     const names = people.slice(0, 3).map(named);
     if (people.length > 3) return `${names.join(", ")} and ${people.length - 3} others`;
@@ -175,7 +181,7 @@ export function bannerFor(incoming, formatter = standardFormatter, viewer = null
   const { message, conversation, sender } = incoming;
   if (message.event) {
     return {
-      id: message.id, conversation: conversation.id, title: displayName(sender.name, formatter), subtitle: null,
+      id: message.id, conversation: conversation.id, title: senderName(sender, formatter), subtitle: null,
       body: eventPredicate(message.event, sender, conversation, viewer, formatter), avatarURL: sender.avatarURL ?? null,
       count: 1, tone: "message", icon: null, duration: null, sender: sender.id,
     };
@@ -183,7 +189,7 @@ export function bannerFor(incoming, formatter = standardFormatter, viewer = null
   return {
     id: message.id,
     conversation: conversation.id,
-    title: displayName(sender.name, formatter),
+    title: senderName(sender, formatter),
     subtitle: conversation.kind === "group" ? "in " + groupTitle(conversation.title, formatter) : null,
     body: preview(message.text, message.imageURL != null, formatter),
     avatarURL: sender.avatarURL ?? null,
@@ -204,7 +210,7 @@ export function notificationFor(incoming, formatter = standardFormatter, viewer 
       thread: conversation.id,
     };
   }
-  const name = displayName(sender.name, formatter);
+  const name = senderName(sender, formatter);
   const text = preview(message.text, message.imageURL != null, formatter);
   if (conversation.kind === "group") {
     return {
@@ -243,6 +249,7 @@ export function bannerInitials(banner) {
 export function delivery(message, userID, device, alreadySeen) {
   if (message.senderId === userID) return { skip: "own" };
   if (alreadySeen) return { skip: "duplicate" };
+  if (message.silent) return { skip: "silent" };
   if (message.event && !(message.event.type === "member_added" && (message.event.members ?? []).some((member) => member.id === userID))) {
     return { skip: "quiet" };
   }

@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "HeraldReplay", targets: ["HeraldReplay"]),
         .library(name: "HeraldProtocol", targets: ["HeraldProtocol"]),
         .library(name: "HeraldClient", targets: ["HeraldClient"]),
+        .library(name: "HeraldService", targets: ["HeraldService"]),
         .library(name: "HeraldPresentation", targets: ["HeraldPresentation"]),
         .library(name: "HeraldUI", targets: ["HeraldUI"]),
         .executable(name: "herald", targets: ["herald"]),
@@ -35,12 +36,24 @@ let package = Package(
         .target(name: "HeraldCore"),
         // The stream's frames and the API's message, one Codable definition for server and clients.
         .target(name: "HeraldProtocol", dependencies: ["HeraldCore"]),
+        // For the app's backend: the service API's client, and the webhooks' events and signature.
+        .target(
+            name: "HeraldService",
+            dependencies: [
+                "HeraldProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // The server: storage, HTTP API, live stream, presence.
         .target(
             name: "HeraldServer",
             dependencies: [
                 "HeraldCore",
                 "HeraldProtocol",
+                "HeraldService",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -141,6 +154,7 @@ let package = Package(
             dependencies: [
                 "HeraldServer",
                 "HeraldClient",
+                "HeraldService",
                 "HeraldCore",
                 "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -210,6 +210,19 @@ public func runHerald(
     try await runProcess(heraldExecutable, arguments, input: input, environment: environment, timeout: timeout)
 }
 
+/// Reads up to the first newline, then goes on reading (on a thread of its own, to the end) so the child never
+/// blocks on a full pipe; the text up to the first newline, or all there was if the child ended first.
+public func firstLine(of handle: FileHandle) -> String {
+    var text = ""
+    while !text.contains("\n") {
+        let data = handle.availableData
+        if data.isEmpty { return text }
+        text += String(decoding: data, as: UTF8.self)
+    }
+    Thread.detachNewThread { while !handle.availableData.isEmpty {} }
+    return text
+}
+
 /// `herald serve` as a child process.
 public final class ServerProcess: Sendable {
     private let child: ChildProcess
@@ -255,7 +268,7 @@ public final class ServerProcess: Sendable {
             child.signal(SIGKILL)
         }
         defer { watchdog.cancel() }
-        let firstLine = await onOwnThread { Self.firstLine(of: output.fileHandleForReading) }
+        let firstLine = await onOwnThread { HeraldTestSupport.firstLine(of: output.fileHandleForReading) }
         guard let range = firstLine.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
               let port = Int(firstLine[range].split(separator: ":").last ?? "")
         else {
@@ -266,18 +279,6 @@ public final class ServerProcess: Sendable {
         self.firstLine = String(firstLine.prefix { $0 != "\n" })
     }
 
-    /// Reads up to the first newline, then goes on reading (on this thread, to the end) so the server never blocks
-    /// on a full pipe; the text up to the first newline, or all there was if the server ended first.
-    private static func firstLine(of handle: FileHandle) -> String {
-        var text = ""
-        while !text.contains("\n") {
-            let data = handle.availableData
-            if data.isEmpty { return text }
-            text += String(decoding: data, as: UTF8.self)
-        }
-        Thread.detachNewThread { while !handle.availableData.isEmpty {} }
-        return text
-    }
 
     /// Its resident memory now (Linux's `VmRSS`), in bytes; nil where /proc does not say.
     public var residentBytes: Int? {

@@ -244,7 +244,9 @@ struct ConversationsController {
         guard body.upTo >= 0 else { throw APIError.invalidRequest("`upTo` must not be negative") }
         if let device = body.device { _ = try Input.id(device, field: "device") }
         _ = try await messenger.conversation(id, for: identity)
-        try await store.markRead(userID: identity.userID, conversationID: id, upTo: body.upTo)
+        let webhook = messenger.webhooks.wants(.read)
+        try await store.markRead(userID: identity.userID, conversationID: id, upTo: body.upTo, webhook: webhook)
+        if webhook { messenger.webhooks.queued() }
         await messenger.push.conversationRead(userID: identity.userID, conversationID: id, device: body.device)
         return .noContent
     }

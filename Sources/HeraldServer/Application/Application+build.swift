@@ -27,6 +27,8 @@ public struct ServerEnvironment: Sendable {
     let memberships: Memberships
     /// The users seen so far, remembered in the store on their first request.
     let users: UserDirectory
+    /// Webhooks to the app's backend.
+    let webhooks: WebhookDispatcher
     let services: [any Service]
 
     /// Opens the database (migrating it) and resolves the token secret: SQLite, or PostgreSQL when
@@ -77,7 +79,7 @@ public struct ServerEnvironment: Sendable {
 
     var messenger: Messenger {
         Messenger(
-            store: store, hub: hub, push: push, limits: configuration.limits, userLimits: userLimits,
+            store: store, hub: hub, push: push, webhooks: webhooks, limits: configuration.limits, userLimits: userLimits,
             memberships: memberships)
     }
 
@@ -100,12 +102,16 @@ extension ServerEnvironment {
         logger: Logger
     ) async {
         let memberships = Memberships()
+        let webhooks = WebhookDispatcher(
+            store: store, hub: hub, memberships: memberships, cluster: cluster, settings: configuration.webhooks,
+            lease: configuration.push.lease, logger: logger)
         let push = PushDispatcher(
             store: store, hub: hub, memberships: memberships, cluster: cluster, providers: providers,
-            settings: configuration.push, http: http, logger: logger)
-        // What the log hands on goes to this node's connections, then to the push decider.
+            settings: configuration.push, http: http, webhooks: webhooks, logger: logger)
+        // What the log hands on goes to this node's connections, then to the push decider and the webhook feed.
         store.log.add(FanOut(hub: hub, memberships: memberships, store: store, logger: logger))
         store.log.add(push)
+        store.log.add(webhooks)
         self.init(
             configuration: configuration,
             store: store,
@@ -116,8 +122,9 @@ extension ServerEnvironment {
             userLimits: UserLimits(configuration.limits),
             memberships: memberships,
             users: UserDirectory(store: store),
-            // Stopped in reverse: the push loops before the database they write to.
-            services: [storeService, push]
+            webhooks: webhooks,
+            // Stopped in reverse: the webhook and push loops before the database they write to.
+            services: [storeService, push, webhooks]
         )
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldService
 
 /// The limits that keep one client from hurting the others. Every one is a setting of `herald serve`
 /// (`HERALD_LIMIT_*`); the defaults are out of reach of a person and within reach of a script.
@@ -106,6 +107,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var userDirectory: DirectoryScope = .contacts
     /// Push delivery: timing, bounds and each provider's credentials.
     public var push = PushSettings()
+    /// Webhooks to the app's backend.
+    public var webhooks = WebhookSettings()
     /// The app's backend's keys (`HERALD_SERVICE_KEY`, several separated by commas); none by default, and then the
     /// service routes refuse every call.
     public var serviceKeys = ServiceKeys.none
@@ -162,6 +165,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         timeouts.shutdown = try settings.seconds("HERALD_SHUTDOWN_TIMEOUT") ?? timeouts.shutdown
         configuration.timeouts = timeouts
         configuration.push = try settings.push()
+        configuration.webhooks = try settings.webhooks()
         configuration.serviceKeys = try ServiceKeys(
             (settings.string("HERALD_SERVICE_KEY") ?? "").split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
@@ -286,6 +290,42 @@ private struct EnvironmentSettings {
             push.vapidSubject = subject
         }
         return push
+    }
+
+    /// The webhook settings: all of them checked, and a secret required with a URL.
+    func webhooks() throws -> WebhookSettings {
+        var webhooks = WebhookSettings()
+        webhooks.allowPrivate = try choice("HERALD_WEBHOOK_ALLOW_PRIVATE", ["0": false, "1": true]) ?? false
+        webhooks.reminder = try seconds("HERALD_UNREAD_REMINDER")
+        webhooks.maxAge = try seconds("HERALD_WEBHOOK_MAX_AGE") ?? webhooks.maxAge
+        if let text = string("HERALD_WEBHOOK_EVENTS") {
+            var events = Set<WebhookEventType>()
+            for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+                guard let type = WebhookEventType(rawValue: name) else {
+                    let known = WebhookEventType.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw ConfigurationError("HERALD_WEBHOOK_EVENTS: \"\(name)\" is no event type (they are \(known))")
+                }
+                events.insert(type)
+            }
+            webhooks.events = events
+        }
+        guard let url = try self.url("HERALD_WEBHOOK_URL") else {
+            if string("HERALD_WEBHOOK_SECRET") != nil {
+                throw ConfigurationError("HERALD_WEBHOOK_SECRET is set but HERALD_WEBHOOK_URL is not")
+            }
+            return webhooks
+        }
+        if !webhooks.allowPrivate, let host = URL(string: url)?.host,
+           let problem = AddressPolicy(allowPrivate: false).problem(withHost: host) {
+            throw ConfigurationError(
+                "HERALD_WEBHOOK_URL: the host \(problem); set HERALD_WEBHOOK_ALLOW_PRIVATE=1 if the backend is meant to be there")
+        }
+        guard let secret = string("HERALD_WEBHOOK_SECRET"), secret.utf8.count >= 32 else {
+            throw ConfigurationError("HERALD_WEBHOOK_URL needs HERALD_WEBHOOK_SECRET, at least 32 bytes, to sign deliveries with")
+        }
+        webhooks.url = url
+        webhooks.secret = secret
+        return webhooks
     }
 
     /// A path to a file that exists.

@@ -8,6 +8,7 @@ struct Messenger: Sendable {
     let store: any Store
     let hub: Hub
     let push: PushDispatcher
+    let webhooks: WebhookDispatcher
     let limits: ServerLimits
     let userLimits: UserLimits
     let memberships: Memberships

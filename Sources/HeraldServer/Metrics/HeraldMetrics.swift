@@ -55,6 +55,11 @@ public enum HeraldMetrics {
     /// Requests that failed because the database did not answer, and failed background reads and writes.
     static let databaseErrors = Counter(label: "herald_database_errors_total")
 
+    /// A webhook delivery's end: `outcome` is `delivered`, `retried` or `dropped`.
+    static func webhook(outcome: String) {
+        Counter(label: "herald_webhooks_total", dimensions: [("outcome", outcome)]).increment()
+    }
+
     /// A push job's end: `outcome` is `sent`, `retried`, `device_removed`, `dropped` or `redirected`.
     static func pushJob(provider: String, outcome: String) {
         Counter(label: "herald_push_jobs_total", dimensions: [("provider", provider), ("outcome", outcome)]).increment()

@@ -106,6 +106,8 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     private let signals: [DeviceRegistration.Platform: WakeSignal]
     private let counters = NIOLockedValueBox(Counts())
     private let outcomes: OutcomeWriter
+    /// Told of devices removed for a dead token (`device.removed`).
+    private let webhooks: WebhookDispatcher?
     /// Set at a graceful stop: the send loops start nothing more and end once their sends in flight are answered.
     private let stopping = NIOLockedValueBox(false)
 
@@ -114,8 +116,10 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     /// consumer, with the members `memberships` knows.
     init(
         store: any Store, hub: Hub, memberships: Memberships, cluster: (any ClusterPresence)? = nil,
-        providers: [any PushProvider], settings: PushSettings, http: PushHTTP?, logger: Logger
+        providers: [any PushProvider], settings: PushSettings, http: PushHTTP?, webhooks: WebhookDispatcher? = nil,
+        logger: Logger
     ) {
+        self.webhooks = webhooks
         self.store = store
         self.hub = hub
         self.memberships = memberships
@@ -450,7 +454,9 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
             case .removeDevice(let reason):
                 counters.withLockedValue { $0.removedDevices += 1 }
                 HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: "device_removed")
-                _ = try await store.removeDevice(id: job.device.id, userID: job.device.userID)
+                let webhook = webhooks?.wants(.deviceRemoved) ?? false
+                _ = try await store.removeDevice(id: job.device.id, userID: job.device.userID, webhook: webhook)
+                if webhook { webhooks?.queued() }
                 logger.notice("push token dead, device removed: \(ControlCharacters.escaped(reason))", metadata: metadata)
             case .drop(let reason):
                 await drop(job, reason: reason, metadata: metadata)

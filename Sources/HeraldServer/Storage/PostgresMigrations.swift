@@ -194,6 +194,40 @@ enum PostgresMigrations {
             "ALTER TABLE users ADD COLUMN erased boolean NOT NULL DEFAULT false",
             "INSERT INTO users (id, name, known) VALUES ('', '', false) ON CONFLICT DO NOTHING",
         ],
+        [
+            // The webhook outbox: an event for the app's backend from when it is written (with what it tells) until
+            // the backend answers 2xx. Events of one conversation (or, without one, of one user: `ordering_key`)
+            // go out one at a time in (seq, rank, id) order: an entry's own event (rank 0) before the others at its
+            // seq. A node sending one holds it until `leased_until`.
+            """
+            CREATE TABLE webhook_jobs (
+                id bigserial PRIMARY KEY,
+                type text NOT NULL,
+                ordering_key text COLLATE "C" NOT NULL,
+                conversation_id text COLLATE "C",
+                seq bigint NOT NULL,
+                rank integer NOT NULL,
+                data text NOT NULL,
+                created_at double precision NOT NULL,
+                due_at double precision NOT NULL,
+                attempts integer NOT NULL DEFAULT 0,
+                leased_until double precision NOT NULL DEFAULT 0
+            )
+            """,
+            "CREATE INDEX webhook_jobs_order ON webhook_jobs (ordering_key, seq, rank, id)",
+            """
+            CREATE TABLE unread_reminders (
+                user_id text COLLATE "C" NOT NULL,
+                conversation_id text COLLATE "C" NOT NULL,
+                seq bigint NOT NULL,
+                created_at double precision NOT NULL,
+                due_at double precision NOT NULL,
+                PRIMARY KEY (user_id, conversation_id)
+            )
+            """,
+            "CREATE INDEX unread_reminders_due ON unread_reminders (due_at)",
+            "INSERT INTO log_cursors (name, seq) SELECT 'webhook', seq FROM message_seq WHERE id = 1",
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

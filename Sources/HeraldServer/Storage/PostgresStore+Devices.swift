@@ -40,11 +40,16 @@ extension PostgresStore {
         }
     }
 
-    public func removeDevice(id: String, userID: String) async throws -> Bool {
+    public func removeDevice(id: String, userID: String, webhook: Bool) async throws -> Bool {
         try await transaction { connection in
             let rows = try await connection.query(
-                "DELETE FROM devices WHERE user_id = \(userID) AND id = \(id) RETURNING id", logger: self.logger).collect()
+                "DELETE FROM devices WHERE user_id = \(userID) AND id = \(id) RETURNING platform", logger: self.logger).collect()
             try await Self.forgetPushes(userID: userID, deviceID: id, on: connection, logger: self.logger)
+            if webhook, let platform = try rows.first.map({ try $0.decode(String.self) }).flatMap(DeviceRegistration.Platform.init) {
+                _ = try await Self.insertWebhooks(
+                    [NewWebhookEvent.deviceRemoved(userID: userID, deviceID: id, platform: platform)],
+                    on: connection, logger: self.logger)
+            }
             return !rows.isEmpty
         }
     }

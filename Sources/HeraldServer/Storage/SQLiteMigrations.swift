@@ -221,6 +221,46 @@ enum SQLiteMigrations {
             "ALTER TABLE users ADD COLUMN erased INTEGER NOT NULL DEFAULT 0",
             "INSERT OR IGNORE INTO users (id, name, known) VALUES ('', '', 0)",
         ],
+        [
+            // The webhook outbox: an event for the app's backend from when it is written (with what it tells) until
+            // the backend answers 2xx. Events of one conversation (or, without one, of one user: `ordering_key`)
+            // go out one at a time in (seq, rank, id) order: an entry's own event (rank 0) before the others at its
+            // seq. `leased_until` marks one being sent.
+            """
+            CREATE TABLE webhook_jobs (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                type TEXT NOT NULL,
+                ordering_key TEXT NOT NULL,
+                conversation_id TEXT,
+                seq INTEGER NOT NULL,
+                rank INTEGER NOT NULL,
+                data TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                due_at REAL NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                leased_until REAL NOT NULL DEFAULT 0
+            )
+            """,
+            "CREATE INDEX webhook_jobs_order ON webhook_jobs(ordering_key, seq, rank, id)",
+            // Reminders of unread messages, one per member and conversation: checked when due, dropped when a device
+            // of the member connects.
+            """
+            CREATE TABLE unread_reminders (
+                user_id TEXT NOT NULL,
+                conversation_id TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                created_at REAL NOT NULL,
+                due_at REAL NOT NULL,
+                PRIMARY KEY (user_id, conversation_id)
+            )
+            """,
+            "CREATE INDEX unread_reminders_due ON unread_reminders(due_at)",
+            // The feed's place in the log, from the log's end: what was stored before is not told.
+            """
+            INSERT INTO log_cursors (name, seq) SELECT 'webhook', max(
+                coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0), coalesce((SELECT max(seq) FROM messages), 0))
+            """,
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

@@ -33,11 +33,15 @@ extension SQLiteStore {
         }
     }
 
-    public func removeDevice(id: String, userID: String) async throws -> Bool {
+    public func removeDevice(id: String, userID: String, webhook: Bool) async throws -> Bool {
         try await database.transaction { connection in
             let rows = try connection.query(
-                "DELETE FROM devices WHERE user_id = ?1 AND id = ?2 RETURNING id", [.text(userID), .text(id)])
+                "DELETE FROM devices WHERE user_id = ?1 AND id = ?2 RETURNING platform", [.text(userID), .text(id)])
             try Self.forgetPushes(userID: userID, deviceID: id, on: connection)
+            if webhook, let platform = rows.first?.column("platform")?.string.flatMap(DeviceRegistration.Platform.init) {
+                _ = try Self.insertWebhooks(
+                    [NewWebhookEvent.deviceRemoved(userID: userID, deviceID: id, platform: platform)], on: connection)
+            }
             return !rows.isEmpty
         }
     }

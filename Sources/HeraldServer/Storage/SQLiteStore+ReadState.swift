@@ -2,16 +2,21 @@ import Foundation
 
 /// Read markers and mutes on SQLite.
 extension SQLiteStore {
-    public func markRead(userID: String, conversationID: String, upTo seq: Int64) async throws {
-        try await database.perform { connection in
-            _ = try connection.query(
+    public func markRead(userID: String, conversationID: String, upTo seq: Int64, webhook: Bool) async throws {
+        try await database.transaction { connection in
+            let moved = try connection.query(
                 """
                 UPDATE members SET read_seq = max(read_seq,
                     min(?3, coalesce((SELECT max(seq) FROM messages WHERE conversation_id = ?1), 0)))
                 WHERE conversation_id = ?1 AND user_id = ?2 AND removed_seq IS NULL
+                  AND read_seq < min(?3, coalesce((SELECT max(seq) FROM messages WHERE conversation_id = ?1), 0))
+                RETURNING read_seq
                 """,
                 [.text(conversationID), .text(userID), .integer(Int(seq))]
             )
+            guard webhook, let marker = moved.first?.column("read_seq")?.integer else { return }
+            _ = try Self.insertWebhooks([NewWebhookEvent.read(
+                conversationID: conversationID, userID: userID, upTo: Int64(marker))], on: connection)
         }
     }
 

@@ -359,8 +359,9 @@ public protocol EntryStore: Sendable {
 /// Each member's read marker and mute.
 public protocol ReadStateStore: Sendable {
     /// Moves `userID`'s read marker in a conversation forward to `seq` (never back, and never past the
-    /// conversation's latest entry). Posting a message moves the sender's marker to it by itself.
-    func markRead(userID: String, conversationID: String, upTo seq: Int64) async throws
+    /// conversation's latest entry). Posting a message moves the sender's marker to it by itself. With `webhook`,
+    /// a marker that moved queues a `read` event for the app's backend in the same transaction.
+    func markRead(userID: String, conversationID: String, upTo seq: Int64, webhook: Bool) async throws
 
     /// Mutes or unmutes a conversation for `userID`.
     func setMuted(_ muted: Bool, userID: String, conversationID: String) async throws
@@ -374,16 +375,31 @@ public protocol DeviceStore: Sendable {
     /// - Throws: ``StoreError/deviceLimit(_:)`` when the user already has `limit` devices and this one is new.
     func registerDevice(_ device: DeviceRegistration, limit: Int) async throws
 
-    /// Removes a device of `userID`; false if there was none.
-    func removeDevice(id: String, userID: String) async throws -> Bool
+    /// Removes a device of `userID`; false if there was none. With `webhook` (a push service said its token is
+    /// dead), a `device.removed` event for the app's backend is queued in the same transaction.
+    func removeDevice(id: String, userID: String, webhook: Bool) async throws -> Bool
 
     /// The devices of `userID`.
     func devices(of userID: String) async throws -> [DeviceRegistration]
 }
 
+extension ReadStateStore {
+    /// Moves a read marker, telling no webhook (see ``markRead(userID:conversationID:upTo:webhook:)``).
+    public func markRead(userID: String, conversationID: String, upTo seq: Int64) async throws {
+        try await markRead(userID: userID, conversationID: conversationID, upTo: seq, webhook: false)
+    }
+}
+
+extension DeviceStore {
+    /// Removes a device, telling no webhook (see ``removeDevice(id:userID:webhook:)``).
+    public func removeDevice(id: String, userID: String) async throws -> Bool {
+        try await removeDevice(id: id, userID: userID, webhook: false)
+    }
+}
+
 /// Where Herald keeps users, conversations, the event log, read markers, devices and the push outbox: each concern
 /// a protocol of its own, so that code needing one depends on that one.
-public protocol Store: UserStore, ConversationStore, EntryStore, ReadStateStore, DeviceStore, PushOutbox {
+public protocol Store: UserStore, ConversationStore, EntryStore, ReadStateStore, DeviceStore, PushOutbox, WebhookOutbox {
     /// The log this store's commits go to.
     var log: EventLog { get }
 

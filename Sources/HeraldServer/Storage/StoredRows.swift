@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldService
 import PostgresNIO
 
 /// A row of a query's result, read by column name: what both stores' rows (SQLite's and PostgreSQL's) offer, so
@@ -104,6 +105,19 @@ enum Rows {
             readUpTo: try row.optionalInteger("read_seq") ?? 0,
             muted: try row.bool("muted"),
             activity: try row.optionalInteger("activity") ?? 0)
+    }
+
+    /// A webhook event in a row of `id`, `type`, `seq`, `conversation_id`, `data`, `created_at`, `attempts`.
+    static func webhookJob(_ row: some StoredRow) throws -> WebhookJob {
+        WebhookJob(
+            id: try row.integer("id"), type: try row.text("type"), seq: try row.integer("seq"),
+            conversationID: try row.optionalText("conversation_id"), data: try row.text("data"),
+            time: date(try row.optionalDouble("created_at") ?? 0), attempts: Int(try row.integer("attempts")))
+    }
+
+    /// The conversation in a row of `id`, `kind`, `title`, as a webhook names it.
+    static func webhookConversation(_ row: some StoredRow) throws -> WebhookConversation {
+        WebhookConversation(id: try row.text("id"), kind: try row.text("kind"), title: try row.optionalText("title"))
     }
 
     /// An event as its column keeps it: JSON.

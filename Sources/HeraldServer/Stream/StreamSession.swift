@@ -47,6 +47,7 @@ struct StreamSession {
             return
         }
         defer { messenger.hub.unregister(connection) }
+        messenger.webhooks.connected(identity.userID)
         logger.debug("stream opened", metadata: ["user": "\(identity.userID)", "after": "\(start)"])
 
         // The writer is a task of its own and the reader is this one (a task less to keep for every idle stream).

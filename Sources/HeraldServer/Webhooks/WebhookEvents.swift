@@ -1,0 +1,59 @@
+import Foundation
+import HeraldCore
+import HeraldProtocol
+import HeraldService
+
+extension NewWebhookEvent {
+    /// The event an entry of the log makes, if its type is one the backend hears of: a message (`message.new`),
+    /// people added (`member.added`), removed or leaving (`member.removed`), a new title
+    /// (`conversation.renamed`), a deletion (`conversation.deleted`). Owner changes make none.
+    static func entry(_ entry: IncomingMessage) -> NewWebhookEvent? {
+        let message = entry.message
+        let conversation = WebhookConversation(
+            id: entry.conversation.id, kind: entry.conversation.kind.rawValue, title: entry.conversation.title)
+        let by = message.senderID
+        let type: WebhookEventType
+        var data = WebhookEventData(conversation: conversation)
+        if let event = message.event {
+            switch event.kind {
+            case .memberAdded:
+                type = .memberAdded
+                data.members = event.members.map(WirePerson.init)
+            case .memberRemoved:
+                type = .memberRemoved
+                data.members = event.members.map(WirePerson.init)
+                data.reason = "removed"
+            case .memberLeft:
+                type = .memberRemoved
+                data.members = [WirePerson(entry.sender)]
+                data.reason = "left"
+            case .renamed:
+                type = .conversationRenamed
+                data.title = event.title
+            case .deleted:
+                type = .conversationDeleted
+            case .ownerAdded, .ownerRemoved:
+                return nil
+            }
+            data.by = by
+        } else {
+            type = .messageNew
+            data.message = WireMessage(message)
+            data.sender = WirePerson(entry.sender)
+        }
+        return NewWebhookEvent(type: type, conversationID: entry.conversation.id, seq: message.seq, data: data, time: message.sentAt)
+    }
+
+    /// `read`: `userID`'s read marker in `conversationID` moved to `upTo`.
+    static func read(conversationID: String, userID: String, upTo: Int64) -> NewWebhookEvent {
+        NewWebhookEvent(
+            type: .read, conversationID: conversationID, seq: nil, data: WebhookEventData(userId: userID, upTo: upTo))
+    }
+
+    /// `device.removed`: a push service said the device's token is dead.
+    static func deviceRemoved(userID: String, deviceID: String, platform: PushPlatform) -> NewWebhookEvent {
+        NewWebhookEvent(
+            type: .deviceRemoved, conversationID: nil, userID: userID, seq: nil,
+            data: WebhookEventData(userId: userID, device: WebhookDevice(id: deviceID, platform: platform)))
+    }
+}

@@ -232,7 +232,7 @@ public final class HeraldClient: Sendable {
                 return true
             }
             if isNew { emit(.message(incoming)) }
-        case .ready(let seq):
+        case .ready(let seq, _):
             state.withLockedValue { state in
                 state.lastSeq = max(state.lastSeq ?? seq, seq)
                 state.liveSince = .now

@@ -5,8 +5,10 @@ import HeraldCore
 public enum ServerFrame: Codable, Hashable, Sendable {
     /// A new message in one of the user's conversations, with what a notification needs.
     case message(IncomingMessage)
-    /// Everything after the client's `after` has been sent; live messages follow.
-    case ready(seq: Int64)
+    /// Everything after the client's `after` has been sent; live messages follow. `horizon` is set when the
+    /// catch-up started before the retention horizon (`HERALD_RETENTION`): the entries up to it are gone, and the
+    /// client should drop what it holds from before and read its conversations afresh.
+    case ready(seq: Int64, horizon: Int64? = nil)
     /// A `send` was stored.
     case ack(id: String, seq: Int64)
     /// Something the client sent was refused; `ref` names the `send` it was about, if any. For `rate_limited`,
@@ -18,7 +20,7 @@ public enum ServerFrame: Codable, Hashable, Sendable {
     case pong
 
     private enum Key: String, CodingKey {
-        case type, message, conversation, sender, seq, id, code, ref, retryAfter, muted
+        case type, message, conversation, sender, seq, id, code, ref, retryAfter, muted, horizon
     }
 
     private struct Room: Codable {
@@ -43,9 +45,10 @@ public enum ServerFrame: Codable, Hashable, Sendable {
             let conversation = incoming.conversation
             try container.encode(Room(id: conversation.id, kind: conversation.kind, title: conversation.title), forKey: .conversation)
             try container.encode(WirePerson(incoming.sender), forKey: .sender)
-        case .ready(let seq):
+        case .ready(let seq, let horizon):
             try container.encode("ready", forKey: .type)
             try container.encode(seq, forKey: .seq)
+            try container.encodeIfPresent(horizon, forKey: .horizon)
         case .ack(let id, let seq):
             try container.encode("ack", forKey: .type)
             try container.encode(id, forKey: .id)
@@ -81,7 +84,10 @@ public enum ServerFrame: Codable, Hashable, Sendable {
                 conversation: Conversation(id: room.id, kind: room.kind, title: room.title),
                 sender: sender.person
             ))
-        case "ready": self = .ready(seq: try container.decode(Int64.self, forKey: .seq))
+        case "ready":
+            self = .ready(
+                seq: try container.decode(Int64.self, forKey: .seq),
+                horizon: try container.decodeIfPresent(Int64.self, forKey: .horizon))
         case "ack": self = .ack(id: try container.decode(String.self, forKey: .id), seq: try container.decode(Int64.self, forKey: .seq))
         case "error":
             self = .error(code: try container.decode(String.self, forKey: .code),

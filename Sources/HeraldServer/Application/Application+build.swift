@@ -80,7 +80,7 @@ public struct ServerEnvironment: Sendable {
     var messenger: Messenger {
         Messenger(
             store: store, hub: hub, push: push, webhooks: webhooks, limits: configuration.limits, userLimits: userLimits,
-            memberships: memberships)
+            memberships: memberships, retention: configuration.retention)
     }
 
     var authentication: AuthenticationMiddleware {
@@ -124,7 +124,9 @@ extension ServerEnvironment {
             users: UserDirectory(store: store),
             webhooks: webhooks,
             // Stopped in reverse: the webhook and push loops before the database they write to.
-            services: [storeService, push, webhooks]
+            services: [storeService, push, webhooks] + (configuration.retention.map {
+                [Retention(store: store, keep: $0, pushing: !providers.isEmpty, webhooks: configuration.webhooks.isOn, logger: logger)]
+            } ?? [])
         )
     }
 }

@@ -109,6 +109,9 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var push = PushSettings()
     /// Webhooks to the app's backend.
     public var webhooks = WebhookSettings()
+    /// How long messages and events are kept (`HERALD_RETENTION`: seconds, or a number with `s`, `m`, `h` or `d`);
+    /// nil (the default): for ever. For apps whose own store is the record, Herald only relaying.
+    public var retention: Duration?
     /// The app's backend's keys (`HERALD_SERVICE_KEY`, several separated by commas); none by default, and then the
     /// service routes refuse every call.
     public var serviceKeys = ServiceKeys.none
@@ -166,6 +169,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         configuration.timeouts = timeouts
         configuration.push = try settings.push()
         configuration.webhooks = try settings.webhooks()
+        configuration.retention = try settings.span("HERALD_RETENTION")
         configuration.serviceKeys = try ServiceKeys(
             (settings.string("HERALD_SERVICE_KEY") ?? "").split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
@@ -344,6 +348,22 @@ private struct EnvironmentSettings {
               url.query == nil, url.fragment == nil
         else { throw ConfigurationError("\(name) must be an http or https URL, not \"\(text)\"") }
         return text
+    }
+
+    /// A span of time: seconds, or a number followed by `s`, `m`, `h` or `d` (`30d`), at least a second.
+    func span(_ name: String) throws -> Duration? {
+        guard let text = string(name)?.trimmingCharacters(in: .whitespaces).lowercased() else { return nil }
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+        var number = Substring(text)
+        var unit = 1.0
+        if let last = text.last, let factor = units[last] {
+            number = number.dropLast()
+            unit = factor
+        }
+        guard let value = Double(number), value.isFinite, value * unit >= 1, value * unit <= 100 * 365 * 86_400 else {
+            throw ConfigurationError("\(name) must be a span of at least a second, like 3600, 90m, 12h or 30d, not \"\(text)\"")
+        }
+        return .milliseconds(Int64((value * unit * 1000).rounded()))
     }
 
     func seconds(_ name: String) throws -> Duration? {

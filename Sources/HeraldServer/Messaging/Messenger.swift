@@ -12,6 +12,8 @@ struct Messenger: Sendable {
     let limits: ServerLimits
     let userLimits: UserLimits
     let memberships: Memberships
+    /// How long entries are kept (`HERALD_RETENTION`); nil: for ever.
+    var retention: Duration? = nil
 
     /// The conversation `id` and who is in it, if `identity` is a member; from memory after the first time. A view
     /// in memory that says they are not is read again from the database before they are refused (they may have been

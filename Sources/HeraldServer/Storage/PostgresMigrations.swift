@@ -228,6 +228,11 @@ enum PostgresMigrations {
             "CREATE INDEX unread_reminders_due ON unread_reminders (due_at)",
             "INSERT INTO log_cursors (name, seq) SELECT 'webhook', seq FROM message_seq WHERE id = 1",
         ],
+        [
+            // Retention's horizon: the highest seq it deleted.
+            "INSERT INTO log_cursors (name, seq) VALUES ('horizon', 0)",
+            "CREATE INDEX messages_by_time ON messages (created_at)",
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

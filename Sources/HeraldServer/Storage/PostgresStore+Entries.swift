@@ -210,3 +210,29 @@ private struct MessageRow: Encodable {
     var created_at: Double
     var silent: Bool
 }
+
+/// Retention on PostgreSQL.
+extension PostgresStore {
+    public func expireEntries(before date: Date, limit: Int, waitingFor readers: [String]) async throws -> (deleted: Int, horizon: Int64) {
+        try await transaction { connection in
+            let deleted = try await connection.query(
+                """
+                DELETE FROM messages WHERE seq IN (
+                    SELECT seq FROM messages WHERE created_at < \(date.timeIntervalSince1970)
+                      AND seq <= coalesce((SELECT min(seq) FROM log_cursors WHERE name = ANY(\(readers)::text[])), \(Int64.max))
+                    ORDER BY seq LIMIT \(limit))
+                RETURNING seq
+                """, logger: self.logger).collect()
+            let highest = try deleted.map { try $0.decode(Int64.self) }.max() ?? 0
+            let rows = try await connection.query(
+                "UPDATE log_cursors SET seq = greatest(seq, \(highest)) WHERE name = 'horizon' RETURNING seq",
+                logger: self.logger).collect()
+            return (deleted.count, try rows.first.map { try $0.decode(Int64.self) } ?? 0)
+        }
+    }
+
+    public func retentionHorizon() async throws -> Int64 {
+        let rows = try await database.query("SELECT seq FROM log_cursors WHERE name = 'horizon'", logger: logger).collect()
+        return try rows.first.map { try $0.decode(Int64.self) } ?? 0
+    }
+}

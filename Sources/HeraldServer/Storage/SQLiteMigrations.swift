@@ -261,6 +261,11 @@ enum SQLiteMigrations {
                 coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0), coalesce((SELECT max(seq) FROM messages), 0))
             """,
         ],
+        [
+            // Retention's horizon: the highest seq it deleted.
+            "INSERT INTO log_cursors (name, seq) VALUES ('horizon', 0)",
+            "CREATE INDEX messages_by_time ON messages(created_at)",
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

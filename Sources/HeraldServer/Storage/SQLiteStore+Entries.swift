@@ -231,3 +231,31 @@ extension SQLiteStore {
         return Int64(rows.first?.column("seq")?.integer ?? 0)
     }
 }
+
+/// Retention on SQLite.
+extension SQLiteStore {
+    public func expireEntries(before date: Date, limit: Int, waitingFor readers: [String]) async throws -> (deleted: Int, horizon: Int64) {
+        // The readers' places bound what goes: `?3`, `?4`, ... name them.
+        let names = readers.indices.map { "?\($0 + 3)" }.joined(separator: ", ")
+        let gate = readers.isEmpty ? "" : "AND seq <= (SELECT min(seq) FROM log_cursors WHERE name IN (\(names)))"
+        return try await database.transaction { connection in
+            let deleted = try connection.query(
+                """
+                DELETE FROM messages WHERE seq IN (
+                    SELECT seq FROM messages WHERE created_at < ?1 \(gate) ORDER BY seq LIMIT ?2)
+                RETURNING seq
+                """,
+                [.float(date.timeIntervalSince1970), .integer(limit)] + readers.map { .text($0) })
+            let highest = deleted.compactMap { $0.column("seq")?.integer }.max() ?? 0
+            let rows = try connection.query(
+                "UPDATE log_cursors SET seq = max(seq, ?1) WHERE name = 'horizon' RETURNING seq", [.integer(highest)])
+            return (deleted.count, Int64(rows.first?.column("seq")?.integer ?? 0))
+        }
+    }
+
+    public func retentionHorizon() async throws -> Int64 {
+        try await database.perform { connection in
+            Int64(try connection.query("SELECT seq FROM log_cursors WHERE name = 'horizon'").first?.column("seq")?.integer ?? 0)
+        }
+    }
+}

@@ -354,6 +354,14 @@ public protocol EntryStore: Sendable {
 
     /// The highest sequence number stored (0 when empty).
     func latestSeq() async throws -> Int64
+
+    /// Deletes up to `limit` entries stored before `date` (retention), oldest first, none past the place of any
+    /// of the log's durable readers in `waitingFor` (`push`, `webhook`): they have not told of them yet. Returns
+    /// how many went, and the horizon: the highest seq retention ever deleted.
+    func expireEntries(before date: Date, limit: Int, waitingFor readers: [String]) async throws -> (deleted: Int, horizon: Int64)
+
+    /// The highest seq retention ever deleted (0: none).
+    func retentionHorizon() async throws -> Int64
 }
 
 /// Each member's read marker and mute.

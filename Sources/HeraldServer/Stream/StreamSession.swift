@@ -98,7 +98,13 @@ struct StreamSession {
             cursor = page.count == limits.catchUpPageSize ? (page.last?.message.seq ?? upper) : upper
         }
         HeraldMetrics.catchUp.record(caughtUp)
-        try await socket.write(OutboundFrame(text: ServerFrame.ready(seq: through).text))
+        // With retention, a catch-up from before the horizon missed entries that are gone: `ready` says so.
+        var horizon: Int64?
+        if messenger.retention != nil, start < through {
+            let kept = try await messenger.store.retentionHorizon()
+            if start < kept { horizon = kept }
+        }
+        try await socket.write(OutboundFrame(text: ServerFrame.ready(seq: through, horizon: horizon).text))
         // Live frames: whatever queued while the last batch was written goes out as the next, with one flush.
         while true {
             let batch = await outbox.nextBatch()

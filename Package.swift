@@ -36,11 +36,23 @@ let package = Package(
         .target(name: "HeraldCore"),
         // The stream's frames and the API's message, one Codable definition for server and clients.
         .target(name: "HeraldProtocol", dependencies: ["HeraldCore"]),
+        // The HTTP API as the Swift clients call it: JSON, a bearer credential, errors with their stable codes.
+        .target(
+            name: "HeraldHTTP",
+            dependencies: [
+                "HeraldProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // For the app's backend: the service API's client, and the webhooks' events and signature.
         .target(
             name: "HeraldService",
             dependencies: [
+                "HeraldCore",
                 "HeraldProtocol",
+                "HeraldHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -84,6 +96,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldProtocol",
+                "HeraldHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HeraldCore
+@_exported import HeraldHTTP
 import HeraldProtocol
 import NIOCore
 import NIOHTTP1
@@ -204,61 +205,22 @@ public struct HeraldAPI: Sendable {
 
     // MARK: Requests
 
+    private var transport: APITransport {
+        APITransport(server: configuration.server, credential: configuration.token, httpClient: http, timeout: timeout)
+    }
+
     private func request<Answer: Decodable>(
         _ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none, as answer: Answer.Type
     ) async throws -> Answer {
-        let data = try await perform(method, path, body: body)
-        do {
-            return try WireJSON.decoder().decode(Answer.self, from: data)
-        } catch {
-            throw HeraldAPIError(status: 0, code: "bad_response", message: "the server's answer to \(method) \(path) was not understood: \(error)")
-        }
+        try await transport.request(method, path, body: body, as: answer)
     }
 
     @discardableResult
     private func perform(_ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none) async throws -> Data {
-        let base = configuration.server.absoluteString.hasSuffix("/")
-            ? String(configuration.server.absoluteString.dropLast()) : configuration.server.absoluteString
-        var request = HTTPClientRequest(url: base + path)
-        request.method = method
-        request.headers.add(name: "Authorization", value: "Bearer \(configuration.token)")
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: try WireJSON.encoder().encode(body)))
-        }
-        let response = try await http.execute(request, timeout: timeout)
-        let bytes = try await response.body.collect(upTo: 16 << 20)
-        let data = Data(bytes.readableBytesView)
-        guard (200..<300).contains(response.status.code) else {
-            let wire = try? WireJSON.decoder().decode(WireError.self, from: data)
-            throw HeraldAPIError(
-                status: Int(response.status.code), code: wire?.error.code ?? "http_\(response.status.code)",
-                message: wire?.error.message ?? "\(method) \(path) answered \(response.status)"
-            )
-        }
-        return data
+        try await transport.perform(method, path, body: body)
     }
 
     private static func escape(_ component: String) -> String {
-        component.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? component
+        APITransport.escape(component)
     }
-}
-
-/// The server refused a request: its HTTP status and the error's stable code (see `docs/protocol.md`).
-public struct HeraldAPIError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The HTTP status (0 when the answer could not be read).
-    public var status: Int
-    /// The stable code, such as `not_a_member` or `conversation_not_found`.
-    public var code: String
-    /// The server's explanation.
-    public var message: String
-
-    /// An error with these parts.
-    public init(status: Int, code: String, message: String) {
-        self.status = status
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { "\(code) (\(status)): \(message)" }
 }

@@ -4,21 +4,23 @@ import PostgresNIO
 /// Read markers and mutes on PostgreSQL.
 extension PostgresStore {
     public func markRead(userID: String, conversationID: String, upTo seq: Int64, webhook: Bool) async throws {
+        let move: PostgresQuery = """
+            UPDATE members SET read_seq = target.seq
+            FROM (SELECT least(\(seq), coalesce((SELECT max(seq) FROM messages WHERE conversation_id = \(conversationID)), 0)) AS seq) AS target
+            WHERE conversation_id = \(conversationID) AND user_id = \(userID) AND removed_seq IS NULL
+              AND read_seq < target.seq
+            RETURNING read_seq
+            """
+        guard webhook else {
+            try await database.query(move, logger: logger)
+            return
+        }
         try await transaction { connection in
-            // With a webhook, the log's counter is shared: appends in flight commit first, and those after wait, so
-            // the event follows exactly the entries committed before it.
-            if webhook {
-                try await connection.query("SELECT seq FROM message_seq WHERE id = 1 FOR SHARE", logger: self.logger)
-            }
-            let moved = try await connection.query(
-                """
-                UPDATE members SET read_seq = target.seq
-                FROM (SELECT least(\(seq), coalesce((SELECT max(seq) FROM messages WHERE conversation_id = \(conversationID)), 0)) AS seq) AS target
-                WHERE conversation_id = \(conversationID) AND user_id = \(userID) AND removed_seq IS NULL
-                  AND read_seq < target.seq
-                RETURNING read_seq
-                """, logger: self.logger).collect()
-            guard webhook, let marker = try moved.first.map({ try $0.decode(Int64.self) }) else { return }
+            // The log's counter is shared: appends in flight commit first, and those after wait, so the event follows
+            // exactly the entries committed before it.
+            try await connection.query("SELECT seq FROM message_seq WHERE id = 1 FOR SHARE", logger: self.logger)
+            let moved = try await connection.query(move, logger: self.logger).collect()
+            guard let marker = try moved.first.map({ try $0.decode(Int64.self) }) else { return }
             _ = try await Self.insertWebhooks(
                 [NewWebhookEvent.read(conversationID: conversationID, userID: userID, upTo: marker)],
                 on: connection, logger: self.logger)

@@ -105,18 +105,8 @@ public struct HeraldAPI: Sendable {
     /// Renames a group (owners only); nil or blank removes its title.
     @discardableResult
     public func rename(_ conversationID: String, to title: String?) async throws -> WireConversation {
-        struct Body: Encodable {
-            var title: String?
-
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.container(keyedBy: CodingKeys.self)
-                try container.encode(title, forKey: .title)  // null, not absent: the server requires the key
-            }
-
-            enum CodingKeys: String, CodingKey { case title }
-        }
-        return try await request(.PATCH, "/v1/conversations/\(Self.escape(conversationID))", body: Body(title: title),
-                                 as: WireConversation.self)
+        try await request(.PATCH, "/v1/conversations/\(Self.escape(conversationID))", body: WireRename(title: title),
+                          as: WireConversation.self)
     }
 
     /// Makes a member an owner, or (with `false`) an owner a member only; the last owner stays (`last_owner`).

@@ -213,3 +213,22 @@ public struct WireError: Codable, Hashable, Sendable {
         error = Detail(code: code, message: message)
     }
 }
+
+/// `{"title": ...}`: the body that renames a group (`PATCH /v1/conversations/{id}`, and the service route). The key is
+/// always written: `null` removes the title.
+public struct WireRename: Encodable, Hashable, Sendable {
+    /// The new title; nil for none.
+    public var title: String?
+
+    /// A rename to `title`.
+    public init(title: String?) {
+        self.title = title
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(title, forKey: .title)  // null, not absent: the server requires the key
+    }
+
+    private enum CodingKeys: String, CodingKey { case title }
+}

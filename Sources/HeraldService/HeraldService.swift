@@ -92,18 +92,8 @@ public struct HeraldService: Sendable {
     /// Renames a group (nil: no title).
     @discardableResult
     public func rename(_ id: String, to title: String?) async throws -> WireConversation {
-        struct Body: Encodable {
-            var title: String?
-
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.container(keyedBy: CodingKeys.self)
-                try container.encode(title, forKey: .title)
-            }
-
-            enum CodingKeys: String, CodingKey { case title }
-        }
-        return try await transport.request(
-            .PATCH, "/v1/service/conversations/\(escape(id))", body: Body(title: title), as: WireConversation.self)
+        try await transport.request(
+            .PATCH, "/v1/service/conversations/\(escape(id))", body: WireRename(title: title), as: WireConversation.self)
     }
 
     /// Deletes a group for everyone.

@@ -6,7 +6,6 @@ import HeraldTestSupport
 import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
-import ServiceLifecycle
 import Testing
 
 /// `HeraldService`, the Swift client of the service API, against the real server; and a Swift backend (a
@@ -129,16 +128,6 @@ struct HeraldServiceTests {
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { sink.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        let services = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await services.run() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw TestFailure("the backend did not start") }
-            var failure: (any Error)?
-            do { try await body(port) } catch { failure = error }
-            await services.triggerGracefulShutdown()
-            try await group.waitForAll()
-            if let failure { throw failure }
-        }
+        try await TestServer.withRunning(app, ports: ports, logger: logger, body)
     }
 }

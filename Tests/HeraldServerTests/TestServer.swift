@@ -35,15 +35,24 @@ struct TestServer {
         let environment = try await ServerEnvironment.make(configuration, logger: logger)
         let (ports, portSink) = AsyncStream<Int>.makeStream()
         let app = buildApplication(environment, logger: logger) { port in portSink.yield(port) }
+        try await withRunning(app, ports: ports, logger: logger) { port in
+            try await body(TestServer(environment: environment, port: port))
+        }
+    }
+
+    /// Runs `app` until `body`, given the port `ports` first yields (the app's `onServerRunning` feeds it), ends;
+    /// then stops it gracefully (closing what it opened) whether `body` threw or not.
+    static func withRunning(
+        _ app: some ApplicationProtocol, ports: AsyncStream<Int>, logger: Logger, _ body: (Int) async throws -> Void
+    ) async throws {
         let services = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await services.run() }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else { throw TestFailure("the server did not start") }
-            // The server stops gracefully, closing its database, whether the test passed or not.
             var failure: (any Error)?
             do {
-                try await body(TestServer(environment: environment, port: port))
+                try await body(port)
             } catch {
                 failure = error
             }

@@ -125,13 +125,8 @@ extension PostgresStore {
                     WHERE me.conversation_id = \(conversationID) AND me.user_id = \(userID) AND me.removed_seq IS NULL
                       AND me.read_seq < \(seq) AND NOT me.muted AND NOT c.deleted
                     """, logger: self.logger).collect()
-                guard let row = state.first?.makeRandomAccess(), try row.integer("unread") > 0 else { continue }
-                events.append(NewWebhookEvent(
-                    type: .unreadReminder, conversationID: conversationID, seq: nil,
-                    data: WebhookEventData(
-                        conversation: try Rows.webhookConversation(row), userId: userID,
-                        unreadCount: Int(try row.integer("unread")), firstUnreadSeq: seq),
-                    time: now))
+                guard let row = state.first?.makeRandomAccess() else { continue }
+                if let event = try Rows.unreadReminder(row, userID: userID, seq: seq, at: now) { events.append(event) }
             }
             return try await Self.insertWebhooks(events, on: connection, logger: self.logger)
         }

@@ -130,13 +130,8 @@ extension SQLiteStore {
                       AND c.deleted = 0
                     """,
                     [.text(conversationID), .text(userID), .integer(ConversationSummary.unreadLimit), .integer(Int(seq))])
-                guard let row = state.first, try row.integer("unread") > 0 else { continue }
-                events.append(NewWebhookEvent(
-                    type: .unreadReminder, conversationID: conversationID, seq: nil,
-                    data: WebhookEventData(
-                        conversation: try Rows.webhookConversation(row), userId: userID,
-                        unreadCount: Int(try row.integer("unread")), firstUnreadSeq: seq),
-                    time: now))
+                guard let row = state.first else { continue }
+                if let event = try Rows.unreadReminder(row, userID: userID, seq: seq, at: now) { events.append(event) }
             }
             return try Self.insertWebhooks(events, on: connection)
         }

@@ -120,6 +120,18 @@ enum Rows {
         WebhookConversation(id: try row.text("id"), kind: try row.text("kind"), title: try row.optionalText("title"))
     }
 
+    /// The `unread.reminder` of `userID` for the message `seq`, from a row of the conversation's `id`, `kind`,
+    /// `title` and the member's `unread` count; nil when nothing is unread.
+    static func unreadReminder(_ row: some StoredRow, userID: String, seq: Int64, at time: Date) throws -> NewWebhookEvent? {
+        let unread = try row.integer("unread")
+        guard unread > 0 else { return nil }
+        return NewWebhookEvent(
+            type: .unreadReminder, conversationID: try row.text("id"), seq: nil,
+            data: WebhookEventData(
+                conversation: try webhookConversation(row), userId: userID, unreadCount: Int(unread), firstUnreadSeq: seq),
+            time: time)
+    }
+
     /// An event as its column keeps it: JSON.
     static func eventColumn(_ event: ConversationEvent?) -> String? {
         guard let event else { return nil }

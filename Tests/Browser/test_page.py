@@ -616,6 +616,40 @@ class GroupTests(PageTestCase):
             shot(alice, "web-group-panel-desktop")
 
 
+class BackendTests(PageTestCase):
+    """What the app's backend posts through the service API, as the page shows it."""
+
+    KEY = "browser-service-key-0123456789-abcdefghijklmnop"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(environment={"HERALD_SERVICE_KEY": cls.KEY})
+        cls.tokens = {user: cls.server.token(user) for user in ("alice", "bob", "charlie")}
+
+    def service(self, method, path, body=None):
+        status, answer = self.server.request(method, "/v1/service" + path, self.KEY, body)
+        self.assertIn(status, (200, 201, 204), answer)
+        return answer
+
+    def test_system_messages_banner_as_admin_and_silent_ones_only_show_in_the_chat(self):
+        alice = self.alice_in_bobs_chat()
+        self.service("POST", "/conversations", {"id": "order-42", "kind": "group", "title": "Order 42",
+                                                "members": ["alice", "bob"], "owners": []})
+        self.service("POST", "/conversations/order-42/messages", {"text": "Your order has shipped"})
+        banner = self.wait_for_banner(alice, "Your order has shipped", 5)
+        self.assertIn("Admin", banner_text(banner))
+        self.service("POST", "/conversations/order-42/messages", {"text": "Packed at the warehouse", "silent": True})
+        self.service("POST", "/conversations/order-42/members", {"members": ["charlie"]})
+        self.assert_no_banner_for(alice, 1.5, "Packed at the warehouse")
+        open_chat(alice, "Order 42")
+        wait(alice, lambda d: "Packed at the warehouse" in [m["text"] for m in messages(d)], 5, "the silent message in the chat")
+        senders = alice.execute_script("""return [...document.querySelectorAll('#messages li.message.system')].map(
+            (m) => m.querySelector('.sender')?.textContent)""")
+        self.assertEqual(senders, ["Admin", "Admin"])
+        wait(alice, lambda d: [i.text for i in d.find_elements(By.CSS_SELECTOR, "#messages li.event")
+                               if "Admin added Charlie Davis" in i.text], 5, "the backend's change as a line")
+
+
 class SafetyTests(PageTestCase):
     HOSTILE = "<img src=x onerror=alert(1)>"
 

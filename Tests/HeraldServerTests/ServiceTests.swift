@@ -162,6 +162,13 @@ struct ServiceTests {
                 #expect(summary?["members"] as? [String] == ["alice"], "\(shown.text)")
                 #expect((summary?["people"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["alice"])
             }
+            // A device catching up sees his messages and his leaving from a deleted user.
+            let socket = try await server.stream(alice, after: 0)
+            var reader = FrameReader(socket)
+            let (frames, _) = try await reader.untilReady()
+            socket.close()
+            let his = frames.filter { $0.message?.senderId == "bob" }
+            #expect(his.count == 4 && his.allSatisfy { $0.sender?.name == "Deleted user" && $0.sender?.avatarURL == nil })
             // Alice can no longer add him, or find him.
             let add = try await server.request("POST", "/v1/conversations/\(group)/members", token: alice, body: #"{"members": ["bob"]}"#)
             #expect(add.status == 400 && add.errorCode == "unknown_user")

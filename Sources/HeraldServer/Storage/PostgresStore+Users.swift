@@ -29,7 +29,7 @@ extension PostgresStore {
                 "SELECT id FROM users WHERE id = \(id) AND id <> '' FOR UPDATE", logger: self.logger).collect()
             guard !found.isEmpty else { throw StoreError.userNotFound }
             try await connection.query(
-                "UPDATE users SET name = '', picture = NULL, known = false, erased = true WHERE id = \(id)",
+                "UPDATE users SET name = \(ErasedUser.displayName), picture = NULL, known = false, erased = true WHERE id = \(id)",
                 logger: self.logger)
             let conversations = try await connection.query(
                 """

@@ -33,7 +33,8 @@ extension SQLiteStore {
             let found = try connection.query("SELECT erased FROM users WHERE id = ?1 AND id <> ''", [.text(id)])
             guard !found.isEmpty else { throw StoreError.userNotFound }
             try connection.query(
-                "UPDATE users SET name = '', picture = NULL, known = 0, erased = 1 WHERE id = ?1", [.text(id)])
+                "UPDATE users SET name = ?2, picture = NULL, known = 0, erased = 1 WHERE id = ?1",
+                [.text(id), .text(ErasedUser.displayName)])
             let conversations = try connection.query(
                 """
                 SELECT m.conversation_id FROM members m JOIN conversations c ON c.id = m.conversation_id

@@ -231,6 +231,9 @@ public struct NewConversation: Hashable, Sendable {
 
 /// What erasing a user did.
 public struct ErasedUser: Sendable {
+    /// The name an erased user's messages and events show (their own is forgotten).
+    public static let displayName = "Deleted user"
+
     /// The events it appended: the user leaving each conversation they were in.
     public var entries: [IncomingMessage]
     /// The devices removed.
@@ -259,9 +262,9 @@ public protocol UserStore: Sendable {
     func user(id: String) async throws -> Person?
 
     /// Erases a user: they leave every conversation (directs too: an event each, as when leaving a group), and
-    /// their devices, read markers, mutes and pushes go; their name and picture are forgotten and their id can
-    /// neither sign in nor be used again. Their messages stay, from a sender with no name. Erasing one erased
-    /// before does what is left undone (nothing, usually).
+    /// their devices, read markers, mutes and pushes go; their name and picture are forgotten (they are
+    /// ``ErasedUser/displayName`` from then on) and their id can neither sign in nor be used again. Their messages
+    /// stay. Erasing one erased before does what is left undone (nothing, usually).
     ///
     /// - Throws: ``StoreError/userNotFound`` when no user has the id.
     func eraseUser(_ id: String) async throws -> ErasedUser

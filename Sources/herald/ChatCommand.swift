@@ -45,7 +45,7 @@ struct ChatCommand: AsyncParsableCommand {
         if let user {
             var settings = try ServerConfiguration.fromEnvironment()
             if let database { settings.databasePath = database }
-            let authority = await TokenAuthority(secret: try settings.resolveSecret())
+            let authority = await TokenAuthority(secret: try settings.secretForTools())
             let name = DemoData.people.first { $0.id == user }?.displayName ?? user
             return (try await authority.token(userID: user, name: name), user)
         }

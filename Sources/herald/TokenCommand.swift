@@ -7,7 +7,7 @@ import HeraldServer
 struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
-        abstract: "Print a token for USER, signed with the server's secret (HERALD_JWT_SECRET or <database>.secret)."
+        abstract: "Print a token for USER, signed with the server's secret (HERALD_JWT_SECRET or <database>.secret; never made here)."
     )
 
     @Argument(help: "The user id (the token's sub).")
@@ -34,10 +34,7 @@ struct TokenCommand: AsyncParsableCommand {
     func run() async throws {
         var settings = try ServerConfiguration.fromEnvironment()
         if let database { settings.databasePath = database }
-        guard settings.databasePath != ":memory:" || settings.jwtSecret != nil else {
-            throw ValidationError("an in-memory server's secret is its own; set HERALD_JWT_SECRET for both")
-        }
-        let authority = await TokenAuthority(secret: try settings.resolveSecret())
+        let authority = await TokenAuthority(secret: try settings.secretForTools())
         print(try await authority.token(
             userID: user, name: name ?? user, picture: picture, lifetime: .seconds(hours * 3600)))
     }

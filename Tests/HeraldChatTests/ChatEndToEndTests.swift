@@ -401,9 +401,9 @@ struct ChatEndToEndTests {
     private func refusals(_ demo: DemoTerminal) async throws {
         let tmux = demo.tmux
         // A well-formed token signed with another server's secret.
-        let elsewhere = demo.folder.appendingPathComponent("elsewhere.sqlite").path
-        let foreign = try await runHerald(["token", "alice", "--database", elsewhere]).stdout
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let foreign = try await runHerald(
+            ["token", "alice"], environment: ["HERALD_JWT_SECRET": "another-servers-secret-0123456789-abcdef"]
+        ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         try await tmux.start("\(heraldExecutable.path) chat --server http://127.0.0.1:\(demo.server.port) --token \(foreign)")
         let refused = try await tmux.wait { $0.first?.contains("refused by the server: invalid_token") == true }
         let refusedScreen = await tmux.screen()

@@ -5,27 +5,40 @@ import Testing
 
 @Suite("herald token and the token secret", .timeLimit(.minutes(3)))
 struct CommandLineTests {
-    @Test("herald token makes the secret beside the database on first use, and signs with it, as the server will")
+    @Test("herald token and herald chat --as never make a secret: with none to find they say where they looked and create nothing; with the server's they sign as the server verifies")
     func tokenCommand() async throws {
         let folder = try makeTemporaryFolder("herald-token")
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("herald.sqlite").path
-        let result = try await runHerald(["token", "alice", "--name", "Alice Johnson", "--database", database], input: "")
-        #expect(result.status == 0, "\(result.stderr)")
         let secretFile = database + ".secret"
+        for arguments in [["token", "alice", "--database", database], ["chat", "--as", "alice", "--database", database]] {
+            let refused = try await runHerald(arguments, input: "", environment: ["HERALD_JWT_SECRET": nil])
+            #expect(refused.status != 0, "\(arguments[0])")
+            #expect(refused.stderr.contains("no token secret here") && refused.stderr.contains(secretFile), "\(refused.stderr)")
+            #expect(refused.stderr.contains("Nothing was created"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "no file created")
+        }
+
+        // The server makes the secret on its first start: one line of 64 hex digits, no newline, its owner's only.
+        let server = try await ServerProcess(database: database, environment: ["HERALD_JWT_SECRET": nil])
+        #expect(await server.terminate() == 0)
         let attributes = try FileManager.default.attributesOfItem(atPath: secretFile)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "readable by its owner only")
+        let kept = try String(contentsOfFile: secretFile, encoding: .utf8)
+        #expect(kept.count == 64 && kept.allSatisfy(\.isHexDigit), "the key and nothing else: \(kept.debugDescription)")
 
-        var configuration = ServerConfiguration()
-        configuration.databasePath = database
-        let authority = await TokenAuthority(secret: try configuration.resolveSecret())
+        let result = try await runHerald(
+            ["token", "alice", "--name", "Alice Johnson", "--database", database], input: "",
+            environment: ["HERALD_JWT_SECRET": nil])
+        #expect(result.status == 0, "\(result.stderr)")
+        let authority = await TokenAuthority(secret: kept)
         let identity = try await authority.verify(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(identity.userID == "alice")
         #expect(identity.name == "Alice Johnson")
-
-        let again = try await runHerald(["token", "bob", "--database", database], input: "")
-        #expect(try await authority.verify(again.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).userID == "bob",
-                "the kept secret is reused")
+        // A file an editor ended with a newline reads the same.
+        try (kept + "\n").write(toFile: secretFile, atomically: true, encoding: .utf8)
+        let again = try await runHerald(["token", "bob", "--database", database], input: "", environment: ["HERALD_JWT_SECRET": nil])
+        #expect(try await authority.verify(again.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).userID == "bob")
     }
 
     @Test("a mistyped command gets a suggestion: herald serv, herald chta, herald bnech")

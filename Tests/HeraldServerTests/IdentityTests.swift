@@ -203,6 +203,28 @@ struct IdentityTests {
         }
     }
 
+    @Test("a refused token says why in words a developer can act on: the claim missing or of the wrong type, expired by how much")
+    func refusalsSayWhy() async throws {
+        try await TestServer.run { server in
+            func refusal(_ payload: String) async throws -> (code: String?, message: String) {
+                let token = Self.rawToken(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: payload)
+                let answer = try await server.request("GET", "/v1/conversations", token: token)
+                #expect(answer.status == 401)
+                return (answer.errorCode, (try? answer.decode(ErrorJSON.self).error.message) ?? "")
+            }
+            let noName = try await refusal(#"{"sub":"alice","exp":4102444800}"#)
+            #expect(noName.code == "invalid_token" && noName.message.contains("`name` is missing"), "\(noName)")
+            let stringExp = try await refusal(#"{"sub":"alice","name":"Alice","exp":"tomorrow"}"#)
+            #expect(stringExp.message.contains("`exp` must be a number"), "\(stringExp)")
+            let numericSub = try await refusal(#"{"sub":42,"name":"Alice","exp":4102444800}"#)
+            #expect(numericSub.message.contains("`sub` must be a string"), "\(numericSub)")
+            let old = try await server.environment.tokens.token(userID: "alice", name: "Alice", lifetime: .seconds(-7_500))
+            let expired = try await server.request("GET", "/v1/conversations", token: old)
+            let message = (try? expired.decode(ErrorJSON.self).error.message) ?? ""
+            #expect(expired.errorCode == "token_expired" && message.contains("2 h 5 min ago"), "\(message)")
+        }
+    }
+
     @Test("claims: alg must be HS256, nbf and iat honoured, name at most 200 characters, picture only http or https")
     func claims() async throws {
         try await TestServer.run { server in

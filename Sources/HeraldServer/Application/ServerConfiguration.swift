@@ -180,29 +180,58 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// beside the database (`<database>.secret`), created with a random value, readable by the owner only, the
     /// first time.
     ///
+    /// The file holds the key and nothing else: 64 hexadecimal characters, no newline (a JWT library reading the
+    /// file as it is gets exactly the key). White space around it, as an editor may add, is not part of the key.
+    ///
     /// - Throws: ``ConfigurationError`` if the secret is shorter than 32 bytes (HS256 needs a key at least as long
     ///   as its hash) or its file cannot be written.
     public func resolveSecret() throws -> String {
+        if let secret = try existingSecret() { return secret }
+        if databasePath == ":memory:" { return Self.randomSecret() }
+        let path = databasePath + ".secret"
+        let secret = Self.randomSecret()
+        guard FileManager.default.createFile(
+            atPath: path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600])
+        else { throw ConfigurationError("cannot write the token secret to \(path)") }
+        return secret
+    }
+
+    /// The server's token secret as a tool finds it, never making one: ``jwtSecret`` if set, else the file beside
+    /// the database; nil when neither is there.
+    ///
+    /// - Throws: ``ConfigurationError`` for a secret shorter than 32 bytes.
+    public func existingSecret() throws -> String? {
         if let jwtSecret {
             guard jwtSecret.utf8.count >= 32 else {
                 throw ConfigurationError("HERALD_JWT_SECRET must be at least 32 bytes (it is \(jwtSecret.utf8.count))")
             }
             return jwtSecret
         }
-        if databasePath == ":memory:" { return Self.randomSecret() }
+        guard databasePath != ":memory:" else { return nil }
         let path = databasePath + ".secret"
-        if let data = FileManager.default.contents(atPath: path) {
-            let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard secret.utf8.count >= 32 else {
-                throw ConfigurationError("the secret in \(path) must be at least 32 bytes; delete it to make a new one")
-            }
-            return secret
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard secret.utf8.count >= 32 else {
+            throw ConfigurationError("the secret in \(path) must be at least 32 bytes; delete it to make a new one")
         }
-        let secret = Self.randomSecret()
-        guard FileManager.default.createFile(
-            atPath: path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600])
-        else { throw ConfigurationError("cannot write the token secret to \(path)") }
         return secret
+    }
+
+    /// The secret a tool (`herald token`, `herald chat --as`) signs with: the server's, which it never makes.
+    ///
+    /// - Throws: ``ConfigurationError`` saying where it looked and how to point it at the server's secret.
+    public func secretForTools() throws -> String {
+        if let secret = try existingSecret() { return secret }
+        if postgresURL != nil {
+            throw ConfigurationError(
+                "a server on PostgreSQL keeps its token secret in the database: set HERALD_JWT_SECRET to it here (and on the server)")
+        }
+        if databasePath == ":memory:" {
+            throw ConfigurationError("an in-memory server's secret is its own; set HERALD_JWT_SECRET for both")
+        }
+        let path = URL(fileURLWithPath: databasePath + ".secret").standardizedFileURL.path
+        throw ConfigurationError(
+            "no token secret here: HERALD_JWT_SECRET is not set and there is no \(path) (the server makes it on its first start, beside its database). Run this where the server's database is, give --database the server's file, or set HERALD_JWT_SECRET to the server's secret. Nothing was created.")
     }
 
     static func randomSecret() -> String {

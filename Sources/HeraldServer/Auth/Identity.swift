@@ -87,9 +87,10 @@ public struct TokenAuthority: Sendable {
         let claims: HeraldClaims
         do {
             try Self.checkHeader(of: token)
+            try Self.checkClaims(of: token)
             claims = try await keys.verify(token, as: HeraldClaims.self)
         } catch let error as JWTError where error.failedClaim is ExpirationClaim {
-            throw APIError(.unauthorized, .tokenExpired, "the token has expired")
+            throw APIError(.unauthorized, .tokenExpired, "the token has expired\(Self.expiry(of: token, now: now))")
         } catch let error as APIError {
             throw error
         } catch {
@@ -133,6 +134,39 @@ public struct TokenAuthority: Sendable {
         else { throw invalid("malformed") }
         guard header.alg == "HS256" else { throw invalid("the header's alg must be HS256") }
         guard header.crit == nil else { throw invalid("the header names critical extensions this server does not know") }
+    }
+
+    /// The claims Herald needs are there, of the right types: a refusal names the one that is not (before the
+    /// signature is checked, which would only say the payload cannot be read).
+    private static func checkClaims(of token: String) throws {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Data(base64URL: String(parts[1])),
+              let payload = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { throw invalid("malformed: its payload is not a base64url JSON object") }
+        let needed = "Herald's tokens carry sub (the user id), name and exp"
+        for (claim, kind) in [("sub", "a string"), ("name", "a string"), ("exp", "a number of seconds since 1970")] {
+            guard let value = payload[claim] else { throw invalid("its claim `\(claim)` is missing (\(needed))") }
+            let fits = kind == "a string" ? value is String : (value is NSNumber && !(value is Bool))
+            guard fits else { throw invalid("its claim `\(claim)` must be \(kind)") }
+        }
+        for (claim, kind) in [("nbf", "a number"), ("iat", "a number"), ("picture", "a string")] {
+            guard let value = payload[claim], !(value is NSNull) else { continue }
+            let fits = kind == "a string" ? value is String : (value is NSNumber && !(value is Bool))
+            guard fits else { throw invalid("its claim `\(claim)` must be \(kind)") }
+        }
+    }
+
+    /// `: <how long ago>` from the token's `exp`, for a refusal that says by how much it expired.
+    private static func expiry(of token: String, now: Date) -> String {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Data(base64URL: String(parts[1])),
+              let payload = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let exp = (payload["exp"] as? NSNumber)?.doubleValue
+        else { return "" }
+        let ago = Int(now.timeIntervalSince1970 - exp)
+        let span = ago >= 3_600 ? "\(ago / 3_600) h \(ago % 3_600 / 60) min" : ago >= 60 ? "\(ago / 60) min \(ago % 60) s" : "\(ago) s"
+        let when = Date(timeIntervalSince1970: exp).formatted(.iso8601)
+        return " \(span) ago (exp \(when); tokens are taken up to \(Int(HeraldClaims.leeway)) s after it): get a fresh one"
     }
 
     private static func invalid(_ reason: String) -> APIError {

@@ -116,7 +116,7 @@ extension ServerEnvironment {
             configuration: configuration,
             store: store,
             hub: hub,
-            tokens: await TokenAuthority(secret: secret),
+            tokens: await TokenAuthority(secret: secret, openID: configuration.openID, logger: logger),
             push: push,
             vapid: vapid,
             userLimits: UserLimits(configuration.limits),

@@ -109,6 +109,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var push = PushSettings()
     /// Webhooks to the app's backend.
     public var webhooks = WebhookSettings()
+    /// Identity providers whose ID tokens are taken beside the server's own (`HERALD_OIDC_*`).
+    public var openID = OpenIDSettings()
     /// How long messages and events are kept (`HERALD_RETENTION`: seconds, or a number with `s`, `m`, `h` or `d`);
     /// nil (the default): for ever. For apps whose own store is the record, Herald only relaying.
     public var retention: Duration?
@@ -169,6 +171,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         configuration.timeouts = timeouts
         configuration.push = try settings.push()
         configuration.webhooks = try settings.webhooks()
+        configuration.openID = try settings.openID()
         configuration.retention = try settings.span("HERALD_RETENTION")
         configuration.serviceKeys = try ServiceKeys(
             (settings.string("HERALD_SERVICE_KEY") ?? "").split(separator: ",")
@@ -323,6 +326,33 @@ private struct EnvironmentSettings {
             push.vapidSubject = subject
         }
         return push
+    }
+
+    /// The identity providers: issuers (https, or http on this machine) and the audiences their tokens must name.
+    func openID() throws -> OpenIDSettings {
+        var openID = OpenIDSettings()
+        let list = { (name: String) in
+            (self.string(name) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        openID.issuers = list("HERALD_OIDC_ISSUER")
+        openID.audiences = list("HERALD_OIDC_AUDIENCE")
+        openID.jwksURL = string("HERALD_OIDC_JWKS_URL")
+        for issuer in openID.issuers where !OpenIDSettings.isUsable(issuer) {
+            throw ConfigurationError("HERALD_OIDC_ISSUER: \"\(issuer)\" must be an https URL (http only on this machine)")
+        }
+        if let url = openID.jwksURL {
+            guard OpenIDSettings.isUsable(url) else {
+                throw ConfigurationError("HERALD_OIDC_JWKS_URL must be an https URL (http only on this machine), not \"\(url)\"")
+            }
+            guard openID.issuers.count == 1 else {
+                throw ConfigurationError("HERALD_OIDC_JWKS_URL names the keys of one issuer: set exactly one HERALD_OIDC_ISSUER")
+            }
+        }
+        guard openID.issuers.isEmpty == openID.audiences.isEmpty else {
+            throw ConfigurationError(
+                "HERALD_OIDC_ISSUER and HERALD_OIDC_AUDIENCE go together: the issuers whose ID tokens are taken, and the audiences (your app's client id, or the Firebase project id) they must name")
+        }
+        return openID
     }
 
     /// The webhook settings: all of them checked, and a secret required with a URL.

@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldProtocol
 import JWTKit
+import Logging
 import NIOConcurrencyHelpers
 
 /// Who is calling: the user named by a verified token.
@@ -60,14 +61,17 @@ public struct HeraldClaims: JWTPayload, Equatable {
     }
 }
 
-/// Verifies and signs Herald tokens: HS256 with the server's secret, nothing else.
+/// Verifies and signs Herald tokens: HS256 with the server's secret (the app's backend's tokens), and, when
+/// identity providers are configured, their ID tokens (RS256 or ES256, ``OpenIDVerifier``). Nothing else.
 public struct TokenAuthority: Sendable {
     private let keys: JWTKeyCollection
     private let verified = VerifiedTokens()
+    private let openID: OpenIDVerifier?
 
-    /// Creates an authority for `secret`.
-    public init(secret: String) async {
+    /// Creates an authority for `secret`, taking ID tokens from the identity providers `openID` names.
+    public init(secret: String, openID: OpenIDSettings = OpenIDSettings(), logger: Logger = Logger(label: "herald.tokens")) async {
         keys = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        self.openID = openID.isOn ? OpenIDVerifier(settings: openID, logger: logger) : nil
     }
 
     /// The identity in `token`.
@@ -84,9 +88,10 @@ public struct TokenAuthority: Sendable {
     public func verify(_ token: String) async throws -> Identity {
         let now = Date()
         if let identity = verified.identity(for: token, at: now) { return identity }
+        let header = try Self.header(of: token)
+        if header.alg != "HS256" { return try await verifyOpenID(token, header: header, now: now) }
         let claims: HeraldClaims
         do {
-            try Self.checkHeader(of: token)
             try Self.checkClaims(of: token)
             claims = try await keys.verify(token, as: HeraldClaims.self)
         } catch let error as JWTError where error.failedClaim is ExpirationClaim {
@@ -121,19 +126,47 @@ public struct TokenAuthority: Sendable {
         )
     }
 
-    /// The JOSE header must say `HS256`: the key collection would otherwise accept an HS256 signature under any
-    /// `alg`, and a token should mean exactly what it says.
-    private static func checkHeader(of token: String) throws {
-        struct Header: Decodable {
-            var alg: String?
-            var crit: [String]?
-        }
+    /// A token's JOSE header.
+    private struct Header: Decodable {
+        var alg: String?
+        var kid: String?
+        var crit: [String]?
+    }
+
+    /// The JOSE header, which must say `HS256`, `RS256` or `ES256`: the key collection would otherwise accept a
+    /// signature under any `alg`, and a token should mean exactly what it says (never `none`, never an identity
+    /// provider's public key taken as an HMAC secret: HS256 is only ever checked with the server's secret).
+    private static func header(of token: String) throws -> Header {
         guard let encoded = token.split(separator: ".", omittingEmptySubsequences: false).first,
               let data = Data(base64URL: String(encoded)),
               let header = try? JSONDecoder().decode(Header.self, from: data)
         else { throw invalid("malformed") }
-        guard header.alg == "HS256" else { throw invalid("the header's alg must be HS256") }
+        guard ["HS256", "RS256", "ES256"].contains(header.alg ?? "") else {
+            let named = header.alg.map { "`\(ControlCharacters.escaped(String($0.prefix(20))))`" } ?? "none"
+            throw invalid(
+                "the header's alg must be HS256 (your backend's tokens) or RS256 or ES256 (an identity provider's ID tokens), not \(named)")
+        }
         guard header.crit == nil else { throw invalid("the header names critical extensions this server does not know") }
+        return header
+    }
+
+    /// An identity provider's ID token (RS256 or ES256).
+    private func verifyOpenID(_ token: String, header: Header, now: Date) async throws -> Identity {
+        guard let openID else {
+            throw Self.invalid(
+                "its alg \(header.alg ?? "") is an identity provider's, and this server takes no ID tokens (set HERALD_OIDC_ISSUER and HERALD_OIDC_AUDIENCE)")
+        }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Data(base64URL: String(parts[1])),
+              let payload = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { throw Self.invalid("malformed: its payload is not a base64url JSON object") }
+        let claims = try await openID.verify(token, kid: header.kid, payload: payload)
+        if let problem = HeraldID.problem(with: claims.sub.value) { throw Self.invalid("its sub \(problem)") }
+        // A provider's token may carry no name (an email sign-in): the one the app's backend set stays.
+        let name = claims.name.flatMap { DisplayText.problem(with: $0) == nil ? $0 : nil } ?? ""
+        let identity = Identity(userID: claims.sub.value, name: name, picture: claims.picture.flatMap(Input.webURL))
+        verified.remember(token, identity: identity, expires: claims.exp.value.addingTimeInterval(HeraldClaims.leeway))
+        return identity
     }
 
     /// The claims Herald needs are there, of the right types: a refusal names the one that is not (before the
@@ -157,7 +190,7 @@ public struct TokenAuthority: Sendable {
     }
 
     /// `: <how long ago>` from the token's `exp`, for a refusal that says by how much it expired.
-    private static func expiry(of token: String, now: Date) -> String {
+    static func expiry(of token: String, now: Date) -> String {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let data = Data(base64URL: String(parts[1])),
               let payload = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
@@ -169,7 +202,7 @@ public struct TokenAuthority: Sendable {
         return " \(span) ago (exp \(when); tokens are taken up to \(Int(HeraldClaims.leeway)) s after it): get a fresh one"
     }
 
-    private static func invalid(_ reason: String) -> APIError {
+    static func invalid(_ reason: String) -> APIError {
         APIError(.unauthorized, .invalidToken, "the token is not valid: \(reason)")
     }
 

@@ -10,7 +10,9 @@ extension PostgresStore {
         let rows = try await database.query(
             """
             INSERT INTO users (id, name, picture, known) VALUES (\(person.id), \(person.displayName), \(person.avatarURL?.absoluteString), true)
-            ON CONFLICT (id) DO UPDATE SET name = excluded.name, picture = excluded.picture, known = true
+            ON CONFLICT (id) DO UPDATE SET name = CASE WHEN excluded.name = '' THEN users.name ELSE excluded.name END,
+                picture = CASE WHEN excluded.name = '' THEN coalesce(excluded.picture, users.picture) ELSE excluded.picture END,
+                known = true
             WHERE NOT users.erased
             RETURNING id
             """, logger: logger).collect()

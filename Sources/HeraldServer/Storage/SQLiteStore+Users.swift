@@ -10,7 +10,9 @@ extension SQLiteStore {
             let rows = try connection.query(
                 """
                 INSERT INTO users (id, name, picture, known) VALUES (?1, ?2, ?3, 1)
-                ON CONFLICT(id) DO UPDATE SET name = excluded.name, picture = excluded.picture, known = 1
+                ON CONFLICT(id) DO UPDATE SET name = CASE WHEN excluded.name = '' THEN users.name ELSE excluded.name END,
+                    picture = CASE WHEN excluded.name = '' THEN coalesce(excluded.picture, users.picture) ELSE excluded.picture END,
+                    known = 1
                 WHERE users.erased = 0
                 RETURNING id
                 """,

@@ -253,7 +253,8 @@ public struct ChangeOutcome: Sendable {
 
 /// The users: who has signed in, and whom one may find.
 public protocol UserStore: Sendable {
-    /// Creates or updates a user from their token's claims, or from the app's backend.
+    /// Creates or updates a user from their token's claims, or from the app's backend. An empty name (an identity
+    /// provider's token without one) keeps the name and picture the user has.
     ///
     /// - Throws: ``StoreError/userErased`` when the id belongs to an erased user: it never comes back.
     func upsertUser(_ person: Person) async throws

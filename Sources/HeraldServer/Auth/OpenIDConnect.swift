@@ -1,0 +1,193 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldProtocol
+import JWTKit
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Identity providers whose ID tokens Herald takes beside its own (`HERALD_OIDC_ISSUER`, `HERALD_OIDC_AUDIENCE`):
+/// Firebase Authentication, Sign in with Apple, Auth0, Keycloak, ...
+public struct OpenIDSettings: Hashable, Sendable {
+    /// The issuers (`iss`), exactly as their tokens name them.
+    public var issuers: [String] = []
+    /// The audiences (`aud`) a token must name one of: your app's client id, or the Firebase project id.
+    public var audiences: [String] = []
+    /// Where an issuer's keys are, when not found through its discovery document (`HERALD_OIDC_JWKS_URL`, with one
+    /// issuer only).
+    public var jwksURL: String?
+    /// The least time between two fetches of an issuer's keys caused by tokens naming a `kid` it lacks (so that
+    /// made-up kids cannot make Herald fetch on every request).
+    public var refetchWait: Duration = .seconds(30)
+
+    /// None.
+    public init() {}
+
+    /// Whether any issuer is configured.
+    public var isOn: Bool { !issuers.isEmpty }
+
+    /// Whether `url` may be an issuer or a keys URL: https, or http on this machine (a local provider, tests).
+    static func isUsable(_ url: String) -> Bool {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme, let host = parsed.host, !host.isEmpty,
+              parsed.query == nil, parsed.fragment == nil
+        else { return false }
+        return scheme == "https" || (scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host))
+    }
+}
+
+/// The claims of an ID token Herald reads: `sub`, `iss`, `aud`, `exp`, optional `iat`, `nbf`, `name`, `picture`.
+struct OpenIDClaims: JWTPayload {
+    var sub: SubjectClaim
+    var iss: IssuerClaim
+    var aud: AudienceClaim
+    var exp: ExpirationClaim
+    var iat: IssuedAtClaim?
+    var nbf: NotBeforeClaim?
+    var name: String?
+    var picture: String?
+
+    /// The times, with ``HeraldClaims/leeway`` (the issuer and the audience are checked by ``OpenIDVerifier``).
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        let now = Date()
+        try exp.verifyNotExpired(currentDate: now.addingTimeInterval(-HeraldClaims.leeway))
+        let later = now.addingTimeInterval(HeraldClaims.leeway)
+        if let nbf, nbf.value > later {
+            throw JWTError.claimVerificationFailure(failedClaim: nbf, reason: "the token is not valid yet (nbf)")
+        }
+        if let iat, iat.value > later {
+            throw JWTError.claimVerificationFailure(failedClaim: iat, reason: "the token was issued in the future (iat)")
+        }
+    }
+}
+
+/// Verifies ID tokens against their issuers' published keys (JWKS): RS256 and ES256 only, the key named by the
+/// header's `kid`, the issuer one of ``OpenIDSettings/issuers``, an audience one of ``OpenIDSettings/audiences``.
+///
+/// Each issuer's keys are fetched (through its discovery document's `jwks_uri`) when first needed, again after an
+/// hour, and when a token names a `kid` they lack (at most every ``OpenIDSettings/refetchWait``, so tokens with
+/// made-up kids cannot make it fetch on every request). A fetch that fails leaves the keys it had: tokens signed by them are still taken while
+/// the issuer is away.
+final class OpenIDVerifier: Sendable {
+    private struct Keys {
+        var collection: JWTKeyCollection?
+        var kids: Set<String> = []
+        var fetched: Date?
+        var attempted: Date?
+    }
+
+    let settings: OpenIDSettings
+    private let keys: NIOLockedValueBox<[String: Keys]>
+    private let logger: Logger
+    /// How long fetched keys are used before they are fetched again.
+    static let refresh: TimeInterval = 3_600
+
+    init(settings: OpenIDSettings, logger: Logger) {
+        self.settings = settings
+        keys = NIOLockedValueBox(Dictionary(uniqueKeysWithValues: settings.issuers.map { ($0, Keys()) }))
+        self.logger = logger
+    }
+
+    /// The claims of `token` (its header's `alg` checked already), verified.
+    ///
+    /// - Throws: ``APIError`` `invalid_token` naming what is wrong, or `token_expired`.
+    func verify(_ token: String, kid: String?, payload: [String: Any]) async throws -> OpenIDClaims {
+        guard let issuer = payload["iss"] as? String else { throw TokenAuthority.invalid("its claim `iss` is missing") }
+        guard settings.issuers.contains(issuer) else {
+            throw TokenAuthority.invalid(
+                "its issuer \(Self.quoted(issuer)) is not one this server takes (HERALD_OIDC_ISSUER: \(settings.issuers.joined(separator: ", ")))")
+        }
+        guard let kid, !kid.isEmpty else { throw TokenAuthority.invalid("its header names no key (`kid`)") }
+        let collection = try await keys(of: issuer, with: kid)
+        let claims: OpenIDClaims
+        do {
+            claims = try await collection.verify(token, as: OpenIDClaims.self)
+        } catch let error as JWTError where error.failedClaim is ExpirationClaim {
+            throw APIError(.unauthorized, .tokenExpired, "the token has expired\(TokenAuthority.expiry(of: token, now: Date()))")
+        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
+            throw TokenAuthority.invalid("bad signature (by \(issuer)'s key \(Self.quoted(kid)))")
+        } catch let error as JWTError {
+            throw TokenAuthority.invalid(error.reason ?? "it could not be verified")
+        } catch {
+            throw TokenAuthority.invalid("it could not be read: a claim is missing or of the wrong type (sub, iss, aud, exp)")
+        }
+        guard claims.aud.value.contains(where: settings.audiences.contains) else {
+            throw TokenAuthority.invalid(
+                "its audience \(claims.aud.value.map(Self.quoted).joined(separator: ", ")) is not this server's (HERALD_OIDC_AUDIENCE: \(settings.audiences.joined(separator: ", ")))")
+        }
+        return claims
+    }
+
+    /// The keys of `issuer`, holding `kid` (fetched again when they do not, or are old).
+    private func keys(of issuer: String, with kid: String) async throws -> JWTKeyCollection {
+        let now = Date()
+        let (current, fetch) = keys.withLockedValue { all -> (Keys, Bool) in
+            let keys = all[issuer] ?? Keys()
+            let stale = keys.fetched.map { now.timeIntervalSince($0) > Self.refresh } ?? true
+            let recentlyTried = keys.attempted.map { now.timeIntervalSince($0) < self.settings.refetchWait.seconds } ?? false
+            let fetch = (stale || !keys.kids.contains(kid)) && !recentlyTried
+            if fetch { all[issuer]?.attempted = now }
+            return (keys, fetch)
+        }
+        var latest = current
+        if fetch {
+            do {
+                let (collection, kids) = try await Self.fetchKeys(of: issuer, jwksURL: settings.jwksURL)
+                latest = Keys(collection: collection, kids: kids, fetched: now, attempted: now)
+                keys.withLockedValue { $0[issuer] = latest }
+                logger.info("OIDC keys fetched", metadata: ["issuer": "\(issuer)", "kids": "\(kids.sorted())"])
+            } catch {
+                logger.warning("OIDC keys not fetched; the ones held stay", metadata: ["issuer": "\(issuer)", "error": "\(error)"])
+                if current.collection == nil {
+                    throw TokenAuthority.invalid("\(issuer)'s keys could not be fetched (\(error)); try again shortly")
+                }
+            }
+        }
+        guard let collection = latest.collection, latest.kids.contains(kid) else {
+            throw TokenAuthority.invalid("no key \(Self.quoted(kid)) among \(issuer)'s keys")
+        }
+        return collection
+    }
+
+    /// An issuer's keys: its discovery document's `jwks_uri` (or `jwksURL`), read and parsed; each must have a
+    /// `kid`, and only RSA and P-256 keys are kept.
+    static func fetchKeys(of issuer: String, jwksURL: String?) async throws -> (JWTKeyCollection, Set<String>) {
+        var url = jwksURL
+        if url == nil {
+            let base = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+            let discovery = try await get(base + "/.well-known/openid-configuration")
+            guard let object = try JSONSerialization.jsonObject(with: discovery) as? [String: Any],
+                  let found = object["jwks_uri"] as? String, OpenIDSettings.isUsable(found)
+            else { throw OpenIDFailure("its discovery document names no usable jwks_uri") }
+            url = found
+        }
+        let jwks = try JSONDecoder().decode(JWKS.self, from: try await get(url ?? ""))
+        let collection = JWTKeyCollection()
+        var kids: Set<String> = []
+        for key in jwks.keys where key.keyType == .rsa || (key.keyType == .ecdsa && key.curve?.rawValue == "P-256") {
+            guard let kid = key.keyIdentifier?.string else { continue }
+            try await collection.add(jwk: key)
+            kids.insert(kid)
+        }
+        return (collection, kids)
+    }
+
+    /// A GET of at most 1 MiB, within 10 s, never redirected.
+    private static func get(_ url: String) async throws -> Data {
+        var request = HTTPClientRequest(url: url)
+        request.method = .GET
+        request.headers.add(name: "Accept", value: "application/json")
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        guard response.status == .ok else { throw OpenIDFailure("\(url) answered \(response.status.code)") }
+        return Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)
+    }
+
+    private static func quoted(_ text: String) -> String {
+        "`\(ControlCharacters.escaped(String(text.prefix(200))))`"
+    }
+}
+
+/// Why an issuer's keys could not be had.
+struct OpenIDFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,190 @@
+import Crypto
+import Foundation
+import HeraldServer
+import HeraldTestSupport
+import Hummingbird
+import JWTKit
+import Logging
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+import Testing
+
+/// ID tokens from an identity provider (`HERALD_OIDC_*`), against a local provider whose keys the test makes: its
+/// discovery document and JWKS served by a Hummingbird app.
+@Suite("Signing in with an identity provider's ID tokens", .timeLimit(.minutes(3)))
+struct OpenIDTests {
+    static let audience = "herald-test-project"
+
+    /// The ID token claims a provider signs.
+    struct IDClaims: JWTPayload {
+        var sub: SubjectClaim
+        var iss: IssuerClaim
+        var aud: AudienceClaim
+        var exp: ExpirationClaim
+        var iat: IssuedAtClaim
+        var name: String?
+
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    /// A local identity provider: its keys (by kid), which it publishes, and whether it answers at all.
+    final class Provider: Sendable {
+        let published = NIOLockedValueBox<[String]>([])
+        let fetches = NIOLockedValueBox(0)
+        let issuer = NIOLockedValueBox("")
+
+        var jwks: String { #"{"keys": [\#(published.withLockedValue { $0 }.joined(separator: ", "))]}"# }
+
+        static func ecJWK(_ key: ES256PrivateKey, kid: String) throws -> String {
+            let parameters = try #require(key.publicKey.parameters)
+            return #"{"kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": "\#(kid)", "x": "\#(parameters.x)", "y": "\#(parameters.y)"}"#
+        }
+
+        static func rsaJWK(_ key: JWTKit.Insecure.RSA.PrivateKey, kid: String) throws -> String {
+            let (modulus, exponent) = try key.publicKey.getKeyPrimitives()
+            return #"{"kty": "RSA", "use": "sig", "alg": "RS256", "kid": "\#(kid)", "n": "\#(modulus.base64URLEncodedString())", "e": "\#(exponent.base64URLEncodedString())"}"#
+        }
+    }
+
+    @Test("ID tokens signed with the provider's keys are taken (ES256 and RS256), a rotated key is picked up, the cached keys serve while the provider is away; wrong issuer, audience, algorithm, expired, unknown kid are refused, each saying why")
+    func idTokens() async throws {
+        let provider = Provider()
+        let ecKey = ES256PrivateKey(), rotated = ES256PrivateKey(), stranger = ES256PrivateKey()
+        let rsaKey = try await Self.rsaKey()
+        provider.published.withLockedValue { $0 = [try! Provider.ecJWK(ecKey, kid: "ec-1"), try! Provider.rsaJWK(rsaKey, kid: "rsa-1")] }
+        let signers = JWTKeyCollection()
+        await signers.add(ecdsa: ecKey, kid: "ec-1")
+        await signers.add(ecdsa: rotated, kid: "ec-2")
+        await signers.add(ecdsa: stranger, kid: "ec-9")
+        await signers.add(rsa: rsaKey, digestAlgorithm: .sha256, kid: "rsa-1")
+
+        let (port, stopProvider) = try await Self.serve(provider)
+        let issuer = "http://127.0.0.1:\(port)"
+        provider.issuer.withLockedValue { $0 = issuer }
+        var openID = OpenIDSettings()
+        openID.issuers = [issuer]
+        openID.audiences = [Self.audience]
+        openID.refetchWait = .milliseconds(200)
+        func token(
+            _ kid: String, sub: String = "firebase-uid-1", iss: String? = nil, aud: String = OpenIDTests.audience,
+            expires: TimeInterval = 3600, name: String? = "Ada Lovelace"
+        ) async throws -> String {
+            try await signers.sign(IDClaims(
+                sub: .init(value: sub), iss: .init(value: iss ?? issuer), aud: .init(value: [aud]),
+                exp: .init(value: Date().addingTimeInterval(expires)), iat: .init(value: Date()), name: name), kid: JWKIdentifier(string: kid))
+        }
+        var stopped = false
+        defer { if !stopped { Task { await stopProvider() } } }
+
+        try await TestServer.run(configure: { $0.openID = openID }) { server in
+            func call(_ token: String) async throws -> HTTPResult {
+                try await server.request("GET", "/v1/conversations", token: token)
+            }
+            func refusal(_ token: String) async throws -> (code: String?, message: String) {
+                let answer = try await call(token)
+                #expect(answer.status == 401)
+                return (answer.errorCode, (try? answer.decode(ErrorJSON.self).error.message) ?? "")
+            }
+            #expect(try await call(try await token("ec-1")).status == 200)
+            #expect(try await call(try await token("rsa-1", sub: "firebase-uid-2")).status == 200)
+            #expect(try await server.environment.store.user(id: "firebase-uid-1")?.displayName == "Ada Lovelace")
+            // A token without a name keeps the name the user has.
+            #expect(try await call(try await token("ec-1", name: nil)).status == 200)
+            #expect(try await server.environment.store.user(id: "firebase-uid-1")?.displayName == "Ada Lovelace")
+
+            let wrongIssuer = try await refusal(try await token("ec-1", iss: "https://elsewhere.example.com"))
+            #expect(wrongIssuer.code == "invalid_token" && wrongIssuer.message.contains("issuer"), "\(wrongIssuer)")
+            let wrongAudience = try await refusal(try await token("ec-1", aud: "another-project"))
+            #expect(wrongAudience.code == "invalid_token" && wrongAudience.message.contains("audience"), "\(wrongAudience)")
+            let expired = try await refusal(try await token("ec-1", expires: -600))
+            #expect(expired.code == "token_expired" && expired.message.contains("ago"), "\(expired)")
+            let unknownKid = try await refusal(try await token("ec-9"))
+            #expect(unknownKid.code == "invalid_token" && unknownKid.message.contains("no key `ec-9`"), "\(unknownKid)")
+            // `none`, and HS256 with the provider's public key as the secret: the algorithm decides nothing.
+            let body = Data(#"{"sub":"firebase-uid-1","iss":"\#(issuer)","aud":"\#(Self.audience)","exp":4102444800,"name":"Mallory"}"#.utf8)
+                .base64URLEncodedString()
+            let none = "\(Data(#"{"alg":"none","typ":"JWT"}"#.utf8).base64URLEncodedString()).\(body)."
+            #expect(try await refusal(none).message.contains("alg"))
+            let publicPEM = rsaKey.publicKey.pemRepresentation
+            let hsHeader = Data(#"{"alg":"HS256","typ":"JWT","kid":"rsa-1"}"#.utf8).base64URLEncodedString()
+            let mac = HMAC<SHA256>.authenticationCode(
+                for: Data("\(hsHeader).\(body)".utf8), using: SymmetricKey(data: Data(publicPEM.utf8)))
+            let confused = "\(hsHeader).\(body).\(Data(mac).base64URLEncodedString())"
+            #expect(try await refusal(confused).code == "invalid_token")
+
+            // The provider rotates: its new key is fetched when a token first names it.
+            provider.published.withLockedValue { $0.append(try! Provider.ecJWK(rotated, kid: "ec-2")) }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await call(try await token("ec-2")).status == 200)
+
+            // The provider goes away: tokens signed by the keys held are still taken.
+            await stopProvider()
+            stopped = true
+            let fetchesBefore = provider.fetches.withLockedValue { $0 }
+            #expect(try await call(try await token("ec-1", sub: "firebase-uid-3")).status == 200)
+            #expect(try await call(try await token("rsa-1", sub: "firebase-uid-4")).status == 200)
+            #expect(provider.fetches.withLockedValue { $0 } == fetchesBefore)
+        }
+    }
+
+    @Test("HERALD_OIDC_ISSUER and HERALD_OIDC_AUDIENCE go together; issuers are https (http only on this machine)")
+    func settings() throws {
+        let both = try ServerConfiguration.fromEnvironment([
+            "HERALD_OIDC_ISSUER": "https://securetoken.google.com/my-app, https://appleid.apple.com",
+            "HERALD_OIDC_AUDIENCE": "my-app,com.example.app",
+        ])
+        #expect(both.openID.issuers == ["https://securetoken.google.com/my-app", "https://appleid.apple.com"])
+        #expect(both.openID.audiences == ["my-app", "com.example.app"])
+        for environment in [
+            ["HERALD_OIDC_ISSUER": "https://securetoken.google.com/my-app"],
+            ["HERALD_OIDC_AUDIENCE": "my-app"],
+            ["HERALD_OIDC_ISSUER": "http://idp.example.com", "HERALD_OIDC_AUDIENCE": "my-app"],
+            ["HERALD_OIDC_ISSUER": "https://a.example.com,https://b.example.com", "HERALD_OIDC_AUDIENCE": "x",
+             "HERALD_OIDC_JWKS_URL": "https://a.example.com/keys"],
+        ] {
+            #expect(throws: ConfigurationError.self, "\(environment)") { _ = try ServerConfiguration.fromEnvironment(environment) }
+        }
+    }
+
+    /// An RSA key made with openssl (2048 bits).
+    static func rsaKey() async throws -> JWTKit.Insecure.RSA.PrivateKey {
+        let folder = try makeTemporaryFolder("herald-oidc")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("rsa.pem").path
+        let made = try await runProcess(
+            URL(fileURLWithPath: "/usr/bin/openssl"), ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", file])
+        guard made.status == 0 else { throw TestFailure("openssl genpkey failed: \(made.stderr)") }
+        return try JWTKit.Insecure.RSA.PrivateKey(pem: try String(contentsOfFile: file, encoding: .utf8))
+    }
+
+    /// Serves `provider`'s discovery document and keys on a free port until the returned stop is called.
+    static func serve(_ provider: Provider) async throws -> (port: Int, stop: @Sendable () async -> Void) {
+        let router = Router()
+        router.get(".well-known/openid-configuration") { _, _ -> Response in
+            let issuer = provider.issuer.withLockedValue { $0 }
+            return Self.json(#"{"issuer": "\#(issuer)", "jwks_uri": "\#(issuer)/jwks"}"#)
+        }
+        router.get("jwks") { _, _ -> Response in
+            provider.fetches.withLockedValue { $0 += 1 }
+            return Self.json(provider.jwks)
+        }
+        var logger = Logger(label: "identity-provider")
+        logger.logLevel = .critical
+        let (ports, sink) = AsyncStream<Int>.makeStream()
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { sink.yield($0.localAddress?.port ?? 0) }, logger: logger)
+        let services = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
+        let running = Task { try await services.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw TestFailure("the identity provider did not start") }
+        return (port, {
+            await services.triggerGracefulShutdown()
+            _ = await running.result
+        })
+    }
+
+    private static func json(_ text: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}

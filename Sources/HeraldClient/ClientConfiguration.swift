@@ -1,12 +1,26 @@
 import Foundation
 import HeraldCore
+import NIOConcurrencyHelpers
 
 /// Where a client connects, as whom, and how it retries.
 public struct ClientConfiguration: Sendable {
     /// The server, e.g. `http://127.0.0.1:8080`.
     public var server: URL
-    /// The user's token, minted by the app's backend.
-    public var token: String
+    /// The user's token: minted by the app's backend, or the identity provider's ID token. Shared by the copies of
+    /// this configuration (a ``HeraldClient`` and its ``HeraldAPI``), so a renewed token serves them all.
+    public var token: String {
+        get { tokens.current }
+        nonmutating set { tokens.current = newValue }
+    }
+    /// How to get a fresh token when the server says the one in use expired (`token_expired`): on the stream, the
+    /// client renews it and reconnects where it was, its unsent messages kept; on HTTP, the request is made again
+    /// once. Firebase: `{ try await Auth.auth().currentUser!.getIDToken(forcingRefresh: true) }`. Nil: an expired
+    /// token ends the stream (``ConnectionState/refused(code:message:)``).
+    public var renewToken: (@Sendable () async throws -> String)? {
+        get { tokens.renew }
+        nonmutating set { tokens.renew = newValue }
+    }
+    let tokens: TokenStore
     /// How long to wait before the first reconnect.
     public var initialBackoff: Duration = .milliseconds(250)
     /// The longest wait between reconnects.
@@ -20,10 +34,10 @@ public struct ClientConfiguration: Sendable {
     /// notification), and reads marked from here clear the conversation's pushes on the user's other devices.
     public var deviceID: String?
 
-    /// Creates a configuration.
-    public init(server: URL, token: String) {
+    /// Creates a configuration; `renewToken` gets a fresh token when the one in use expired.
+    public init(server: URL, token: String, renewToken: (@Sendable () async throws -> String)? = nil) {
         self.server = server
-        self.token = token
+        tokens = TokenStore(token, renew: renewToken)
     }
 
     /// The stream's address, resuming after `seq`.
@@ -44,5 +58,49 @@ public struct ClientConfiguration: Sendable {
         let base = min(initialBackoff.seconds * pow(2, exponent), maximumBackoff.seconds)
         let varied = base * (1 + jitter * (2 * random - 1))
         return .microseconds(Int64(max(0, varied) * 1_000_000))
+    }
+}
+
+/// The token a configuration's copies share, and its renewal: concurrent renewals (the stream and a request at
+/// once) make one call to the app.
+final class TokenStore: Sendable {
+    private struct State {
+        var current: String
+        var renew: (@Sendable () async throws -> String)?
+        var renewing: Task<String, any Error>?
+    }
+
+    private let state: NIOLockedValueBox<State>
+
+    init(_ token: String, renew: (@Sendable () async throws -> String)?) {
+        state = NIOLockedValueBox(State(current: token, renew: renew))
+    }
+
+    var current: String {
+        get { state.withLockedValue { $0.current } }
+        set { state.withLockedValue { $0.current = newValue } }
+    }
+
+    var renew: (@Sendable () async throws -> String)? {
+        get { state.withLockedValue { $0.renew } }
+        set { state.withLockedValue { $0.renew = newValue } }
+    }
+
+    /// A fresh token in place of `expired` (nil without a way to renew): if another caller renewed it meanwhile,
+    /// theirs.
+    func renewed(replacing expired: String) async throws -> String? {
+        let task = state.withLockedValue { state -> Task<String, any Error>? in
+            if state.current != expired { return Task { [current = state.current] in current } }
+            if let renewing = state.renewing { return renewing }
+            guard let renew = state.renew else { return nil }
+            let task = Task { try await renew() }
+            state.renewing = task
+            return task
+        }
+        guard let task else { return nil }
+        defer { state.withLockedValue { if $0.renewing == task { $0.renewing = nil } } }
+        let fresh = try await task.value
+        state.withLockedValue { $0.current = fresh }
+        return fresh
     }
 }

@@ -195,19 +195,31 @@ public struct HeraldAPI: Sendable {
 
     // MARK: Requests
 
-    private var transport: APITransport {
-        APITransport(server: configuration.server, credential: configuration.token, httpClient: http, timeout: timeout)
+    private func transport(_ token: String) -> APITransport {
+        APITransport(server: configuration.server, credential: token, httpClient: http, timeout: timeout)
     }
 
     private func request<Answer: Decodable>(
         _ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none, as answer: Answer.Type
     ) async throws -> Answer {
-        try await transport.request(method, path, body: body, as: answer)
+        try await renewing { try await transport($0).request(method, path, body: body, as: answer) }
     }
 
     @discardableResult
     private func perform(_ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none) async throws -> Data {
-        try await transport.perform(method, path, body: body)
+        try await renewing { try await transport($0).perform(method, path, body: body) }
+    }
+
+    /// `call` with the current token; once more with a renewed one when the server says it expired and the
+    /// configuration can renew it (``ClientConfiguration/renewToken``).
+    private func renewing<Answer>(_ call: (String) async throws -> Answer) async throws -> Answer {
+        let used = configuration.token
+        do {
+            return try await call(used)
+        } catch let error as HeraldAPIError where error.code == "token_expired" {
+            guard let fresh = try await configuration.tokens.renewed(replacing: used) else { throw error }
+            return try await call(fresh)
+        }
     }
 
     private static func escape(_ component: String) -> String {

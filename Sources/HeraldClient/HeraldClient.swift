@@ -113,6 +113,7 @@ public final class HeraldClient: Sendable {
                 $0.sent = []
             }
             var reason: String
+            let used = configuration.token
             do {
                 let close = try await WebSocketClient.connect(
                     url: configuration.streamURL(after: lastSeq),
@@ -129,6 +130,19 @@ public final class HeraldClient: Sendable {
             }
             if Task.isCancelled { break }
             if let refusal = state.withLockedValue({ $0.refusal }) {
+                // An expired token is renewed, when the app said how, and the stream goes on where it was.
+                if refusal.code == "token_expired", configuration.renewToken != nil {
+                    do {
+                        if try await configuration.tokens.renewed(replacing: used) != nil {
+                            state.withLockedValue { $0.refusal = nil }
+                            logger.debug("token renewed; reconnecting where the stream was")
+                            continue
+                        }
+                    } catch {
+                        emit(.state(.refused(code: refusal.code, message: "\(refusal.message); renewing it failed: \(error)")))
+                        break
+                    }
+                }
                 emit(.state(.refused(code: refusal.code, message: refusal.message)))
                 break
             }

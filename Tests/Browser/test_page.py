@@ -397,6 +397,30 @@ class RestartTests(PageTestCase):
         shown = [b["id"] for b in alice.execute_script("return window.__bannersShown")]
         self.assertEqual(len(shown), len(set(shown)), f"a banner showed twice: {shown}")
 
+    def test_an_expired_token_is_renewed_and_the_page_goes_on_where_it_was(self):
+        import jwt
+        with open(self.server.database + ".secret") as kept:
+            secret = kept.read().strip()
+        # Taken for two more seconds (60 s of leeway after exp).
+        expiring = jwt.encode({"sub": "alice", "name": "Alice Johnson", "exp": int(time.time()) - 58}, secret, algorithm="HS256")
+        alice = self.browser()
+        alice.get(self.server.url + "#token=" + expiring)
+        wait(alice, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "live", 10, "a live stream")
+        time.sleep(3)
+        chat = self.chat_with("bob", "alice")
+        self.server.stop()
+        wait(alice, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "reconnecting", 5,
+             "the page to notice")
+        self.server.start()
+        missed = f"missed-{uuid.uuid4()}"
+        self.server.post(self.tokens["bob"], chat, "Sent while your token expired", missed)
+        wait(alice, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "live", 15,
+             "the page back, with a renewed token")
+        self.assertFalse(alice.find_element(By.ID, "app").get_attribute("hidden"), "still signed in")
+        self.assertNotEqual(alice.execute_script("return sessionStorage.getItem('herald.token')"), expiring)
+        open_chat(alice, "Bob")
+        wait(alice, lambda d: "Sent while your token expired" in [m["text"] for m in messages(d)], 5, "the catch-up")
+
     def test_sends_made_offline_go_out_once_when_back(self):
         alice = self.alice_in_bobs_chat()
         self.server.stop()

@@ -248,6 +248,65 @@ struct ClientTests {
         }
     }
 
+    @Test("a token that expires while the stream is open is renewed at the next connect: the client resumes where it was, misses nothing, and sends what it queued; HTTP renews too")
+    func renewsAnExpiredToken() async throws {
+        try await TestServer.run { server in
+            let tokens = server.environment.tokens
+            let bob = try await server.token("bob")
+            _ = try await server.token("alice")
+            let chat = try await server.createConversation(bob, kind: "direct", members: ["alice"])
+            // Taken now (60 s of leeway after exp), refused two seconds from now.
+            let expiring = try await tokens.token(userID: "alice", name: "Alice", lifetime: .seconds(-58))
+            let renewals = NIOLockedValueBox(0)
+            var configuration = ClientConfiguration(server: URL(string: "http://127.0.0.1:\(server.port)")!, token: expiring) {
+                renewals.withLockedValue { $0 += 1 }
+                return try await tokens.token(userID: "alice", name: "Alice")
+            }
+            configuration.initialBackoff = .milliseconds(50)
+            let client = HeraldClient(configuration: configuration, resumeAfter: 0)
+            let record = ClientRecord()
+            let watching = record.watch(client)
+            let states = client.events()
+            let refusedSeen = Task {
+                for await event in states { if case .state(.refused) = event { return true } }
+                return false
+            }
+            let running = Task { await client.run() }
+            try await record.wait { $0.liveCount == 1 }
+            try await server.post(bob, to: chat, id: "before", text: "Before it expired")
+            try await record.wait { $0.messages.map(\.id) == ["before"] }
+
+            try await Task.sleep(for: .seconds(3))
+            // The connection drops while the token is expired; meanwhile Bob writes and Alice queues a reply.
+            client.reconnect()
+            try await server.post(bob, to: chat, id: "while-away", text: "While you were away")
+            let reply = client.send("Back now", to: chat, id: "reply")
+            try await record.wait { $0.liveCount >= 2 }
+            try await eventually("the reply stored") {
+                try await server.environment.store.entries(in: chat, for: "bob", after: nil, before: nil, limit: 10)
+                    .contains { $0.id == reply }
+            }
+            try await record.wait { $0.messages.map(\.id).filter { $0 != reply } == ["before", "while-away"] }
+            #expect(renewals.withLockedValue { $0 } == 1)
+            // The HTTP API of the same client uses the renewed token.
+            #expect(try await client.api.conversations().count == 1)
+            #expect(renewals.withLockedValue { $0 } == 1)
+            running.cancel()
+            await running.value
+            watching.cancel()
+            #expect(await refusedSeen.value == false, "the stream never ended refused")
+
+            // HTTP alone: a request with an expired token is made again, once, with a renewed one.
+            let expired = try await tokens.token(userID: "alice", name: "Alice", lifetime: .seconds(-120))
+            let api = HeraldAPI(configuration: ClientConfiguration(server: URL(string: "http://127.0.0.1:\(server.port)")!, token: expired) {
+                try await tokens.token(userID: "alice", name: "Alice")
+            })
+            #expect(try await api.conversations().count == 1)
+            let stuck = HeraldAPI(configuration: ClientConfiguration(server: URL(string: "http://127.0.0.1:\(server.port)")!, token: expired))
+            #expect(await APIClientTests.refusal { _ = try await stuck.conversations() }?.code == "token_expired")
+        }
+    }
+
     @Test("sends are retried until acknowledged, refused ones are reported once, and back-off grows then resets")
     func sendsAndBackoff() async throws {
         try await TestServer.run { server in

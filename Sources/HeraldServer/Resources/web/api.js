@@ -16,11 +16,27 @@ const requestTimeout = 15_000;
 
 /** The API of the server the page came from, as one signed-in user. */
 export class API {
-  constructor(token) {
+  /** `renew` (optional) resolves to a fresh token when the server says this one expired. */
+  constructor(token, renew = null) {
     this.token = token;
+    this.renew = renew;
   }
 
+  /** A request; one the server refuses with `token_expired` is made again, once, with a renewed token. */
   async request(method, path, body) {
+    try {
+      return await this.send(method, path, body);
+    } catch (error) {
+      if (!(error instanceof APIError) || error.code !== "token_expired" || !this.renew) throw error;
+      const used = this.token;
+      const fresh = await this.renew(used);
+      if (!fresh || fresh === used) throw error;
+      this.token = fresh;
+      return this.send(method, path, body);
+    }
+  }
+
+  async send(method, path, body) {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), requestTimeout);
     let response;
@@ -136,15 +152,16 @@ export class API {
 export const tokenErrors = new Set(["missing_token", "invalid_token", "token_expired"]);
 
 /**
- * The live stream: one WebSocket at a time, reconnected with back-off (0.5 s doubling to 5 s, with jitter) and
+ * The live stream: one WebSocket at a time (a token that expired renewed with `renew`, when given), reconnected with back-off (0.5 s doubling to 5 s, with jitter) and
  * resumed with `after` = the largest `seq` seen. `onFrame(frame)` gets every frame; `onState(state)` gets
  * "connecting", "live" (after `ready`) or "reconnecting". Frames sent while not connected wait for the next
  * connection; `onOpen()` is called on each connection so the caller can say `focus` and `app` again. `device`
  * names this browser, so the server sends its Web Push subscription nothing while the stream is connected.
  */
 export class Stream {
-  constructor({ token, device = null, onFrame, onState, onOpen, onRefused }) {
+  constructor({ token, device = null, onFrame, onState, onOpen, onRefused, renew = null }) {
     this.token = token;
+    this.renew = renew;
     this.device = device;
     this.onFrame = onFrame;
     this.onState = onState;
@@ -221,9 +238,22 @@ export class Stream {
     socket.onclose = () => {
       if (this.socket !== socket || this.stopped) return;
       this.socket = null;
+      if (refused?.code === "token_expired" && this.renew) {
+        // An expired token is renewed and the stream goes on where it was (`after`), its unsent frames kept.
+        const used = this.token;
+        this.renew(used).then(
+          (fresh) => {
+            if (this.stopped) return;
+            if (!fresh || fresh === used) return this.refuse(refused);
+            this.token = fresh;
+            this.connect("reconnecting");
+          },
+          () => this.refuse(refused),
+        );
+        return;
+      }
       if (refused) {
-        this.stopped = true;
-        this.onRefused(refused);
+        this.refuse(refused);
         return;
       }
       const delay = this.backoff * (0.75 + Math.random() / 2);
@@ -231,6 +261,13 @@ export class Stream {
       this.setState("reconnecting");
       this.retryTimer = setTimeout(() => this.connect("reconnecting"), delay);
     };
+  }
+
+  /** The server refused the token for good: no more connecting. */
+  refuse(frame) {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.onRefused(frame);
   }
 
   /** Drops the current connection to start again (after a failure the caller noticed). */

@@ -96,9 +96,31 @@ function signOut(message = "") {
 // ---------------------------------------------------------------------------------------------------------------
 // The session
 
+/**
+ * A fresh token for `me` when the one in use (`used`) expired: the demo's sign-in gives one for the same person on a
+ * demo server; elsewhere there is none (the page then signs out, saying so). Shared by the API and the stream, so a
+ * token renewed by one serves the other.
+ */
+function tokenRenewal(me) {
+  let renewing = null;
+  return async (used) => {
+    if (session?.api && session.api.token !== used) return session.api.token;
+    renewing ??= API.demoToken(me.id).then(({ token }) => {
+      if (session?.me.id === me.id) {
+        session.api.token = token;
+        if (session.stream) session.stream.token = token;
+        sessionStorage.setItem(tokenKey, token);
+      }
+      return token;
+    }).finally(() => { renewing = null; });
+    return renewing;
+  };
+}
+
 function start(token, who) {
   const me = { id: who.sub, name: typeof who.name === "string" ? who.name : who.sub };
-  const api = new API(token);
+  const renew = tokenRenewal(me);
+  const api = new API(token, renew);
   session = {
     api,
     me,
@@ -121,6 +143,7 @@ function start(token, who) {
     onState: (state) => current === session && connectionChanged(state),
     onOpen: () => current === session && sayWhereIAm(),
     onRefused: (frame) => current === session && signOut(`Signed out: ${frame.message} (${frame.code}).`),
+    renew,
   });
   $("sign-in").hidden = true;
   $("app").hidden = false;

@@ -49,9 +49,14 @@ public struct HeraldClaims: JWTPayload, Equatable {
 
     /// Checks the times: not expired, not before its `nbf`, not issued in the future (each with ``leeway``).
     public func verify(using algorithm: some JWTAlgorithm) async throws {
+        try Self.verifyTimes(exp: exp, nbf: nbf, iat: iat)
+    }
+
+    /// The time checks every token Herald takes passes (its own, and identity providers'), each with ``leeway``.
+    static func verifyTimes(exp: ExpirationClaim, nbf: NotBeforeClaim?, iat: IssuedAtClaim?) throws {
         let now = Date()
-        try exp.verifyNotExpired(currentDate: now.addingTimeInterval(-Self.leeway))
-        let later = now.addingTimeInterval(Self.leeway)
+        try exp.verifyNotExpired(currentDate: now.addingTimeInterval(-leeway))
+        let later = now.addingTimeInterval(leeway)
         if let nbf, nbf.value > later {
             throw JWTError.claimVerificationFailure(failedClaim: nbf, reason: "the token is not valid yet (nbf)")
         }

@@ -48,15 +48,7 @@ struct OpenIDClaims: JWTPayload {
 
     /// The times, with ``HeraldClaims/leeway`` (the issuer and the audience are checked by ``OpenIDVerifier``).
     func verify(using algorithm: some JWTAlgorithm) async throws {
-        let now = Date()
-        try exp.verifyNotExpired(currentDate: now.addingTimeInterval(-HeraldClaims.leeway))
-        let later = now.addingTimeInterval(HeraldClaims.leeway)
-        if let nbf, nbf.value > later {
-            throw JWTError.claimVerificationFailure(failedClaim: nbf, reason: "the token is not valid yet (nbf)")
-        }
-        if let iat, iat.value > later {
-            throw JWTError.claimVerificationFailure(failedClaim: iat, reason: "the token was issued in the future (iat)")
-        }
+        try HeraldClaims.verifyTimes(exp: exp, nbf: nbf, iat: iat)
     }
 }
 

@@ -125,11 +125,8 @@ public struct HeraldAPI: Sendable {
     /// Messages of one conversation, oldest first: the first `limit` after `after`, else the last `limit` (before
     /// `before`, if given). The server caps `limit`.
     public func messages(in conversationID: String, after: Int64? = nil, before: Int64? = nil, limit: Int? = nil) async throws -> [WireMessage] {
-        var query: [String] = []
-        if let after { query.append("after=\(after)") }
-        if let before { query.append("before=\(before)") }
-        if let limit { query.append("limit=\(limit)") }
-        let path = "/v1/conversations/\(Self.escape(conversationID))/messages" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+        let path = "/v1/conversations/\(Self.escape(conversationID))/messages"
+            + APITransport.pageQuery(after: after, before: before, limit: limit)
         return try await request(.GET, path, as: WireMessageList.self).messages
     }
 

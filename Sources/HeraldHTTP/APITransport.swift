@@ -77,6 +77,15 @@ public struct APITransport: Sendable {
         return (Int(response.status.code), data)
     }
 
+    /// `?after=&before=&limit=` for a page of history (empty when none is given).
+    public static func pageQuery(after: Int64?, before: Int64?, limit: Int?) -> String {
+        var query: [String] = []
+        if let after { query.append("after=\(after)") }
+        if let before { query.append("before=\(before)") }
+        if let limit { query.append("limit=\(limit)") }
+        return query.isEmpty ? "" : "?" + query.joined(separator: "&")
+    }
+
     /// `component` for a URL's path: every character but the unreserved ones escaped, `/` too.
     public static func escape(_ component: String) -> String {
         component.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? component

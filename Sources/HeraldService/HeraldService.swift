@@ -152,11 +152,8 @@ public struct HeraldService: Sendable {
     /// A conversation's entries, oldest first: the first `limit` after `after`, else the last `limit` (before
     /// `before`).
     public func messages(in conversationID: String, after: Int64? = nil, before: Int64? = nil, limit: Int? = nil) async throws -> [WireMessage] {
-        var query: [String] = []
-        if let after { query.append("after=\(after)") }
-        if let before { query.append("before=\(before)") }
-        if let limit { query.append("limit=\(limit)") }
-        let path = "/v1/service/conversations/\(escape(conversationID))/messages" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+        let path = "/v1/service/conversations/\(escape(conversationID))/messages"
+            + APITransport.pageQuery(after: after, before: before, limit: limit)
         return try await transport.request(.GET, path, as: WireMessageList.self).messages
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import HeraldServer
 import HeraldService
 import HeraldTestSupport
+import NIOConcurrencyHelpers
 import Testing
 
 /// Webhooks end to end: `herald serve` delivering to a receiver written with Python's standard library
@@ -193,6 +194,47 @@ struct WebhookTests {
             last[conversation] = seq
         }
         #expect(await server.terminate() == 0)
+    }
+
+    @Test("unread.reminder: only for a member who had no device connected meanwhile, is still a member, has not muted nor read the conversation")
+    func reminders() async throws {
+        let events = NIOLockedValueBox<[WebhookEvent]>([])
+        try await HeraldServiceTests.withBackend(handle: { body, headers in
+            guard let event = try? HeraldService(server: URL(string: "http://127.0.0.1")!, key: "", webhookSecret: Self.secret)
+                .verifyWebhook(body: body, headers: headers)
+            else { return .unauthorized }
+            events.withLockedValue { $0.append(event) }
+            return .noContent
+        }) { backend in
+            try await TestServer.run(configure: { configuration in
+                configuration.webhooks.url = "http://127.0.0.1:\(backend)/herald"
+                configuration.webhooks.secret = Self.secret
+                configuration.webhooks.allowPrivate = true
+                configuration.webhooks.events = [.unreadReminder]
+                configuration.webhooks.reminder = .seconds(2)
+            }) { server in
+                let alice = try await server.token("alice")
+                var tokens: [String: String] = [:]
+                for id in ["bob", "carol", "dave", "erin"] { tokens[id] = try await server.token(id) }
+                let group = try await server.createConversation(alice, kind: "group", title: "Team", members: Array(tokens.keys))
+                #expect(try await server.request("PUT", "/v1/conversations/\(group)/mute", token: tokens["dave"]).status == 204)
+                let message = try await server.post(alice, to: group, id: "hello", text: "Anyone?")
+                // Before the reminders fall due: Bob's phone connects, Dave muted it, Erin reads it. Carol does nothing.
+                let socket = try await server.stream(tokens["bob"]!)
+                var reader = FrameReader(socket)
+                _ = try await reader.untilReady()
+                socket.close()
+                #expect(try await server.request(
+                    "POST", "/v1/conversations/\(group)/read", token: tokens["erin"], body: #"{"upTo": \#(message.seq)}"#).status == 204)
+                try await eventually("Carol's reminder", within: .seconds(20)) { !events.withLockedValue { $0 }.isEmpty }
+                // Past the others' due time by a margin: none of theirs came.
+                try await Task.sleep(for: .seconds(1))
+                let reminded = events.withLockedValue { $0 }
+                #expect(reminded.map(\.data.userId) == ["carol"])
+                #expect(reminded.first?.data.firstUnreadSeq == message.seq && reminded.first?.data.unreadCount == 1)
+                #expect(reminded.first?.conversationId == group && reminded.first?.type == "unread.reminder")
+            }
+        }
     }
 
     @Test("a webhook URL is refused on a private address unless allowed, and without a secret of 32 bytes; the event filter is checked")

@@ -47,14 +47,13 @@ extension PostgresStore {
                 entries += try await leave.apply(.remove(id), memberLimit: .max).entries
                 lastSeq = leave.lastSeq
             }
-            let devices = try await connection.query(
-                "DELETE FROM devices WHERE user_id = \(id) RETURNING id", logger: self.logger).collect().count
+            try await connection.query("DELETE FROM devices WHERE user_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM push_jobs WHERE user_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM push_shown WHERE user_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM unread_reminders WHERE user_id = \(id)", logger: self.logger)
             try await connection.query(
                 "UPDATE members SET read_seq = 0, muted = false, owner = false WHERE user_id = \(id)", logger: self.logger)
-            return (entries, ErasedUser(entries: entries, devices: devices))
+            return (entries, ErasedUser(entries: entries))
         }
     }
 

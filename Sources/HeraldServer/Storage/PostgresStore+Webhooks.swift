@@ -31,16 +31,6 @@ extension PostgresStore {
         }
     }
 
-    public func queueWebhooks(_ events: [NewWebhookEvent]) async throws {
-        guard !events.isEmpty else { return }
-        try await transaction { connection in
-            // The log's counter is shared: appends in flight commit first, so the events follow exactly the entries
-            // committed before them.
-            try await connection.query("SELECT seq FROM message_seq WHERE id = 1 FOR SHARE", logger: self.logger)
-            _ = try await Self.insertWebhooks(events, on: connection, logger: self.logger)
-        }
-    }
-
     /// Inserts `events`; one without a seq takes the log's last.
     static func insertWebhooks(_ events: [NewWebhookEvent], on connection: PostgresConnection, logger: Logger) async throws -> Int {
         guard !events.isEmpty else { return 0 }

@@ -3,7 +3,7 @@ import Foundation
 /// Read markers and mutes on SQLite.
 extension SQLiteStore {
     public func markRead(userID: String, conversationID: String, upTo seq: Int64, webhook: Bool) async throws {
-        try await database.transaction { connection in
+        let move: @Sendable (SQLiteHandle) throws -> Void = { connection in
             let moved = try connection.query(
                 """
                 UPDATE members SET read_seq = max(read_seq,
@@ -17,6 +17,12 @@ extension SQLiteStore {
             guard webhook, let marker = moved.first?.column("read_seq")?.integer else { return }
             _ = try Self.insertWebhooks([NewWebhookEvent.read(
                 conversationID: conversationID, userID: userID, upTo: Int64(marker))], on: connection)
+        }
+        // One statement is a transaction of its own; with a webhook, the event joins it in one.
+        if webhook {
+            try await database.transaction(move)
+        } else {
+            try await database.perform(move)
         }
     }
 

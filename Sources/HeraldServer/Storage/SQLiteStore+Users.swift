@@ -48,12 +48,12 @@ extension SQLiteStore {
                 var leave = GroupChange(conversationID: conversationID, authority: .erasure(id), on: connection)
                 entries += try leave.apply(.remove(id), memberLimit: .max).entries
             }
-            let devices = try connection.query("DELETE FROM devices WHERE user_id = ?1 RETURNING id", [.text(id)]).count
+            try connection.query("DELETE FROM devices WHERE user_id = ?1", [.text(id)])
             try connection.query("DELETE FROM push_jobs WHERE user_id = ?1", [.text(id)])
             try connection.query("DELETE FROM push_shown WHERE user_id = ?1", [.text(id)])
             try connection.query("DELETE FROM unread_reminders WHERE user_id = ?1", [.text(id)])
             try connection.query("UPDATE members SET read_seq = 0, muted = 0, owner = 0 WHERE user_id = ?1", [.text(id)])
-            return (entries, ErasedUser(entries: entries, devices: devices))
+            return (entries, ErasedUser(entries: entries))
         }
     }
 

@@ -22,13 +22,6 @@ extension SQLiteStore {
         }
     }
 
-    public func queueWebhooks(_ events: [NewWebhookEvent]) async throws {
-        guard !events.isEmpty else { return }
-        try await database.transaction { connection in
-            _ = try Self.insertWebhooks(events, on: connection)
-        }
-    }
-
     /// Inserts `events`; one without a seq takes the log's last.
     static func insertWebhooks(_ events: [NewWebhookEvent], on connection: SQLiteHandle) throws -> Int {
         guard !events.isEmpty else { return 0 }

@@ -196,14 +196,6 @@ public enum ChangeActor: Hashable, Sendable {
     case member(String)
     /// The app's backend (a service key): any change a group allows, shown as made by nobody (sender `""`).
     case service
-
-    /// The id the change's events carry as their sender.
-    var senderID: String {
-        switch self {
-        case .member(let id): id
-        case .service: ""
-        }
-    }
 }
 
 /// A new conversation, as the app's backend or a user makes it.
@@ -236,8 +228,6 @@ public struct ErasedUser: Sendable {
 
     /// The events it appended: the user leaving each conversation they were in.
     public var entries: [IncomingMessage]
-    /// The devices removed.
-    public var devices: Int
 }
 
 /// What a change did.

@@ -97,9 +97,6 @@ public protocol WebhookOutbox: Sendable {
         _ feed: @escaping @Sendable (Int64) async throws -> (events: [NewWebhookEvent], reminders: [NewUnreadReminder], through: Int64)
     ) async throws -> Int?
 
-    /// Queues events of their own (not an entry's), each after the entries committed before it.
-    func queueWebhooks(_ events: [NewWebhookEvent]) async throws
-
     /// Leases up to `limit` events that may go now, for `lease`: for each conversation (or user), only the first in
     /// `seq` order that is waiting, once it is due and once the feed has queued every entry up to its `seq`. Also
     /// tells when the next event not leased falls due.

@@ -211,7 +211,8 @@ struct WebhookTests {
                 configuration.webhooks.secret = Self.secret
                 configuration.webhooks.allowPrivate = true
                 configuration.webhooks.events = [.unreadReminder]
-                configuration.webhooks.reminder = .seconds(2)
+                // Long enough that the connect and the read below land before it, however loaded the machine.
+                configuration.webhooks.reminder = .seconds(10)
             }) { server in
                 let alice = try await server.token("alice")
                 var tokens: [String: String] = [:]
@@ -226,7 +227,7 @@ struct WebhookTests {
                 socket.close()
                 #expect(try await server.request(
                     "POST", "/v1/conversations/\(group)/read", token: tokens["erin"], body: #"{"upTo": \#(message.seq)}"#).status == 204)
-                try await eventually("Carol's reminder", within: .seconds(20)) { !events.withLockedValue { $0 }.isEmpty }
+                try await eventually("Carol's reminder", within: .seconds(40)) { !events.withLockedValue { $0 }.isEmpty }
                 // Past the others' due time by a margin: none of theirs came.
                 try await Task.sleep(for: .seconds(1))
                 let reminded = events.withLockedValue { $0 }

@@ -30,6 +30,9 @@ final class WebhookDispatcher: Service, LogConsumer, Sendable {
     private let feedSignal = WakeSignal()
     private let sendSignal = WakeSignal()
     private let stopping = NIOLockedValueBox(false)
+    /// The last seq the log handed on: committed, and what the feed goes up to. (The log's own `delivered` moves
+    /// only after every consumer took the entries, so a feed woken by them would not see them there yet.)
+    private let handedOn = NIOLockedValueBox<Int64>(0)
 
     /// The most entries one round of the feed reads.
     static let feedRound = 256
@@ -61,9 +64,11 @@ final class WebhookDispatcher: Service, LogConsumer, Sendable {
         _ = takeAtOnce(entries)
     }
 
-    /// The feed reads what it tells from the database: the log only wakes it.
+    /// The feed reads what it tells from the database: the log only wakes it, and says how far it may read.
     func takeAtOnce(_ entries: [IncomingMessage]) -> Int {
-        if settings.isOn { feedSignal.notify() }
+        guard settings.isOn else { return entries.count }
+        if let last = entries.last?.message.seq { handedOn.withLockedValue { $0 = max($0, last) } }
+        feedSignal.notify()
         return entries.count
     }
 
@@ -105,7 +110,7 @@ final class WebhookDispatcher: Service, LogConsumer, Sendable {
     /// place.
     private func feedAll() async -> Bool {
         while !Task.isCancelled {
-            let target = store.log.delivered
+            let target = max(store.log.delivered, handedOn.withLockedValue { $0 })
             do {
                 let reached = NIOLockedValueBox<Int64>(0)
                 guard let queued = try await store.feedWebhooks({ cursor in

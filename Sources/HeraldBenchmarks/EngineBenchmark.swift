@@ -87,7 +87,8 @@ public enum EngineBenchmark {
             userID: "me",
             device: DeviceState(
                 openConversationID: "conversation-0",
-                mutedConversationIDs: Set((0..<conversations).filter { $0 % 100 == 50 }.map { "conversation-\($0)" })
+                levels: Dictionary(uniqueKeysWithValues: (0..<conversations).filter { $0 % 100 == 50 }
+                    .map { ("conversation-\($0)", LevelChoice.muted) })
             )
         )
         var outcomes: [String: Int] = [:]

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldClient
 import HeraldCore
 
@@ -6,8 +7,9 @@ struct ChatModel {
     /// One conversation as the list and the chat view show it.
     struct Room {
         var conversation: Conversation
-        /// Messages and events in seq order; an event's `sender` is empty and its `text` is its whole line.
-        var messages: [(sender: String, text: String, mine: Bool, seq: Int64)] = []
+        /// Messages and events in seq order; an event's `sender` is empty and its `text` is its whole line; `mention`
+        /// when it mentions the user.
+        var messages: [(sender: String, text: String, mine: Bool, seq: Int64, mention: Bool)] = []
         var names: [String: String] = [:]
         var unread = 0
         var lastSeq: Int64 = 0
@@ -17,7 +19,7 @@ struct ChatModel {
         var removed = false
 
         /// A line of the chat view: `Name: text`, or an event's line after a dot.
-        static func line(_ message: (sender: String, text: String, mine: Bool, seq: Int64)) -> String {
+        static func line(_ message: (sender: String, text: String, mine: Bool, seq: Int64, mention: Bool)) -> String {
             message.sender.isEmpty ? "· " + message.text : (message.mine ? "You" : message.sender) + ": " + message.text
         }
     }
@@ -63,14 +65,16 @@ struct ChatModel {
         if let event = incoming.message.event {
             // A quiet line in the chat, never unread; one that ends the user's membership closes the room.
             let line = TerminalText.clean(formatter.line(for: incoming, viewer: me))
-            rooms[index].messages.append(("", line, mine, seq))
+            rooms[index].messages.append(("", line, mine, seq, false))
             rooms[index].lastSeq = max(rooms[index].lastSeq, seq)
             if event.ends(me, senderID: incoming.message.senderID) { rooms[index].removed = true }
             if event.kind == .memberAdded, event.concerns(me) { rooms[index].removed = false }
             rooms.sort { $0.lastSeq > $1.lastSeq }
             return
         }
-        rooms[index].messages.append((name, Self.body(of: incoming), mine, seq))
+        // Highlighted: a message that names the user or everyone (not every message of a direct chat).
+        let mention = !mine && incoming.message.names(me)
+        rooms[index].messages.append((name, Self.body(of: incoming), mine, seq, mention))
         rooms[index].lastSeq = max(rooms[index].lastSeq, seq)
         if mine {
             // Posting moves one's own read marker past one's message (the server does the same).
@@ -172,6 +176,25 @@ struct ChatModel {
     /// The open conversation.
     var openRoom: Room? { rooms.first { $0.conversation.id == openID } }
 
+    /// The open room's members other than the user, with the names the chat shows.
+    var openMembers: [Person] {
+        guard let room = openRoom else { return [] }
+        return room.names.filter { $0.key != me }.sorted { $0.value < $1.value }
+            .map { Person(id: $0.key, displayName: $0.value) }
+    }
+
+    /// Tab after `@` and a name's beginning: the first member's name that completes it (or `all`), then a space.
+    /// Nothing happens elsewhere.
+    mutating func completeMention() {
+        let (word, start) = input.wordBeforeCursor
+        guard word.hasPrefix("@") else { return }
+        guard let name = MentionText.completions(of: String(word.dropFirst()), members: openMembers).first else {
+            notice = "no member's name starts with \(word)"
+            return
+        }
+        input.replace(from: start, with: "@" + name + " ")
+    }
+
     /// A room's name: the group's title, or the other person in a direct chat.
     func title(of room: Room) -> String {
         if room.conversation.kind == .group { return formatter.groupTitle(of: room.conversation) }
@@ -179,15 +202,60 @@ struct ChatModel {
     }
 }
 
-/// A command typed in the input line (`/add`, `/remove`, `/rename`, `/leave`): a change to the open group.
+/// A command typed in the input line: a change to the open group (`/add`, `/remove`, `/rename`, `/leave`), the open
+/// chat's notification level (`/notify`), or do not disturb (`/snooze`).
 enum ChatCommand: Equatable {
     case add([String])
     case remove(String)
     case rename(String?)
     case leave
+    /// The open chat's level (nil: the default again), for a while or for ever.
+    case notify(NotificationLevel?, For)
+    /// Do not disturb for a while; `.always` with `off`: no longer.
+    case snooze(For?)
+
+    /// How long a choice holds.
+    enum For: Equatable {
+        case hours(Int)
+        /// Until tomorrow 08:00, local time.
+        case tomorrow
+        case always
+
+        /// When it ends, from `now` in `calendar`'s time zone; nil for ever.
+        func end(from now: Date, calendar: Calendar = .current) -> Date? {
+            switch self {
+            case .hours(let hours): return now.addingTimeInterval(TimeInterval(hours) * 3600)
+            case .tomorrow:
+                let today = calendar.startOfDay(for: now)
+                let tomorrow = calendar.date(byAdding: .day, value: 1, to: today) ?? today.addingTimeInterval(86_400)
+                return calendar.date(bySettingHour: 8, minute: 0, second: 0, of: tomorrow)
+            case .always: return nil
+            }
+        }
+
+        static func parse(_ word: String?) -> For? {
+            switch word {
+            case nil, "always": return .always
+            case "tomorrow": return .tomorrow
+            case let word? where word.hasSuffix("h"):
+                guard let hours = Int(word.dropLast()), (1...24 * 7).contains(hours) else { return nil }
+                return .hours(hours)
+            default: return nil
+            }
+        }
+    }
+
+    /// Whether it changes the open group (the others hold in any chat).
+    var changesGroup: Bool {
+        switch self {
+        case .add, .remove, .rename, .leave: true
+        case .notify, .snooze: false
+        }
+    }
 
     /// What the commands are, for a notice.
-    static let usage = "commands: /add ID [ID...], /remove ID, /rename TITLE (none: no title), /leave"
+    static let usage = "commands: /add ID [ID...], /remove ID, /rename TITLE (none: no title), /leave, "
+        + "/notify all|mentions|nothing|default [1h|8h|tomorrow|always], /snooze 1h|8h|tomorrow|off"
 
     /// The command `line` is, nil when it is not one (it does not start with `/`); a line that starts with `/` but
     /// is no command is an error naming the commands.
@@ -202,7 +270,30 @@ enum ChatCommand: Equatable {
             let title = line.dropFirst("/rename".count).trimmingCharacters(in: .whitespaces)
             return .success(.rename(title.isEmpty ? nil : title))
         case "/leave" where rest.isEmpty: return .success(.leave)
-        default: return .failure(CommandError(message: usage))
+        case "/notify" where (1...2).contains(rest.count):
+            let level = rest.first.flatMap(NotificationLevel.init(rawValue:))
+            guard level != nil || rest.first == "default", let span = For.parse(rest.dropFirst().first) else { break }
+            return .success(.notify(level, level == nil ? .always : span))
+        case "/snooze" where rest.count == 1:
+            if rest.first == "off" { return .success(.snooze(nil)) }
+            guard let span = For.parse(rest.first), span != .always else { break }
+            return .success(.snooze(span))
+        default: break
+        }
+        return .failure(CommandError(message: usage))
+    }
+}
+
+extension ChatCommand {
+    /// What a notice says once the server took it.
+    func done(ending end: Date?) -> String {
+        let until = end.map { " until " + $0.formatted(date: .abbreviated, time: .shortened) } ?? ""
+        switch self {
+        case .notify(let level?, _): return "notifications: \(level.rawValue)\(until)"
+        case .notify(nil, _): return "notifications: the default level"
+        case .snooze(nil): return "snooze off"
+        case .snooze: return "snoozed\(until)"
+        case .add, .remove, .rename, .leave: return ""
         }
     }
 }

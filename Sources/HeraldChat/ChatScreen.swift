@@ -44,13 +44,15 @@ enum ChatScreen {
 
         let bodyRows = rows - 3
         let chatWidth = columns - listWidth - 3
-        let history = model.openRoom.map { Self.historyLines($0, width: chatWidth, rows: bodyRows, scroll: model.scroll) }
-            ?? ["", "  Choose a chat with ↑ and ↓."]
-        let view = Array(repeating: "", count: max(0, bodyRows - history.count)) + history.suffix(bodyRows)
+        let history = model.openRoom.map { Self.historyRows($0, width: chatWidth, rows: bodyRows, scroll: model.scroll) }
+            ?? [("", false), ("  Choose a chat with ↑ and ↓.", false)]
+        let view = Array(repeating: ("", false), count: max(0, bodyRows - history.count)) + history.suffix(bodyRows)
         let list = listLines(model)
         for row in 0..<bodyRows {
             let left = row < list.count ? list[row] : String(repeating: " ", count: listWidth)
-            lines.append(left + " │ " + TextWidth.pad(view[row], columns: chatWidth))
+            let text = TextWidth.pad(view[row].0, columns: chatWidth)
+            // A message that mentions the user stands out: bold.
+            lines.append(left + " │ " + (view[row].1 ? bold + text + reset : text))
         }
         lines.append(dim + TextWidth.pad(help(columns: columns, notice: model.notice), columns: columns) + reset)
         lines.append(inputLine(model.input, columns: columns))
@@ -75,10 +77,15 @@ enum ChatScreen {
 
     /// The room's messages wrapped to `width`, the `rows` lines that end `scroll` lines above the newest.
     static func historyLines(_ room: ChatModel.Room, width: Int, rows: Int, scroll: Int) -> [String] {
-        var lines: [String] = []
+        historyRows(room, width: width, rows: rows, scroll: scroll).map(\.text)
+    }
+
+    /// ``historyLines(_:width:rows:scroll:)`` with, for each line, whether its message mentions the user.
+    static func historyRows(_ room: ChatModel.Room, width: Int, rows: Int, scroll: Int) -> [(text: String, mention: Bool)] {
+        var lines: [(text: String, mention: Bool)] = []
         // Only as many messages as can fill the view from where it is scrolled to.
         for message in room.messages.reversed() {
-            let wrapped = TextWidth.wrap(ChatModel.Room.line(message), columns: width)
+            let wrapped = TextWidth.wrap(ChatModel.Room.line(message), columns: width).map { ($0, message.mention) }
             lines.insert(contentsOf: wrapped, at: 0)
             if lines.count >= rows + scroll { break }
         }

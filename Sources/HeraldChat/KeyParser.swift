@@ -12,6 +12,8 @@ enum Key: Hashable {
     case dismissBanner
     /// Ctrl-P: pause or resume the banner's timer (a terminal has no touch).
     case pauseBanner
+    /// Tab: complete the name after an `@`.
+    case tab
     /// Ctrl-C, Ctrl-D.
     case quit
     /// The terminal gained or lost focus (focus reporting, `ESC [ I` / `ESC [ O`).
@@ -48,6 +50,7 @@ struct KeyParser {
             case 0x15: keys.append(.deleteToStart); index += 1
             case 0x17: keys.append(.deleteWord); index += 1
             case 0x03, 0x04: keys.append(.quit); index += 1
+            case 0x09: keys.append(.tab); index += 1
             case 0x0D, 0x0A: keys.append(.enter); index += 1
             case 0x7F, 0x08: keys.append(.backspace); index += 1
             case 0x0F: keys.append(.openBanner); index += 1

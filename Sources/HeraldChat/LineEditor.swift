@@ -42,6 +42,19 @@ struct LineEditor: Hashable {
         return true
     }
 
+    /// The word before the cursor (back to the last space), and where it starts.
+    var wordBeforeCursor: (text: String, start: Int) {
+        var start = cursor
+        while start > 0, !characters[start - 1].isWhitespace { start -= 1 }
+        return (String(characters[start..<cursor]), start)
+    }
+
+    /// Replaces the characters from `start` to the cursor with `text`, the cursor after it.
+    mutating func replace(from start: Int, with text: String) {
+        characters.replaceSubrange(start..<cursor, with: Array(text))
+        cursor = start + text.count
+    }
+
     /// Empties the line.
     mutating func clear() {
         characters = []

@@ -94,9 +94,18 @@ public final class TerminalChat: Sendable {
                 sink.yield(.readFailed(conversationID: conversationID, seq: seq))
             }
         case .change(let command, let conversationID):
-            // What changed comes back on the stream as an event; only a refusal is said here.
+            // What changed comes back on the stream as an event; only a refusal is said here (and a level or snooze
+            // taken, which changes nothing on screen).
             do {
                 switch command {
+                case .notify(let level, let span):
+                    let end = span.end(from: Date())
+                    try await client.api.setLevel(level, until: end, conversationID: conversationID)
+                    sink.yield(.notice(command.done(ending: end)))
+                case .snooze(let span):
+                    let end = span?.end(from: Date())
+                    try await client.api.snooze(until: end)
+                    sink.yield(.notice(command.done(ending: end)))
                 case .add(let ids): try await client.api.addMembers(ids, to: conversationID)
                 case .remove(let id): try await client.api.removeMember(id, from: conversationID)
                 case .rename(let title): try await client.api.rename(conversationID, to: title)
@@ -138,7 +147,7 @@ public final class TerminalChat: Sendable {
                         model.notice = "the server refused the token (\(code)): \(TerminalText.clean(message))"
                     }
                 case .refused(_, let code, _): model.notice = "not sent: \(code)"
-                case .acknowledged, .muted: break
+                case .acknowledged, .muted, .level, .notificationSettings: break
                 }
             case .effect(let effect):
                 apply(effect, to: &model, now: clock.now)
@@ -202,6 +211,9 @@ public final class TerminalChat: Sendable {
             let text = model.input.text.trimmingCharacters(in: .whitespaces)
             guard !text.isEmpty, let open = model.openRoom else { break }
             switch ChatCommand.parse(text) {
+            case .success(let command)? where !command.changesGroup:
+                requests.yield(.change(command, conversationID: open.conversation.id))
+                model.notice = nil
             case .success(let command)?:
                 if open.conversation.kind == .group, !open.removed {
                     requests.yield(.change(command, conversationID: open.conversation.id))
@@ -216,7 +228,8 @@ public final class TerminalChat: Sendable {
                     model.notice = "you are no longer in this group"
                     return true
                 }
-                client.send(text, to: open.conversation.id)
+                let mentions = MentionText.find(in: text, members: model.openMembers)
+                client.send(text, to: open.conversation.id, mentions: mentions.ids, mentionsAll: mentions.all)
             }
             model.input.clear()
             model.scroll = 0
@@ -230,6 +243,8 @@ public final class TerminalChat: Sendable {
             let page = max(1, size.rows - 4)
             let limit = ChatScreen.maxScroll(model, rows: size.rows, columns: size.columns)
             model.scroll = min(limit, max(0, model.scroll + (key == .pageUp ? page : -page)))
+        case .tab:
+            model.completeMention()
         case .openBanner:
             live.gesture(.tap)
         case .dismissBanner:

@@ -25,6 +25,11 @@ public enum ClientEvent: Hashable, Sendable {
     /// A message the app sent was refused for good (`code` is the server's error code); it is not retried.
     /// (`rate_limited` is not final: the send waits as long as the server says and goes again.)
     case refused(id: String, code: String, message: String)
-    /// The user muted or unmuted a conversation, on this device or another.
+    /// The user muted or unmuted a conversation, on this device or another (a ``level(conversationID:_:)`` comes
+    /// with it).
     case muted(conversationID: String, muted: Bool)
+    /// The user chose a conversation's level, on this device or another; nil: it follows their default level.
+    case level(conversationID: String, LevelChoice?)
+    /// The user's notification settings changed, on this device or another.
+    case notificationSettings(NotificationSettings)
 }

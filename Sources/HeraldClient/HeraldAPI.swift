@@ -30,12 +30,12 @@ public struct HeraldAPI: Sendable {
     }
 
     /// All the user's conversations, most recently active first, each with its last message, unread count and the
-    /// user's read marker: every page of ``conversationPage(after:limit:mutedOnly:)``, one request each.
-    public func conversations(mutedOnly: Bool = false) async throws -> [WireConversationSummary] {
+    /// user's read marker: every page of ``conversationPage(after:limit:mutedOnly:leveledOnly:)``, one request each.
+    public func conversations(mutedOnly: Bool = false, leveledOnly: Bool = false) async throws -> [WireConversationSummary] {
         var all: [WireConversationSummary] = []
         var cursor: String?
         repeat {
-            let page = try await conversationPage(after: cursor, limit: 100, mutedOnly: mutedOnly)
+            let page = try await conversationPage(after: cursor, limit: 100, mutedOnly: mutedOnly, leveledOnly: leveledOnly)
             all += page.conversations
             cursor = page.next
         } while cursor != nil
@@ -43,12 +43,17 @@ public struct HeraldAPI: Sendable {
     }
 
     /// One page of the user's conversations, most recently active first: the first page without `cursor`, then
-    /// the page after each answer's `next` (nil on the last page). `limit` is 50 by default, at most 100.
-    public func conversationPage(after cursor: String? = nil, limit: Int? = nil, mutedOnly: Bool = false) async throws -> WireConversationList {
+    /// the page after each answer's `next` (nil on the last page). `limit` is 50 by default, at most 100. Only the
+    /// conversations whose own level is `nothing` with `mutedOnly`, only those with a level of their own with
+    /// `leveledOnly`.
+    public func conversationPage(
+        after cursor: String? = nil, limit: Int? = nil, mutedOnly: Bool = false, leveledOnly: Bool = false
+    ) async throws -> WireConversationList {
         var query: [URLQueryItem] = []
         if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
         if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
         if mutedOnly { query.append(URLQueryItem(name: "muted", value: "true")) }
+        if leveledOnly { query.append(URLQueryItem(name: "level", value: "set")) }
         var components = URLComponents()
         components.path = "/v1/conversations"
         components.queryItems = query.isEmpty ? nil : query
@@ -58,6 +63,62 @@ public struct HeraldAPI: Sendable {
     /// The ids of the conversations the user muted.
     public func mutedConversationIDs() async throws -> Set<String> {
         Set(try await conversations(mutedOnly: true).map(\.conversation.id))
+    }
+
+    /// The user's own levels, by conversation (those that still hold); the others follow the default level.
+    public func conversationLevels() async throws -> [String: LevelChoice] {
+        var levels: [String: LevelChoice] = [:]
+        for summary in try await conversations(leveledOnly: true) {
+            if let level = summary.level { levels[summary.conversation.id] = level }
+        }
+        return levels
+    }
+
+    /// Sets the user's level for a conversation, for ever or `until` an instant (nil: back to their default level),
+    /// on every device: their connected devices are told at once on the stream.
+    ///
+    /// - Throws: ``HeraldAPIError`` `invalid_request` for an `until` in the past or more than 366 days away.
+    public func setLevel(_ level: NotificationLevel?, until: Date? = nil, conversationID: String) async throws {
+        struct Body: Encodable {
+            var level: NotificationLevel?
+            var until: Date?
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(level, forKey: .level)
+                try container.encodeIfPresent(until, forKey: .until)
+            }
+            enum CodingKeys: String, CodingKey { case level, until }
+        }
+        try await perform(.PUT, "/v1/conversations/\(Self.escape(conversationID))/notifications",
+                          body: Body(level: level, until: until))
+    }
+
+    /// The user's notification settings: default level, snooze, quiet hours.
+    public func notificationSettings() async throws -> NotificationSettings {
+        try await request(.GET, "/v1/me/notifications", as: NotificationSettings.self)
+    }
+
+    /// Replaces the user's notification settings (on every device); returns them as kept.
+    ///
+    /// - Throws: ``HeraldAPIError`` `invalid_request` for an unknown time zone, a malformed quiet window, a snooze
+    ///   in the past or more than 366 days away.
+    @discardableResult
+    public func setNotificationSettings(_ settings: NotificationSettings) async throws -> NotificationSettings {
+        try await request(.PUT, "/v1/me/notifications", body: settings, as: NotificationSettings.self)
+    }
+
+    /// Do not disturb until `until` (nil: no longer); returns the settings as kept.
+    @discardableResult
+    public func snooze(until: Date?) async throws -> NotificationSettings {
+        struct Body: Encodable {
+            var snoozeUntil: Date?
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(snoozeUntil, forKey: .snoozeUntil)
+            }
+            enum CodingKeys: String, CodingKey { case snoozeUntil }
+        }
+        return try await request(.PUT, "/v1/me/notifications", body: Body(snoozeUntil: until), as: NotificationSettings.self)
     }
 
     /// Mutes (or, with `false`, unmutes) a conversation for the user, on every device: their connected devices are

@@ -68,11 +68,17 @@ public final class HeraldClient: Sendable {
     /// The last sequence number seen: what to resume after.
     public var lastSeq: Int64? { state.withLockedValue { $0.lastSeq } }
 
-    /// Queues a message; returns its id. It is retried across reconnects until acknowledged or refused.
+    /// Queues a message, mentioning the members `mentions` (user ids) or, with `mentionsAll`, everyone; returns its
+    /// id. It is retried across reconnects until acknowledged or refused (a mention of someone who is not a member
+    /// is refused with `invalid_mentions`).
     @discardableResult
-    public func send(_ text: String, to conversationID: String, id: String = UUID().uuidString.lowercased()) -> String {
+    public func send(
+        _ text: String, to conversationID: String, mentions: [String] = [], mentionsAll: Bool = false,
+        id: String = UUID().uuidString.lowercased()
+    ) -> String {
         let wake = state.withLockedValue { state in
-            state.pending.append(PendingSend(id: id, conversationID: conversationID, text: text))
+            state.pending.append(PendingSend(
+                id: id, conversationID: conversationID, text: text, mentions: mentions, mentionsAll: mentionsAll))
             return state.wake
         }
         wake?.yield()
@@ -286,6 +292,10 @@ public final class HeraldClient: Sendable {
             if known { emit(.refused(id: ref, code: code, message: message)) }
         case .muted(let conversationID, let muted):
             emit(.muted(conversationID: conversationID, muted: muted))
+        case .level(let conversationID, let choice):
+            emit(.level(conversationID: conversationID, choice))
+        case .notifications(let settings):
+            emit(.notificationSettings(settings))
         case .pong:
             break
         }

@@ -17,9 +17,10 @@ import NIOConcurrencyHelpers
 /// including messages caught up after a reconnect. Focus and app state go to both the device's ``Notifier`` and
 /// the server (so pushes follow them); a tapped banner's conversation becomes the focus by itself.
 ///
-/// Muted conversations never notify (the engine skips them with reason `muted`): the muted set is read from the
-/// server each time the stream is live (before any message after it is handled), and follows ``mute(_:)`` and
-/// ``unmute(_:)`` here and the mutes and unmutes of the user's other devices, which the stream reports.
+/// The user's choices of who hears what (levels, snooze, quiet hours: docs/behaviour.md §1) are read from the server
+/// each time the stream is live (before any message after it is handled), and follow ``setLevel(_:until:for:)``,
+/// ``mute(_:)``, ``unmute(_:)`` and ``setSettings(_:)`` here and the changes of the user's other devices, which the
+/// stream reports.
 ///
 /// It may run again after a run ended (a SwiftUI view that went away and came back): the engine goes on where it
 /// stopped, with what it knew (the open conversation, the app state, the mutes, the messages seen). Each access to
@@ -34,9 +35,9 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
         /// Where inputs go: the driver of the run under way, or the one the next run starts.
         var driver: NotifierDriver<C>
         var running = false
-        /// The conversations the engine has muted, as the last run left them: what the next run's first reading of
-        /// the server is compared with.
-        var muted: Set<String> = []
+        /// The levels the engine has, as the last run left them: what the next run's first reading of the server is
+        /// compared with.
+        var levels: [String: LevelChoice] = [:]
         var subscribers: [UUID: AsyncStream<NotificationEffect>.Continuation] = [:]
         /// Effects that came while nobody was subscribed, for the first to subscribe (at most ``unclaimedLimit``).
         var unclaimed: [NotificationEffect] = []
@@ -84,6 +85,24 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
         driver.send(.app(state))
     }
 
+    /// Sets a conversation's level on the server (for every device of the user) and here, for ever or `until` an
+    /// instant (nil: the default level again); throws if the server refused.
+    public func setLevel(_ level: NotificationLevel?, until: Date? = nil, for conversationID: String) async throws {
+        try await client.api.setLevel(level, until: until, conversationID: conversationID)
+        driver.send(.level(conversationID: conversationID, level.map { LevelChoice(level: $0, until: until) }))
+    }
+
+    /// Replaces the user's notification settings on the server (for every device) and here; throws if the server
+    /// refused.
+    public func setSettings(_ settings: NotificationSettings) async throws {
+        driver.send(.settings(try await client.api.setNotificationSettings(settings)))
+    }
+
+    /// Do not disturb until `until` (nil: no longer), on the server and here; throws if the server refused.
+    public func snooze(until: Date?) async throws {
+        driver.send(.settings(try await client.api.snooze(until: until)))
+    }
+
     /// Mutes a conversation on the server (for every device of the user) and here; throws if the server refused.
     public func mute(_ conversationID: String) async throws {
         try await client.api.setMuted(true, conversationID: conversationID)
@@ -117,12 +136,12 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
     /// under way does nothing more than wait alongside it (one connection for the device); once a run ended, the
     /// next starts afresh, with the engine as it was.
     public func run() async {
-        let claimed = state.withLockedValue { state -> (driver: NotifierDriver<C>, muted: Set<String>)? in
+        let claimed = state.withLockedValue { state -> (driver: NotifierDriver<C>, levels: [String: LevelChoice])? in
             guard !state.running else { return nil }
             state.running = true
-            return (state.driver, state.muted)
+            return (state.driver, state.levels)
         }
-        guard let (driver, knownMuted) = claimed else {
+        guard let (driver, knownLevels) = claimed else {
             while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
             return
         }
@@ -137,17 +156,20 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
                 // The first catch-up is history the user is about to see, not news; after that, what arrives
                 // (live, or caught up after a reconnect) notifies.
                 var caughtUp = false
-                var muted = knownMuted
+                var levels = knownLevels
                 for await event in events {
                     switch event {
                     case .message(let incoming) where caughtUp: driver.send(.message(incoming))
                     case .state(.live):
-                        // Mutes made while away count before the next message does: events wait meanwhile.
-                        muted = await self.syncMuted(muted, driver: driver)
+                        // Choices made while away count before the next message does: events wait meanwhile.
+                        levels = await self.syncChoices(levels, driver: driver)
                         caughtUp = true
-                    case .muted(let conversationID, let isMuted):
-                        driver.send(isMuted ? .mute(conversationID: conversationID) : .unmute(conversationID: conversationID))
-                        if isMuted { muted.insert(conversationID) } else { muted.remove(conversationID) }
+                    case .level(let conversationID, let choice):
+                        // (A mute's `muted` frame comes with this one.)
+                        driver.send(.level(conversationID: conversationID, choice))
+                        levels[conversationID] = choice
+                    case .notificationSettings(let settings):
+                        driver.send(.settings(settings))
                     default: break
                     }
                 }
@@ -170,7 +192,7 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
             state.running = false
             if let notifier {
                 state.driver = NotifierDriver(notifier: notifier, clock: clock)
-                state.muted = notifier.device.mutedConversationIDs
+                state.levels = notifier.device.levels
             }
             defer { state.subscribers = [:] }
             return Array(state.subscribers.values)
@@ -193,12 +215,13 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
 }
 
 extension LiveNotifications {
-    /// Reads the muted set from the server and tells the engine what changed since `known`; the new set (or
-    /// `known`, if the server could not be asked).
-    private func syncMuted(_ known: Set<String>, driver: NotifierDriver<C>) async -> Set<String> {
-        guard let current = try? await client.api.mutedConversationIDs() else { return known }
-        for id in current.subtracting(known) { driver.send(.mute(conversationID: id)) }
-        for id in known.subtracting(current) { driver.send(.unmute(conversationID: id)) }
+    /// Reads the levels and settings from the server and tells the engine what changed since `known`; the levels
+    /// now (or `known`, if the server could not be asked).
+    private func syncChoices(_ known: [String: LevelChoice], driver: NotifierDriver<C>) async -> [String: LevelChoice] {
+        if let settings = try? await client.api.notificationSettings() { driver.send(.settings(settings)) }
+        guard let current = try? await client.api.conversationLevels() else { return known }
+        for (id, choice) in current where known[id] != choice { driver.send(.level(conversationID: id, choice)) }
+        for id in known.keys where current[id] == nil { driver.send(.level(conversationID: id, nil)) }
         return current
     }
 }

@@ -14,13 +14,18 @@ public enum ServerFrame: Codable, Hashable, Sendable {
     /// Something the client sent was refused; `ref` names the `send` it was about, if any. For `rate_limited`,
     /// `retryAfter` says in how many seconds to try again.
     case error(code: String, message: String, ref: String?, retryAfter: Int? = nil)
-    /// The user muted or unmuted a conversation (on any device): notify for it, or not, from now on.
+    /// The user muted or unmuted a conversation (on any device): notify for it, or not, from now on. Sent with
+    /// `level` by `PUT`/`DELETE .../mute`, for clients that know only mutes.
     case muted(conversationID: String, muted: Bool)
+    /// The user chose a conversation's level (on any device); nil: it follows their default level.
+    case level(conversationID: String, LevelChoice?)
+    /// The user's notification settings changed (on any device): default level, snooze, quiet hours.
+    case notifications(NotificationSettings)
     /// The answer to a `ping`.
     case pong
 
     private enum Key: String, CodingKey {
-        case type, message, conversation, sender, seq, id, code, ref, retryAfter, muted, horizon
+        case type, message, conversation, sender, seq, id, code, ref, retryAfter, muted, horizon, level, until, settings
     }
 
     private struct Room: Codable {
@@ -63,6 +68,14 @@ public enum ServerFrame: Codable, Hashable, Sendable {
             try container.encode("muted", forKey: .type)
             try container.encode(conversationID, forKey: .conversation)
             try container.encode(muted, forKey: .muted)
+        case .level(let conversationID, let choice):
+            try container.encode("level", forKey: .type)
+            try container.encode(conversationID, forKey: .conversation)
+            try container.encode(choice?.level, forKey: .level)
+            try container.encode(choice?.until, forKey: .until)
+        case .notifications(let settings):
+            try container.encode("notifications", forKey: .type)
+            try container.encode(settings, forKey: .settings)
         case .pong:
             try container.encode("pong", forKey: .type)
         }
@@ -97,6 +110,13 @@ public enum ServerFrame: Codable, Hashable, Sendable {
         case "muted":
             self = .muted(conversationID: try container.decode(String.self, forKey: .conversation),
                           muted: try container.decode(Bool.self, forKey: .muted))
+        case "level":
+            let level = try container.decodeIfPresent(NotificationLevel.self, forKey: .level)
+            self = .level(
+                conversationID: try container.decode(String.self, forKey: .conversation),
+                try level.map { LevelChoice(level: $0, until: try container.decodeIfPresent(Date.self, forKey: .until)) })
+        case "notifications":
+            self = .notifications(try container.decode(NotificationSettings.self, forKey: .settings))
         case "pong": self = .pong
         case let other: throw UnknownFrameType(type: other)
         }
@@ -119,13 +139,15 @@ public enum ClientFrame: Codable, Hashable, Sendable {
     case focus(conversationID: String?)
     /// Foreground or background.
     case app(AppState)
-    /// Post a message; answered with `ack`, or `error` carrying `id` as `ref`.
-    case send(conversationID: String, id: String, text: String?, imageURL: String?)
+    /// Post a message (mentioning `mentions`, or everyone with `mentionsAll`); answered with `ack`, or `error`
+    /// carrying `id` as `ref`.
+    case send(
+        conversationID: String, id: String, text: String?, imageURL: String?, mentions: [String] = [], mentionsAll: Bool = false)
     /// Keep-alive; answered with `pong`.
     case ping
 
     private enum Key: String, CodingKey {
-        case type, conversation, state, id, text, imageURL
+        case type, conversation, state, id, text, imageURL, mentions, mentionsAll
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -137,12 +159,14 @@ public enum ClientFrame: Codable, Hashable, Sendable {
         case .app(let state):
             try container.encode("app", forKey: .type)
             try container.encode(state, forKey: .state)
-        case .send(let conversationID, let id, let text, let imageURL):
+        case .send(let conversationID, let id, let text, let imageURL, let mentions, let mentionsAll):
             try container.encode("send", forKey: .type)
             try container.encode(conversationID, forKey: .conversation)
             try container.encode(id, forKey: .id)
             try container.encodeIfPresent(text, forKey: .text)
             try container.encodeIfPresent(imageURL, forKey: .imageURL)
+            if !mentions.isEmpty { try container.encode(mentions, forKey: .mentions) }
+            if mentionsAll { try container.encode(mentionsAll, forKey: .mentionsAll) }
         case .ping:
             try container.encode("ping", forKey: .type)
         }
@@ -158,7 +182,9 @@ public enum ClientFrame: Codable, Hashable, Sendable {
                 conversationID: try container.decode(String.self, forKey: .conversation),
                 id: try container.decode(String.self, forKey: .id),
                 text: try container.decodeIfPresent(String.self, forKey: .text),
-                imageURL: try container.decodeIfPresent(String.self, forKey: .imageURL)
+                imageURL: try container.decodeIfPresent(String.self, forKey: .imageURL),
+                mentions: try container.decodeIfPresent([String].self, forKey: .mentions) ?? [],
+                mentionsAll: try container.decodeIfPresent(Bool.self, forKey: .mentionsAll) ?? false
             )
         case "ping": self = .ping
         case let other: throw UnknownFrameType(type: other)

@@ -109,7 +109,8 @@ public struct WireConversation: Codable, Hashable, Sendable {
 }
 
 /// One conversation in the caller's list: the conversation's fields, then `lastMessage`, `unreadCount`,
-/// `readUpTo` (the caller's read marker, a `seq`) and `muted`.
+/// `readUpTo` (the caller's read marker, a `seq`), `muted` (at `nothing` now, by its own level or the caller's
+/// default), and `level` and `levelUntil` (the caller's own level for it and when that ends; null: the default).
 public struct WireConversationSummary: Codable, Hashable, Sendable {
     /// The conversation.
     public var conversation: WireConversation
@@ -119,20 +120,26 @@ public struct WireConversationSummary: Codable, Hashable, Sendable {
     public var unreadCount: Int
     /// The caller's read marker: the `seq` up to which they have read (0: nothing yet).
     public var readUpTo: Int64
-    /// Whether the caller muted it.
+    /// Whether it is at `nothing` now (muted), by its own level or the caller's default.
     public var muted: Bool
+    /// The caller's own level for it while that holds; nil when it follows their default level.
+    public var level: LevelChoice?
 
     /// A summary with these fields.
-    public init(conversation: WireConversation, lastMessage: WireMessage?, unreadCount: Int, readUpTo: Int64, muted: Bool) {
+    public init(
+        conversation: WireConversation, lastMessage: WireMessage?, unreadCount: Int, readUpTo: Int64, muted: Bool,
+        level: LevelChoice? = nil
+    ) {
         self.conversation = conversation
         self.lastMessage = lastMessage
         self.unreadCount = unreadCount
         self.readUpTo = readUpTo
         self.muted = muted
+        self.level = level
     }
 
     private enum CodingKeys: String, CodingKey {
-        case lastMessage, unreadCount, readUpTo, muted
+        case lastMessage, unreadCount, readUpTo, muted, level, levelUntil
     }
 
     public init(from decoder: any Decoder) throws {
@@ -142,6 +149,9 @@ public struct WireConversationSummary: Codable, Hashable, Sendable {
         unreadCount = try container.decode(Int.self, forKey: .unreadCount)
         readUpTo = try container.decode(Int64.self, forKey: .readUpTo)
         muted = try container.decode(Bool.self, forKey: .muted)
+        level = try container.decodeIfPresent(NotificationLevel.self, forKey: .level).map {
+            LevelChoice(level: $0, until: try container.decodeIfPresent(Date.self, forKey: .levelUntil))
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -151,6 +161,8 @@ public struct WireConversationSummary: Codable, Hashable, Sendable {
         try container.encode(unreadCount, forKey: .unreadCount)
         try container.encode(readUpTo, forKey: .readUpTo)
         try container.encode(muted, forKey: .muted)
+        try container.encode(level?.level, forKey: .level)
+        try container.encode(level?.until, forKey: .levelUntil)
     }
 }
 

@@ -20,11 +20,17 @@ public enum WireJSON {
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()
             let text = try container.decode(String.self)
-            if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
-            if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
+            if let date = date(text) { return date }
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an ISO 8601 time: \(text)")
         }
         return decoder
+    }
+
+    /// An ISO 8601 instant with a zone (`2026-11-25T08:00:00Z`, fractions allowed), or nil.
+    public static func date(_ text: String) -> Date? {
+        guard text.utf8.count <= 64 else { return nil }
+        return (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle()))
     }
 
     /// `value` as JSON text.

@@ -3,8 +3,8 @@ import HeraldCore
 
 /// A stored entry of a conversation as the API and the stream show it:
 /// `{"kind", "id", "seq", "conversationId", "senderId", "text", "imageURL", "createdAt"}`, `"event"` when `kind`
-/// is `event` (then `senderId` is who did it, and there is no text or image), and `"silent": true` for a message that
-/// notifies nobody. A `senderId` of `""` is the app's backend: a system message, or a change it made.
+/// is `event` (then `senderId` is who did it, and there is no text or image), `"silent": true` for a message that
+/// notifies nobody, `"mentions": [ids]` and `"mentionsAll": true` when it mentions members or everyone. A `senderId` of `""` is the app's backend: a system message, or a change it made.
 public struct WireMessage: Codable, Hashable, Sendable {
     /// `message` (someone wrote it) or `event` (something happened: see ``event``).
     public var kind: String
@@ -26,6 +26,10 @@ public struct WireMessage: Codable, Hashable, Sendable {
     public var event: WireEvent?
     /// Whether it notifies nobody (no banner, no push).
     public var silent: Bool
+    /// The members it mentions (empty: none).
+    public var mentions: [String]
+    /// Whether it mentions everyone (`@all`).
+    public var mentionsAll: Bool
 
     /// The wire form of a stored message.
     public init(_ message: Message) {
@@ -39,17 +43,19 @@ public struct WireMessage: Codable, Hashable, Sendable {
         imageURL = message.imageURL?.absoluteString
         createdAt = message.sentAt
         silent = message.silent
+        mentions = message.mentions
+        mentionsAll = message.mentionsAll
     }
 
     /// The message it describes.
     public var message: Message {
         Message(id: id, conversationID: conversationId, senderID: senderId, text: text,
                 imageURL: imageURL.flatMap(URL.init(string:)), sentAt: createdAt, seq: seq,
-                event: kind == "event" ? event?.event : nil, silent: silent)
+                event: kind == "event" ? event?.event : nil, silent: silent, mentions: mentions, mentionsAll: mentionsAll)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case kind, id, seq, conversationId, senderId, text, imageURL, createdAt, event, silent
+        case kind, id, seq, conversationId, senderId, text, imageURL, createdAt, event, silent, mentions, mentionsAll
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -64,6 +70,8 @@ public struct WireMessage: Codable, Hashable, Sendable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encodeIfPresent(event, forKey: .event)
         if silent { try container.encode(silent, forKey: .silent) }
+        if !mentions.isEmpty { try container.encode(mentions, forKey: .mentions) }
+        if mentionsAll { try container.encode(mentionsAll, forKey: .mentionsAll) }
     }
 
     public init(from decoder: any Decoder) throws {
@@ -79,6 +87,8 @@ public struct WireMessage: Codable, Hashable, Sendable {
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         event = try container.decodeIfPresent(WireEvent.self, forKey: .event)
         silent = try container.decodeIfPresent(Bool.self, forKey: .silent) ?? false
+        mentions = try container.decodeIfPresent([String].self, forKey: .mentions) ?? []
+        mentionsAll = try container.decodeIfPresent(Bool.self, forKey: .mentionsAll) ?? false
     }
 }
 

@@ -1,5 +1,5 @@
 /// Any JSON value, decoded as it is, so a trace line can be checked field by field with precise errors.
-enum JSONValue: Decodable, Hashable, Sendable {
+enum JSONValue: Codable, Hashable, Sendable {
     case null
     case bool(Bool)
     case number(Double)
@@ -21,6 +21,18 @@ enum JSONValue: Decodable, Hashable, Sendable {
             self = .array(value)
         } else {
             self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
         }
     }
 

@@ -83,7 +83,7 @@ private struct NotificationFields: Encodable {
     }
 
     private enum Key: String, CodingKey {
-        case message, title, body, thread
+        case message, title, body, thread, silent
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -92,5 +92,6 @@ private struct NotificationFields: Encodable {
         try container.encode(notification.title, forKey: .title)
         try container.encode(notification.body, forKey: .body)
         try container.encode(notification.thread, forKey: .thread)
+        if notification.silent { try container.encode(true, forKey: .silent) }
     }
 }

@@ -118,6 +118,19 @@ public struct Trace: Hashable, Sendable {
         case "unmute":
             try fields.rejectUnknown(["at", "event", "conversation"], in: event)
             return .unmute(conversationID: try fields.string("conversation"))
+        case "level":
+            try fields.rejectUnknown(["at", "event", "conversation", "level", "until"], in: event)
+            let conversationID = try fields.string("conversation")
+            guard fields.has("level"), try fields.optionalString("level") != nil else {
+                return .level(conversationID: conversationID, nil)
+            }
+            return .level(conversationID: conversationID, LevelChoice(
+                level: try fields.choice("level", of: NotificationLevel.self), until: try fields.optionalDate("until")))
+        case "settings":
+            try fields.rejectUnknown(
+                ["at", "event", "defaultLevel", "snoozeUntil", "timeZone", "quietHours", "mentionsDuringQuietHours",
+                 "badgeCountsMuted"], in: event)
+            return .settings(try settings(from: fields))
         case "message":
             return .message(try message(from: fields))
         case "show":
@@ -152,6 +165,23 @@ public struct Trace: Hashable, Sendable {
         }
     }
 
+    /// A `settings` line: the fields of `PUT /v1/me/notifications`, every one optional, checked as the server does.
+    private static func settings(from fields: TraceFields) throws -> NotificationSettings {
+        var values = fields.values
+        values["at"] = nil
+        values["event"] = nil
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let settings: NotificationSettings
+        do {
+            settings = try decoder.decode(NotificationSettings.self, from: JSONEncoder().encode(JSONValue.object(values)))
+        } catch {
+            throw fields.error("settings that are not valid: \(error)")
+        }
+        if let problem = settings.problem { throw fields.error(problem) }
+        return settings
+    }
+
     private enum TouchPhase: String, CaseIterable {
         case down, up
     }
@@ -171,7 +201,9 @@ public struct Trace: Hashable, Sendable {
     }
 
     private static func message(from fields: TraceFields) throws -> IncomingMessage {
-        try fields.rejectUnknown(["at", "event", "id", "conversation", "sender", "text", "imageURL", "change"], in: "message")
+        try fields.rejectUnknown(
+            ["at", "event", "id", "conversation", "sender", "text", "imageURL", "change", "sentAt", "mentions", "mentionsAll"],
+            in: "message")
         let conversation = try fields.object("conversation")
         try conversation.rejectUnknown(["id", "kind", "title"], in: "message")
         let sender = try fields.object("sender")
@@ -186,8 +218,10 @@ public struct Trace: Hashable, Sendable {
                 senderID: senderID,
                 text: try fields.optionalString("text"),
                 imageURL: try fields.optionalURL("imageURL"),
-                sentAt: Date(timeIntervalSinceReferenceDate: seconds),
-                event: try change(from: fields)
+                sentAt: try fields.optionalDate("sentAt") ?? Date(timeIntervalSinceReferenceDate: seconds),
+                event: try change(from: fields),
+                mentions: try fields.strings("mentions"),
+                mentionsAll: try fields.optionalBool("mentionsAll") ?? false
             ),
             conversation: Conversation(
                 id: conversationID,

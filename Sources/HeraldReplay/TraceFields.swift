@@ -53,6 +53,28 @@ struct TraceFields {
         return try optionalString(key)
     }
 
+    /// An instant written as ISO 8601 (`2026-03-29T01:30:00Z`, fractions allowed), or nil when absent or null.
+    func optionalDate(_ key: String) throws -> Date? {
+        guard let text = try optionalString(key) else { return nil }
+        let whole = ISO8601DateFormatter()
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions.insert(.withFractionalSeconds)
+        guard let date = whole.date(from: text) ?? fractional.date(from: text) else {
+            throw error("\(name(key)) is not an ISO 8601 instant (like 2026-03-29T01:30:00Z): \(text)")
+        }
+        return date
+    }
+
+    /// An array of strings, or empty when absent.
+    func strings(_ key: String) throws -> [String] {
+        guard let value = values[key] else { return [] }
+        guard case .array(let items) = value else { throw wrongType(key, "an array of strings", value) }
+        return try items.map { item in
+            guard case .string(let text) = item else { throw wrongType(key, "an array of strings", value) }
+            return text
+        }
+    }
+
     func optionalURL(_ key: String) throws -> URL? {
         guard let text = try optionalString(key) else { return nil }
         guard let url = URL(string: text) else { throw error("\(name(key)) is not a URL: \(text)") }

@@ -10,7 +10,7 @@ struct NotificationPolicyTests {
         _ device: DeviceState = DeviceState(),
         seen: Bool = false
     ) -> Delivery {
-        NotificationPolicy.delivery(for: message, to: "alice", on: device, alreadySeen: seen)
+        NotificationPolicy.delivery(for: message, in: .direct, to: "alice", on: device, alreadySeen: seen)
     }
 
     @Test("1. the sender's own message: nothing, whatever else holds")
@@ -27,8 +27,8 @@ struct NotificationPolicyTests {
 
     @Test("3. a muted conversation: nothing, in the foreground or the background")
     func muted() {
-        #expect(delivery(fromBob, DeviceState(mutedConversationIDs: ["alice-bob"])) == .skip(.muted))
-        #expect(delivery(fromBob, DeviceState(appState: .background, mutedConversationIDs: ["alice-bob"]))
+        #expect(delivery(fromBob, DeviceState(levels: ["alice-bob": .muted])) == .skip(.muted))
+        #expect(delivery(fromBob, DeviceState(appState: .background, levels: ["alice-bob": .muted]))
             == .skip(.muted))
     }
 

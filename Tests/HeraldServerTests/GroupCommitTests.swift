@@ -93,7 +93,7 @@ struct GroupCommitTests {
             let sender = Dictionary(uniqueKeysWithValues: stored.map { ($0.seq ?? 0, $0.senderID) })
             let newest = { (user: String) in sender.filter { $0.value == user }.keys.max() ?? 0 }
             for (user, other) in [("alice", "bob"), ("bob", "alice")] {
-                let summary = try await store.conversations(of: user, after: nil, limit: 10, mutedOnly: false).summaries[0]
+                let summary = try await store.conversations(of: user, after: nil, limit: 10, filter: .all).summaries[0]
                 #expect(summary.activity == 200, "the conversation moved to the top, at its newest message")
                 #expect(summary.readUpTo == newest(user), "\(user)'s own newest message marks what they have read")
                 let unread = sender.filter { $0.value == other && $0.key > newest(user) }.count

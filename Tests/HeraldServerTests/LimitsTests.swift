@@ -259,13 +259,13 @@ struct LimitsTests {
             // Later messages, here or elsewhere, are unread: the marker stood at the conversation's latest.
             try await server.post(bob, to: other, text: "elsewhere")
             try await server.post(bob, to: chat, text: "two")
-            let summaries = try await server.environment.store.conversations(of: "alice", after: nil, limit: 10, mutedOnly: false)
+            let summaries = try await server.environment.store.conversations(of: "alice", after: nil, limit: 10, filter: .all)
             let summary = try #require(summaries.summaries.first { $0.record.conversation.id == chat })
             #expect(summary.unreadCount == 1)
             #expect(summary.readUpTo == first.seq)
 
             let mine = try await server.post(alice, to: chat, text: "my reply")
-            let after = try await server.environment.store.conversations(of: "alice", after: nil, limit: 10, mutedOnly: false)
+            let after = try await server.environment.store.conversations(of: "alice", after: nil, limit: 10, filter: .all)
             let read = try #require(after.summaries.first { $0.record.conversation.id == chat })
             #expect(read.readUpTo == mine.seq)
             #expect(read.unreadCount == 0)

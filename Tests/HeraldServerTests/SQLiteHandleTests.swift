@@ -86,7 +86,7 @@ struct SQLiteHandleTests {
                 }
                 try await group.waitForAll()
             }
-            _ = try await store.conversations(of: "alice", after: nil, limit: round * 2, mutedOnly: false)
+            _ = try await store.conversations(of: "alice", after: nil, limit: round * 2, filter: .all)
         }
         let prepared = try await store.database.perform { $0.preparedCount }
         #expect(prepared <= 40, "kept statements: \(prepared)")

@@ -78,7 +78,7 @@ struct ServiceBackendTests {
         #expect(seqs == seqs.sorted() && Set(seqs).count == 4)
         let onHerList = DeviceState(appState: .foreground)
         let deliveries = entries.map {
-            NotificationPolicy.delivery(for: $0.message, to: "alice", on: onHerList, alreadySeen: false)
+            NotificationPolicy.delivery(for: $0.message, in: .group, to: "alice", on: onHerList, alreadySeen: false)
         }
         #expect(deliveries == [.banner, .skip(.silent), .banner, .skip(.quiet)])
         let shipped = IncomingMessage(

@@ -188,32 +188,32 @@ struct StoreTests {
             try await post(store, draft("a", by: "bob", in: direct))
             try await post(store, draft("b", by: "bob", in: group))
             try await post(store, draft("c", by: "carol", in: group))
-            let all = try await store.conversations(of: "alice", after: nil, limit: 10, mutedOnly: false)
+            let all = try await store.conversations(of: "alice", after: nil, limit: 10, filter: .all)
             #expect(all.summaries.map(\.record.conversation.id) == [group.id, direct.id, third.id])
             #expect(all.summaries.map(\.unreadCount) == [2, 1, 0])
             #expect(all.summaries.first?.lastMessage?.id == "c")
             #expect(all.next == nil)
 
-            let first = try await store.conversations(of: "alice", after: nil, limit: 2, mutedOnly: false)
+            let first = try await store.conversations(of: "alice", after: nil, limit: 2, filter: .all)
             let cursor = try #require(first.next)
-            let rest = try await store.conversations(of: "alice", after: cursor, limit: 2, mutedOnly: false)
+            let rest = try await store.conversations(of: "alice", after: cursor, limit: 2, filter: .all)
             #expect(first.summaries.count == 2 && rest.summaries.map(\.record.conversation.id) == [third.id])
 
             // Read markers move forward only, and never past the conversation's last message.
             try await store.markRead(userID: "alice", conversationID: group.id, upTo: 99)
             try await store.markRead(userID: "alice", conversationID: group.id, upTo: 1)
-            let read = try await store.conversations(of: "alice", after: nil, limit: 10, mutedOnly: false)
+            let read = try await store.conversations(of: "alice", after: nil, limit: 10, filter: .all)
             #expect(read.summaries.first { $0.record.conversation.id == group.id }.map { ($0.readUpTo, $0.unreadCount) }! == (3, 0))
             // Posting moves the sender's own marker.
             try await post(store, draft("d", by: "alice", in: direct))
-            let afterOwn = try await store.conversations(of: "alice", after: nil, limit: 1, mutedOnly: false)
+            let afterOwn = try await store.conversations(of: "alice", after: nil, limit: 1, filter: .all)
             #expect(afterOwn.summaries.first.map { ($0.record.conversation.id, $0.readUpTo, $0.unreadCount) }! == (direct.id, 4, 0))
 
-            try await store.setMuted(true, userID: "alice", conversationID: third.id)
-            let muted = try await store.conversations(of: "alice", after: nil, limit: 10, mutedOnly: true)
+            try await store.setLevel(.muted, userID: "alice", conversationID: third.id)
+            let muted = try await store.conversations(of: "alice", after: nil, limit: 10, filter: .muted)
             #expect(muted.summaries.map(\.record.conversation.id) == [third.id] && muted.summaries.first?.muted == true)
-            try await store.setMuted(false, userID: "alice", conversationID: third.id)
-            #expect(try await store.conversations(of: "alice", after: nil, limit: 10, mutedOnly: true).summaries.isEmpty)
+            try await store.setLevel(nil, userID: "alice", conversationID: third.id)
+            #expect(try await store.conversations(of: "alice", after: nil, limit: 10, filter: .muted).summaries.isEmpty)
         }
     }
 
@@ -249,11 +249,13 @@ struct StoreTests {
             try await post(store, draft("p-1", by: "alice", in: group))
             let message = try await post(store, draft("p-2", by: "alice", in: group))
 
-            // Targets: candidates' devices, not muted, not read; each with the owner's badge.
-            try await store.setMuted(true, userID: "carol", conversationID: group.id)
-            let targets = try await store.pushTargets(conversationID: group.id, seq: 2, among: ["bob", "carol"])
-            #expect(targets.map(\.device.id) == ["bob-phone", "bob-web"] && targets.map(\.badge) == [2, 2])
-            #expect(try await store.pushTargets(conversationID: group.id, seq: 2, among: ["carol"]).isEmpty)
+            // Targets: candidates' devices, not read; each with the owner's badge (a conversation at `nothing`
+            // counts towards none) and level (the policy skips `nothing`).
+            try await store.setLevel(.muted, userID: "carol", conversationID: group.id)
+            let all = try await store.pushTargets(conversationID: group.id, seq: 2, among: ["bob", "carol"])
+            #expect(all.map(\.device.id) == ["bob-phone", "bob-web", "carol-phone"] && all.map(\.badge) == [2, 2, 0])
+            #expect(all.map(\.level) == [nil, nil, .muted])
+            let targets = all.filter { $0.level != .muted }
 
             let content = PushContent(alert: IncomingMessage(message: message, conversation: group, sender: person("alice")), badge: 2)
             let now = Date()

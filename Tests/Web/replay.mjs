@@ -9,6 +9,8 @@ import { readFileSync } from "node:fs";
 import { Notifier, SECOND, bannerConfig, bannerInitials, generalBanner } from "../../Sources/HeraldServer/Resources/web/engine.js";
 
 const micros = (seconds) => Math.round(seconds * SECOND);
+// A message's time without `sentAt`: `at` seconds after 2001-01-01, as `herald replay` counts.
+const referenceDate = Date.UTC(2001, 0, 1);
 
 function input(line) {
   switch (line.event) {
@@ -17,12 +19,22 @@ function input(line) {
     case "open": return { type: "open", conversation: line.conversation };
     case "mute": return { type: "mute", conversation: line.conversation };
     case "unmute": return { type: "unmute", conversation: line.conversation };
+    case "level": return {
+      type: "level", conversation: line.conversation,
+      choice: line.level == null ? null : { level: line.level, until: line.until ?? null },
+    };
+    case "settings": {
+      const { at: _at, event: _event, ...settings } = line;
+      return { type: "settings", settings };
+    }
     case "message": return {
       type: "message",
       incoming: {
         message: {
           id: line.id, conversationId: line.conversation.id, senderId: line.sender.id,
           text: line.text ?? null, imageURL: line.imageURL ?? null,
+          createdAt: line.sentAt ?? new Date(referenceDate + line.at * 1000).toISOString(),
+          mentions: line.mentions ?? [], mentionsAll: line.mentionsAll ?? false,
           ...(line.change ? { event: { type: line.change.type, members: line.change.members ?? [], title: line.change.title ?? null } } : {}),
         },
         conversation: { id: line.conversation.id, kind: line.conversation.kind, title: line.conversation.title ?? null },

@@ -24,6 +24,8 @@ public struct Banner: Hashable, Sendable, Identifiable {
     public var duration: Duration?
     /// The sender's user id, for the colour behind their initials; nil for general banners.
     public var senderID: String?
+    /// Whether it tells of a message that names the user (or `@all`): it goes ahead of waiting banners that do not.
+    public var mention: Bool
 
     /// Creates a banner. Prefer ``ContentFormatter/banner(for:)`` and ``Banner/general(id:message:tone:icon:duration:)``.
     public init(
@@ -37,7 +39,8 @@ public struct Banner: Hashable, Sendable, Identifiable {
         tone: BannerTone,
         icon: String? = nil,
         duration: Duration? = nil,
-        senderID: String? = nil
+        senderID: String? = nil,
+        mention: Bool = false
     ) {
         self.id = id
         self.conversationID = conversationID
@@ -50,6 +53,7 @@ public struct Banner: Hashable, Sendable, Identifiable {
         self.icon = icon
         self.duration = duration
         self.senderID = senderID
+        self.mention = mention
     }
 
     /// The sender's initials, shown when there is no avatar (``ContentFormatter/initials(of:)`` of the title);

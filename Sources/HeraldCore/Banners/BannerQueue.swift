@@ -105,16 +105,27 @@ public struct BannerQueue: Hashable, Sendable {
             }
             if let index = waiting.firstIndex(where: { $0.conversationID == conversationID }) {
                 waiting[index].absorb(banner)
+                if waiting[index].mention, index > firstPlainSlot {
+                    // A mention absorbed into a plain banner takes it ahead of the other plain ones.
+                    waiting.insert(waiting.remove(at: index), at: firstPlainSlot)
+                }
                 return
             }
         }
-        waiting.append(banner)
+        // Mentions wait ahead of banners that are not, behind earlier mentions.
+        waiting.insert(banner, at: banner.mention ? firstPlainSlot : waiting.count)
         let showsNow = !isShowing && !isQuiet
         if !showsNow, waiting.count > config.capacity {
-            let pushedOut = waiting.removeFirst()
+            // The oldest plain banner makes room; only mentions waiting, the oldest mention.
+            let pushedOut = waiting.remove(at: waiting.indices.contains(firstPlainSlot) ? firstPlainSlot : 0)
             effects.append(.drop(bannerID: pushedOut.id, reason: .capacity))
         }
         showNextIfDue(into: &effects)
+    }
+
+    /// Where the first waiting banner that is not a mention is (the end when there is none).
+    private var firstPlainSlot: Int {
+        waiting.firstIndex { !$0.mention } ?? waiting.count
     }
 
     private mutating func apply(_ gesture: BannerGesture, into effects: inout EffectLog) {
@@ -192,5 +203,6 @@ extension Banner {
         body = later.body
         avatarURL = later.avatarURL
         senderID = later.senderID
+        mention = mention || later.mention
     }
 }

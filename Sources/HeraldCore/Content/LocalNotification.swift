@@ -8,6 +8,8 @@ public struct LocalNotification: Codable, Hashable, Sendable {
     public var body: String
     /// The grouping id: the conversation id.
     public var thread: String
+    /// Whether it is posted without sound or vibration (the user's quiet hours).
+    public var silent: Bool
 
     /// A name no other message's notification has: its conversation and its id there (message ids are unique only
     /// within their conversation). The conversation id's length in UTF-8 comes first, so no id can pass for another.
@@ -16,10 +18,11 @@ public struct LocalNotification: Codable, Hashable, Sendable {
     }
 
     /// Creates a notification.
-    public init(messageID: String, title: String, body: String, thread: String) {
+    public init(messageID: String, title: String, body: String, thread: String, silent: Bool = false) {
         self.messageID = messageID
         self.title = title
         self.body = body
         self.thread = thread
+        self.silent = silent
     }
 }

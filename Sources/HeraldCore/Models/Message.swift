@@ -22,6 +22,13 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
     /// Whether it is stored and shown without any notification: no banner, no system notification, no push (the
     /// app's backend posts such messages: a change it records, a note for the history).
     public var silent: Bool
+    /// The members it mentions (user ids, chosen by the sender's client; the server keeps only members).
+    public var mentions: [String]
+    /// Whether it mentions everyone (`@all`).
+    public var mentionsAll: Bool
+
+    /// The most members one message may mention.
+    public static let maxMentions = 50
 
     /// Creates a message.
     public init(
@@ -33,7 +40,9 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
         sentAt: Date = Date(),
         seq: Int64? = nil,
         event: ConversationEvent? = nil,
-        silent: Bool = false
+        silent: Bool = false,
+        mentions: [String] = [],
+        mentionsAll: Bool = false
     ) {
         self.id = id
         self.conversationID = conversationID
@@ -44,6 +53,21 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
         self.seq = seq
         self.event = event
         self.silent = silent
+        self.mentions = mentions
+        self.mentionsAll = mentionsAll
+    }
+
+    /// Whether it names `userID` or everyone (`@all`): what goes ahead in the banner queue and is highlighted. (A
+    /// direct chat's message is a mention for levels, ``isMention(of:in:)``, but waits its turn.)
+    public func names(_ userID: String) -> Bool {
+        event == nil && (mentionsAll || mentions.contains(userID))
+    }
+
+    /// Whether it mentions `userID`, in a conversation of `kind`: by id, by `@all`, by being a direct chat's
+    /// message, or by being the event that added them.
+    public func isMention(of userID: String, in kind: Conversation.Kind) -> Bool {
+        if let event { return event.kind == .memberAdded && event.concerns(userID) }
+        return kind == .direct || mentionsAll || mentions.contains(userID)
     }
 
     /// Whether it is a message someone wrote, rather than an event.
@@ -53,10 +77,10 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
     public var isSystem: Bool { senderID.isEmpty }
 
     private enum CodingKeys: String, CodingKey {
-        case id, conversationID, senderID, text, imageURL, sentAt, seq, event, silent
+        case id, conversationID, senderID, text, imageURL, sentAt, seq, event, silent, mentions, mentionsAll
     }
 
-    /// Decodes a message; one kept before `silent` existed is not silent.
+    /// Decodes a message; one kept before `silent` and mentions existed is not silent and mentions no one.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(String.self, forKey: .id)
@@ -68,9 +92,11 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
         seq = try container.decodeIfPresent(Int64.self, forKey: .seq)
         event = try container.decodeIfPresent(ConversationEvent.self, forKey: .event)
         silent = try container.decodeIfPresent(Bool.self, forKey: .silent) ?? false
+        mentions = try container.decodeIfPresent([String].self, forKey: .mentions) ?? []
+        mentionsAll = try container.decodeIfPresent(Bool.self, forKey: .mentionsAll) ?? false
     }
 
-    /// Encodes a message (`silent` only when it is).
+    /// Encodes a message (`silent` and mentions only when there are).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
@@ -82,6 +108,8 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
         try container.encodeIfPresent(seq, forKey: .seq)
         try container.encodeIfPresent(event, forKey: .event)
         if silent { try container.encode(silent, forKey: .silent) }
+        if !mentions.isEmpty { try container.encode(mentions, forKey: .mentions) }
+        if mentionsAll { try container.encode(mentionsAll, forKey: .mentionsAll) }
     }
 }
 

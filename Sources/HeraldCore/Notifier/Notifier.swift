@@ -10,10 +10,14 @@ public enum NotifierInput: Hashable, Sendable {
     case permission(granted: Bool)
     /// The user opened a conversation, or nil for "no conversation" (the list, settings, ...).
     case open(conversationID: String?)
-    /// The user muted a conversation.
+    /// The user muted a conversation: its level is `nothing`, for ever.
     case mute(conversationID: String)
-    /// The user unmuted a conversation.
+    /// The user unmuted a conversation: it follows the default level again.
     case unmute(conversationID: String)
+    /// The user chose a conversation's level (nil: it follows the default level), on this device or another.
+    case level(conversationID: String, LevelChoice?)
+    /// The user's settings changed: default level, snooze, quiet hours.
+    case settings(NotificationSettings)
     /// A general-purpose banner to queue with the rest.
     case show(Banner)
     /// A gesture on the visible banner.
@@ -83,9 +87,13 @@ public struct Notifier: Hashable, Sendable {
                 queue.apply(.conversationOpened(conversationID), into: &effects)
             }
         case .mute(let conversationID):
-            device.mutedConversationIDs.insert(conversationID)
+            device.levels[conversationID] = .muted
         case .unmute(let conversationID):
-            device.mutedConversationIDs.remove(conversationID)
+            device.levels[conversationID] = nil
+        case .level(let conversationID, let choice):
+            device.levels[conversationID] = choice
+        case .settings(let settings):
+            device.settings = settings
         case .show(let banner):
             queue.apply(.enqueue(banner), into: &effects)
         case .gesture(let gesture):
@@ -111,13 +119,20 @@ public struct Notifier: Hashable, Sendable {
             queue.apply(.conversationLeft(message.conversationID), into: &effects)
             effects.append(.clear(conversationID: message.conversationID))
         }
-        switch NotificationPolicy.delivery(for: message, to: userID, on: device, alreadySeen: alreadySeen) {
+        let kind = incoming.conversation.kind
+        switch NotificationPolicy.delivery(for: message, in: kind, to: userID, on: device, alreadySeen: alreadySeen) {
         case .skip(let reason):
             effects.append(.skip(messageID: message.id, reason: reason))
         case .banner:
-            queue.enqueue(formatter.banner(for: incoming, viewer: userID), into: &effects)
+            var banner = formatter.banner(for: incoming, viewer: userID)
+            banner.mention = message.names(userID)
+            queue.enqueue(banner, into: &effects)
         case .local:
             effects.append(.local(formatter.notification(for: incoming, viewer: userID)))
+        case .quietLocal:
+            var notification = formatter.notification(for: incoming, viewer: userID)
+            notification.silent = true
+            effects.append(.local(notification))
         }
     }
 }

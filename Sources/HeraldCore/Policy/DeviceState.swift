@@ -14,19 +14,29 @@ public struct DeviceState: Hashable, Sendable {
     public var notificationsPermitted: Bool
     /// The conversation on screen, or nil (the list, settings, ...).
     public var openConversationID: String?
-    /// Conversations the user muted.
-    public var mutedConversationIDs: Set<String>
+    /// The user's own levels, by conversation (a mute is ``LevelChoice/muted``); the others follow the default.
+    public var levels: [String: LevelChoice]
+    /// The user's settings: default level, snooze, quiet hours.
+    public var settings: NotificationSettings
 
-    /// Creates a device state; the defaults are how an app starts: foreground, permitted, nothing open or muted.
+    /// Creates a device state; the defaults are how an app starts: foreground, permitted, nothing open, no levels
+    /// and settings of their own.
     public init(
         appState: AppState = .foreground,
         notificationsPermitted: Bool = true,
         openConversationID: String? = nil,
-        mutedConversationIDs: Set<String> = []
+        levels: [String: LevelChoice] = [:],
+        settings: NotificationSettings = NotificationSettings()
     ) {
         self.appState = appState
         self.notificationsPermitted = notificationsPermitted
         self.openConversationID = openConversationID
-        self.mutedConversationIDs = mutedConversationIDs
+        self.levels = levels
+        self.settings = settings
+    }
+
+    /// The conversations muted for ever (level `nothing` with no end).
+    public var mutedConversationIDs: Set<String> {
+        Set(levels.lazy.filter { $0.value == .muted }.map(\.key))
     }
 }

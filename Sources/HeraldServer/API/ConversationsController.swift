@@ -9,6 +9,7 @@ struct ConversationsController {
     let store: any Store
     let messenger: Messenger
     let limits: ServerLimits
+    let notifications: NotificationsController
 
     func addRoutes(to group: RouterGroup<HeraldRequestContext>) {
         group.post("conversations", use: create)
@@ -191,13 +192,19 @@ struct ConversationsController {
             }
             cursor = parsed
         }
-        let mutedOnly: Bool
+        var filter = ConversationFilter.all
         switch query.get("muted") {
-        case nil, "false": mutedOnly = false
-        case "true": mutedOnly = true
+        case nil, "false": break
+        case "true": filter = .muted
         case let other?: throw APIError.invalidRequest("`muted` must be true or false, not \(other)")
         }
-        let page = try await store.conversations(of: identity.userID, after: cursor, limit: Int(limit), mutedOnly: mutedOnly)
+        switch query.get("level") {
+        case nil: break
+        case "set" where filter == .all: filter = .leveled
+        case "set": throw APIError.invalidRequest("`muted` and `level` cannot be asked together")
+        case let other?: throw APIError.invalidRequest("`level` must be set, not \(other)")
+        }
+        let page = try await store.conversations(of: identity.userID, after: cursor, limit: Int(limit), filter: filter)
         return WireConversationList(conversations: page.summaries.map(WireConversationSummary.init), next: page.next?.encoded)
     }
 
@@ -205,13 +212,17 @@ struct ConversationsController {
         var id: String?
         var text: String?
         var imageURL: String?
+        var mentions: [String]?
+        var mentionsAll: Bool?
     }
 
     @Sendable func postMessage(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<WireMessage> {
         let identity = try context.requireIdentity()
         let id = try context.parameters.id("id")
         let body = try await request.decodeJSON(as: PostRequest.self, context: context)
-        switch try await messenger.post(to: id, clientID: body.id, text: body.text, imageURL: body.imageURL, by: identity) {
+        let mentions = Mentions(ids: body.mentions ?? [], all: body.mentionsAll ?? false)
+        switch try await messenger.post(
+            to: id, clientID: body.id, text: body.text, imageURL: body.imageURL, mentions: mentions, by: identity) {
         case .stored(let message): return EditedResponse(status: .created, response: WireMessage(message))
         case .existing(let message): return EditedResponse(status: .ok, response: WireMessage(message))
         }
@@ -259,13 +270,13 @@ struct ConversationsController {
         try await setMuted(false, context: context)
     }
 
-    /// Mutes or unmutes, and tells the user's connected devices, so every one of them stops (or starts again)
-    /// notifying at once.
+    /// A mute is the level `nothing` for ever, an unmute the default level again (`PUT .../notifications` does the
+    /// same and more); the user's connected devices get a `level` frame and, for clients that know only mutes, a
+    /// `muted` one.
     private func setMuted(_ muted: Bool, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
         let identity = try context.requireIdentity()
         let id = try context.parameters.id("id")
-        _ = try await messenger.conversation(id, for: identity)
-        try await store.setMuted(muted, userID: identity.userID, conversationID: id)
+        try await notifications.apply(muted ? .muted : nil, to: id, for: identity)
         messenger.hub.send(.muted(conversationID: id, muted: muted), toUser: identity.userID)
         return .noContent
     }
@@ -289,7 +300,8 @@ extension WireConversation: ResponseEncodable {
 extension WireConversationSummary {
     init(_ summary: ConversationSummary) {
         self.init(conversation: WireConversation(summary.record), lastMessage: summary.lastMessage.map(WireMessage.init),
-                  unreadCount: summary.unreadCount, readUpTo: summary.readUpTo, muted: summary.muted)
+                  unreadCount: summary.unreadCount, readUpTo: summary.readUpTo, muted: summary.muted,
+                  level: summary.level)
     }
 }
 

@@ -170,6 +170,8 @@ struct ServiceController {
         var text: String?
         var imageURL: String?
         var silent: Bool?
+        var mentions: [String]?
+        var mentionsAll: Bool?
     }
 
     /// `POST /v1/service/conversations/{id}/messages`: a message from `sender` (a member; idempotent by `id` exactly
@@ -189,7 +191,9 @@ struct ServiceController {
         let outcome: PostOutcome
         do {
             outcome = try await messenger.post(
-                to: id, clientID: body.id, text: body.text, imageURL: body.imageURL, as: sender, silent: body.silent ?? false)
+                to: id, clientID: body.id, text: body.text, imageURL: body.imageURL,
+                mentions: Mentions(ids: body.mentions ?? [], all: body.mentionsAll ?? false), as: sender,
+                silent: body.silent ?? false)
         } catch let error as APIError where error.code == .notAMember {
             throw APIError(.forbidden, .notAMember, "`sender` is not a member of this conversation")
         }

@@ -37,7 +37,7 @@ public struct ServerEnvironment: Sendable {
         if let url = configuration.postgresURL {
             let store = try await PostgresStore.connect(
                 url: url, leaseDuration: configuration.push.lease.seconds, presenceExpiry: configuration.presenceExpiry,
-                logger: logger)
+                clock: configuration.clock, logger: logger)
             do {
                 // Every node signs alike: the secret and the VAPID key are the database's unless given.
                 let secret = configuration.jwtSecret != nil
@@ -67,7 +67,7 @@ public struct ServerEnvironment: Sendable {
         let store: SQLiteStore
         do {
             store = try await SQLiteStore.open(
-                path: configuration.databasePath, fullSync: configuration.fullSync, logger: logger)
+                path: configuration.databasePath, fullSync: configuration.fullSync, clock: configuration.clock, logger: logger)
         } catch {
             await http?.shutdown()
             throw error
@@ -208,8 +208,12 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
     }
     environment.streams.addRoutes(to: router)
     let v1 = router.group("v1").add(middleware: environment.authentication)
+    let notifications = NotificationsController(
+        store: environment.store, messenger: environment.messenger, clock: environment.configuration.clock)
+    notifications.addRoutes(to: v1)
     ConversationsController(
-        store: environment.store, messenger: environment.messenger, limits: environment.configuration.limits
+        store: environment.store, messenger: environment.messenger, limits: environment.configuration.limits,
+        notifications: notifications
     ).addRoutes(to: v1)
     DevicesController(
         store: environment.store, limits: environment.configuration.limits,

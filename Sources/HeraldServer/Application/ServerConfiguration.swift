@@ -117,6 +117,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// The app's backend's keys (`HERALD_SERVICE_KEY`, several separated by commas); none by default, and then the
     /// service routes refuse every call.
     public var serviceKeys = ServiceKeys.none
+    /// The wall clock entries are stamped with and `until`s are checked against (tests move it).
+    public var clock = WallClock()
 
     /// The defaults: 127.0.0.1:8080, `./herald.sqlite`.
     public init() {}

@@ -32,7 +32,7 @@ public enum DemoData {
         let aliceCharlie = try await store.createConversation(kind: .direct, title: nil, memberIDs: ["alice", "charlie"]).record
         _ = try await store.createConversation(kind: .direct, title: nil, memberIDs: ["bob", "charlie"])
         let team: ConversationRecord
-        if let existing = try await store.conversations(of: "alice", after: nil, limit: 100, mutedOnly: false).summaries.first(where: {
+        if let existing = try await store.conversations(of: "alice", after: nil, limit: 100, filter: .all).summaries.first(where: {
             $0.record.conversation.kind == .group && $0.record.conversation.title == "Team Chat"
         }) {
             team = existing.record

@@ -14,6 +14,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         case invalidRequest = "invalid_request"
         /// A message's text is longer than the limit.
         case textTooLong = "text_too_long"
+        /// A message's `mentions` are malformed, too many, or name someone who is not a member.
+        case invalidMentions = "invalid_mentions"
         /// A request body or stream frame is larger than the limit.
         case tooLarge = "too_large"
         /// A stream frame's `type` is not one the server knows.

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldProtocol
 
 /// Posting and reading messages with the rules that hold for every way in (HTTP and the stream): only members,
 /// known conversations, usable ids, limits on text and on how fast one user posts, idempotent ids. What is stored
@@ -51,15 +52,19 @@ struct Messenger: Sendable {
     /// The same `clientID` from the same sender in the same conversation returns the stored message again.
     ///
     /// - Throws: ``APIError``: `invalid_request` (an unusable id, U+0000 in the text, no content, a bad image
-    ///   URL), `text_too_long`, `rate_limited`, `conversation_not_found`, `not_a_member`, `id_conflict`.
+    ///   URL), `text_too_long`, `invalid_mentions`, `rate_limited`, `conversation_not_found`, `not_a_member`,
+    ///   `id_conflict`.
     func post(
         to conversationID: String,
         clientID: String?,
         text: String?,
         imageURL: String?,
+        mentions: Mentions = Mentions(),
         by identity: Identity
     ) async throws -> PostOutcome {
-        try await post(to: conversationID, clientID: clientID, text: text, imageURL: imageURL, as: identity.person, silent: false)
+        try await post(
+            to: conversationID, clientID: clientID, text: text, imageURL: imageURL, mentions: mentions,
+            as: identity.person, silent: false)
     }
 
     /// Stores a message from `sender` (the app's backend when its id is empty: a system message, which needs no
@@ -69,6 +74,7 @@ struct Messenger: Sendable {
         clientID: String?,
         text: String?,
         imageURL: String?,
+        mentions: Mentions = Mentions(),
         as sender: Person,
         silent: Bool
     ) async throws -> PostOutcome {
@@ -95,13 +101,16 @@ struct Messenger: Sendable {
             record = try await conversation(conversationID, for: sender.id)
             try userLimits.post(by: sender.id)
         }
+        let mentioned = try mentions.checked(in: record)
         let draft = MessageDraft(
             id: clientID ?? UUID().uuidString.lowercased(),
             conversation: record.conversation,
             sender: sender,
             text: text,
             imageURL: image,
-            silent: silent
+            silent: silent,
+            mentions: mentioned,
+            mentionsAll: mentions.all
         )
         let arrived = DispatchTime.now()
         // Answered once stored and handed on to the live connections (the sender's among them).
@@ -131,5 +140,35 @@ struct Messenger: Sendable {
     /// The views in memory follow the events `entries` (a change, or an erasure) at once.
     func applied(_ entries: [IncomingMessage]) {
         for entry in entries { memberships.apply(entry.message) }
+    }
+}
+
+/// Whom a message mentions, as its sender's client sent it: member ids, and `@all`.
+struct Mentions: Sendable {
+    var ids: [String] = []
+    var all = false
+
+    /// The ids to store: each once, in the order given.
+    ///
+    /// - Throws: ``APIError`` `invalid_mentions`: more than ``Message/maxMentions``, an unusable id, or someone who is
+    ///   not a member of the conversation now.
+    func checked(in view: MemberView) throws -> [String] {
+        guard ids.count <= Message.maxMentions else {
+            throw APIError(.badRequest, .invalidMentions, "a message mentions at most \(Message.maxMentions) members, not \(ids.count)")
+        }
+        var seen: Set<String> = []
+        var kept: [String] = []
+        for id in ids where seen.insert(id).inserted {
+            if let problem = HeraldID.problem(with: id) {
+                throw APIError(.badRequest, .invalidMentions, "`mentions` has an id that \(problem)")
+            }
+            guard view.isMember(id) else {
+                throw APIError(
+                    .badRequest, .invalidMentions,
+                    "`mentions` names \(ControlCharacters.escaped(id)), who is not a member of this conversation")
+            }
+            kept.append(id)
+        }
+        return kept
     }
 }

@@ -128,7 +128,12 @@ public final class APNsProvider: PushProvider {
         var aps: [String: Any] = ["badge": content.badge, "thread-id": content.conversationID]
         if job.kind == .alert {
             aps["alert"] = ["title": content.title ?? "", "body": content.body ?? ""]
-            aps["sound"] = "default"
+            if content.quiet {
+                // Quiet hours: into the notification list without sound, lighting the screen or breaking through Focus.
+                aps["interruption-level"] = "passive"
+            } else {
+                aps["sound"] = "default"
+            }
             aps["mutable-content"] = 1
         } else {
             aps["content-available"] = 1

@@ -50,8 +50,14 @@ public final class ExpoProvider: PushProvider {
         if job.kind == .alert {
             message["title"] = content.title ?? ""
             message["body"] = content.body ?? ""
-            message["sound"] = "default"
-            message["priority"] = "high"
+            if content.quiet {
+                // Quiet hours: no sound, normal priority, passive on iOS.
+                message["priority"] = "normal"
+                message["interruptionLevel"] = "passive"
+            } else {
+                message["sound"] = "default"
+                message["priority"] = "high"
+            }
         } else {
             message["_contentAvailable"] = true
             message["priority"] = "normal"

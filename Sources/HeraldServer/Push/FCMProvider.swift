@@ -131,18 +131,29 @@ public final class FCMProvider: PushProvider {
         if job.kind == .alert {
             let collapse = PushIdentity.collapseKey(for: content)
             message["notification"] = ["title": content.title ?? "", "body": content.body ?? ""]
+            var notification: [String: Any] = ["tag": collapse, "notification_count": content.badge]
+            var aps: [String: Any] = ["thread-id": content.conversationID, "badge": content.badge]
+            if content.quiet {
+                // Quiet hours: low priority, no sound, no vibration; on iOS, passive.
+                notification["notification_priority"] = "PRIORITY_LOW"
+                notification["default_sound"] = false
+                notification["default_vibrate_timings"] = false
+                aps["interruption-level"] = "passive"
+            } else {
+                aps["sound"] = "default"
+            }
             message["android"] = [
-                "priority": "high",
+                "priority": content.quiet ? "normal" : "high",
                 "ttl": ttl,
                 "collapse_key": collapse,
-                "notification": ["tag": collapse, "notification_count": content.badge],
+                "notification": notification,
             ]
             message["apns"] = [
                 "headers": [
-                    "apns-collapse-id": collapse, "apns-priority": "10", "apns-push-type": "alert",
+                    "apns-collapse-id": collapse, "apns-priority": content.quiet ? "5" : "10", "apns-push-type": "alert",
                     "apns-expiration": expiration,
                 ],
-                "payload": ["aps": ["thread-id": content.conversationID, "badge": content.badge, "sound": "default"]],
+                "payload": ["aps": aps],
             ]
         } else {
             message["android"] = ["priority": "high", "ttl": ttl]

@@ -253,8 +253,16 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         return hub.away(reached)
     }
 
+    /// What tells one member's push from another's of the same message.
+    private struct ContentKey: Hashable {
+        var badge: Int
+        var quiet: Bool
+        var mentioned: Bool
+    }
+
     /// The jobs for a round's `entries`: one for each registered device without a live connection of each member
-    /// told, unless they muted the conversation or read it meanwhile. The devices and badges of the whole round are
+    /// told, unless their level or snooze holds it back (``NotificationPolicy/interruption(for:in:to:level:settings:)``,
+    /// quietly in their quiet hours) or they read it meanwhile. The devices and badges of the whole round are
     /// read in one trip to the database.
     private func jobs(for entries: [IncomingMessage]) async throws -> [NewPushJob] {
         guard !providers.isEmpty else { return [] }
@@ -283,16 +291,24 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         var connected: [String: Set<String>] = [:]
         var jobs: [NewPushJob] = []
         for (ask, targets) in zip(asks, targets) {
-            var contents: [Int: PushContent] = [:]
+            var contents: [ContentKey: PushContent] = [:]
             for target in targets where providers[target.device.platform] != nil {
                 let userID = target.device.userID
                 let live = connected[userID] ?? hub.connectedDevices(of: userID).union(elsewhere[userID]?.devices ?? [])
                 connected[userID] = live
                 guard !live.contains(target.device.id) else { continue }
+                // The member's level, snooze and quiet hours, as every device of theirs decides.
+                let interruption = NotificationPolicy.interruption(
+                    for: ask.entry.message, in: ask.entry.conversation.kind, to: userID, level: target.level,
+                    settings: target.settings)
+                if case .skip = interruption { continue }
                 // The words are the same for every member told (an event's are written to the people it added).
-                let content = contents[target.badge]
-                    ?? PushContent(alert: ask.entry, badge: target.badge, viewer: userID, formatter: formatter)
-                contents[target.badge] = content
+                let key = ContentKey(
+                    badge: target.badge, quiet: interruption == .quietly,
+                    mentioned: ask.entry.message.isMention(of: userID, in: ask.entry.conversation.kind))
+                let content = contents[key]
+                    ?? PushContent(alert: ask.entry, badge: target.badge, viewer: userID, quiet: key.quiet, formatter: formatter)
+                contents[key] = content
                 jobs.append(NewPushJob(kind: .alert, userID: userID, deviceID: target.device.id, content: content, due: due))
             }
         }

@@ -20,10 +20,18 @@ public struct PushContent: Codable, Hashable, Sendable {
     public var body: String?
     /// The member's unread messages over all their conversations.
     public var badge: Int
+    /// Whether it arrives without sound or vibration: the member's quiet hours (APNs `passive`, FCM low priority,
+    /// Web Push `silent`). Alerts only.
+    public var quiet: Bool = false
+    /// Whether the message mentions the member told (by name, `@all`, a direct chat). Alerts only.
+    public var mentioned: Bool = false
 
     /// An alert for `incoming`, in ``ContentFormatter``'s words as `viewer` (the member told) reads them, each at most
     /// ``maxWordsBytes`` in JSON.
-    public init(alert incoming: IncomingMessage, badge: Int, viewer: String? = nil, formatter: ContentFormatter = ContentFormatter()) {
+    public init(
+        alert incoming: IncomingMessage, badge: Int, viewer: String? = nil, quiet: Bool = false,
+        formatter: ContentFormatter = ContentFormatter()
+    ) {
         let notification = formatter.notification(for: incoming, viewer: viewer)
         conversationID = incoming.conversation.id
         messageID = incoming.message.id
@@ -32,6 +40,8 @@ public struct PushContent: Codable, Hashable, Sendable {
         title = Self.clipped(notification.title, toJSONBytes: Self.maxWordsBytes)
         body = Self.clipped(notification.body, toJSONBytes: Self.maxWordsBytes)
         self.badge = badge
+        self.quiet = quiet
+        mentioned = viewer.map { incoming.message.isMention(of: $0, in: incoming.conversation.kind) } ?? false
     }
 
     /// The most bytes a title or a body takes in a push's JSON. A preview is 50 characters, but a character may be
@@ -83,7 +93,27 @@ public struct PushContent: Codable, Hashable, Sendable {
             data["type"] = "read"
         }
         if let senderID { data["senderId"] = senderID }
+        if mentioned { data["mentioned"] = "true" }
+        if quiet { data["quiet"] = "true" }
         return data
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case conversationID, messageID, seq, senderID, title, body, badge, quiet, mentioned
+    }
+
+    /// Decodes a queued push; one queued before quiet hours and mentions existed is neither.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        conversationID = try container.decode(String.self, forKey: .conversationID)
+        messageID = try container.decodeIfPresent(String.self, forKey: .messageID)
+        seq = try container.decode(Int64.self, forKey: .seq)
+        senderID = try container.decodeIfPresent(String.self, forKey: .senderID)
+        title = try container.decodeIfPresent(String.self, forKey: .title)
+        body = try container.decodeIfPresent(String.self, forKey: .body)
+        badge = try container.decode(Int.self, forKey: .badge)
+        quiet = try container.decodeIfPresent(Bool.self, forKey: .quiet) ?? false
+        mentioned = try container.decodeIfPresent(Bool.self, forKey: .mentioned) ?? false
     }
 }
 
@@ -171,6 +201,10 @@ public struct PushTarget: Hashable, Sendable {
     public var device: DeviceRegistration
     /// Its owner's unread messages over all their conversations.
     public var badge: Int
+    /// Its owner's own level for the conversation, nil when they follow their default.
+    public var level: LevelChoice? = nil
+    /// Its owner's settings: default level, snooze, quiet hours.
+    public var settings = NotificationSettings()
 }
 
 /// What became of one push, as a provider reports it.

@@ -78,6 +78,8 @@ public final class WebPushProvider: PushProvider {
         if job.kind == .alert {
             payload["title"] = content.title ?? ""
             payload["body"] = content.body ?? ""
+            // Quiet hours: the service worker shows it without sound or vibration.
+            if content.quiet { payload["silent"] = true }
         }
         return (try? JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])) ?? Data()
     }

@@ -11,7 +11,7 @@ extension PostgresStore {
         let owners = new.kind == .group ? HeraldID.sorted(Set(new.ownerIDs)) : []
         let directKey: String? = new.kind == .direct ? SQLiteStore.directKey(members) : nil
         let id = new.id ?? UUID().uuidString.lowercased()
-        let now = Date().timeIntervalSince1970
+        let now = clock.now().timeIntervalSince1970
         return try await transaction { connection in
             try await connection.query(
                 "INSERT INTO users (id) SELECT unnest(\(members)::text[]) ON CONFLICT DO NOTHING", logger: self.logger)
@@ -116,25 +116,27 @@ extension PostgresStore {
         }
     }
 
-    /// The list's rows for `userID`: newest activity first after `cursor`, only muted ones when `mutedOnly`, only
-    /// `only` when given; at most `limit`.
+    /// The list's rows for `userID`: newest activity first after `cursor`, those `filter` keeps, only `only` when
+    /// given; at most `limit`. Levels as in force at `now`.
     private static func summaryRows(
-        of userID: String, after cursor: ConversationCursor?, mutedOnly: Bool, only: String?, limit: Int,
-        on connection: PostgresConnection, logger: Logger
+        of userID: String, after cursor: ConversationCursor?, filter: ConversationFilter, only: String?, limit: Int,
+        at now: Date, on connection: PostgresConnection, logger: Logger
     ) async throws -> [ConversationSummary] {
         // The last entry is the one whose seq is the activity; the unread count (messages only, not events) stops at
         // its limit.
         let rows = try await connection.query(
             """
-            SELECT c.id, c.kind, c.title, me.muted, me.read_seq, me.activity,
+            SELECT c.id, c.kind, c.title, me.level, me.level_until, me.read_seq, me.activity,
+                   (SELECT default_level FROM notification_settings WHERE user_id = \(userID)) AS default_level,
                    (SELECT count(*) FROM (SELECT 1 FROM messages m
                       WHERE m.conversation_id = c.id AND m.seq > me.read_seq AND m.sender_id <> \(userID) AND m.event IS NULL
                       LIMIT \(ConversationSummary.unreadLimit)) AS u) AS unread,
-                   last.seq, last.id AS message_id, last.sender_id, last.text, last.image_url, last.created_at, last.event
+                   last.seq, last.id AS message_id, last.sender_id, last.text, last.image_url, last.created_at, last.event,
+                   last.mentions
             FROM members me
             JOIN conversations c ON c.id = me.conversation_id
             LEFT JOIN messages last ON last.seq = me.activity AND last.conversation_id = me.conversation_id
-            WHERE me.user_id = \(userID) AND me.removed_seq IS NULL AND NOT c.deleted AND (NOT \(mutedOnly) OR me.muted)
+            WHERE me.user_id = \(userID) AND me.removed_seq IS NULL AND NOT c.deleted AND \(unescaped: filter.sql)
               AND (me.activity, me.conversation_id) < (\(cursor?.activity ?? Int64.max), \(cursor?.conversationID ?? ""))
               AND (\(only)::text IS NULL OR me.conversation_id = \(only))
             ORDER BY me.activity DESC, me.conversation_id DESC
@@ -144,25 +146,29 @@ extension PostgresStore {
             of: try rows.map { try $0.makeRandomAccess().text("id") }, on: connection, logger: logger)
         return try rows.map { row in
             let columns = row.makeRandomAccess()
-            return try Rows.summary(columns, members: members[try columns.text("id")])
+            return try Rows.summary(columns, members: members[try columns.text("id")], at: now)
         }
     }
 
     public func conversations(
-        of userID: String, after cursor: ConversationCursor?, limit: Int, mutedOnly: Bool
+        of userID: String, after cursor: ConversationCursor?, limit: Int, filter: ConversationFilter
     ) async throws -> ConversationPage {
-        try await database.withConnection { connection in
+        let now = clock.now()
+        return try await database.withConnection { connection in
             let summaries = try await Self.summaryRows(
-                of: userID, after: cursor, mutedOnly: mutedOnly, only: nil, limit: limit, on: connection, logger: self.logger)
+                of: userID, after: cursor, filter: filter, only: nil, limit: limit, at: now, on: connection,
+                logger: self.logger)
             let next = summaries.count == limit ? summaries.last.map(ConversationCursor.init(after:)) : nil
             return ConversationPage(summaries: summaries, next: next)
         }
     }
 
     public func summary(of conversationID: String, for userID: String) async throws -> ConversationSummary? {
-        try await database.withConnection { connection in
+        let now = clock.now()
+        return try await database.withConnection { connection in
             try await Self.summaryRows(
-                of: userID, after: nil, mutedOnly: false, only: conversationID, limit: 1, on: connection, logger: self.logger
+                of: userID, after: nil, filter: .all, only: conversationID, limit: 1, at: now, on: connection,
+                logger: self.logger
             ).first
         }
     }
@@ -173,7 +179,7 @@ extension PostgresStore {
         try await appending { connection, last in
             var group = PostgresGroupChange(
                 conversationID: conversationID, authority: GroupChangeAuthority(actor), connection: connection,
-                lastSeq: last, logger: self.logger)
+                lastSeq: last, at: self.clock.now(), logger: self.logger)
             return try await group.apply(change, memberLimit: memberLimit)
         }
     }
@@ -188,14 +194,15 @@ struct PostgresGroupChange {
     let connection: PostgresConnection
     var lastSeq: Int64
     let logger: Logger
-    let now = Date().timeIntervalSince1970
+    let now: TimeInterval
     var entries: [IncomingMessage] = []
     var clears = 0
 
     init(
         conversationID: String, authority: GroupChangeAuthority, connection: PostgresConnection, lastSeq: Int64,
-        logger: Logger
+        at now: Date, logger: Logger
     ) {
+        self.now = now.timeIntervalSince1970
         self.conversationID = conversationID
         self.authority = authority
         actorID = authority.senderID
@@ -233,12 +240,12 @@ struct PostgresGroupChange {
             // joining, and find the group at the top of their list. One removed before starts afresh.
             try await connection.query(
                 """
-                INSERT INTO members (conversation_id, user_id, added_seq, removed_seq, visible_from, read_seq, activity, owner, muted)
+                INSERT INTO members (conversation_id, user_id, added_seq, removed_seq, visible_from, read_seq, activity, owner, level)
                 SELECT \(conversationID), unnest(\(new)::text[]), \(seq), NULL, \(history == .none ? seq : 0), \(seq - 1), \(seq),
-                       false, false
+                       false, NULL
                 ON CONFLICT (conversation_id, user_id) DO UPDATE SET added_seq = excluded.added_seq, removed_seq = NULL,
                     visible_from = excluded.visible_from, read_seq = excluded.read_seq, activity = excluded.activity,
-                    owner = false, muted = false
+                    owner = false, level = NULL, level_until = NULL
                 """, logger: logger)
         case .remove(let target):
             if leaving {
@@ -329,7 +336,8 @@ struct PostgresGroupChange {
         try await connection.query(
             "UPDATE members SET removed_seq = \(seq), owner = false WHERE conversation_id = \(conversationID) AND user_id = \(id)",
             logger: logger)
-        clears += try await PostgresStore.forgetPushes(of: id, in: conversationID, at: seq, on: connection, logger: logger)
+        clears += try await PostgresStore.forgetPushes(
+            of: id, in: conversationID, at: seq, now: Date(timeIntervalSince1970: now), on: connection, logger: logger)
     }
 
     /// Appends an event by `actor`, with the next seq.

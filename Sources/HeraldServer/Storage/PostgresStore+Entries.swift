@@ -44,7 +44,7 @@ extension PostgresStore {
     private func store(
         _ drafts: [MessageDraft]
     ) async throws -> (outcomes: [Result<PostOutcome, any Error>], seqs: ClosedRange<Int64>?) {
-        let createdAt = Date().timeIntervalSince1970
+        let createdAt = clock.now().timeIntervalSince1970
         let reserved = NIOLockedValueBox<ClosedRange<Int64>?>(nil)
         do {
             let messages = try await transaction { connection -> [MessageKey: (message: Message, new: Bool)] in
@@ -54,7 +54,7 @@ extension PostgresStore {
                 var messages: [MessageKey: (message: Message, new: Bool)] = [:]
                 let used = try await connection.query(
                     """
-                    SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent
+                    SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent, m.mentions
                     FROM messages m
                     JOIN unnest(\(drafts.map(\.conversation.id))::text[], \(drafts.map(\.id))::text[]) AS d(c, i)
                         ON m.conversation_id = d.c AND m.id = d.i
@@ -82,12 +82,13 @@ extension PostgresStore {
                     seq += 1
                     let message = Message(
                         id: draft.id, conversationID: draft.conversation.id, senderID: draft.sender.id, text: draft.text,
-                        imageURL: draft.imageURL, sentAt: Rows.date(createdAt), seq: seq, silent: draft.silent)
+                        imageURL: draft.imageURL, sentAt: Rows.date(createdAt), seq: seq, silent: draft.silent,
+                        mentions: draft.mentions, mentionsAll: draft.mentionsAll)
                     messages[draft.key] = (message, true)
                     rows.append(MessageRow(
                         seq: seq, id: draft.id, conversation_id: draft.conversation.id, sender_id: draft.sender.id,
                         text: draft.text, image_url: draft.imageURL?.absoluteString, created_at: createdAt,
-                        silent: draft.silent))
+                        silent: draft.silent, mentions: draft.mentionsColumn))
                 }
                 guard let first = rows.first?.seq else { return messages }
                 // Until this commits (or rolls back), the log hands on nothing past these seqs.
@@ -96,10 +97,10 @@ extension PostgresStore {
                 let json = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
                 try await connection.query(
                     """
-                    INSERT INTO messages (seq, id, conversation_id, sender_id, text, image_url, created_at, silent)
-                    SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, silent
+                    INSERT INTO messages (seq, id, conversation_id, sender_id, text, image_url, created_at, silent, mentions)
+                    SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, silent, mentions
                     FROM jsonb_to_recordset(\(json)::jsonb) AS m(seq bigint, id text, conversation_id text, sender_id text,
-                        text text, image_url text, created_at double precision, silent boolean)
+                        text text, image_url text, created_at double precision, silent boolean, mentions text)
                     ORDER BY seq
                     """, logger: self.logger)
                 try await connection.query("UPDATE message_seq SET seq = \(seq) WHERE id = 1", logger: self.logger)
@@ -140,7 +141,7 @@ extension PostgresStore {
             if let after {
                 rows = try await connection.query(
                     """
-                    SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent FROM messages
+                    SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent, mentions FROM messages
                     WHERE conversation_id = \(conversationID) AND seq > \(after) AND seq < \(before ?? Int64.max)
                       AND seq >= \(from)
                     ORDER BY seq LIMIT \(limit)
@@ -149,7 +150,7 @@ extension PostgresStore {
                 rows = try await connection.query(
                     """
                     SELECT * FROM (
-                        SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent FROM messages
+                        SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent, mentions FROM messages
                         WHERE conversation_id = \(conversationID) AND seq < \(before ?? Int64.max) AND seq >= \(from)
                         ORDER BY seq DESC LIMIT \(limit)
                     ) AS page ORDER BY seq
@@ -162,7 +163,7 @@ extension PostgresStore {
     public func entries(for userID: String, after: Int64, through: Int64, limit: Int) async throws -> [IncomingMessage] {
         let rows = try await database.query(
             """
-            SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent,
+            SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent, m.mentions,
                    c.kind, c.title, u.name AS sender_name, u.picture AS sender_picture
             FROM messages m
             JOIN members me ON me.conversation_id = m.conversation_id AND me.user_id = \(userID)
@@ -185,7 +186,7 @@ extension PostgresStore {
     ) async throws -> [IncomingMessage] {
         let rows = try await database.query(
             """
-            SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent,
+            SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent, m.mentions,
                    c.kind, c.title, u.name AS sender_name, u.picture AS sender_picture
             FROM messages m JOIN conversations c ON c.id = m.conversation_id JOIN users u ON u.id = m.sender_id
             WHERE m.seq > \(after) AND m.seq <= \(through) ORDER BY m.seq LIMIT \(Int64(min(limit, Int(Int64.max))))
@@ -209,6 +210,7 @@ private struct MessageRow: Encodable {
     var image_url: String?
     var created_at: Double
     var silent: Bool
+    var mentions: String?
 }
 
 /// Retention on PostgreSQL.

@@ -9,50 +9,71 @@ import PostgresNIO
 extension PostgresStore {
     public func pushTargets(_ queries: [PushTargetQuery]) async throws -> [[PushTarget]] {
         guard queries.contains(where: { !$0.candidates.isEmpty }) else { return queries.map { _ in [] } }
+        let now = clock.now().timeIntervalSince1970
         return try await database.withConnection { connection in
             var answers: [[PushTarget]] = []
-            for query in queries { answers.append(try await Self.pushTargets(query, on: connection, logger: self.logger)) }
+            for query in queries {
+                answers.append(try await Self.pushTargets(query, at: now, on: connection, logger: self.logger))
+            }
             return answers
         }
     }
 
-    private static func pushTargets(_ query: PushTargetQuery, on connection: PostgresConnection, logger: Logger) async throws -> [PushTarget] {
+    private static func pushTargets(
+        _ query: PushTargetQuery, at now: Double, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [PushTarget] {
         guard !query.candidates.isEmpty else { return [] }
+        // The members' devices, each with its owner's badge, level and settings (the policy decides on levels).
         let rows = try await connection.query(
             """
             WITH targets AS (
-                SELECT user_id FROM members
-                WHERE conversation_id = \(query.conversationID) AND NOT muted AND read_seq < \(query.seq)
-                  AND removed_seq IS NULL AND user_id = ANY(\(Array(query.candidates))::text[])),
+                SELECT me.user_id, me.level, me.level_until, ns.body AS settings FROM members me \(unescaped: LevelSQL.joinSettings)
+                WHERE me.conversation_id = \(query.conversationID) AND me.read_seq < \(query.seq)
+                  AND me.removed_seq IS NULL AND me.user_id = ANY(\(Array(query.candidates))::text[])),
             badges AS (
-                SELECT me.user_id, sum((SELECT count(*) FROM (SELECT 1 FROM messages x
+                SELECT me.user_id, sum(CASE WHEN \(unescaped: Self.countsTowardsBadge(at: now)) THEN (SELECT count(*) FROM (SELECT 1 FROM messages x
                     WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> me.user_id
                       AND x.event IS NULL
-                    LIMIT \(ConversationSummary.unreadLimit)) AS u)) AS badge
-                FROM members me WHERE me.user_id IN (SELECT user_id FROM targets) AND me.removed_seq IS NULL
+                    LIMIT \(ConversationSummary.unreadLimit)) AS u) ELSE 0 END) AS badge
+                FROM members me \(unescaped: LevelSQL.joinSettings)
+                WHERE me.user_id IN (SELECT user_id FROM targets) AND me.removed_seq IS NULL
                 GROUP BY me.user_id)
-            SELECT d.user_id, d.id, d.platform, d.token, b.badge::bigint
+            SELECT d.user_id, d.id, d.platform, d.token, b.badge::bigint AS badge, t.level, t.level_until, t.settings
             FROM targets t JOIN devices d ON d.user_id = t.user_id JOIN badges b ON b.user_id = t.user_id
             ORDER BY d.user_id, d.id
             """, logger: logger)
         var targets: [PushTarget] = []
-        for try await (userID, id, platform, token, badge) in rows.decode((String, String, String, String, Int64).self) {
-            guard let platform = DeviceRegistration.Platform(rawValue: platform) else { continue }
+        var settings: [String: NotificationSettings] = [:]
+        for try await row in rows {
+            let columns = row.makeRandomAccess()
+            let userID = try columns.text("user_id")
+            guard let platform = DeviceRegistration.Platform(rawValue: try columns.text("platform")) else { continue }
+            let body = try columns.optionalText("settings")
+            let owner = settings[userID] ?? LevelSQL.settings(body)
+            settings[userID] = owner
             targets.append(PushTarget(
-                device: DeviceRegistration(id: id, userID: userID, platform: platform, token: token), badge: Int(badge)))
+                device: DeviceRegistration(id: try columns.text("id"), userID: userID, platform: platform,
+                                           token: try columns.text("token")),
+                badge: Int(try columns.optionalInteger("badge") ?? 0), level: try LevelSQL.choice(columns), settings: owner))
         }
         return targets
     }
 
-    /// `userID`'s unread messages over all their conversations, each counted up to the list's limit.
-    static func badge(of userID: String, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+    /// Whether a member row counts towards its user's badge at `now` (a literal: a number is no injection).
+    static func countsTowardsBadge(at now: Double) -> String {
+        LevelSQL.countsTowardsBadge(at: "\(now)::double precision", countsMuted: "coalesce(ns.badge_counts_muted, false)")
+    }
+
+    /// `userID`'s unread messages over all their conversations, each counted up to the list's limit (conversations
+    /// at `nothing` at `now` only when they asked for them).
+    static func badge(of userID: String, at now: Date, on connection: PostgresConnection, logger: Logger) async throws -> Int {
         let rows = try await connection.query(
             """
-            SELECT coalesce(sum((SELECT count(*) FROM (SELECT 1 FROM messages x
+            SELECT coalesce(sum(CASE WHEN \(unescaped: countsTowardsBadge(at: now.timeIntervalSince1970)) THEN (SELECT count(*) FROM (SELECT 1 FROM messages x
                 WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> \(userID)
                   AND x.event IS NULL
-                LIMIT \(ConversationSummary.unreadLimit)) AS u)), 0)::bigint
-            FROM members me WHERE me.user_id = \(userID) AND me.removed_seq IS NULL
+                LIMIT \(ConversationSummary.unreadLimit)) AS u) ELSE 0 END), 0)::bigint
+            FROM members me \(unescaped: LevelSQL.joinSettings) WHERE me.user_id = \(userID) AND me.removed_seq IS NULL
             """, logger: logger).collect()
         return Int(try rows.first.map { try $0.decode(Int64.self) } ?? 0)
     }
@@ -243,15 +264,16 @@ extension PostgresStore {
                     AND conversation_id = \(conversationID) AND seq <= \(readSeq)
                 """, logger: self.logger)
             return try await Self.clear(
-                conversationID, of: userID, upTo: readSeq, marker: readSeq, except: device, due: due, on: connection,
-                logger: self.logger)
+                conversationID, of: userID, upTo: readSeq, marker: readSeq, except: device, due: due,
+                at: self.clock.now(), on: connection, logger: self.logger)
         }
     }
 
     /// `userID` left `conversationID` at `seq` (removed, left, or it was deleted): their waiting alerts for it are
     /// dropped, and their devices that were shown its messages get a clear. Returns the clears queued.
     static func forgetPushes(
-        of userID: String, in conversationID: String, at seq: Int64, on connection: PostgresConnection, logger: Logger
+        of userID: String, in conversationID: String, at seq: Int64, now: Date, on connection: PostgresConnection,
+        logger: Logger
     ) async throws -> Int {
         try await connection.query(
             """
@@ -259,14 +281,15 @@ extension PostgresStore {
                 AND conversation_id = \(conversationID)
             """, logger: logger)
         return try await clear(
-            conversationID, of: userID, upTo: Int64.max, marker: seq, except: nil, due: Date(), on: connection, logger: logger)
+            conversationID, of: userID, upTo: Int64.max, marker: seq, except: nil, due: Date(), at: now, on: connection,
+            logger: logger)
     }
 
     /// Queues a clear of `conversationID` to each of `userID`'s devices that was shown its messages up to `upTo`,
     /// but `device`, with the badge as it is now; the clear carries `marker`.
     private static func clear(
         _ conversationID: String, of userID: String, upTo: Int64, marker: Int64, except device: String?, due: Date,
-        on connection: PostgresConnection, logger: Logger
+        at now: Date, on connection: PostgresConnection, logger: Logger
     ) async throws -> Int {
         let shown = try await connection.query(
             """
@@ -278,7 +301,7 @@ extension PostgresStore {
         for try await deviceID in shown.decode(String.self) { devices.append(deviceID) }
         guard !devices.isEmpty else { return 0 }
         let content = PushContent(
-            clear: conversationID, readUpTo: marker, badge: try await Self.badge(of: userID, on: connection, logger: logger))
+            clear: conversationID, readUpTo: marker, badge: try await Self.badge(of: userID, at: now, on: connection, logger: logger))
         let jobs = devices.map { NewPushJob(kind: .clear, userID: userID, deviceID: $0, content: content, due: due) }
         return try await Self.queue(jobs, on: connection, logger: logger)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import PostgresNIO
 
 /// Read markers and mutes on PostgreSQL.
@@ -27,9 +28,29 @@ extension PostgresStore {
         }
     }
 
-    public func setMuted(_ muted: Bool, userID: String, conversationID: String) async throws {
+    public func setLevel(_ choice: LevelChoice?, userID: String, conversationID: String) async throws {
         try await database.query(
-            "UPDATE members SET muted = \(muted) WHERE conversation_id = \(conversationID) AND user_id = \(userID) AND removed_seq IS NULL",
+            """
+            UPDATE members SET level = \(choice?.level.rawValue), level_until = \(choice?.until?.timeIntervalSince1970)
+            WHERE conversation_id = \(conversationID) AND user_id = \(userID) AND removed_seq IS NULL
+            """,
+            logger: logger)
+    }
+
+    public func notificationSettings(of userID: String) async throws -> NotificationSettings {
+        let rows = try await database.query(
+            "SELECT body FROM notification_settings WHERE user_id = \(userID)", logger: logger).collect()
+        return LevelSQL.settings(try rows.first.map { try $0.decode(String.self) })
+    }
+
+    public func setNotificationSettings(_ settings: NotificationSettings, of userID: String) async throws {
+        try await database.query(
+            """
+            INSERT INTO notification_settings (user_id, default_level, badge_counts_muted, body)
+            VALUES (\(userID), \(settings.defaultLevel.rawValue), \(settings.badgeCountsMuted), \(try LevelSQL.body(settings)))
+            ON CONFLICT (user_id) DO UPDATE SET default_level = excluded.default_level,
+                badge_counts_muted = excluded.badge_counts_muted, body = excluded.body
+            """,
             logger: logger)
     }
 }

@@ -43,7 +43,7 @@ extension PostgresStore {
             for conversationID in conversations {
                 var leave = PostgresGroupChange(
                     conversationID: conversationID, authority: .erasure(id), connection: connection, lastSeq: lastSeq,
-                    logger: self.logger)
+                    at: self.clock.now(), logger: self.logger)
                 entries += try await leave.apply(.remove(id), memberLimit: .max).entries
                 lastSeq = leave.lastSeq
             }
@@ -52,7 +52,9 @@ extension PostgresStore {
             try await connection.query("DELETE FROM push_shown WHERE user_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM unread_reminders WHERE user_id = \(id)", logger: self.logger)
             try await connection.query(
-                "UPDATE members SET read_seq = 0, muted = false, owner = false WHERE user_id = \(id)", logger: self.logger)
+                "UPDATE members SET read_seq = 0, level = NULL, level_until = NULL, owner = false WHERE user_id = \(id)",
+                logger: self.logger)
+            try await connection.query("DELETE FROM notification_settings WHERE user_id = \(id)", logger: self.logger)
             return (entries, ErasedUser(entries: entries))
         }
     }

@@ -105,15 +105,16 @@ extension PostgresStore {
             var events: [NewWebhookEvent] = []
             for reminder in due {
                 let (userID, conversationID, seq) = try reminder.decode((String, String, Int64).self)
-                // Still a member who has not muted it, and still not read up to it: how many from others they have not read.
+                // Still a member not at `nothing` now, and still not read up to it: how many from others they have not read.
                 let state = try await connection.query(
                     """
                     SELECT c.id, c.kind, c.title, (SELECT count(*) FROM (SELECT 1 FROM messages m
                         WHERE m.conversation_id = me.conversation_id AND m.seq > me.read_seq AND m.sender_id <> me.user_id
                           AND m.event IS NULL LIMIT \(ConversationSummary.unreadLimit)) AS u) AS unread
-                    FROM members me JOIN conversations c ON c.id = me.conversation_id
+                    FROM members me JOIN conversations c ON c.id = me.conversation_id \(unescaped: LevelSQL.joinSettings)
                     WHERE me.conversation_id = \(conversationID) AND me.user_id = \(userID) AND me.removed_seq IS NULL
-                      AND me.read_seq < \(seq) AND NOT me.muted AND NOT c.deleted
+                      AND me.read_seq < \(seq) AND NOT c.deleted
+                      AND \(unescaped: LevelSQL.level(at: "\(now.timeIntervalSince1970)::double precision")) <> 'nothing'
                     """, logger: self.logger).collect()
                 guard let row = state.first?.makeRandomAccess() else { continue }
                 if let event = try Rows.unreadReminder(row, userID: userID, seq: seq, at: now) { events.append(event) }

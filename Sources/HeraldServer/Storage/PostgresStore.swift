@@ -35,10 +35,15 @@ public final class PostgresStore: Store, Service {
     /// Every committed entry, this node's and the others', handed on in seq order; started at the log's end once
     /// the database is reached.
     public let log: EventLog
+    /// The wall clock entries are stamped with.
+    public let clock: WallClock
     /// This node's connections as the other nodes see them, and theirs.
     let presence: PostgresPresence
 
-    private init(client: PostgresClient, leaseDuration: TimeInterval, presenceExpiry: Duration, logger: Logger) {
+    private init(
+        client: PostgresClient, leaseDuration: TimeInterval, presenceExpiry: Duration, wallClock: WallClock, logger: Logger
+    ) {
+        self.clock = wallClock
         self.client = client
         self.database = BoundedPostgres(client: client)
         self.pool = Task { await client.run() }
@@ -57,7 +62,7 @@ public final class PostgresStore: Store, Service {
     /// this node's; `presenceExpiry`: how long after its last heartbeat a node's connections still count.
     public static func connect(
         url: String, leaseDuration: TimeInterval = 120, presenceExpiry: Duration = .seconds(30),
-        retryFor: Duration = .seconds(600), logger: Logger
+        retryFor: Duration = .seconds(600), clock: WallClock = WallClock(), logger: Logger
     ) async throws -> PostgresStore {
         let configuration = try configuration(url)
         // The pool's own notes (each connection it could not make) only from warnings up: the store says what matters.
@@ -65,9 +70,9 @@ public final class PostgresStore: Store, Service {
         poolLogger.logLevel = max(logger.logLevel, .warning)
         let store = PostgresStore(
             client: PostgresClient(configuration: configuration, backgroundLogger: poolLogger),
-            leaseDuration: leaseDuration, presenceExpiry: presenceExpiry, logger: logger)
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: retryFor)
+            leaseDuration: leaseDuration, presenceExpiry: presenceExpiry, wallClock: clock, logger: logger)
+        let waits = ContinuousClock()
+        let deadline = waits.now.advanced(by: retryFor)
         var wait = Duration.seconds(1)
         while true {
             do {
@@ -83,7 +88,7 @@ public final class PostgresStore: Store, Service {
                 return store
             } catch {
                 let reason = describe(error)
-                guard clock.now.advanced(by: wait) < deadline, !Task.isCancelled else {
+                guard waits.now.advanced(by: wait) < deadline, !Task.isCancelled else {
                     await store.close()
                     throw StorageError("cannot use the PostgreSQL database at \(Self.redacted(url)): \(reason)")
                 }

@@ -266,6 +266,26 @@ enum SQLiteMigrations {
             "INSERT INTO log_cursors (name, seq) VALUES ('horizon', 0)",
             "CREATE INDEX messages_by_time ON messages(created_at)",
         ],
+        [
+            // Who hears what: a member's own level for a conversation (NULL: the default), until an instant (NULL:
+            // for ever); a mute was `nothing` for ever. A user's settings (JSON in `body`, the two the badge's SQL
+            // reads beside it). A message's mentions (JSON `{"ids", "all"}`, NULL for none).
+            "ALTER TABLE members ADD COLUMN level TEXT",
+            "ALTER TABLE members ADD COLUMN level_until REAL",
+            "UPDATE members SET level = 'nothing' WHERE muted = 1",
+            "DROP INDEX members_muted",
+            "ALTER TABLE members DROP COLUMN muted",
+            "CREATE INDEX members_leveled ON members(user_id, conversation_id) WHERE level IS NOT NULL",
+            """
+            CREATE TABLE notification_settings (
+                user_id TEXT PRIMARY KEY,
+                default_level TEXT NOT NULL DEFAULT 'all',
+                badge_counts_muted INTEGER NOT NULL DEFAULT 0,
+                body TEXT NOT NULL
+            )
+            """,
+            "ALTER TABLE messages ADD COLUMN mentions TEXT",
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

@@ -33,7 +33,7 @@ extension SQLiteStore {
             try connection.query(
                 "INSERT INTO conversations (id, kind, title, direct_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
                 [.text(id), .text(new.kind.rawValue), .optionalText(new.title), .optionalText(directKey),
-                 .float(Date().timeIntervalSince1970)]
+                 .float(self.clock.now().timeIntervalSince1970)]
             )
             // A new conversation stands in its members' lists where the newest entry of the server stands, and its
             // members receive what comes after it.
@@ -108,11 +108,12 @@ extension SQLiteStore {
         // One index range of the member's rows, newest activity first; the last entry is the one whose seq is the
         // activity; the unread count (messages only, not events) stops at its limit.
         """
-        SELECT c.id, c.kind, c.title, me.muted, me.read_seq, me.activity,
+        SELECT c.id, c.kind, c.title, me.level, me.level_until, me.read_seq, me.activity,
+               (SELECT default_level FROM notification_settings WHERE user_id = ?1) AS default_level,
                (SELECT count(*) FROM (SELECT 1 FROM messages m
                   WHERE m.conversation_id = c.id AND m.seq > me.read_seq AND m.sender_id <> ?1 AND m.event IS NULL
                   LIMIT ?5)) AS unread,
-               last.seq, last.id AS message_id, last.sender_id, last.text, last.image_url, last.created_at, last.event
+               last.seq, last.id AS message_id, last.sender_id, last.text, last.image_url, last.created_at, last.event, last.mentions
         FROM members me
         JOIN conversations c ON c.id = me.conversation_id
         LEFT JOIN messages last ON last.seq = me.activity AND last.conversation_id = me.conversation_id
@@ -123,30 +124,33 @@ extension SQLiteStore {
     }
 
     public func conversations(
-        of userID: String, after cursor: ConversationCursor?, limit: Int, mutedOnly: Bool
+        of userID: String, after cursor: ConversationCursor?, limit: Int, filter: ConversationFilter
     ) async throws -> ConversationPage {
-        try await database.perform { connection in
+        let now = clock.now()
+        return try await database.perform { connection in
             let rows = try connection.query(
-                Self.listQuery(filter: "(?6 = 0 OR me.muted = 1) AND (me.activity, me.conversation_id) < (?2, ?3)"),
+                Self.listQuery(filter: "\(filter.sql) AND (me.activity, me.conversation_id) < (?2, ?3)"),
                 // The first page starts "after" (Int64.max, ""): before everything, as no activity reaches it.
                 [.text(userID), .integer(Int(cursor?.activity ?? Int64.max)), .text(cursor?.conversationID ?? ""),
-                 .integer(limit), .integer(ConversationSummary.unreadLimit), .integer(mutedOnly ? 1 : 0)]
+                 .integer(limit), .integer(ConversationSummary.unreadLimit)]
             )
             let members = try Self.members(of: try rows.map { try $0.text("id") }, on: connection)
-            let summaries = try rows.map { try Rows.summary($0, members: members[try $0.text("id")]) }
+            let summaries = try rows.map { try Rows.summary($0, members: members[try $0.text("id")], at: now) }
             let next = summaries.count == limit ? summaries.last.map(ConversationCursor.init(after:)) : nil
             return ConversationPage(summaries: summaries, next: next)
         }
     }
 
     public func summary(of conversationID: String, for userID: String) async throws -> ConversationSummary? {
-        try await database.perform { connection in
+        let now = clock.now()
+        return try await database.perform { connection in
             let rows = try connection.query(
                 Self.listQuery(filter: "me.conversation_id = ?6 AND ?2 = ?2 AND ?3 = ?3"),
                 [.text(userID), .integer(0), .text(""), .integer(1), .integer(ConversationSummary.unreadLimit),
                  .text(conversationID)])
             guard let row = rows.first else { return nil }
-            return try Rows.summary(row, members: try Self.members(of: [conversationID], on: connection)[conversationID])
+            return try Rows.summary(
+                row, members: try Self.members(of: [conversationID], on: connection)[conversationID], at: now)
         }
     }
 
@@ -154,7 +158,7 @@ extension SQLiteStore {
         _ change: ConversationChange, in conversationID: String, by actor: ChangeActor, memberLimit: Int
     ) async throws -> ChangeOutcome {
         try await appending { connection in
-            var group = GroupChange(conversationID: conversationID, actor: actor, on: connection)
+            var group = GroupChange(conversationID: conversationID, actor: actor, at: self.clock.now(), on: connection)
             return try group.apply(change, memberLimit: memberLimit)
         }
     }
@@ -167,15 +171,16 @@ struct GroupChange {
     let authority: GroupChangeAuthority
     let actorID: String
     let connection: SQLiteHandle
-    let now = Date().timeIntervalSince1970
+    let now: TimeInterval
     var entries: [IncomingMessage] = []
     var clears = 0
 
-    init(conversationID: String, actor: ChangeActor, on connection: SQLiteHandle) {
-        self.init(conversationID: conversationID, authority: GroupChangeAuthority(actor), on: connection)
+    init(conversationID: String, actor: ChangeActor, at now: Date, on connection: SQLiteHandle) {
+        self.init(conversationID: conversationID, authority: GroupChangeAuthority(actor), at: now, on: connection)
     }
 
-    init(conversationID: String, authority: GroupChangeAuthority, on connection: SQLiteHandle) {
+    init(conversationID: String, authority: GroupChangeAuthority, at now: Date, on connection: SQLiteHandle) {
+        self.now = now.timeIntervalSince1970
         self.conversationID = conversationID
         self.authority = authority
         actorID = authority.senderID
@@ -209,11 +214,11 @@ struct GroupChange {
                 // after joining, and find the group at the top of their list. One removed before starts afresh.
                 try connection.query(
                     """
-                    INSERT INTO members (conversation_id, user_id, added_seq, removed_seq, visible_from, read_seq, activity, owner, muted)
-                    VALUES (?1, ?2, ?3, NULL, ?4, ?3 - 1, ?3, 0, 0)
+                    INSERT INTO members (conversation_id, user_id, added_seq, removed_seq, visible_from, read_seq, activity, owner, level)
+                    VALUES (?1, ?2, ?3, NULL, ?4, ?3 - 1, ?3, 0, NULL)
                     ON CONFLICT (conversation_id, user_id) DO UPDATE SET added_seq = excluded.added_seq, removed_seq = NULL,
                         visible_from = excluded.visible_from, read_seq = excluded.read_seq, activity = excluded.activity,
-                        owner = 0, muted = 0
+                        owner = 0, level = NULL, level_until = NULL
                     """,
                     [.text(conversationID), .text(id), .integer(Int(seq)), .integer(history == .none ? Int(seq) : 0)])
             }
@@ -302,7 +307,8 @@ struct GroupChange {
         try connection.query(
             "UPDATE members SET removed_seq = ?3, owner = 0 WHERE conversation_id = ?1 AND user_id = ?2",
             [.text(conversationID), .text(id), .integer(Int(seq))])
-        clears += try SQLiteStore.forgetPushes(of: id, in: conversationID, at: seq, on: connection)
+        clears += try SQLiteStore.forgetPushes(
+            of: id, in: conversationID, at: seq, now: Date(timeIntervalSince1970: now), on: connection)
     }
 
     /// Appends an event by `actor`: a row of its own in the log, with the next seq.

@@ -71,15 +71,16 @@ extension SQLiteStore {
 
         // The group's rows are padded to a power of two with rows of NULLs, which the insert leaves out: groups of
         // any size share nine prepared statements.
-        let createdAt = Date().timeIntervalSince1970
+        let createdAt = clock.now().timeIntervalSince1970
         let values = SQLiteHandle.padded(fresh.map { draft -> [SQLiteValue] in
             [.text(draft.id), .text(draft.conversation.id), .text(draft.sender.id), .optionalText(draft.text),
-             .optionalText(draft.imageURL?.absoluteString), .float(createdAt), .integer(draft.silent ? 1 : 0)]
-        }, width: 7)
+             .optionalText(draft.imageURL?.absoluteString), .float(createdAt), .integer(draft.silent ? 1 : 0),
+             .optionalText(draft.mentionsColumn)]
+        }, width: 8)
         // Ids used before are left out by the select rather than skipped as conflicts, which would use up seqs.
         let inserted = try connection.query(
             """
-            INSERT INTO messages (id, conversation_id, sender_id, text, image_url, created_at, silent)
+            INSERT INTO messages (id, conversation_id, sender_id, text, image_url, created_at, silent, mentions)
             SELECT * FROM (VALUES \(values.placeholders)) AS draft
             WHERE draft.column1 IS NOT NULL
               AND (draft.column3 = '' OR EXISTS (SELECT 1 FROM members me WHERE me.conversation_id = draft.column2
@@ -100,7 +101,8 @@ extension SQLiteStore {
             seqs.append(Int64(seq))
             messages[draft.key] = (Message(
                 id: id, conversationID: draft.conversation.id, senderID: draft.sender.id, text: draft.text,
-                imageURL: draft.imageURL, sentAt: Rows.date(createdAt), seq: Int64(seq), silent: draft.silent), true)
+                imageURL: draft.imageURL, sentAt: Rows.date(createdAt), seq: Int64(seq), silent: draft.silent,
+                mentions: draft.mentions, mentionsAll: draft.mentionsAll), true)
         }
 
         // Ids that were already stored in their conversation: their messages, for the sender's repeat or to refuse
@@ -121,7 +123,7 @@ extension SQLiteStore {
     }
 
     /// The columns ``Rows/message(_:idColumn:conversationID:)`` reads.
-    static let entryColumns = "seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent"
+    static let entryColumns = "seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent, mentions"
 
     public func entries(
         in conversationID: String, for userID: String?, after: Int64?, before: Int64?, limit: Int
@@ -172,7 +174,7 @@ extension SQLiteStore {
 
     /// The columns ``Rows/incoming(_:)`` reads, from `messages m`, `conversations c` and the sender `users u`.
     static let incomingColumns = """
-        m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent,
+        m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent, m.mentions,
         c.kind, c.title, u.name AS sender_name, u.picture AS sender_picture
         """
 

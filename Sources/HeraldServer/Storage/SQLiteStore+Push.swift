@@ -5,49 +5,60 @@ import HeraldProtocol
 extension SQLiteStore {
     public func pushTargets(_ queries: [PushTargetQuery]) async throws -> [[PushTarget]] {
         guard queries.contains(where: { !$0.candidates.isEmpty }) else { return queries.map { _ in [] } }
+        let now = clock.now()
         return try await database.perform { connection in
-            try queries.map { try Self.pushTargets($0, on: connection) }
+            try queries.map { try Self.pushTargets($0, at: now, on: connection) }
         }
     }
 
-    private static func pushTargets(_ query: PushTargetQuery, on connection: SQLiteHandle) throws -> [PushTarget] {
+    private static func pushTargets(_ query: PushTargetQuery, at now: Date, on connection: SQLiteHandle) throws -> [PushTarget] {
         guard !query.candidates.isEmpty else { return [] }
-        // The unmuted members' devices, each with its owner's badge, in one statement.
+        // The members' devices, each with its owner's badge, level and settings, in one statement (the policy
+        // decides on levels).
         let rows = try connection.query(
             """
             WITH targets AS (
-                SELECT user_id FROM members
-                WHERE conversation_id = ?1 AND muted = 0 AND read_seq < ?3 AND removed_seq IS NULL),
+                SELECT me.user_id, me.level, me.level_until, ns.body AS settings FROM members me \(LevelSQL.joinSettings)
+                WHERE me.conversation_id = ?1 AND me.read_seq < ?3 AND me.removed_seq IS NULL),
             badges AS (
-                SELECT me.user_id, sum((SELECT count(*) FROM (SELECT 1 FROM messages x
+                SELECT me.user_id, sum(CASE WHEN \(Self.countsTowardsBadge) THEN (SELECT count(*) FROM (SELECT 1 FROM messages x
                     WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> me.user_id
                       AND x.event IS NULL
-                    LIMIT ?2))) AS badge
-                FROM members me WHERE me.user_id IN targets AND me.removed_seq IS NULL GROUP BY me.user_id)
-            SELECT d.user_id, d.id, d.platform, d.token, b.badge
+                    LIMIT ?2)) ELSE 0 END) AS badge
+                FROM members me \(LevelSQL.joinSettings)
+                WHERE me.user_id IN (SELECT user_id FROM targets) AND me.removed_seq IS NULL GROUP BY me.user_id)
+            SELECT d.user_id, d.id, d.platform, d.token, b.badge, t.level, t.level_until, t.settings
             FROM targets t JOIN devices d ON d.user_id = t.user_id JOIN badges b ON b.user_id = t.user_id
             ORDER BY d.user_id, d.id
             """,
-            [.text(query.conversationID), .integer(ConversationSummary.unreadLimit), .integer(Int(query.seq))]
+            [.text(query.conversationID), .integer(ConversationSummary.unreadLimit), .integer(Int(query.seq)),
+             .float(now.timeIntervalSince1970)]
         )
+        var settings: [String: NotificationSettings] = [:]
         return rows.compactMap { row in
             guard let device = try? Rows.device(row), query.candidates.contains(device.userID) else { return nil }
-            return PushTarget(device: device, badge: row.column("badge")?.integer ?? 0)
+            let owner = settings[device.userID] ?? LevelSQL.settings(row.column("settings")?.string)
+            settings[device.userID] = owner
+            return PushTarget(
+                device: device, badge: row.column("badge")?.integer ?? 0, level: try? LevelSQL.choice(row), settings: owner)
         }
     }
 
+    /// Whether a member row counts towards its user's badge, with `now` bound at `?4`.
+    static let countsTowardsBadge = LevelSQL.countsTowardsBadge(at: "?4", countsMuted: "coalesce(ns.badge_counts_muted, 0) = 1")
+
     /// `userID`'s unread messages over all their conversations, each conversation counted up to
     /// ``ConversationSummary/unreadLimit`` as in their list.
-    static func badge(of userID: String, on connection: SQLiteHandle) throws -> Int {
+    static func badge(of userID: String, at now: Date, on connection: SQLiteHandle) throws -> Int {
         let rows = try connection.query(
             """
-            SELECT coalesce(sum((SELECT count(*) FROM (SELECT 1 FROM messages x
+            SELECT coalesce(sum(CASE WHEN \(Self.countsTowardsBadge) THEN (SELECT count(*) FROM (SELECT 1 FROM messages x
                 WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> ?1
-                  AND x.event IS NULL LIMIT ?2))), 0)
+                  AND x.event IS NULL LIMIT ?2)) ELSE 0 END), 0)
                 AS badge
-            FROM members me WHERE me.user_id = ?1 AND me.removed_seq IS NULL
+            FROM members me \(LevelSQL.joinSettings) WHERE me.user_id = ?1 AND me.removed_seq IS NULL AND ?3 = ?3
             """,
-            [.text(userID), .integer(ConversationSummary.unreadLimit)]
+            [.text(userID), .integer(ConversationSummary.unreadLimit), .integer(0), .float(now.timeIntervalSince1970)]
         )
         return Int(rows.first?.column("badge")?.integer ?? 0)
     }
@@ -188,7 +199,8 @@ extension SQLiteStore {
     }
 
     public func pushAfterRead(userID: String, conversationID: String, device: String?, due: Date) async throws -> Int {
-        try await database.transaction { connection in
+        let now = clock.now()
+        return try await database.transaction { connection in
             let marker = try connection.query(
                 "SELECT read_seq FROM members WHERE conversation_id = ?1 AND user_id = ?2",
                 [.text(conversationID), .text(userID)])
@@ -197,23 +209,25 @@ extension SQLiteStore {
                 "DELETE FROM push_jobs WHERE kind = 'alert' AND leased = 0 AND user_id = ?1 AND conversation_id = ?2 AND seq <= ?3",
                 [.text(userID), .text(conversationID), .integer(readSeq)])
             return try Self.clear(
-                conversationID, of: userID, upTo: Int64(readSeq), except: device, due: due, on: connection)
+                conversationID, of: userID, upTo: Int64(readSeq), except: device, due: due, at: now, on: connection)
         }
     }
 
     /// `userID` left `conversationID` at `seq` (removed, left, or it was deleted): their waiting alerts for it are
     /// dropped, and their devices that were shown its messages get a clear. Returns the clears queued.
-    static func forgetPushes(of userID: String, in conversationID: String, at seq: Int64, on connection: SQLiteHandle) throws -> Int {
+    static func forgetPushes(
+        of userID: String, in conversationID: String, at seq: Int64, now: Date, on connection: SQLiteHandle
+    ) throws -> Int {
         try connection.query(
             "DELETE FROM push_jobs WHERE kind = 'alert' AND leased = 0 AND user_id = ?1 AND conversation_id = ?2",
             [.text(userID), .text(conversationID)])
-        return try clear(conversationID, of: userID, upTo: Int64.max, except: nil, due: Date(), on: connection, marker: seq)
+        return try clear(conversationID, of: userID, upTo: Int64.max, except: nil, due: Date(), at: now, on: connection, marker: seq)
     }
 
     /// Queues a clear of `conversationID` to each of `userID`'s devices that was shown its messages up to `upTo`,
     /// but `device`, with the badge as it is now; the clear carries `marker` (the read marker, by default `upTo`).
     private static func clear(
-        _ conversationID: String, of userID: String, upTo: Int64, except device: String?, due: Date,
+        _ conversationID: String, of userID: String, upTo: Int64, except device: String?, due: Date, at now: Date,
         on connection: SQLiteHandle, marker: Int64? = nil
     ) throws -> Int {
         let shown = try connection.query(
@@ -224,7 +238,7 @@ extension SQLiteStore {
             [.text(userID), .text(conversationID), .integer(Int(upTo)), .text(device ?? "")])
         guard !shown.isEmpty else { return 0 }
         let content = PushContent(
-            clear: conversationID, readUpTo: marker ?? upTo, badge: try Self.badge(of: userID, on: connection))
+            clear: conversationID, readUpTo: marker ?? upTo, badge: try Self.badge(of: userID, at: now, on: connection))
         let jobs = shown.compactMap { row in
             row.column("device_id")?.string.map {
                 NewPushJob(kind: .clear, userID: userID, deviceID: $0, content: content, due: due)

@@ -1,6 +1,7 @@
 import Foundation
+import HeraldCore
 
-/// Read markers and mutes on SQLite.
+/// Read markers, levels and notification settings on SQLite.
 extension SQLiteStore {
     public func markRead(userID: String, conversationID: String, upTo seq: Int64, webhook: Bool) async throws {
         let move: @Sendable (SQLiteHandle) throws -> Void = { connection in
@@ -26,11 +27,37 @@ extension SQLiteStore {
         }
     }
 
-    public func setMuted(_ muted: Bool, userID: String, conversationID: String) async throws {
+    public func setLevel(_ choice: LevelChoice?, userID: String, conversationID: String) async throws {
+        let until: SQLiteValue = choice?.until.map { .float($0.timeIntervalSince1970) } ?? .null
         try await database.perform { connection in
             _ = try connection.query(
-                "UPDATE members SET muted = ?3 WHERE conversation_id = ?1 AND user_id = ?2 AND removed_seq IS NULL",
-                [.text(conversationID), .text(userID), .integer(muted ? 1 : 0)]
+                """
+                UPDATE members SET level = ?3, level_until = ?4
+                WHERE conversation_id = ?1 AND user_id = ?2 AND removed_seq IS NULL
+                """,
+                [.text(conversationID), .text(userID), .optionalText(choice?.level.rawValue), until]
+            )
+        }
+    }
+
+    public func notificationSettings(of userID: String) async throws -> NotificationSettings {
+        try await database.perform { connection in
+            let rows = try connection.query("SELECT body FROM notification_settings WHERE user_id = ?1", [.text(userID)])
+            return LevelSQL.settings(rows.first?.column("body")?.string)
+        }
+    }
+
+    public func setNotificationSettings(_ settings: NotificationSettings, of userID: String) async throws {
+        let body = try LevelSQL.body(settings)
+        try await database.perform { connection in
+            _ = try connection.query(
+                """
+                INSERT INTO notification_settings (user_id, default_level, badge_counts_muted, body) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT (user_id) DO UPDATE SET default_level = excluded.default_level,
+                    badge_counts_muted = excluded.badge_counts_muted, body = excluded.body
+                """,
+                [.text(userID), .text(settings.defaultLevel.rawValue), .integer(settings.badgeCountsMuted ? 1 : 0),
+                 .text(body)]
             )
         }
     }

@@ -45,14 +45,17 @@ extension SQLiteStore {
             ).compactMap { $0.column("conversation_id")?.string }
             var entries: [IncomingMessage] = []
             for conversationID in conversations {
-                var leave = GroupChange(conversationID: conversationID, authority: .erasure(id), on: connection)
+                var leave = GroupChange(
+                    conversationID: conversationID, authority: .erasure(id), at: self.clock.now(), on: connection)
                 entries += try leave.apply(.remove(id), memberLimit: .max).entries
             }
             try connection.query("DELETE FROM devices WHERE user_id = ?1", [.text(id)])
             try connection.query("DELETE FROM push_jobs WHERE user_id = ?1", [.text(id)])
             try connection.query("DELETE FROM push_shown WHERE user_id = ?1", [.text(id)])
             try connection.query("DELETE FROM unread_reminders WHERE user_id = ?1", [.text(id)])
-            try connection.query("UPDATE members SET read_seq = 0, muted = 0, owner = 0 WHERE user_id = ?1", [.text(id)])
+            try connection.query(
+                "UPDATE members SET read_seq = 0, level = NULL, level_until = NULL, owner = 0 WHERE user_id = ?1", [.text(id)])
+            try connection.query("DELETE FROM notification_settings WHERE user_id = ?1", [.text(id)])
             return (entries, ErasedUser(entries: entries))
         }
     }

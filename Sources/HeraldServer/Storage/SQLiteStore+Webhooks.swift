@@ -111,18 +111,19 @@ extension SQLiteStore {
                 let userID = try reminder.text("user_id")
                 let conversationID = try reminder.text("conversation_id")
                 let seq = try reminder.integer("seq")
-                // Still a member who has not muted it, and still not read up to it: how many from others they have not read.
+                // Still a member not at `nothing` now, and still not read up to it: how many from others they have not read.
                 let state = try connection.query(
                     """
                     SELECT c.id, c.kind, c.title, (SELECT count(*) FROM (SELECT 1 FROM messages m
                         WHERE m.conversation_id = me.conversation_id AND m.seq > me.read_seq AND m.sender_id <> me.user_id
                           AND m.event IS NULL LIMIT ?3)) AS unread
-                    FROM members me JOIN conversations c ON c.id = me.conversation_id
+                    FROM members me JOIN conversations c ON c.id = me.conversation_id \(LevelSQL.joinSettings)
                     WHERE me.conversation_id = ?1 AND me.user_id = ?2 AND me.removed_seq IS NULL AND me.read_seq < ?4
-                      AND me.muted = 0
+                      AND \(LevelSQL.level(at: "?5")) <> 'nothing'
                       AND c.deleted = 0
                     """,
-                    [.text(conversationID), .text(userID), .integer(ConversationSummary.unreadLimit), .integer(Int(seq))])
+                    [.text(conversationID), .text(userID), .integer(ConversationSummary.unreadLimit), .integer(Int(seq)),
+                     .float(now.timeIntervalSince1970)])
                 guard let row = state.first else { continue }
                 if let event = try Rows.unreadReminder(row, userID: userID, seq: seq, at: now) { events.append(event) }
             }

@@ -22,6 +22,8 @@ public final class SQLiteStore: Store {
     let posts = GroupCommitQueue()
     /// Where committed entries go.
     public let log: EventLog
+    /// The wall clock entries are stamped with.
+    public let clock: WallClock
 
     /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one), checks it and
     /// migrates it.
@@ -30,7 +32,9 @@ public final class SQLiteStore: Store {
     /// it (its `<path>-lock`), when `PRAGMA quick_check` finds it damaged, or when the server that last used it
     /// stopped without closing it and its write-ahead log (`<path>-wal`) is gone: then the messages committed
     /// since the last checkpoint are lost, and serving the file would give their `seq` numbers again.
-    public static func open(path: String, fullSync: Bool = false, logger: Logger) async throws -> SQLiteStore {
+    public static func open(
+        path: String, fullSync: Bool = false, clock: WallClock = WallClock(), logger: Logger
+    ) async throws -> SQLiteStore {
         guard path != ":memory:" else {
             let database = try await SerialDatabase.open(path: path, lock: nil, logger: logger)
             do {
@@ -42,7 +46,7 @@ public final class SQLiteStore: Store {
                 try? await database.close(markingClean: false)
                 throw error
             }
-            return try await SQLiteStore(database: database, folder: nil, logger: logger)
+            return try await SQLiteStore(database: database, folder: nil, clock: clock, logger: logger)
         }
         let lock = try DatabaseLock.acquire(databasePath: path)
         let walExisted = FileManager.default.fileExists(atPath: path + "-wal")
@@ -64,7 +68,8 @@ public final class SQLiteStore: Store {
             throw error as? StorageError ?? StorageError("cannot use the database \(path): \(Self.reason(error))")
         }
         return try await SQLiteStore(
-            database: database, folder: URL(fileURLWithPath: path).deletingLastPathComponent().path, logger: logger)
+            database: database, folder: URL(fileURLWithPath: path).deletingLastPathComponent().path, clock: clock,
+            logger: logger)
     }
 
     private static func configure(_ connection: SQLiteHandle, fullSync: Bool) throws {
@@ -134,8 +139,9 @@ public final class SQLiteStore: Store {
         (error as? SQLiteFailure)?.message ?? String(describing: error)
     }
 
-    private init(database: SerialDatabase, folder: String?, logger: Logger) async throws {
+    private init(database: SerialDatabase, folder: String?, clock: WallClock, logger: Logger) async throws {
         self.database = database
+        self.clock = clock
         self.folder = folder
         let latest = try await database.perform { try Self.latestSeq(on: $0) }
         // The log reads from the database only what it does not hold: with one node, nothing (every entry is this

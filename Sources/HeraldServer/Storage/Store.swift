@@ -24,8 +24,10 @@ public struct ConversationSummary: Hashable, Sendable {
     public var unreadCount: Int
     /// The member's read marker: the `seq` up to which they have read.
     public var readUpTo: Int64
-    /// Whether the member muted it.
+    /// Whether it is at `nothing` now (muted): by its own level, or by the member's default.
     public var muted: Bool
+    /// The member's own level for it while that holds; nil when it follows their default level.
+    public var level: LevelChoice?
     /// Where it stands in the member's list: its latest `seq` (for a conversation without messages, the latest
     /// `seq` of the server when the member joined it).
     public var activity: Int64
@@ -33,6 +35,25 @@ public struct ConversationSummary: Hashable, Sendable {
     /// Unread counts stop at this many: a member with more sees "1000" and the app shows "999+". Counting is work
     /// done on every list, and must stay small however much is unread.
     public static let unreadLimit = 1_000
+}
+
+/// Which of a member's conversations a list shows.
+public enum ConversationFilter: String, Hashable, Sendable {
+    /// Every one.
+    case all
+    /// Those whose own level is `nothing` (muted; a timed mute too, until it ends).
+    case muted
+    /// Those with a level of their own (any level, any end).
+    case leveled
+
+    /// Its condition on the member row `me`.
+    var sql: String {
+        switch self {
+        case .all: "1 = 1"
+        case .muted: "me.level = 'nothing'"
+        case .leveled: "me.level IS NOT NULL"
+        }
+    }
 }
 
 /// Where a page of a member's conversation list ends: the next page starts after this conversation.
@@ -94,17 +115,29 @@ public struct MessageDraft: Hashable, Sendable {
     public var imageURL: URL?
     /// Whether it notifies nobody (no banner, no push): the app's backend's choice.
     public var silent: Bool
+    /// The members it mentions (already checked: members only, at most ``Message/maxMentions``).
+    public var mentions: [String]
+    /// Whether it mentions everyone.
+    public var mentionsAll: Bool
 
     /// A message to store. A `sender` with an empty id is the app's backend: a system message, which needs no
     /// membership.
-    public init(id: String, conversation: Conversation, sender: Person, text: String?, imageURL: URL?, silent: Bool = false) {
+    public init(
+        id: String, conversation: Conversation, sender: Person, text: String?, imageURL: URL?, silent: Bool = false,
+        mentions: [String] = [], mentionsAll: Bool = false
+    ) {
         self.id = id
         self.conversation = conversation
         self.sender = sender
         self.text = text
         self.imageURL = imageURL
         self.silent = silent
+        self.mentions = mentions
+        self.mentionsAll = mentionsAll
     }
+
+    /// The `mentions` column: JSON `{"ids", "all"}`, or nil when it mentions no one.
+    var mentionsColumn: String? { Rows.mentionsColumn(ids: mentions, all: mentionsAll) }
 }
 
 /// What names a message: its id within its conversation. Ids are the clients' own, scoped to one conversation, so
@@ -285,9 +318,9 @@ public protocol ConversationStore: Sendable {
     func memberView(of conversationID: String) async throws -> MemberView?
 
     /// A page of the conversations `userID` is a member of, newest activity first (ties by id, descending),
-    /// starting after `cursor`; only muted ones when `mutedOnly`. Its work is bounded by `limit`, never by how
-    /// many conversations the member has.
-    func conversations(of userID: String, after cursor: ConversationCursor?, limit: Int, mutedOnly: Bool) async throws -> ConversationPage
+    /// starting after `cursor`, those `filter` keeps. Its work is bounded by `limit`, never by how many
+    /// conversations the member has.
+    func conversations(of userID: String, after cursor: ConversationCursor?, limit: Int, filter: ConversationFilter) async throws -> ConversationPage
 
     /// One conversation as `userID`'s list shows it; nil when they are not a member of it (or it does not exist).
     func summary(of conversationID: String, for userID: String) async throws -> ConversationSummary?
@@ -358,15 +391,22 @@ public protocol EntryStore: Sendable {
     func retentionHorizon() async throws -> Int64
 }
 
-/// Each member's read marker and mute.
+/// Each member's read marker, levels and notification settings.
 public protocol ReadStateStore: Sendable {
     /// Moves `userID`'s read marker in a conversation forward to `seq` (never back, and never past the
     /// conversation's latest entry). Posting a message moves the sender's marker to it by itself. With `webhook`,
     /// a marker that moved queues a `read` event for the app's backend in the same transaction.
     func markRead(userID: String, conversationID: String, upTo seq: Int64, webhook: Bool) async throws
 
-    /// Mutes or unmutes a conversation for `userID`.
-    func setMuted(_ muted: Bool, userID: String, conversationID: String) async throws
+    /// Sets `userID`'s own level for a conversation they are a member of (nil: follow their default level; a mute is
+    /// ``LevelChoice/muted``).
+    func setLevel(_ choice: LevelChoice?, userID: String, conversationID: String) async throws
+
+    /// `userID`'s notification settings (the defaults when they set none).
+    func notificationSettings(of userID: String) async throws -> NotificationSettings
+
+    /// Replaces `userID`'s notification settings (already checked: ``NotificationSettings/problem`` is nil).
+    func setNotificationSettings(_ settings: NotificationSettings, of userID: String) async throws
 }
 
 /// The devices that can receive pushes.

@@ -35,7 +35,8 @@ enum Rows {
     /// The entry in a row of `seq`, `<idColumn>`, `conversation_id`, `sender_id`, `text`, `image_url`, `created_at`,
     /// `event`, and `silent` where it matters (a row without it is not silent).
     static func message(_ row: some StoredRow, idColumn: String = "id", conversationID: String? = nil) throws -> Message {
-        Message(
+        let mentions = mentions(try row.optionalText("mentions"))
+        return Message(
             id: try row.text(idColumn),
             conversationID: try conversationID ?? row.text("conversation_id"),
             senderID: try row.text("sender_id"),
@@ -44,7 +45,20 @@ enum Rows {
             sentAt: date(try row.optionalDouble("created_at") ?? 0),
             seq: try row.integer("seq"),
             event: try event(from: row.optionalText("event")),
-            silent: try row.bool("silent"))
+            silent: try row.bool("silent"),
+            mentions: mentions.ids,
+            mentionsAll: mentions.all)
+    }
+
+    /// The `mentions` column of `ids` and `all`: JSON, or nil when it mentions no one.
+    static func mentionsColumn(ids: [String], all: Bool) -> String? {
+        guard !ids.isEmpty || all else { return nil }
+        return (try? JSONEncoder().encode(StoredMentions(ids: ids, all: all))).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The mentions in a `mentions` column (none for NULL or what cannot be read).
+    static func mentions(_ column: String?) -> StoredMentions {
+        column.flatMap { try? JSONDecoder().decode(StoredMentions.self, from: Data($0.utf8)) } ?? StoredMentions(ids: [], all: false)
     }
 
     /// The entry in a row of ``message(_:idColumn:conversationID:)``'s columns and `kind`, `title`, `sender_name`,
@@ -90,11 +104,16 @@ enum Rows {
         (try row.text("user_id"), MemberSpan(added: try row.integer("added_seq"), removed: try row.optionalInteger("removed_seq")))
     }
 
-    /// The summary in a row of the list's query: the conversation, the member's marker, mute and activity, the
+    /// The summary in a row of the list's query: the conversation, the member's marker, level (`level`,
+    /// `level_until`, `default_level`; as in force at `now`) and activity, the
     /// unread count, and the last entry (`seq`, `message_id`, `sender_id`, `text`, `image_url`, `created_at`,
     /// `event`; NULLs when there is none); `members` are its members and people.
-    static func summary(_ row: some StoredRow, members: (ids: [String], people: [Person], owners: [String])) throws -> ConversationSummary {
+    static func summary(
+        _ row: some StoredRow, members: (ids: [String], people: [Person], owners: [String]), at now: Date
+    ) throws -> ConversationSummary {
         let conversation = try conversation(row)
+        let choice = try LevelSQL.choice(row).flatMap { $0.holds(at: now) ? $0 : nil }
+        let defaultLevel = try row.optionalText("default_level").flatMap(NotificationLevel.init(rawValue:)) ?? .all
         let lastMessage: Message? = try row.optionalInteger("seq") == nil
             ? nil : try message(row, idColumn: "message_id", conversationID: conversation.id)
         return ConversationSummary(
@@ -103,7 +122,8 @@ enum Rows {
             lastMessage: lastMessage,
             unreadCount: Int(try row.optionalInteger("unread") ?? 0),
             readUpTo: try row.optionalInteger("read_seq") ?? 0,
-            muted: try row.bool("muted"),
+            muted: (choice?.level ?? defaultLevel) == .nothing,
+            level: choice,
             activity: try row.optionalInteger("activity") ?? 0)
     }
 
@@ -198,4 +218,10 @@ extension PostgresRandomAccessRow: StoredRow {
     func bool(_ column: String) throws -> Bool {
         contains(column) ? try self[column].decode(Bool?.self) ?? false : false
     }
+}
+
+/// A message's mentions as the `mentions` column keeps them.
+struct StoredMentions: Codable {
+    var ids: [String]
+    var all: Bool
 }

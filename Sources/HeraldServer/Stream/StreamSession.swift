@@ -173,9 +173,10 @@ struct StreamSession {
             messenger.hub.update(connection) { $0.appState = state }
         case .ping:
             outbox.send(OutboundFrame(text: ServerFrame.pong.text))
-        case .send(let conversationID, let id, let text, let imageURL):
+        case .send(let conversationID, let id, let text, let imageURL, let mentions, let mentionsAll):
             let outcome = try await messenger.post(
-                to: conversationID, clientID: id, text: text, imageURL: imageURL, by: identity)
+                to: conversationID, clientID: id, text: text, imageURL: imageURL,
+                mentions: Mentions(ids: mentions, all: mentionsAll), by: identity)
             switch outcome {
             case .stored(let message), .existing(let message):
                 outbox.send(OutboundFrame(text: ServerFrame.ack(id: id, seq: message.seq ?? 0).text))

@@ -245,19 +245,95 @@ export function bannerInitials(banner) {
 // ---------------------------------------------------------------------------------------------------------------
 // Who gets told (docs/behaviour.md §1; HeraldCore's NotificationPolicy)
 
-/** How a device in state `device` is told of `message`: "banner", "local", or {skip: reason}. */
-export function delivery(message, userID, device, alreadySeen) {
+/** The settings of a user who set nothing (the shape of `GET /v1/me/notifications`). */
+export function defaultSettings() {
+  return { defaultLevel: "all", snoozeUntil: null, timeZone: null, quietHours: [], mentionsDuringQuietHours: false, badgeCountsMuted: false };
+}
+
+const toMillis = (value) => (value === null || value === undefined ? null : typeof value === "number" ? value : Date.parse(value));
+
+/** Whether `message` mentions `userID` in a conversation of `kind`: by id, `@all`, a direct chat, being added. */
+export function isMention(message, userID, kind) {
+  if (message.event) return message.event.type === "member_added" && (message.event.members ?? []).some((member) => member.id === userID);
+  return kind === "direct" || message.mentionsAll === true || (message.mentions ?? []).includes(userID);
+}
+
+/** Whether `message` names `userID` or everyone: what goes ahead in the banner queue and is highlighted. */
+export function namesUser(message, userID) {
+  return !message.event && (message.mentionsAll === true || (message.mentions ?? []).includes(userID));
+}
+
+/** A conversation's level at `at` (ms): its own `choice` ({level, until}) while it holds, else the default. */
+export function levelAt(choice, settings, at) {
+  if (choice && (choice.until === null || choice.until === undefined || at < toMillis(choice.until))) return choice.level;
+  return settings.defaultLevel ?? "all";
+}
+
+const weekdays = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
+const zoneFormats = new Map();
+
+/** Minutes after midnight of "HH:MM" (00:00 to 23:59, or 24:00 for an end); null when malformed. */
+function minutesOf(text, end) {
+  const match = /^(\d\d):(\d\d)$/.exec(text ?? "");
+  if (!match) return null;
+  const hours = Number(match[1]), minutes = Number(match[2]);
+  if (minutes >= 60) return null;
+  if (hours === 24 && minutes === 0 && end) return 24 * 60;
+  return hours < 24 ? hours * 60 + minutes : null;
+}
+
+/** Whether `at` (ms) falls in one of the settings' quiet windows, read in their time zone (DST included). */
+export function isQuiet(settings, at) {
+  if (!settings.timeZone || !(settings.quietHours ?? []).length) return false;
+  let format = zoneFormats.get(settings.timeZone);
+  if (!format) {
+    try {
+      format = new Intl.DateTimeFormat("en-US", { timeZone: settings.timeZone, weekday: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+    } catch {
+      return false;
+    }
+    zoneFormats.set(settings.timeZone, format);
+  }
+  const parts = Object.fromEntries(format.formatToParts(new Date(at)).map((part) => [part.type, part.value]));
+  const day = weekdays.indexOf(parts.weekday.toLowerCase().slice(0, 3));
+  const minute = (Number(parts.hour) % 24) * 60 + Number(parts.minute);
+  return settings.quietHours.some((window) => {
+    const start = minutesOf(window.start, false), end = minutesOf(window.end, true);
+    if (start === null || end === null) return false;
+    if (start < end) return window.days.includes(weekdays[day]) && minute >= start && minute < end;
+    return (window.days.includes(weekdays[day]) && minute >= start) || (window.days.includes(weekdays[(day + 6) % 7]) && minute < end);
+  });
+}
+
+/** The user's choices on a message that would notify them, at its `createdAt`: {skip: reason}, "ring" or "quietly"
+ * (HeraldCore's `NotificationPolicy.interruption`). */
+export function interruption(message, kind, userID, choice, settings) {
+  const at = toMillis(message.createdAt) ?? 0;
+  const level = levelAt(choice, settings, at);
+  const mentioned = isMention(message, userID, kind);
+  if (level === "nothing") return { skip: "muted" };
+  if (level === "mentions" && !mentioned) return { skip: "unmentioned" };
+  if (settings.snoozeUntil && at < toMillis(settings.snoozeUntil)) return { skip: "snoozed" };
+  if (isQuiet(settings, at) && !(mentioned && settings.mentionsDuringQuietHours)) return "quietly";
+  return "ring";
+}
+
+/** How a device in state `device` is told of `message`, in a conversation of `kind`: "banner", "local",
+ * "quietLocal", or {skip: reason}. */
+export function delivery(message, kind, userID, device, alreadySeen) {
   if (message.senderId === userID) return { skip: "own" };
   if (alreadySeen) return { skip: "duplicate" };
   if (message.silent) return { skip: "silent" };
   if (message.event && !(message.event.type === "member_added" && (message.event.members ?? []).some((member) => member.id === userID))) {
     return { skip: "quiet" };
   }
-  if (device.muted.has(message.conversationId)) return { skip: "muted" };
+  const told = interruption(message, kind, userID, device.levels.get(message.conversationId) ?? null, device.settings);
+  if (told.skip) return told;
   if (device.appState === "foreground") {
     return device.openConversation === message.conversationId ? { skip: "active" } : "banner";
   }
-  return device.notificationsPermitted ? "local" : { skip: "permission" };
+  if (!device.notificationsPermitted) return { skip: "permission" };
+  return told === "quietly" ? "quietLocal" : "local";
 }
 
 /** The ids seen most recently, up to a limit: a set that forgets its oldest member when full. */
@@ -353,6 +429,7 @@ class BannerTimer {
 }
 
 function absorb(banner, later) {
+  banner.mention = Boolean(banner.mention || later.mention);
   banner.count += later.count;
   banner.title = later.title;
   banner.subtitle = later.subtitle;
@@ -428,16 +505,23 @@ export class BannerQueue {
         log.append({ type: "update", banner: { ...current } });
         return;
       }
-      const waiting = this.waiting.find((candidate) => candidate.conversation === banner.conversation);
-      if (waiting) {
+      const index = this.waiting.findIndex((candidate) => candidate.conversation === banner.conversation);
+      if (index >= 0) {
+        const waiting = this.waiting[index];
         absorb(waiting, banner);
+        // A mention absorbed into a plain banner takes it ahead of the other plain ones.
+        const plain = this.firstPlainSlot();
+        if (waiting.mention && index > plain) this.waiting.splice(plain, 0, ...this.waiting.splice(index, 1));
         return;
       }
     }
-    this.waiting.push({ ...banner });
+    // Mentions wait ahead of banners that are not, behind earlier mentions.
+    this.waiting.splice(banner.mention ? this.firstPlainSlot() : this.waiting.length, 0, { ...banner });
     const showsNow = !this.timer && !this.isQuiet;
     if (!showsNow && this.waiting.length > this.config.capacity) {
-      const pushedOut = this.waiting.shift();
+      // The oldest plain banner makes room; only mentions waiting, the oldest mention.
+      const plain = this.firstPlainSlot();
+      const [pushedOut] = this.waiting.splice(plain < this.waiting.length ? plain : 0, 1);
       log.append({ type: "drop", banner: pushedOut.id, reason: "capacity" });
     }
     this.showNextIfDue(log);
@@ -473,6 +557,12 @@ export class BannerQueue {
 
   conversationOpened(conversation, log) {
     this.conversationGone(conversation, "opened", log);
+  }
+
+  /** Where the first waiting banner that is not a mention is (the end when there is none). */
+  firstPlainSlot() {
+    const index = this.waiting.findIndex((banner) => !banner.mention);
+    return index < 0 ? this.waiting.length : index;
   }
 
   /** The banners of `conversation` go: the visible one dismissed, the waiting ones dropped, for `reason`. */
@@ -522,7 +612,9 @@ export class Notifier {
   constructor({ userID, config = bannerConfig(), formatter = standardFormatter, seenLimit = 10_000 } = {}) {
     this.userID = userID;
     this.formatter = formatter;
-    this.device = { appState: "foreground", notificationsPermitted: true, openConversation: null, muted: new Set() };
+    this.device = {
+      appState: "foreground", notificationsPermitted: true, openConversation: null, levels: new Map(), settings: defaultSettings(),
+    };
     this.queue = new BannerQueue(config);
     this.seen = new RecentIDs(seenLimit);
   }
@@ -559,10 +651,17 @@ export class Notifier {
         if (input.conversation !== null) queue.apply({ type: "opened", conversation: input.conversation }, log);
         break;
       case "mute":
-        device.muted.add(input.conversation);
+        device.levels.set(input.conversation, { level: "nothing", until: null });
         break;
       case "unmute":
-        device.muted.delete(input.conversation);
+        device.levels.delete(input.conversation);
+        break;
+      case "level":
+        if (input.choice) device.levels.set(input.conversation, { level: input.choice.level, until: toMillis(input.choice.until) });
+        else device.levels.delete(input.conversation);
+        break;
+      case "settings":
+        device.settings = { ...defaultSettings(), ...input.settings };
         break;
       case "show":
         queue.apply({ type: "enqueue", banner: input.banner }, log);
@@ -593,11 +692,16 @@ export class Notifier {
       this.queue.apply({ type: "left", conversation: message.conversationId }, log);
       log.append({ type: "clear", conversation: message.conversationId });
     }
-    const decision = delivery(message, this.userID, this.device, alreadySeen);
+    const kind = incoming.conversation.kind;
+    const decision = delivery(message, kind, this.userID, this.device, alreadySeen);
     if (decision === "banner") {
-      this.queue.enqueue(bannerFor(incoming, this.formatter, this.userID), log);
-    } else if (decision === "local") {
-      log.append({ type: "local", notification: notificationFor(incoming, this.formatter, this.userID) });
+      const banner = bannerFor(incoming, this.formatter, this.userID);
+      banner.mention = namesUser(message, this.userID);
+      this.queue.enqueue(banner, log);
+    } else if (decision === "local" || decision === "quietLocal") {
+      const notification = notificationFor(incoming, this.formatter, this.userID);
+      if (decision === "quietLocal") notification.silent = true;
+      log.append({ type: "local", notification });
     } else {
       log.append({ type: "skip", message: message.id, reason: decision.skip });
     }

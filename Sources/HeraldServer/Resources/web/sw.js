@@ -33,6 +33,8 @@ async function handlePush(data) {
     body: String(data.body || ""),
     tag: JSON.stringify([conversationId, messageId]),
     renotify: false,
+    // Quiet hours: no sound, no vibration.
+    silent: data.silent === true,
     data: { conversationId, messageId },
   });
 }

@@ -1,0 +1,43 @@
+/// Mentions in a message's text, as clients type them: `@` and a member's name, or `@all`. The sender's client finds
+/// them (``find(in:members:)``) and sends their ids with the message; completion offers names for what follows an `@`
+/// (``completions(of:members:)``). The web page's `mentions.js` does the same.
+public enum MentionText {
+    /// The word that mentions everyone.
+    public static let everyone = "all"
+
+    /// The members `text` mentions (`@Name`, the longest name that matches where several start alike; names
+    /// compared without regard to case), in the order they first appear, and whether it mentions everyone (`@all`).
+    public static func find(in text: String, members: [Person]) -> (ids: [String], all: Bool) {
+        let folded = text.lowercased()
+        // Longest names first, so "@Alice Johnson" is not taken for "@Alice".
+        let named = members.filter { !$0.displayName.isEmpty }.sorted { $0.displayName.count > $1.displayName.count }
+        var found: [(position: String.Index, id: String)] = []
+        var all = false
+        var search = folded.startIndex
+        while let at = folded[search...].firstIndex(of: "@") {
+            let rest = folded[folded.index(after: at)...]
+            if let person = named.first(where: { rest.hasPrefix($0.displayName.lowercased()) && endsWord(rest, after: $0.displayName.count) }) {
+                if !found.contains(where: { $0.id == person.id }) { found.append((at, person.id)) }
+            } else if rest.hasPrefix(everyone), endsWord(rest, after: everyone.count) {
+                all = true
+            }
+            search = folded.index(after: at)
+        }
+        return (found.map(\.id), all)
+    }
+
+    /// The names (and `all`) that complete `prefix`, the text typed after an `@`: those that start with it, without
+    /// regard to case, in the members' order, `all` last.
+    public static func completions(of prefix: String, members: [Person]) -> [String] {
+        let folded = prefix.lowercased()
+        let names = members.map(\.displayName).filter { !$0.isEmpty && $0.lowercased().hasPrefix(folded) }
+        return names + (everyone.hasPrefix(folded) ? [everyone] : [])
+    }
+
+    /// Whether a name of `count` characters at the start of `rest` ends there: at the end, or before a character
+    /// that is neither a letter nor a digit.
+    private static func endsWord(_ rest: Substring, after count: Int) -> Bool {
+        guard let end = rest.index(rest.startIndex, offsetBy: count, limitedBy: rest.endIndex) else { return false }
+        return end == rest.endIndex || !(rest[end].isLetter || rest[end].isNumber)
+    }
+}

@@ -5,8 +5,9 @@ public enum MentionText {
     /// The word that mentions everyone.
     public static let everyone = "all"
 
-    /// The members `text` mentions (`@Name`, the longest name that matches where several start alike; names
-    /// compared without regard to case), in the order they first appear, and whether it mentions everyone (`@all`).
+    /// The members `text` mentions (`@Name` at the start of a word, the longest name that matches where several
+    /// start alike; names compared without regard to case), in the order they first appear, and whether it mentions
+    /// everyone (`@all`).
     public static func find(in text: String, members: [Person]) -> (ids: [String], all: Bool) {
         let folded = text.lowercased()
         // Longest names first, so "@Alice Johnson" is not taken for "@Alice".
@@ -15,13 +16,17 @@ public enum MentionText {
         var all = false
         var search = folded.startIndex
         while let at = folded[search...].firstIndex(of: "@") {
-            let rest = folded[folded.index(after: at)...]
+            search = folded.index(after: at)
+            // An `@` inside a word (an address: mail@host) mentions no one.
+            if at > folded.startIndex, case let before = folded[folded.index(before: at)], before.isLetter || before.isNumber {
+                continue
+            }
+            let rest = folded[search...]
             if let person = named.first(where: { rest.hasPrefix($0.displayName.lowercased()) && endsWord(rest, after: $0.displayName.count) }) {
                 if !found.contains(where: { $0.id == person.id }) { found.append((at, person.id)) }
             } else if rest.hasPrefix(everyone), endsWord(rest, after: everyone.count) {
                 all = true
             }
-            search = folded.index(after: at)
         }
         return (found.map(\.id), all)
     }

@@ -174,6 +174,10 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     /// Rounds start at most every ``PushSettings/decisionInterval``: a round costs two trips to the database (its
     /// place, then its jobs with the new place) whatever it decides, so under a stream of posts one round takes the
     /// entries of many rather than each post paying for its own. A post after a quiet spell is decided at once.
+    /// The last seq a round of this node decided on (0 before its first): what tests wait for before changing a
+    /// member's choices, which the decision reads when it is made.
+    let decidedThrough = NIOLockedValueBox<Int64>(0)
+
     private func decideLoop() async {
         var retry = true
         while !Task.isCancelled {
@@ -198,6 +202,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
                         (pending.entries.last?.message.seq ?? 0) > round.through || pending.readUpTo > round.through
                     }
                     more.withLockedValue { $0 = round.through > cursor && behind }
+                    self.decidedThrough.withLockedValue { $0 = max($0, round.through) }
                     return round
                 }) else { return false }
                 if added > 0 {

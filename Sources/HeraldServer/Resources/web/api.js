@@ -118,6 +118,22 @@ export class API {
     return this.request(muted ? "PUT" : "DELETE", `/v1/conversations/${encodeURIComponent(conversation)}/mute`);
   }
 
+  /** A chat's level ("all", "mentions", "nothing"; null: the default), for ever or until an ISO instant. */
+  setLevel(conversation, level, until = null) {
+    const body = level === null ? { level: null } : { level, ...(until ? { until } : {}) };
+    return this.request("PUT", `/v1/conversations/${encodeURIComponent(conversation)}/notifications`, body);
+  }
+
+  /** The user's notification settings (default level, snooze, quiet hours). */
+  notificationSettings() {
+    return this.request("GET", "/v1/me/notifications");
+  }
+
+  /** Changes the settings given (the others stay); the settings as kept. */
+  changeNotificationSettings(change) {
+    return this.request("PUT", "/v1/me/notifications", change);
+  }
+
   /** The server's VAPID public key (base64url), which a Web Push subscription is made with. */
   async webPushKey() {
     return (await this.request("GET", "/v1/webpush/key")).publicKey;

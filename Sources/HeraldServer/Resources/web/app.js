@@ -2,7 +2,10 @@
 // Everything from the network is shown with textContent, never as markup.
 import { API, APIError, Stream } from "./api.js";
 import { Banners, avatar, cleanText, safeImageURL } from "./banners.js";
-import { displayName, entryLine, eventEnds, groupTitle, initials, preview, senderName } from "./engine.js";
+import {
+  defaultSettings, displayName, entryLine, eventEnds, findMentions, groupTitle, initials, levelAt, mentionCompletions, namesUser,
+  preview, senderName,
+} from "./engine.js";
 import { deviceID, renewWebPush, turnWebPushOff, turnWebPushOn, webPushIsOn, webPushOwner, webPushSupported } from "./push.js";
 import { dayLabel, fullStamp, listStamp, timeOfDay } from "./time.js";
 
@@ -133,6 +136,9 @@ function start(token, who) {
     held: [], // frames that arrived before the list was loaded
     banners: null,
     stream: null,
+    settings: defaultSettings(), // who hears what (GET /v1/me/notifications), kept up to date by the stream
+    levelTimer: null,
+    choiceFrames: 0, // `level` and `notifications` frames so far: an answer older than one is not applied
   };
   makeBanners();
   const current = session;
@@ -169,8 +175,9 @@ function makeBanners() {
   });
   tellEngineAboutPermission();
   tellEngineAboutVisibility();
+  session.banners.send({ type: "settings", settings: session.settings });
   for (const conversation of session.conversations.values()) {
-    if (conversation.muted) session.banners.send({ type: "mute", conversation: conversation.id });
+    if (conversation.level) session.banners.send({ type: "level", conversation: conversation.id, choice: choiceOf(conversation) });
   }
   if (session.open) session.banners.send({ type: "open", conversation: session.open });
 }
@@ -215,6 +222,7 @@ async function becameLive() {
   const current = session;
   session.loaded = false;
   try {
+    settingsChanged(await session.api.notificationSettings());
     await loadConversations();
   } catch (error) {
     if (error instanceof APIError && error.status === 401) {
@@ -235,7 +243,7 @@ async function becameLive() {
     chatToOpen = null;
   }
   for (const [id, send] of session.pending) {
-    if (!send.failed) session.stream.send({ type: "send", conversation: send.conversation, id, text: send.text });
+    if (!send.failed) session.stream.send(sendFrame(id, send));
   }
   if (session.open) {
     await refreshChat(session.open);
@@ -248,7 +256,14 @@ function handle(frame) {
     case "message": messageArrived(frame); break;
     case "ack": acknowledged(frame.id, frame.seq); break;
     case "error": refused(frame); break;
-    case "muted": mutedChanged(frame.conversation, frame.muted); break;
+    case "level":
+      session.choiceFrames += 1;
+      levelChanged(frame.conversation, frame.level, frame.until);
+      break;
+    case "notifications":
+      session.choiceFrames += 1;
+      settingsChanged(frame.settings);
+      break;
     default: break;
   }
 }
@@ -279,8 +294,8 @@ async function loadConversations() {
   }
   for (const conversation of all) {
     const before = known.get(conversation.id);
-    if (!before || before.muted !== conversation.muted) {
-      session.banners.send({ type: conversation.muted ? "mute" : "unmute", conversation: conversation.id });
+    if ((before?.level ?? null) !== conversation.level || (before?.levelUntil ?? null) !== conversation.levelUntil) {
+      session.banners.send({ type: "level", conversation: conversation.id, choice: choiceOf(conversation) });
     }
   }
   renderList();
@@ -382,13 +397,15 @@ function renderList() {
       ? cleanText((last.senderId === session.me.id && last.kind !== "event" ? "You: " : "") + lineOf(conversation, last))
       : "No messages yet";
     lineRow.append(line);
-    if (conversation.muted) lineRow.append(mutedMark());
+    const level = levelNow(conversation);
+    if (level === "nothing") lineRow.append(mutedMark());
+    if (level === "mentions") lineRow.append(mentionsMark());
     if (conversation.unreadCount > 0) {
       const unread = document.createElement("span");
-      // A muted chat's count is there, quietly: grey, and left out of the tab's total.
-      unread.className = conversation.muted ? "unread quiet" : "unread";
+      // A muted chat's count is there, quietly: grey, and left out of the tab's total (unless the settings say).
+      unread.className = level === "nothing" ? "unread quiet" : "unread";
       unread.textContent = conversation.unreadCount >= 1000 ? "999+" : String(conversation.unreadCount);
-      unread.setAttribute("aria-label", `${conversation.unreadCount} unread${conversation.muted ? ", muted" : ""}`);
+      unread.setAttribute("aria-label", `${conversation.unreadCount} unread${level === "nothing" ? ", muted" : ""}`);
       lineRow.append(unread);
     }
     text.append(head, lineRow);
@@ -397,8 +414,20 @@ function renderList() {
     item.append(button);
     return item;
   }));
-  const total = conversations.reduce((sum, c) => sum + (c.muted ? 0 : c.unreadCount), 0);
+  const counted = (c) => session.settings.badgeCountsMuted || levelNow(c) !== "nothing";
+  const total = conversations.reduce((sum, c) => sum + (counted(c) ? c.unreadCount : 0), 0);
   document.title = total > 0 ? `(${total}) Herald` : "Herald";
+}
+
+/** The mentions-only mark of a chat in the list. */
+function mentionsMark() {
+  const mark = document.createElement("span");
+  mark.className = "level-mark";
+  mark.textContent = "@";
+  mark.setAttribute("role", "img");
+  mark.setAttribute("aria-label", "Mentions only");
+  mark.title = "Mentions only";
+  return mark;
 }
 
 const svgNS = "http://www.w3.org/2000/svg";
@@ -584,6 +613,8 @@ function closeChat() {
 
 function showChat(id) {
   document.body.classList.toggle("chat-open", id !== null);
+  closeLevelMenu();
+  closeMentionList();
   $("no-chat").hidden = id !== null;
   $("chat-header").hidden = id === null;
   $("messages").hidden = id === null;
@@ -601,13 +632,23 @@ function showChat(id) {
 function renderChatHeader() {
   const conversation = session.conversations.get(session.open);
   $("chat-title").textContent = cleanText(nameOf(conversation));
-  $("mute").textContent = conversation.muted ? "Unmute" : "Mute";
-  $("mute").setAttribute("aria-pressed", String(conversation.muted));
+  const muted = conversation.level === "nothing" && !conversation.levelUntil;
+  $("mute").textContent = muted ? "Unmute" : "Mute";
+  $("mute").setAttribute("aria-pressed", String(muted));
+  const level = levelNow(conversation);
+  const until = conversation.level && conversation.levelUntil ? ` until ${untilText(conversation.levelUntil)}` : "";
+  $("level-button").textContent = `Notify: ${levelWords[level]}${conversation.level ? until : ""}`;
+  for (const item of $("level-menu").querySelectorAll("[data-level]")) {
+    const chosen = item.dataset.level === "default" ? !conversation.level : item.dataset.level === conversation.level;
+    item.setAttribute("aria-checked", String(chosen));
+  }
   // A group one is no longer in says so and takes no more messages.
   const removed = conversation.removed === true;
   $("removed").hidden = !removed;
   $("composer").hidden = removed;
   $("mute").hidden = removed;
+  $("level-button").hidden = removed;
+  if (removed) closeLevelMenu();
   $("members-button").hidden = conversation.kind !== "group" || removed;
   if (removed || conversation.kind !== "group") $("group-panel").hidden = true;
   renderGroupPanel();
@@ -752,6 +793,8 @@ function renderMessages(id, { toBottom = false } = {}) {
     }
     const mine = message.senderId === session.me.id;
     item.className = `message${mine ? " mine" : ""}`;
+    // A message that names the user (or everyone) stands out.
+    if (!mine && namesUser(message, session.me.id)) item.classList.add("mention");
     item.dataset.id = message.id;
     const send = session.pending.get(message.id);
     if (mine && message.seq == null) item.classList.add(send?.failed ? "failed" : "pending");
@@ -836,7 +879,7 @@ function messageArrived(frame) {
     conversation = {
       id: about.id, kind: about.kind, title: about.title, members: [session.me.id, sender.id],
       people: [{ id: sender.id, name: sender.name, avatarURL: sender.avatarURL }],
-      lastMessage: null, unreadCount: 0, readUpTo: 0, muted: false,
+      lastMessage: null, unreadCount: 0, readUpTo: 0, muted: false, level: null, levelUntil: null,
     };
     session.conversations.set(conversation.id, conversation);
     loadConversations().catch(() => {});
@@ -886,12 +929,25 @@ function send(event) {
   if (!session?.open || text.trim() === "" || session.conversations.get(session.open)?.removed) return;
   const id = crypto.randomUUID();
   const conversation = session.open;
-  session.pending.set(id, { conversation, text, failed: false });
+  // Mentions: the members named with `@` in the text (completion writes their names), and `@all`.
+  const members = (session.conversations.get(conversation).people ?? []).filter((person) => person.id !== session.me.id);
+  const { ids: mentions, all: mentionsAll } = findMentions(text, members);
+  const pending = { conversation, text, mentions, mentionsAll, failed: false };
+  session.pending.set(id, pending);
   insertMessage(conversation, { id, conversationId: conversation, senderId: session.me.id, text, imageURL: null, seq: null });
   box.value = "";
+  closeMentionList();
   renderMessages(conversation, { toBottom: true });
   // Unsent now (offline), it goes with the others when the stream is live again, under the same id.
-  if (session.live) session.stream.send({ type: "send", conversation, id, text });
+  if (session.live) session.stream.send(sendFrame(id, pending));
+}
+
+/** The `send` frame of a pending message. */
+function sendFrame(id, send) {
+  return {
+    type: "send", conversation: send.conversation, id, text: send.text,
+    ...(send.mentions?.length ? { mentions: send.mentions } : {}), ...(send.mentionsAll ? { mentionsAll: true } : {}),
+  };
 }
 
 function acknowledged(id, seq) {
@@ -916,7 +972,7 @@ function refused(frame) {
   if (frame.code === "rate_limited") {
     setTimeout(() => {
       if (session?.pending.get(frame.ref) === send && session.live) {
-        session.stream.send({ type: "send", conversation: send.conversation, id: frame.ref, text: send.text });
+        session.stream.send(sendFrame(frame.ref, send));
       }
     }, (frame.retryAfter ?? 1) * 1000);
     return;
@@ -926,24 +982,279 @@ function refused(frame) {
   if (session.open === send.conversation) renderMessages(send.conversation);
 }
 
-function mutedChanged(id, muted) {
+// ---------------------------------------------------------------------------------------------------------------
+// Who hears what: a chat's level (all, mentions, nothing; for a while or for ever), the settings, mentions
+
+const levelWords = { all: "all", mentions: "mentions", nothing: "nothing" };
+
+/** A chat's own level as the engine takes it: {level, until} or null (the default). */
+function choiceOf(conversation) {
+  return conversation.level ? { level: conversation.level, until: conversation.levelUntil ?? null } : null;
+}
+
+/** The level in force now: the chat's own while it holds, else the default. */
+function levelNow(conversation) {
+  return levelAt(choiceOf(conversation), session.settings, Date.now());
+}
+
+/** An instant as the menu and the settings say it: the time today, else the day and time. */
+function untilText(iso) {
+  const when = new Date(iso);
+  const today = new Date().toDateString() === when.toDateString();
+  return today ? timeOfDay(when) : `${dayLabel(when)} ${timeOfDay(when)}`;
+}
+
+/** When a choice made now for `span` ("always", "1h", "8h", "tomorrow") ends, as ISO; null for ever. */
+function endOf(span) {
+  if (span === "1h" || span === "8h") return new Date(Date.now() + parseInt(span, 10) * 3600_000).toISOString();
+  if (span === "tomorrow") {
+    const when = new Date();
+    when.setDate(when.getDate() + 1);
+    when.setHours(8, 0, 0, 0);
+    return when.toISOString();
+  }
+  return null;
+}
+
+/** A chat's level changed (here, or on another device: the stream's `level` frame). */
+function levelChanged(id, level, until) {
   const conversation = session.conversations.get(id);
-  if (conversation) conversation.muted = muted;
-  session.banners.send({ type: muted ? "mute" : "unmute", conversation: id });
+  if (conversation) {
+    conversation.level = level ?? null;
+    conversation.levelUntil = level ? until ?? null : null;
+  }
+  session.banners.send({ type: "level", conversation: id, choice: level ? { level, until: until ?? null } : null });
+  levelsChanged();
+}
+
+/** The settings changed (here, or on another device: the `notifications` frame). */
+function settingsChanged(settings) {
+  session.settings = { ...defaultSettings(), ...settings };
+  session.banners.send({ type: "settings", settings: session.settings });
+  renderSettings();
+  levelsChanged();
+}
+
+/** Redraws what levels show, and again when the next `until` (or snooze) ends. */
+function levelsChanged() {
   renderList();
-  if (session.open === id) renderChatHeader();
+  if (session.open) renderChatHeader();
+  clearTimeout(session.levelTimer);
+  const ends = [...session.conversations.values()].map((c) => c.levelUntil).concat(session.settings.snoozeUntil)
+    .filter(Boolean).map((iso) => Date.parse(iso)).filter((at) => at > Date.now());
+  if (ends.length === 0) return;
+  const current = session;
+  session.levelTimer = setTimeout(() => current === session && levelsChanged(), Math.min(...ends) - Date.now() + 50);
 }
 
 async function toggleMute() {
   const conversation = session?.conversations.get(session.open);
   if (!conversation) return;
-  const muted = !conversation.muted;
+  const muted = !(conversation.level === "nothing" && !conversation.levelUntil);
+  const frames = session.choiceFrames;
   try {
     await session.api.setMuted(conversation.id, muted);
-    mutedChanged(conversation.id, muted); // the stream's `muted` frame says the same, maybe first
+    // The stream's `level` frame says the same; one that came meanwhile may be newer (another device's).
+    if (session.choiceFrames === frames) levelChanged(conversation.id, muted ? "nothing" : null, null);
   } catch (error) {
     session.banners.general(`Could not change the mute: ${error.message}`, "danger");
   }
+}
+
+function toggleLevelMenu() {
+  const open = $("level-menu").hidden;
+  $("level-menu").hidden = !open;
+  $("level-button").setAttribute("aria-expanded", String(open));
+  if (open) $("level-menu").querySelector("[aria-checked=true]")?.focus();
+}
+
+function closeLevelMenu() {
+  $("level-menu").hidden = true;
+  $("level-button").setAttribute("aria-expanded", "false");
+}
+
+async function chooseLevel(choice) {
+  const id = session?.open;
+  if (!id) return;
+  const level = choice === "default" ? null : choice;
+  const until = level ? endOf($("level-for").value) : null;
+  closeLevelMenu();
+  const frames = session.choiceFrames;
+  try {
+    await session.api.setLevel(id, level, until);
+    if (session.choiceFrames === frames) levelChanged(id, level, until);
+  } catch (error) {
+    session.banners.general(`Could not change the notifications: ${error.message}`, "danger");
+  }
+}
+
+const weekdays = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+
+/** The settings panel's notification part, from the settings. */
+function renderSettings() {
+  const settings = session.settings;
+  $("default-level").value = settings.defaultLevel;
+  const snoozed = settings.snoozeUntil && Date.parse(settings.snoozeUntil) > Date.now();
+  if (!snoozed) $("snooze").value = "off";
+  $("snooze-status").textContent = snoozed ? `Snoozed until ${untilText(settings.snoozeUntil)}` : "";
+  const quiet = settings.quietHours[0];
+  $("quiet-on").checked = Boolean(quiet);
+  $("quiet-fields").hidden = !quiet;
+  if (quiet) {
+    $("quiet-start").value = quiet.start;
+    $("quiet-end").value = quiet.end === "24:00" ? "00:00" : quiet.end;
+    for (const box of $("quiet-days").querySelectorAll("input")) box.checked = quiet.days.includes(box.value);
+  }
+  fillTimeZones(settings.timeZone);
+  $("quiet-mentions").checked = settings.mentionsDuringQuietHours;
+  $("badge-muted").checked = settings.badgeCountsMuted;
+}
+
+/** The time zones, the user's (or the browser's) chosen. */
+function fillTimeZones(chosen) {
+  const select = $("time-zone");
+  const browser = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (select.options.length === 0) {
+    const zones = new Set(Intl.supportedValuesOf?.("timeZone") ?? []);
+    zones.add(browser);
+    if (chosen) zones.add(chosen);
+    select.replaceChildren(...[...zones].sort().map((zone) => new Option(zone, zone)));
+  }
+  select.value = chosen ?? browser;
+}
+
+async function changeSettings(change) {
+  $("settings-error").textContent = "";
+  const frames = session.choiceFrames;
+  try {
+    const kept = await session.api.changeNotificationSettings(change);
+    // The stream's `notifications` frame brings the same; one that came meanwhile may be newer (another device's).
+    if (session.choiceFrames === frames) settingsChanged(kept);
+  } catch (error) {
+    $("settings-error").textContent = `Not saved: ${error.message}`;
+    renderSettings();
+  }
+}
+
+function quietHoursFromPanel() {
+  const days = [...$("quiet-days").querySelectorAll("input:checked")].map((box) => box.value);
+  const end = $("quiet-end").value === "00:00" ? "24:00" : $("quiet-end").value;
+  return {
+    timeZone: $("time-zone").value,
+    quietHours: [{ days, start: $("quiet-start").value, end }],
+    mentionsDuringQuietHours: $("quiet-mentions").checked,
+  };
+}
+
+function wireSettings() {
+  $("quiet-days").replaceChildren(...weekdays.map((day) => {
+    const label = document.createElement("label");
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.value = day;
+    box.checked = true;
+    label.append(box, ` ${day[0].toUpperCase()}${day.slice(1)}`);
+    return label;
+  }));
+  $("default-level").addEventListener("change", () => changeSettings({ defaultLevel: $("default-level").value }));
+  $("snooze").addEventListener("change", () => {
+    const span = $("snooze").value;
+    changeSettings({ snoozeUntil: span === "off" ? null : endOf(span) });
+  });
+  $("quiet-on").addEventListener("change", () => {
+    if ($("quiet-on").checked) {
+      $("quiet-fields").hidden = false;
+      fillTimeZones(session.settings.timeZone);
+      changeSettings(quietHoursFromPanel());
+    } else {
+      changeSettings({ quietHours: [] });
+    }
+  });
+  $("quiet-save").addEventListener("click", () => changeSettings(quietHoursFromPanel()));
+  $("quiet-mentions").addEventListener("change", () => changeSettings({ mentionsDuringQuietHours: $("quiet-mentions").checked }));
+  $("badge-muted").addEventListener("change", () => changeSettings({ badgeCountsMuted: $("badge-muted").checked }));
+  $("level-button").addEventListener("click", toggleLevelMenu);
+  for (const item of $("level-menu").querySelectorAll("[data-level]")) {
+    item.addEventListener("click", () => chooseLevel(item.dataset.level));
+  }
+  $("level-menu").addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      closeLevelMenu();
+      $("level-button").focus();
+    }
+  });
+}
+
+// @ completion: the open chat's members' names (and "all") for the word after an `@`
+
+function mentionWord() {
+  const box = $("composer-text");
+  const before = box.value.slice(0, box.selectionStart);
+  const match = /(^|[^\p{L}\p{N}])@([^\s@]*)$/u.exec(before);
+  return match ? { prefix: match[2], start: before.length - match[2].length - 1 } : null;
+}
+
+function updateMentionList() {
+  const list = $("mention-list");
+  const word = session?.open ? mentionWord() : null;
+  const members = (session?.conversations.get(session.open)?.people ?? []).filter((person) => person.id !== session.me.id);
+  const names = word ? mentionCompletions(word.prefix, members).slice(0, 8) : [];
+  if (names.length === 0) {
+    closeMentionList();
+    return;
+  }
+  list.replaceChildren(...names.map((name, index) => {
+    const option = document.createElement("li");
+    option.role = "option";
+    option.id = `mention-${index}`;
+    option.textContent = name === "all" ? "@all (everyone)" : `@${cleanText(name)}`;
+    option.dataset.name = name;
+    option.setAttribute("aria-selected", String(index === 0));
+    option.addEventListener("mousedown", (event) => {
+      event.preventDefault();
+      completeMention(name);
+    });
+    return option;
+  }));
+  list.hidden = false;
+  $("composer-text").setAttribute("aria-activedescendant", "mention-0");
+}
+
+function closeMentionList() {
+  $("mention-list").hidden = true;
+  $("composer-text").removeAttribute("aria-activedescendant");
+}
+
+function completeMention(name) {
+  const box = $("composer-text");
+  const word = mentionWord();
+  if (!word) return;
+  const insert = `@${name} `;
+  box.value = box.value.slice(0, word.start) + insert + box.value.slice(box.selectionStart);
+  box.selectionStart = box.selectionEnd = word.start + insert.length;
+  closeMentionList();
+  box.focus();
+}
+
+/** Arrow keys move through the names, Enter or Tab takes one, Escape closes the list; true when it took the key. */
+function mentionKey(event) {
+  const list = $("mention-list");
+  if (list.hidden) return false;
+  const options = [...list.children];
+  const current = options.findIndex((option) => option.getAttribute("aria-selected") === "true");
+  if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+    const next = (current + (event.key === "ArrowDown" ? 1 : options.length - 1)) % options.length;
+    options.forEach((option, index) => option.setAttribute("aria-selected", String(index === next)));
+    $("composer-text").setAttribute("aria-activedescendant", options[next].id);
+  } else if (event.key === "Enter" || event.key === "Tab") {
+    completeMention(options[Math.max(0, current)].dataset.name);
+  } else if (event.key === "Escape") {
+    closeMentionList();
+  } else {
+    return false;
+  }
+  event.preventDefault();
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -982,6 +1293,7 @@ function postSystemNotification(notification) {
   try {
     const shown = new Notification(cleanText(notification.title), {
       body: cleanText(notification.body),
+      silent: notification.silent === true, // quiet hours
       tag: JSON.stringify([notification.thread, notification.message]),
       data: { conversation: notification.thread },
     });
@@ -1096,7 +1408,10 @@ function wire() {
     }
   });
   $("composer").addEventListener("submit", send);
+  $("composer-text").addEventListener("input", updateMentionList);
+  $("composer-text").addEventListener("blur", closeMentionList);
   $("composer-text").addEventListener("keydown", (event) => {
+    if (!event.isComposing && mentionKey(event)) return;
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       send();
@@ -1107,6 +1422,7 @@ function wire() {
   });
   $("back").addEventListener("click", closeChat);
   $("mute").addEventListener("click", toggleMute);
+  wireSettings();
   $("members-button").addEventListener("click", toggleGroupPanel);
   $("add-members").addEventListener("click", () => openNewChat(session.open));
   $("leave").addEventListener("click", () => groupChange(() => session.api.removeMember(session.open, session.me.id)));

@@ -336,6 +336,39 @@ export function delivery(message, kind, userID, device, alreadySeen) {
   return told === "quietly" ? "quietLocal" : "local";
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Mentions in text (HeraldCore's MentionText): `@` and a member's name at the start of a word, or `@all`
+
+const isWordCharacter = (character) => /[\p{L}\p{N}]/u.test(character ?? "");
+
+/** The members ({id, name}) `text` mentions, in the order they first appear (the longest name where several start
+ * alike; case does not matter), and whether it mentions everyone: {ids, all}. */
+export function findMentions(text, members) {
+  const folded = text.toLowerCase();
+  const named = members.filter((member) => member.name).sort((a, b) => [...b.name].length - [...a.name].length);
+  const ids = [];
+  let all = false;
+  for (let at = folded.indexOf("@"); at >= 0; at = folded.indexOf("@", at + 1)) {
+    if (at > 0 && isWordCharacter(folded[at - 1])) continue;
+    const rest = folded.slice(at + 1);
+    const endsWord = (length) => !isWordCharacter(rest[length]);
+    const person = named.find((member) => rest.startsWith(member.name.toLowerCase()) && endsWord(member.name.toLowerCase().length));
+    if (person) {
+      if (!ids.includes(person.id)) ids.push(person.id);
+    } else if (rest.startsWith("all") && endsWord(3)) {
+      all = true;
+    }
+  }
+  return { ids, all };
+}
+
+/** The names (and "all") that complete `prefix`, typed after an `@`: in the members' order, "all" last. */
+export function mentionCompletions(prefix, members) {
+  const folded = prefix.toLowerCase();
+  const names = members.map((member) => member.name).filter((name) => name && name.toLowerCase().startsWith(folded));
+  return "all".startsWith(folded) ? [...names, "all"] : names;
+}
+
 /** The ids seen most recently, up to a limit: a set that forgets its oldest member when full. */
 export class RecentIDs {
   constructor(limit) {

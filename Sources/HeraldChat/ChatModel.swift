@@ -254,8 +254,11 @@ enum ChatCommand: Equatable {
     }
 
     /// What the commands are, for a notice.
-    static let usage = "commands: /add ID [ID...], /remove ID, /rename TITLE (none: no title), /leave, "
-        + "/notify all|mentions|nothing|default [1h|8h|tomorrow|always], /snooze 1h|8h|tomorrow|off"
+    static let usage = "commands: /add ID [ID...], /remove ID, /rename TITLE, /leave, /notify LEVEL [FOR], /snooze FOR"
+    /// How `/notify` is written.
+    static let notifyUsage = "usage: /notify all|mentions|nothing|default [1h|8h|tomorrow|always]"
+    /// How `/snooze` is written.
+    static let snoozeUsage = "usage: /snooze 1h|8h|tomorrow|off (up to 168h)"
 
     /// The command `line` is, nil when it is not one (it does not start with `/`); a line that starts with `/` but
     /// is no command is an error naming the commands.
@@ -270,13 +273,17 @@ enum ChatCommand: Equatable {
             let title = line.dropFirst("/rename".count).trimmingCharacters(in: .whitespaces)
             return .success(.rename(title.isEmpty ? nil : title))
         case "/leave" where rest.isEmpty: return .success(.leave)
-        case "/notify" where (1...2).contains(rest.count):
+        case "/notify":
             let level = rest.first.flatMap(NotificationLevel.init(rawValue:))
-            guard level != nil || rest.first == "default", let span = For.parse(rest.dropFirst().first) else { break }
+            guard (1...2).contains(rest.count), level != nil || rest.first == "default",
+                  let span = For.parse(rest.dropFirst().first)
+            else { return .failure(CommandError(message: notifyUsage)) }
             return .success(.notify(level, level == nil ? .always : span))
-        case "/snooze" where rest.count == 1:
-            if rest.first == "off" { return .success(.snooze(nil)) }
-            guard let span = For.parse(rest.first), span != .always else { break }
+        case "/snooze":
+            if rest.count == 1, rest.first == "off" { return .success(.snooze(nil)) }
+            guard rest.count == 1, let span = For.parse(rest.first), span != .always else {
+                return .failure(CommandError(message: snoozeUsage))
+            }
             return .success(.snooze(span))
         default: break
         }

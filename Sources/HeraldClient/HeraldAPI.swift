@@ -193,16 +193,25 @@ public struct HeraldAPI: Sendable {
 
     /// Posts a message to a conversation and returns it as stored, with its `seq`. The same `id` again stores nothing
     /// new and returns the message stored the first time, so a post whose answer was lost can simply be repeated;
-    /// without an `id` the server makes one, and a repeat is a second message.
+    /// without an `id` the server makes one, and a repeat is a second message. `mentions` (members' user ids, found
+    /// in the text with ``MentionText/find(in:members:)``) and `mentionsAll` (`@all`) say whom it mentions.
+    ///
+    /// - Throws: ``HeraldAPIError`` `invalid_mentions` for a mention of someone who is not a member, or over 50.
     @discardableResult
-    public func postMessage(in conversationID: String, text: String?, imageURL: String? = nil, id: String? = nil) async throws -> WireMessage {
+    public func postMessage(
+        in conversationID: String, text: String?, imageURL: String? = nil, id: String? = nil,
+        mentions: [String] = [], mentionsAll: Bool = false
+    ) async throws -> WireMessage {
         struct Body: Encodable {
             var id: String?
             var text: String?
             var imageURL: String?
+            var mentions: [String]?
+            var mentionsAll: Bool?
         }
-        return try await request(.POST, "/v1/conversations/\(Self.escape(conversationID))/messages",
-                                 body: Body(id: id, text: text, imageURL: imageURL), as: WireMessage.self)
+        let body = Body(id: id, text: text, imageURL: imageURL, mentions: mentions.isEmpty ? nil : mentions,
+                        mentionsAll: mentionsAll ? true : nil)
+        return try await request(.POST, "/v1/conversations/\(Self.escape(conversationID))/messages", body: body, as: WireMessage.self)
     }
 
     /// Moves the user's read marker in a conversation up to `seq` (it never moves back). The user's other devices

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldClient
+import HeraldCore
 @testable import HeraldChat
 import HeraldTestSupport
 import Testing
@@ -44,6 +45,11 @@ struct TmuxChat {
 
     func keys(_ keys: String...) async throws {
         try await shell(tmux(["send-keys", "-t", session] + keys))
+    }
+
+    /// The lines on the screen now, with their styles (ANSI escapes).
+    func styledScreen() async -> [String] {
+        (try? await shell(tmux(["capture-pane", "-e", "-p", "-t", session])))?.components(separatedBy: "\n") ?? []
     }
 
     /// The lines on the screen now.
@@ -268,6 +274,75 @@ struct ChatEndToEndTests {
         try await tmux.type("still here?")
         #expect(try await shows("you are no longer in this group"))
         #expect(try await poster.api(bob).messages(in: plans.id).allSatisfy { $0.kind == "event" }, "nothing was posted after leaving")
+        try await tmux.keys("C-c")
+    }
+
+    @Test("/notify and /snooze set the open chat's level and do not disturb; Tab completes @names; mentions stand out")
+    func notificationCommands() async throws {
+        try await DemoTerminal.run(notificationCommands)
+    }
+
+    private func notificationCommands(_ demo: DemoTerminal) async throws {
+        let tmux = demo.tmux
+        let poster = Poster(port: demo.server.port, database: demo.database)
+        let (alice, bob) = try await (poster.token("alice", name: "Alice Johnson"), poster.token("bob", name: "Bob"))
+        let plans = try await poster.api(alice).createConversation(kind: .group, title: "Plans", members: ["bob"])
+        try await tmux.start(demo.aliceChat)
+        #expect(try await tmux.wait { $0.first?.contains("· live") == true } != nil, "connected")
+        for _ in 0..<6 where try await tmux.wait(.milliseconds(300), for: { $0.first?.contains("· Plans ·") == true }) == nil {
+            try await tmux.keys("Down")
+        }
+        #expect((await tmux.screen()).first?.contains("· Plans ·") == true, "Alice has the group open")
+        func shows(_ text: String) async throws -> Bool {
+            if try await tmux.wait(.seconds(3), for: { $0.contains { $0.contains(text) } }) != nil { return true }
+            Issue.record("not on the screen: \(text)\n\((await tmux.screen()).joined(separator: "\n"))")
+            return false
+        }
+        let api = poster.api(alice)
+        func level() async throws -> LevelChoice? { try await api.conversation(plans.id).level }
+
+        try await tmux.type("/notify mentions 1h")
+        #expect(try await shows("notifications: mentions until"))
+        let forAnHour = try await level()
+        #expect(forAnHour?.level == .mentions)
+        #expect(abs((forAnHour?.until?.timeIntervalSinceNow ?? 0) - 3600) < 120, "for an hour: \(String(describing: forAnHour))")
+        try await tmux.type("/notify nothing")
+        #expect(try await shows("notifications: nothing"))
+        #expect(try await level() == LevelChoice(level: .nothing))
+        try await tmux.type("/notify default")
+        #expect(try await shows("notifications: the default level"))
+        #expect(try await level() == nil)
+        try await tmux.type("/snooze 8h")
+        #expect(try await shows("snoozed until"))
+        let snooze = try await api.notificationSettings().snoozeUntil
+        #expect(abs((snooze?.timeIntervalSinceNow ?? 0) - 8 * 3600) < 120, "snoozed for 8 hours: \(String(describing: snooze))")
+        try await tmux.type("/snooze off")
+        #expect(try await shows("snooze off"))
+        #expect(try await api.notificationSettings().snoozeUntil == nil)
+        try await tmux.type("/notify loud")
+        #expect(try await shows("usage: /notify all|mentions|nothing|default"))
+        try await tmux.type("/snooze always")
+        #expect(try await shows("usage: /snooze 1h|8h|tomorrow|off"))
+
+        // Tab completes a member's name after @; the message carries the mention.
+        try await tmux.keys("-l", "thanks @Bo")
+        try await tmux.keys("Tab")
+        #expect(try await shows("> thanks @Bob"))
+        try await tmux.type("for lunch")
+        let deadline = ContinuousClock.now + .seconds(5)
+        var sent = try await poster.api(bob).messages(in: plans.id).last
+        while sent?.text != "thanks @Bob for lunch", ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            sent = try await poster.api(bob).messages(in: plans.id).last
+        }
+        #expect(sent?.text == "thanks @Bob for lunch" && sent?.mentions == ["bob"], "\(String(describing: sent))")
+        // Bob names her: the line stands out (bold); a line that does not name her does not.
+        try await poster.api(bob).postMessage(in: plans.id, text: "@Alice Johnson see above", mentions: ["alice"])
+        try await poster.api(bob).postMessage(in: plans.id, text: "just chatting")
+        #expect(try await shows("just chatting"))
+        let styled = await tmux.styledScreen()
+        #expect(styled.contains { $0.contains("\u{1B}[1mBob: @Alice Johnson see above") }, "\(styled.joined(separator: "\n"))")
+        #expect(!styled.contains { $0.contains("\u{1B}[1mBob: just chatting") })
         try await tmux.keys("C-c")
     }
 

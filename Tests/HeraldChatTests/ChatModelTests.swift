@@ -1,3 +1,4 @@
+import Foundation
 @testable import HeraldChat
 import HeraldCore
 import Testing
@@ -144,5 +145,44 @@ struct ChatMembershipTests {
             #expect(ChatCommand.parse(wrong) == .failure(CommandError(message: ChatCommand.usage)), "\(wrong)")
         }
         #expect(ChatCommand.parse("hello /add") == nil)
+    }
+
+    @Test("/notify LEVEL [1h|8h|tomorrow|always] and /snooze 1h|8h|tomorrow|off; a wrong one says how they are written")
+    func notificationCommands() {
+        #expect(ChatCommand.parse("/notify mentions") == .success(.notify(.mentions, .always)))
+        #expect(ChatCommand.parse("/notify nothing 8h") == .success(.notify(.nothing, .hours(8))))
+        #expect(ChatCommand.parse("/notify all tomorrow") == .success(.notify(.all, .tomorrow)))
+        #expect(ChatCommand.parse("/notify default") == .success(.notify(nil, .always)))
+        #expect(ChatCommand.parse("/snooze 1h") == .success(.snooze(.hours(1))))
+        #expect(ChatCommand.parse("/snooze off") == .success(.snooze(nil)))
+        for wrong in ["/notify", "/notify loud", "/notify all 0h", "/notify all 1000h", "/notify all 1h more"] {
+            #expect(ChatCommand.parse(wrong) == .failure(CommandError(message: ChatCommand.notifyUsage)), "\(wrong)")
+        }
+        for wrong in ["/snooze", "/snooze always", "/snooze 2d", "/snooze 1h 2h"] {
+            #expect(ChatCommand.parse(wrong) == .failure(CommandError(message: ChatCommand.snoozeUsage)), "\(wrong)")
+        }
+        // Tomorrow 08:00 in the calendar's zone, whatever the time now.
+        var berlin = Calendar(identifier: .gregorian)
+        berlin.timeZone = TimeZone(identifier: "Europe/Berlin")!
+        let late = Date(timeIntervalSince1970: 1_795_000_000)  // 2026-11-18 09:06 UTC
+        let end = ChatCommand.For.tomorrow.end(from: late, calendar: berlin)!
+        #expect(berlin.dateComponents([.day, .hour, .minute], from: end) == DateComponents(day: 19, hour: 8, minute: 0))
+        #expect(ChatCommand.For.always.end(from: late) == nil)
+    }
+
+    @Test("Tab after @ completes the open chat's member's name; what the line mentions goes with it")
+    func mentionCompletion() {
+        var model = ChatModel(me: "alice")
+        let team = Conversation(id: "team", kind: .group, title: "Team")
+        model.learn(team, people: [Person(id: "alice", displayName: "Alice"), Person(id: "bob", displayName: "Bob Dylan"),
+                                   Person(id: "carol", displayName: "Carol")])
+        model.open("team")
+        for character in "hi @bo" { _ = model.input.apply(.character(character)) }
+        model.completeMention()
+        #expect(model.input.text == "hi @Bob Dylan ")
+        for character in "and @zz" { _ = model.input.apply(.character(character)) }
+        model.completeMention()
+        #expect(model.input.text == "hi @Bob Dylan and @zz" && model.notice == "no member's name starts with @zz")
+        #expect(MentionText.find(in: model.input.text, members: model.openMembers) == (["bob"], false))
     }
 }

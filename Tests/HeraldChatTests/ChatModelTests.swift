@@ -164,7 +164,7 @@ struct ChatMembershipTests {
         // Tomorrow 08:00 in the calendar's zone, whatever the time now.
         var berlin = Calendar(identifier: .gregorian)
         berlin.timeZone = TimeZone(identifier: "Europe/Berlin")!
-        let late = Date(timeIntervalSince1970: 1_795_000_000)  // 2026-11-18 09:06 UTC
+        let late = Date(timeIntervalSince1970: 1_795_000_000)  // 2026-11-18 11:06 UTC, 12:06 in Berlin
         let end = ChatCommand.For.tomorrow.end(from: late, calendar: berlin)!
         #expect(berlin.dateComponents([.day, .hour, .minute], from: end) == DateComponents(day: 19, hour: 8, minute: 0))
         #expect(ChatCommand.For.always.end(from: late) == nil)

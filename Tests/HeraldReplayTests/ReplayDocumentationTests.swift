@@ -41,9 +41,9 @@ struct DocumentedExample: CustomTestStringConvertible, Sendable {
 
 @Suite("docs/replay.md: every example prints exactly its documented timeline")
 struct ReplayDocumentationTests {
-    @Test("the page has its nine examples")
+    @Test("the page has its ten examples")
     func examplesFound() {
-        #expect(DocumentedExample.all.count == 9)
+        #expect(DocumentedExample.all.count == 10)
     }
 
     @Test("through the library", arguments: DocumentedExample.all)

@@ -4,11 +4,13 @@
 // removeDeliveredNotifications(withIdentifiers:), deliveredNotifications() (async), delegate),
 // UNNotification.request.content.threadIdentifier, UNUserNotificationCenterDelegate
 // (userNotificationCenter(_:willPresent:withCompletionHandler:) and (_:didReceive:withCompletionHandler:), their
-// handlers @Sendable), UNMutableNotificationContent (title, body, threadIdentifier, userInfo),
+// handlers @Sendable), UNMutableNotificationContent (title, body, threadIdentifier, userInfo, sound,
+// interruptionLevel: iOS 15 / macOS 12), UNNotificationInterruptionLevel (.active, .passive),
 // UNNotificationRequest(identifier:content:trigger:).
 #if os(iOS) || os(macOS)
 import Foundation
 import HeraldCore
+import HeraldPresentation
 @preconcurrency import UserNotifications
 
 /// The system's notifications for Herald: asks permission, posts the engine's `local` effects, keeps the badge,
@@ -48,12 +50,16 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
 
     /// Posts the engine's notification: `LocalNotification.identifier` as the identifier (posting it again replaces
     /// it, so one message never shows twice), the conversation id as the thread, and the conversation for ``onOpen``.
+    /// In the user's quiet hours (`LocalNotification.silent`) it is passive and makes no sound
+    /// (`SystemNotificationStyle`).
     public func post(_ notification: LocalNotification) async {
+        let style = SystemNotificationStyle(for: notification)
         let content = UNMutableNotificationContent()
         content.title = notification.title
         content.body = notification.body
         content.threadIdentifier = notification.thread
-        content.sound = .default
+        content.sound = style.playsSound ? .default : nil
+        content.interruptionLevel = style.interruption == .passive ? .passive : .active
         content.userInfo = [Self.conversationKey: notification.thread]
         let request = UNNotificationRequest(identifier: notification.identifier, content: content, trigger: nil)
         try? await center.add(request)

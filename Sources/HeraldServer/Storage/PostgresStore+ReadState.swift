@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-/// Read markers and mutes on PostgreSQL.
+/// Read markers, levels and notification settings on PostgreSQL.
 extension PostgresStore {
     public func markRead(userID: String, conversationID: String, upTo seq: Int64, webhook: Bool) async throws {
         let move: PostgresQuery = """

@@ -12,7 +12,7 @@ import NIOConcurrencyHelpers
 /// it across a power cut.
 ///
 /// Its concerns are in files of their own: users (`+Users`), conversations and members (`+Conversations`), the
-/// event log (`+Entries`, with the group commit), read markers and mutes (`+ReadState`), devices (`+Devices`) and
+/// event log (`+Entries`, with the group commit), read markers, levels and settings (`+ReadState`), devices (`+Devices`) and
 /// the push outbox (`+Push`).
 public final class SQLiteStore: Store {
     let database: SerialDatabase

@@ -214,6 +214,22 @@ struct StoreTests {
             #expect(muted.summaries.map(\.record.conversation.id) == [third.id] && muted.summaries.first?.muted == true)
             try await store.setLevel(nil, userID: "alice", conversationID: third.id)
             #expect(try await store.conversations(of: "alice", after: nil, limit: 10, filter: .muted).summaries.isEmpty)
+            // A level whose end has passed is the default again: not muted, not listed as a level of its own.
+            try await store.setLevel(LevelChoice(level: .nothing, until: Date().addingTimeInterval(-1)), userID: "alice", conversationID: third.id)
+            #expect(try await store.conversations(of: "alice", after: nil, limit: 10, filter: .muted).summaries.isEmpty)
+            #expect(try await store.conversations(of: "alice", after: nil, limit: 10, filter: .leveled).summaries.isEmpty)
+            let ended = try await store.summary(of: third.id, for: "alice")
+            #expect(ended?.muted == false && ended?.level == nil)
+            let hour = LevelChoice(level: .mentions, until: Date().addingTimeInterval(3600))
+            try await store.setLevel(hour, userID: "alice", conversationID: third.id)
+            let leveled = try await store.conversations(of: "alice", after: nil, limit: 10, filter: .leveled).summaries
+            #expect(leveled.map(\.record.conversation.id) == [third.id])
+            #expect(abs((leveled.first?.level?.until?.timeIntervalSince1970 ?? 0) - hour.until!.timeIntervalSince1970) < 0.001)
+            // The default level: `nothing` mutes every conversation without a level of its own.
+            try await store.setNotificationSettings(NotificationSettings(defaultLevel: .nothing), of: "alice")
+            let byDefault = try await store.conversations(of: "alice", after: nil, limit: 10, filter: .all).summaries
+            #expect(byDefault.allSatisfy { $0.muted == ($0.record.conversation.id != third.id) })
+            #expect(try await store.notificationSettings(of: "alice").defaultLevel == .nothing)
         }
     }
 

@@ -136,7 +136,7 @@ extension PostgresStore {
             FROM members me
             JOIN conversations c ON c.id = me.conversation_id
             LEFT JOIN messages last ON last.seq = me.activity AND last.conversation_id = me.conversation_id
-            WHERE me.user_id = \(userID) AND me.removed_seq IS NULL AND NOT c.deleted AND \(unescaped: filter.sql)
+            WHERE me.user_id = \(userID) AND me.removed_seq IS NULL AND NOT c.deleted AND \(unescaped: filter.sql(at: now))
               AND (me.activity, me.conversation_id) < (\(cursor?.activity ?? Int64.max), \(cursor?.conversationID ?? ""))
               AND (\(only)::text IS NULL OR me.conversation_id = \(only))
             ORDER BY me.activity DESC, me.conversation_id DESC

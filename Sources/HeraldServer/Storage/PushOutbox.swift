@@ -6,7 +6,8 @@ import Foundation
 /// server that dies loses none; every job is unique by what it is about and the device, so none is queued twice.
 public protocol PushOutbox: Sendable {
     /// For each query, in one trip to the database: the devices of its conversation's members among its candidates
-    /// who have not muted it nor read it up to its `seq` (a read can come before the decision), each with its
+    /// who have not read it up to its `seq` (a read can come before the decision), each with its own level and
+    /// settings (the policy decides on them) and its
     /// owner's badge (their unread messages over all their conversations).
     func pushTargets(_ queries: [PushTargetQuery]) async throws -> [[PushTarget]]
 

@@ -129,7 +129,7 @@ extension SQLiteStore {
         let now = clock.now()
         return try await database.perform { connection in
             let rows = try connection.query(
-                Self.listQuery(filter: "\(filter.sql) AND (me.activity, me.conversation_id) < (?2, ?3)"),
+                Self.listQuery(filter: "\(filter.sql(at: now)) AND (me.activity, me.conversation_id) < (?2, ?3)"),
                 // The first page starts "after" (Int64.max, ""): before everything, as no activity reaches it.
                 [.text(userID), .integer(Int(cursor?.activity ?? Int64.max)), .text(cursor?.conversationID ?? ""),
                  .integer(limit), .integer(ConversationSummary.unreadLimit)]

@@ -43,15 +43,16 @@ public enum ConversationFilter: String, Hashable, Sendable {
     case all
     /// Those whose own level is `nothing` (muted; a timed mute too, until it ends).
     case muted
-    /// Those with a level of their own (any level, any end).
+    /// Those with a level of their own that still holds (any level).
     case leveled
 
-    /// Its condition on the member row `me`.
-    var sql: String {
+    /// Its condition on the member row `me` at `now` (a number in the SQL: no injection).
+    func sql(at now: Date) -> String {
+        let holds = "(me.level_until IS NULL OR me.level_until > \(now.timeIntervalSince1970))"
         switch self {
-        case .all: "1 = 1"
-        case .muted: "me.level = 'nothing'"
-        case .leveled: "me.level IS NOT NULL"
+        case .all: return "1 = 1"
+        case .muted: return "me.level = 'nothing' AND \(holds)"
+        case .leveled: return "me.level IS NOT NULL AND \(holds)"
         }
     }
 }
@@ -286,7 +287,7 @@ public protocol UserStore: Sendable {
     func user(id: String) async throws -> Person?
 
     /// Erases a user: they leave every conversation (directs too: an event each, as when leaving a group), and
-    /// their devices, read markers, mutes and pushes go; their name and picture are forgotten (they are
+    /// their devices, read markers, levels, settings and pushes go; their name and picture are forgotten (they are
     /// ``ErasedUser/displayName`` from then on) and their id can neither sign in nor be used again. Their messages
     /// stay. Erasing one erased before does what is left undone (nothing, usually).
     ///

@@ -206,6 +206,64 @@ struct ClientTests {
         }
     }
 
+    @Test("levels and settings reach the engine: set elsewhere before the start and while running, set here; a send carries its mentions")
+    func levelsAndSettings() async throws {
+        let record = ClientRecord()
+        try await TestServer.run { server in
+            let (alice, bob) = try await (server.token("alice"), server.token("bob", name: "Bob"))
+            let team = try await server.createConversation(bob, kind: "group", title: "Team", members: ["alice"])
+            let withBob = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            // Mentions only, chosen on another device before this one starts.
+            let set = try await server.request(
+                "PUT", "/v1/conversations/\(team)/notifications", token: alice, body: #"{"level": "mentions"}"#)
+            #expect(set.status == 204)
+
+            let client = Self.client(port: server.port, token: alice)
+            let live = LiveNotifications(client: client, userID: "alice")
+            let watchers = [record.watch(client), record.watch(live)]
+            let running = Task { await live.run() }
+            try await record.wait { $0.liveCount >= 1 }
+            let bobs = HeraldAPI(configuration: ClientConfiguration(server: URL(string: "http://127.0.0.1:\(server.port)")!, token: bob))
+
+            try await bobs.postMessage(in: team, text: "plain", id: "plain")
+            try await bobs.postMessage(in: team, text: "@Alice", id: "named", mentions: ["alice"])
+            try await record.wait { $0.skips["plain"] != nil && $0.shows.contains("named") }
+            #expect(record.skips["plain"] == .unmentioned)
+
+            // Snoozed on another device while running: the stream's `notifications` frame; then off here.
+            let until = Date().addingTimeInterval(3600).formatted(Date.ISO8601FormatStyle())
+            let snoozed = try await server.request("PUT", "/v1/me/notifications", token: alice, body: #"{"snoozeUntil": "\#(until)"}"#)
+            #expect(snoozed.status == 200)
+            // (The frame went to the stream before the answer: the next message comes after it.)
+            try await bobs.postMessage(in: withBob, text: "psst", id: "while-snoozed")
+            try await record.wait { $0.skips["while-snoozed"] != nil }
+            #expect(record.skips["while-snoozed"] == .snoozed)
+            try await live.snooze(until: nil)
+            #expect(try await client.api.notificationSettings().snoozeUntil == nil)
+
+            // Nothing, chosen here: the server keeps it, the engine skips a mention at once.
+            try await live.setLevel(.nothing, for: team)
+            #expect(try await client.api.conversationLevels() == [team: LevelChoice(level: .nothing)])
+            try await bobs.postMessage(in: team, text: "@Alice again", id: "named-muted", mentions: ["alice"])
+            try await bobs.postMessage(in: withBob, text: "hello", id: "direct-after")
+            try await record.wait { $0.skips["named-muted"] != nil && $0.shows.contains("direct-after") }
+            #expect(record.skips["named-muted"] == .muted)
+
+            // A send carries its mentions.
+            let id = client.send("@Bob thanks", to: team, mentions: ["bob"])
+            var sent = try await bobs.messages(in: team).last
+            while sent?.id != id {
+                try await Task.sleep(for: .milliseconds(20))
+                sent = try await bobs.messages(in: team).last
+            }
+            #expect(sent?.mentions == ["bob"])
+
+            running.cancel()
+            await running.value
+            for watcher in watchers { await watcher.value }
+        }
+    }
+
     @Test("LiveNotifications runs again after its run ended (a view that went away and came back), keeping what the engine knew; two subscribers each get every effect; a second run at once waits alongside")
     func restartable() async throws {
         try await TestServer.run { server in

@@ -113,7 +113,8 @@ final class ChatAppModel {
             case .message(let incoming):
                 if incoming.message.conversationID == openConversationID { await loadMessages() }
                 await refresh()
-            case .state(.live), .acknowledged:
+            case .state(.live), .acknowledged, .level, .notificationSettings:
+                // (A level or the settings change which chats count towards the badge.)
                 await refresh()
             default:
                 break

@@ -81,6 +81,41 @@ struct WebEngineConformanceTests {
         #expect(expected[0] == "Charlie Davis in Team Chat: Hey, are you there?")
     }
 
+    @Test("mentions found in text and names offered after @ are the same in both")
+    func mentions() async throws {
+        let members = [Person(id: "a1", displayName: "Alice"), Person(id: "a2", displayName: "Alice Johnson"),
+                       Person(id: "b", displayName: "Bob"), Person(id: "z", displayName: "Zoë Ünal"), Person(id: "n", displayName: "")]
+        let texts = ["@alice johnson and @Bob, hi", "@Alice! and @all", "@Bobby @allison mail@Bob.com", "(@zoë ünal) @ALL.",
+                     "@", "no mention", "@Bob@Alice", "@Alice Johnsonville @Alice"]
+        let prefixes = ["al", "B", "", "zo", "x", "ALL"]
+        let cases: [String: Any] = [
+            "members": members.map { ["id": $0.id, "name": $0.displayName] }, "texts": texts, "prefixes": prefixes,
+        ]
+        let input = String(decoding: try JSONSerialization.data(withJSONObject: cases), as: UTF8.self)
+        let module = packageRoot.appendingPathComponent("Sources/HeraldServer/Resources/web/engine.js").path
+        let script = """
+            const { findMentions, mentionCompletions } = await import(process.argv[1]);
+            const { members, texts, prefixes } = JSON.parse(process.argv[2]);
+            for (const text of texts) console.log(JSON.stringify(findMentions(text, members)));
+            for (const prefix of prefixes) console.log(JSON.stringify(mentionCompletions(prefix, members)));
+            """
+        let result = try await runProcess(
+            URL(fileURLWithPath: "/usr/bin/env"), ["node", "--input-type=module", "-e", script, module, input],
+            timeout: .seconds(30))
+        #expect(result.status == 0, "node: \(result.stderr)")
+        struct Found: Decodable, Equatable { var ids: [String]; var all: Bool }
+        let lines = result.stdout.split(separator: "\n").map { Data($0.utf8) }
+        #expect(lines.count == texts.count + prefixes.count)
+        for (index, text) in texts.enumerated() where index < lines.count {
+            let swift = MentionText.find(in: text, members: members)
+            #expect(try JSONDecoder().decode(Found.self, from: lines[index]) == Found(ids: swift.ids, all: swift.all), "\(text)")
+        }
+        for (index, prefix) in prefixes.enumerated() where texts.count + index < lines.count {
+            #expect(try JSONDecoder().decode([String].self, from: lines[texts.count + index])
+                == MentionText.completions(of: prefix, members: members), "\(prefix)")
+        }
+    }
+
     /// Each line parsed and written again with sorted keys, so that only values are compared (not number spelling
     /// or escapes, which differ between encoders and mean the same).
     private static func lines(_ output: String) throws -> [String] {

@@ -1,6 +1,7 @@
 /// Mentions in a message's text, as clients type them: `@` and a member's name, or `@all`. The sender's client finds
 /// them (``find(in:members:)``) and sends their ids with the message; completion offers names for what follows an `@`
-/// (``completions(of:members:)``). The web page's `mentions.js` does the same.
+/// (``completions(of:members:)``). The web page's engine (`findMentions`, `mentionCompletions` in `engine.js`) does the
+/// same, held to it by the conformance test.
 public enum MentionText {
     /// The word that mentions everyone.
     public static let everyone = "all"
@@ -11,8 +12,10 @@ public enum MentionText {
     public static func find(in text: String, members: [Person]) -> (ids: [String], all: Bool) {
         let folded = text.lowercased()
         // Longest names first, so "@Alice Johnson" is not taken for "@Alice".
-        let named = members.filter { !$0.displayName.isEmpty }.sorted { $0.displayName.count > $1.displayName.count }
-        var found: [(position: String.Index, id: String)] = []
+        let named = members.filter { !$0.displayName.isEmpty }
+            .map { (id: $0.id, name: $0.displayName.lowercased()) }
+            .sorted { $0.name.count > $1.name.count }
+        var found: [String] = []
         var all = false
         var search = folded.startIndex
         while let at = folded[search...].firstIndex(of: "@") {
@@ -22,13 +25,13 @@ public enum MentionText {
                 continue
             }
             let rest = folded[search...]
-            if let person = named.first(where: { rest.hasPrefix($0.displayName.lowercased()) && endsWord(rest, after: $0.displayName.count) }) {
-                if !found.contains(where: { $0.id == person.id }) { found.append((at, person.id)) }
+            if let person = named.first(where: { rest.hasPrefix($0.name) && endsWord(rest, after: $0.name.count) }) {
+                if !found.contains(person.id) { found.append(person.id) }
             } else if rest.hasPrefix(everyone), endsWord(rest, after: everyone.count) {
                 all = true
             }
         }
-        return (found.map(\.id), all)
+        return (found, all)
     }
 
     /// The names (and `all`) that complete `prefix`, the text typed after an `@`: those that start with it, without

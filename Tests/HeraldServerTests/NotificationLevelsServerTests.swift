@@ -191,6 +191,33 @@ struct NotificationLevelsServerTests {
         #expect(pushes["direct-plain"]?.json?["mentioned"] as? String == "true", "a direct chat's message is a mention")
     }
 
+    @Test("choices are bounded like changes to groups: over HERALD_LIMIT_CHANGES_PER_HOUR, rate_limited with a wait")
+    func rateLimited() async throws {
+        try await TestServer.run(configure: { $0.limits.changesPerHour = 3 }) { server in
+            let alice = try await server.token("alice")
+            let team = try await server.createConversation(alice, kind: "group", title: "Team", members: ["bob"])
+            let changes = [
+                ("/v1/conversations/\(team)/notifications", #"{"level": "mentions"}"#),
+                ("/v1/me/notifications", #"{"defaultLevel": "mentions"}"#),
+                ("/v1/conversations/\(team)/mute", ""),
+                ("/v1/me/notifications", #"{"defaultLevel": "all"}"#),
+            ]
+            var statuses: [Int] = []
+            for (path, body) in changes {
+                let result = try await server.request("PUT", path, token: alice, body: body.isEmpty ? nil : body)
+                statuses.append(result.status)
+                if result.status == 429 {
+                    #expect(result.errorCode == "rate_limited" && result.headers[.retryAfter] != nil)
+                }
+            }
+            #expect(statuses == [204, 200, 204, 429])
+            // The refused one changed nothing.
+            let kept = try WireJSON.decoder().decode(
+                NotificationSettings.self, from: try await server.request("GET", "/v1/me/notifications", token: alice).body)
+            #expect(kept.defaultLevel == .mentions)
+        }
+    }
+
     @Test("bad choices and mentions are refused with a clear error, and nothing changes")
     func badInput() async throws {
         try await TestServer.run { server in

@@ -31,6 +31,7 @@ struct NotificationsController {
     @Sendable func changeSettings(_ request: Request, context: HeraldRequestContext) async throws -> WireNotificationSettings {
         let identity = try context.requireIdentity()
         let change = try await request.decodeJSON(as: SettingsChange.self, context: context)
+        try messenger.userLimits.change(by: identity.userID)
         var settings = try await store.notificationSettings(of: identity.userID)
         if let level = change.defaultLevel { settings.defaultLevel = try Self.level(level, field: "defaultLevel") }
         if let snooze = change.snoozeUntil {
@@ -70,6 +71,7 @@ struct NotificationsController {
     /// Keeps `choice` as `identity`'s level for `conversationID` and tells their connected devices.
     func apply(_ choice: LevelChoice?, to conversationID: String, for identity: Identity) async throws {
         _ = try await messenger.conversation(conversationID, for: identity)
+        try messenger.userLimits.change(by: identity.userID)
         try await store.setLevel(choice, userID: identity.userID, conversationID: conversationID)
         messenger.hub.send(.level(conversationID: conversationID, choice), toUser: identity.userID)
     }

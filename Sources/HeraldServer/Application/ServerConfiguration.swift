@@ -27,7 +27,8 @@ public struct ServerLimits: Hashable, Sendable {
     /// Conversations a user may create an hour (`HERALD_LIMIT_CONVERSATIONS_PER_HOUR`).
     public var conversationsPerHour = 100
     /// Changes to groups a user may make an hour, in bursts of as many (`HERALD_LIMIT_CHANGES_PER_HOUR`): each add
-    /// (of any number of people), removal, leave, rename, owner change or deletion is one.
+    /// (of any number of people), removal, leave, rename, owner change or deletion is one; so is each change of a
+    /// notification level (a mute too) or of the notification settings.
     public var changesPerHour = 600
     /// Members a group may have, its creator included (`HERALD_LIMIT_GROUP_MEMBERS`).
     public var maxGroupMembers = 1_000

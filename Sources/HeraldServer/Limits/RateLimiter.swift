@@ -99,7 +99,8 @@ struct UserLimits: Sendable {
     /// - Throws: ``APIError`` `rate_limited` with the wait.
     func change(by userID: String) throws {
         if let wait = changes.take(userID) {
-            throw APIError.rateLimited("more than \(Int(changes.burst)) changes to groups an hour", retryAfter: wait.seconds)
+            throw APIError.rateLimited(
+                "more than \(Int(changes.burst)) changes to groups and notification choices an hour", retryAfter: wait.seconds)
         }
     }
 

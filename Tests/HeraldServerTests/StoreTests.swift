@@ -38,7 +38,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
             try await body(store)
         case .postgres:
             try await StoreKind.withDatabase(logger: logger) { url in
-                let store = try await PostgresStore.connect(url: url, retryFor: .seconds(30), logger: logger)
+                let store = try await PostgresStore.connect(url: url, retryFor: .seconds(30), queryLimit: .seconds(30), logger: logger)
                 do {
                     try await body(store)
                 } catch {
@@ -377,7 +377,7 @@ struct StoreTests {
                     }
                     group.cancelAll()
                 }
-                let store = try await PostgresStore.connect(url: url, retryFor: .seconds(30), logger: logger)
+                let store = try await PostgresStore.connect(url: url, retryFor: .seconds(30), queryLimit: .seconds(30), logger: logger)
                 do {
                     try await check(store)
                 } catch {

@@ -37,7 +37,7 @@ public struct ServerEnvironment: Sendable {
         if let url = configuration.postgresURL {
             let store = try await PostgresStore.connect(
                 url: url, leaseDuration: configuration.push.lease.seconds, presenceExpiry: configuration.presenceExpiry,
-                clock: configuration.clock, logger: logger)
+                clock: configuration.clock, queryLimit: configuration.databaseQueryLimit, logger: logger)
             do {
                 // Every node signs alike: the secret and the VAPID key are the database's unless given.
                 let secret = configuration.jwtSecret != nil

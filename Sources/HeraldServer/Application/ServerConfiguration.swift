@@ -120,6 +120,9 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var serviceKeys = ServiceKeys.none
     /// The wall clock entries are stamped with and `until`s are checked against (tests move it).
     public var clock = WallClock()
+    /// How long one use of PostgreSQL may take before the request is answered `database_unavailable` (503). Tests
+    /// on a loaded machine lengthen it; the bound itself is tested on `herald serve` processes.
+    public var databaseQueryLimit: Duration = .seconds(5)
 
     /// The defaults: 127.0.0.1:8080, `./herald.sqlite`.
     public init() {}

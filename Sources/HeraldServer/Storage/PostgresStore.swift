@@ -41,16 +41,17 @@ public final class PostgresStore: Store, Service {
     let presence: PostgresPresence
 
     private init(
-        client: PostgresClient, leaseDuration: TimeInterval, presenceExpiry: Duration, wallClock: WallClock, logger: Logger
+        client: PostgresClient, leaseDuration: TimeInterval, presenceExpiry: Duration, wallClock: WallClock,
+        queryLimit: Duration, logger: Logger
     ) {
         self.clock = wallClock
         self.client = client
-        self.database = BoundedPostgres(client: client)
+        self.database = BoundedPostgres(client: client, limit: queryLimit)
         self.pool = Task { await client.run() }
         self.leaseDuration = leaseDuration
         self.logger = logger
         self.presence = PostgresPresence(client: client, expiry: presenceExpiry, logger: logger)
-        let database = BoundedPostgres(client: client)
+        let database = BoundedPostgres(client: client, limit: queryLimit)
         self.log = EventLog(after: 0, logger: logger) { after, through in
             try await Self.entries(after: after, through: through, limit: Int.max, from: database, logger: logger)
         }
@@ -59,10 +60,13 @@ public final class PostgresStore: Store, Service {
     /// Connects to the database `url` names (`postgres://user:password@host:port/database?sslmode=…`) and migrates
     /// it. A database that cannot be reached is tried again with back-off (1 s doubling to 30 s), each failure
     /// logged, for up to `retryFor`; then the last error is thrown. `leaseDuration`: how long a leased push job is
-    /// this node's; `presenceExpiry`: how long after its last heartbeat a node's connections still count.
+    /// this node's; `presenceExpiry`: how long after its last heartbeat a node's connections still count;
+    /// `queryLimit`: how long one use of the database may take before the request is answered
+    /// `database_unavailable`.
     public static func connect(
         url: String, leaseDuration: TimeInterval = 120, presenceExpiry: Duration = .seconds(30),
-        retryFor: Duration = .seconds(600), clock: WallClock = WallClock(), logger: Logger
+        retryFor: Duration = .seconds(600), clock: WallClock = WallClock(), queryLimit: Duration = .seconds(5),
+        logger: Logger
     ) async throws -> PostgresStore {
         let configuration = try configuration(url)
         // The pool's own notes (each connection it could not make) only from warnings up: the store says what matters.
@@ -70,7 +74,8 @@ public final class PostgresStore: Store, Service {
         poolLogger.logLevel = max(logger.logLevel, .warning)
         let store = PostgresStore(
             client: PostgresClient(configuration: configuration, backgroundLogger: poolLogger),
-            leaseDuration: leaseDuration, presenceExpiry: presenceExpiry, wallClock: clock, logger: logger)
+            leaseDuration: leaseDuration, presenceExpiry: presenceExpiry, wallClock: clock, queryLimit: queryLimit,
+            logger: logger)
         let waits = ContinuousClock()
         let deadline = waits.now.advanced(by: retryFor)
         var wait = Duration.seconds(1)

@@ -15,8 +15,29 @@ final class DatabaseLock: Sendable {
 
     /// Takes the lock of the database at `path`.
     ///
+    /// When the lock's recorded owner is this very process, it was just let go here (a store closed and another
+    /// opened, as tests do): a process this one is spawning at that moment may still hold the lock's file until it
+    /// starts its program, so it is asked again for up to 2 s before giving up.
+    ///
     /// - Throws: ``StorageError`` when another process holds it, or the lock file cannot be opened.
-    static func acquire(databasePath path: String) throws -> DatabaseLock {
+    static func acquire(databasePath path: String) async throws -> DatabaseLock {
+        let deadline = ContinuousClock.now + .seconds(2)
+        while true {
+            do {
+                return try attempt(databasePath: path)
+            } catch let held as HeldByThisProcess {
+                guard ContinuousClock.now < deadline else { throw held.error }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    /// The lock was held, and its recorded owner is this process.
+    private struct HeldByThisProcess: Error {
+        var error: StorageError
+    }
+
+    private static func attempt(databasePath path: String) throws -> DatabaseLock {
         let lockPath = path + "-lock"
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
@@ -31,9 +52,10 @@ final class DatabaseLock: Sendable {
                 throw StorageError("cannot lock \(lockPath): \(String(cString: strerror(reason)))")
             }
             let pid = String(decoding: owner.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw StorageError(
+            let error = StorageError(
                 "another Herald server\(pid.isEmpty ? "" : " (process \(pid))") is using \(path); "
                     + "stop it first, or give this one another --database")
+            throw pid == String(getpid()) ? HeldByThisProcess(error: error) : error
         }
         let pid = "\(getpid())\n"
         _ = ftruncate(descriptor, 0)

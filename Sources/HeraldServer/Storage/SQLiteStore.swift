@@ -48,7 +48,7 @@ public final class SQLiteStore: Store {
             }
             return try await SQLiteStore(database: database, folder: nil, clock: clock, logger: logger)
         }
-        let lock = try DatabaseLock.acquire(databasePath: path)
+        let lock = try await DatabaseLock.acquire(databasePath: path)
         let walExisted = FileManager.default.fileExists(atPath: path + "-wal")
         let database: SerialDatabase
         do {

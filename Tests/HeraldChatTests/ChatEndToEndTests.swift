@@ -69,6 +69,20 @@ struct TmuxChat {
         return nil
     }
 
+    /// Moves down the list (at most 6 chats) until the title bar names `title`.
+    func open(_ title: String) async throws {
+        for _ in 0..<6 where try await wait(.milliseconds(300), for: { $0.first?.contains("· \(title) ·") == true }) == nil {
+            try await keys("Down")
+        }
+    }
+
+    /// Whether `text` comes on the screen within 3 s; when it does not, records an issue with the screen.
+    func shows(_ text: String) async throws -> Bool {
+        if try await wait(.seconds(3), for: { $0.contains { $0.contains(text) } }) != nil { return true }
+        Issue.record("not on the screen: \(text)\n\((await screen()).joined(separator: "\n"))")
+        return false
+    }
+
     /// Types `line` and Enter, as a user at the pane's shell would.
     func type(_ line: String) async throws {
         try await keys("-l", line)
@@ -246,15 +260,9 @@ struct ChatEndToEndTests {
         let plans = try await poster.api(alice).createConversation(kind: .group, title: "Plans", members: ["bob"])
         try await tmux.start(demo.aliceChat)
         #expect(try await tmux.wait { $0.first?.contains("· live") == true } != nil, "connected")
-        for _ in 0..<6 where try await tmux.wait(.milliseconds(300), for: { $0.first?.contains("· Plans ·") == true }) == nil {
-            try await tmux.keys("Down")
-        }
+        try await tmux.open("Plans")
         #expect((await tmux.screen()).first?.contains("· Plans ·") == true, "Alice has the group open")
-        func shows(_ text: String) async throws -> Bool {
-            if try await tmux.wait(.seconds(3), for: { $0.contains { $0.contains(text) } }) != nil { return true }
-            Issue.record("not on the screen: \(text)\n\((await tmux.screen()).joined(separator: "\n"))")
-            return false
-        }
+        func shows(_ text: String) async throws -> Bool { try await tmux.shows(text) }
 
         try await tmux.type("/add dana")
         #expect(try await shows("· You added Dana Scully"))
@@ -289,15 +297,9 @@ struct ChatEndToEndTests {
         let plans = try await poster.api(alice).createConversation(kind: .group, title: "Plans", members: ["bob"])
         try await tmux.start(demo.aliceChat)
         #expect(try await tmux.wait { $0.first?.contains("· live") == true } != nil, "connected")
-        for _ in 0..<6 where try await tmux.wait(.milliseconds(300), for: { $0.first?.contains("· Plans ·") == true }) == nil {
-            try await tmux.keys("Down")
-        }
+        try await tmux.open("Plans")
         #expect((await tmux.screen()).first?.contains("· Plans ·") == true, "Alice has the group open")
-        func shows(_ text: String) async throws -> Bool {
-            if try await tmux.wait(.seconds(3), for: { $0.contains { $0.contains(text) } }) != nil { return true }
-            Issue.record("not on the screen: \(text)\n\((await tmux.screen()).joined(separator: "\n"))")
-            return false
-        }
+        func shows(_ text: String) async throws -> Bool { try await tmux.shows(text) }
         let api = poster.api(alice)
         func level() async throws -> LevelChoice? { try await api.conversation(plans.id).level }
 

@@ -112,6 +112,9 @@ struct WebhookTests {
                     "HERALD_WEBHOOK_URL": receiver.url, "HERALD_WEBHOOK_SECRET": Self.secret,
                     "HERALD_WEBHOOK_ALLOW_PRIVATE": "1", "HERALD_UNREAD_REMINDER": "1",
                     "HERALD_SERVICE_KEY": ServiceTests.key,
+                    // On PostgreSQL a delivery in flight at the SIGKILL stays the dead node's until its lease runs
+                    // out (another node may be sending it): 15 s here, so the wait below covers it; 120 s by default.
+                    "HERALD_PUSH_LEASE": "15",
                 ]) { $1 }
                 let path = folder.appendingPathComponent("herald.sqlite").path
                 try await deliveries(receiver: receiver, environment: environment, database: path, deadToken: deadToken)

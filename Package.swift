@@ -88,7 +88,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            resources: [.copy("Resources/openapi.yaml"), .copy("Resources/web")]
+            // The page's files, and the JavaScript package's modules it imports (served at /herald/): one source, clients/js.
+            resources: [.copy("Resources/openapi.yaml"), .copy("Resources/web"), .copy("../../clients/js/src")]
         ),
         // The Swift client: connect, resume, reconnect, report focus and app state, feed the engine.
         .target(

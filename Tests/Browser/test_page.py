@@ -4,6 +4,7 @@ import os
 import statistics
 import time
 import unittest
+import urllib.parse
 import uuid
 
 from selenium.common.exceptions import NoAlertPresentException
@@ -883,6 +884,11 @@ class Figures(PageTestCase):
         loaded = alice.execute_script(
             "return performance.getEntriesByType('resource').concat(performance.getEntriesByType('navigation'))"
             ".filter(e => !new URL(e.name).pathname.startsWith('/v1/')).map(e => [e.name, e.decodedBodySize])")
+        # The JavaScript package's modules the page imports (served at /herald/ from clients/js/src).
+        package = os.path.join(ROOT, "clients", "js", "src")
+        for name in sorted({urllib.parse.urlparse(url).path.split("/")[-1] for url, _ in loaded
+                            if urllib.parse.urlparse(url).path.startswith("/herald/")}):
+            sizes[f"herald/{name}"] = os.path.getsize(os.path.join(package, name))
         chat = self.chat_with("charlie", "alice")
         samples = []
         for index in range(60):

@@ -24,7 +24,7 @@ struct ConformanceTrace: CustomTestStringConvertible, Sendable {
     }()
 }
 
-/// The page's engine (`Sources/HeraldServer/Resources/web/engine.js`) is a port of `HeraldCore`; this holds them to
+/// The JavaScript engine (`clients/js/src/engine.js`, the page's and the package's) is a port of `HeraldCore`; this holds them to
 /// one behaviour. Every trace runs through `herald replay` and through the JS engine under node
 /// (`Tests/Web/replay.mjs`), and the two timelines must be the same, line for line, value for value.
 @Suite("The web engine and HeraldCore give identical timelines")
@@ -65,7 +65,7 @@ struct WebEngineConformanceTests {
             ["title": banner.title, "subtitle": banner.subtitle, "body": banner.body]
         }
         let input = String(decoding: try JSONEncoder().encode(json), as: UTF8.self)
-        let module = packageRoot.appendingPathComponent("Sources/HeraldServer/Resources/web/engine.js").path
+        let module = packageRoot.appendingPathComponent("clients/js/src/engine.js").path
         let script = """
             const { announcement } = await import(process.argv[1]);
             for (const banner of JSON.parse(process.argv[2])) {
@@ -92,7 +92,7 @@ struct WebEngineConformanceTests {
             "members": members.map { ["id": $0.id, "name": $0.displayName] }, "texts": texts, "prefixes": prefixes,
         ]
         let input = String(decoding: try JSONSerialization.data(withJSONObject: cases), as: UTF8.self)
-        let module = packageRoot.appendingPathComponent("Sources/HeraldServer/Resources/web/engine.js").path
+        let module = packageRoot.appendingPathComponent("clients/js/src/engine.js").path
         let script = """
             const { findMentions, mentionCompletions } = await import(process.argv[1]);
             const { members, texts, prefixes } = JSON.parse(process.argv[2]);

@@ -12,12 +12,14 @@ struct WebPageTests {
     static let csp = HTTPField.Name("Content-Security-Policy")!
     static let nosniff = HTTPField.Name("X-Content-Type-Options")!
 
-    @Test("/ is the page, and its modules, styles and icon come with their types, an ETag and no-cache")
+    @Test("/ is the page, and its modules (the JavaScript package's under /herald/), styles and icon come with their types, an ETag and no-cache")
     func files() async throws {
         try await TestServer.run { server in
             let expected = [
                 "/": "text/html", "/index.html": "text/html", "/app.js": "text/javascript",
-                "/engine.js": "text/javascript", "/api.js": "text/javascript", "/banners.js": "text/javascript",
+                "/banners.js": "text/javascript", "/herald/engine.js": "text/javascript", "/herald/api.js": "text/javascript",
+                "/herald/stream.js": "text/javascript", "/herald/client.js": "text/javascript", "/herald/live.js": "text/javascript",
+                "/herald/index.js": "text/javascript",
                 "/style.css": "text/css", "/favicon.svg": "image/svg+xml",
             ]
             for (path, type) in expected {
@@ -56,9 +58,9 @@ struct WebPageTests {
     @Test("a matching If-None-Match gets 304 with no body")
     func notModified() async throws {
         try await TestServer.run { server in
-            let first = try await server.request("GET", "/engine.js")
+            let first = try await server.request("GET", "/herald/engine.js")
             let eTag = try #require(first.headers[.eTag])
-            let again = try await server.request("GET", "/engine.js", headers: [.ifNoneMatch: eTag])
+            let again = try await server.request("GET", "/herald/engine.js", headers: [.ifNoneMatch: eTag])
             #expect(again.status == 304)
             #expect(again.body.isEmpty)
         }

@@ -1,4 +1,4 @@
-// `herald replay` in JavaScript: runs a trace (docs/replay.md) through the page's engine (engine.js) in virtual
+// `herald replay` in JavaScript: runs a trace (docs/replay.md) through the JavaScript engine (clients/js/src/engine.js) in virtual
 // time and prints the timeline, one JSON object a line, as `herald replay` does. The conformance test
 // (Tests/HeraldReplayTests/WebEngineConformanceTests.swift) runs every trace through both and compares.
 //
@@ -6,7 +6,7 @@
 //
 // Traces here are ones `herald replay` accepts; this runner reads them without repeating its error checks.
 import { readFileSync } from "node:fs";
-import { Notifier, SECOND, bannerConfig, bannerInitials, generalBanner } from "../../Sources/HeraldServer/Resources/web/engine.js";
+import { Notifier, SECOND, bannerConfig, bannerInitials, generalBanner } from "../../clients/js/src/engine.js";
 
 const micros = (seconds) => Math.round(seconds * SECOND);
 // A message's time without `sentAt`: `at` seconds after 2001-01-01, as `herald replay` counts.

@@ -199,7 +199,7 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: ControlBytePathMiddleware())
-    if let files = WebPage.files(logger: logger) {
+    for files in WebPage.files(logger: logger) {
         router.add(middleware: files)
     }
     SystemController(store: environment.store).addRoutes(to: router)

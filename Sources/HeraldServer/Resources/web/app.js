@@ -1,11 +1,13 @@
 // Herald's web client: sign-in, the conversation list, the chat, and the wiring of the stream into the engine.
-// Everything from the network is shown with textContent, never as markup.
-import { API, APIError, Stream } from "./api.js";
+// Everything from the network is shown with textContent, never as markup. The API, the stream and the engine are
+// the JavaScript package's (clients/js), which the server serves at /herald/.
+import { API, APIError } from "/herald/api.js";
+import { HeraldClient } from "/herald/client.js";
 import { Banners, avatar, cleanText, safeImageURL } from "./banners.js";
 import {
   defaultSettings, displayName, entryLine, eventEnds, findMentions, groupTitle, initials, levelAt, mentionCompletions, namesUser,
   preview, senderName,
-} from "./engine.js";
+} from "/herald/engine.js";
 import { deviceID, renewWebPush, turnWebPushOff, turnWebPushOn, webPushIsOn, webPushOwner, webPushSupported } from "./push.js";
 import { dayLabel, fullStamp, listStamp, timeOfDay } from "./time.js";
 
@@ -89,7 +91,7 @@ function signOut(message = "") {
     // This browser stops being told about the user's messages: unsubscribed, and the device removed while the token
     // still works.
     if (webPushOwner() !== null) turnWebPushOff(session.api);
-    session.stream.stop();
+    session.client.close();
     session.banners.close();
     session = null;
   }
@@ -100,57 +102,45 @@ function signOut(message = "") {
 // The session
 
 /**
- * A fresh token for `me` when the one in use (`used`) expired: the demo's sign-in gives one for the same person on a
- * demo server; elsewhere there is none (the page then signs out, saying so). Shared by the API and the stream, so a
- * token renewed by one serves the other.
+ * A fresh token for `me` when the one in use expired: the demo's sign-in gives one for the same person on a demo
+ * server; elsewhere there is none (the page then signs out, saying so). The client shares one renewal between its
+ * API and its stream.
  */
 function tokenRenewal(me) {
-  let renewing = null;
-  return async (used) => {
-    if (session?.api && session.api.token !== used) return session.api.token;
-    renewing ??= API.demoToken(me.id).then(({ token }) => {
-      if (session?.me.id === me.id) {
-        session.api.token = token;
-        if (session.stream) session.stream.token = token;
-        sessionStorage.setItem(tokenKey, token);
-      }
-      return token;
-    }).finally(() => { renewing = null; });
-    return renewing;
+  return async () => {
+    const { token } = await API.demoToken(me.id);
+    if (session?.me.id === me.id) sessionStorage.setItem(tokenKey, token);
+    return token;
   };
 }
 
 function start(token, who) {
   const me = { id: who.sub, name: typeof who.name === "string" ? who.name : who.sub };
-  const renew = tokenRenewal(me);
-  const api = new API(token, renew);
+  const client = new HeraldClient({ token, renew: tokenRenewal(me), device: deviceID() });
   session = {
-    api,
+    client,
+    api: client.api,
     me,
     conversations: new Map(),
     chats: new Map(), // conversation id → {messages: [], complete, loading}
-    pending: new Map(), // client id → {conversation, text, failed}
+    pending: new Map(), // client id → {conversation, text, failed}: sends the client has not had stored yet
     open: null,
     live: false,
     loaded: false,
     held: [], // frames that arrived before the list was loaded
     banners: null,
-    stream: null,
     settings: defaultSettings(), // who hears what (GET /v1/me/notifications), kept up to date by the stream
     levelTimer: null,
     choiceFrames: 0, // `level` and `notifications` frames so far: an answer older than one is not applied
   };
   makeBanners();
   const current = session;
-  session.stream = new Stream({
-    token,
-    device: deviceID(),
-    onFrame: (frame) => current === session && receive(frame),
-    onState: (state) => current === session && connectionChanged(state),
-    onOpen: () => current === session && sayWhereIAm(),
-    onRefused: (frame) => current === session && signOut(`Signed out: ${frame.message} (${frame.code}).`),
-    renew,
-  });
+  client.on("frame", (frame) => current === session && frame.type !== "ack" && frame.type !== "error" && receive(frame));
+  client.on("error", (frame) => current === session && session.banners.general(frame.message, "danger"));
+  client.on("state", (state) => current === session && connectionChanged(state));
+  client.on("open", () => current === session && backOnline());
+  client.on("tokenRefused", (frame) => current === session && signOut(`Signed out: ${frame.message} (${frame.code}).`));
+  client.setAppState(document.hidden ? "background" : "foreground");
   $("sign-in").hidden = true;
   $("app").hidden = false;
   $("me-name").textContent = cleanText(me.name);
@@ -160,7 +150,7 @@ function start(token, who) {
   showChat(null);
   updateNotifyButton();
   showPushSwitch();
-  session.stream.start();
+  client.connect();
 }
 
 /** The banner engine and its view, told what the page knows (coalescing is a setting: changing it makes a new one). */
@@ -182,11 +172,9 @@ function makeBanners() {
   if (session.open) session.banners.send({ type: "open", conversation: session.open });
 }
 
-/** After every (re)connection: the server keeps focus and app state per connection. Back after a loss, say so
- * first (the catch-up's banners follow), and take the stale "Connection lost" away if it is still up. */
-function sayWhereIAm() {
-  session.stream.send({ type: "focus", conversation: session.open });
-  session.stream.send({ type: "app", state: document.hidden ? "background" : "foreground" });
+/** After every (re)connection (the client has told the server the focus and app state again): back after a loss,
+ * say so first (the catch-up's banners follow), and take the stale "Connection lost" away if it is still up. */
+function backOnline() {
   if (session.lostBanner) {
     if (session.banners.visibleID === session.lostBanner) session.banners.send({ type: "dismiss" });
     session.lostBanner = null;
@@ -196,6 +184,7 @@ function sayWhereIAm() {
 
 function connectionChanged(state) {
   const label = { connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…" }[state];
+  if (!label) return; // "closed" and "refused": the page signs out
   $("connection").dataset.state = state;
   $("connection").textContent = label;
   if (state === "reconnecting" && session.live) {
@@ -216,8 +205,9 @@ async function receive(frame) {
   handle(frame);
 }
 
-/** `ready`: read the list (unread counts, mutes, new chats), then handle what waited, then resend unsent messages.
- * Frames that arrive while the list is read wait for it, so none counts against a list that is then replaced. */
+/** `ready`: read the list (unread counts, mutes, new chats), then handle what waited (the client sends the unsent
+ * messages again itself). Frames that arrive while the list is read wait for it, so none counts against a list that
+ * is then replaced. */
 async function becameLive() {
   const current = session;
   session.loaded = false;
@@ -228,7 +218,7 @@ async function becameLive() {
     if (error instanceof APIError && error.status === 401) {
       signOut(`Signed out: ${error.message} (${error.code}).`);
     } else {
-      current.stream.restart();
+      current.client.stream.restart();
     }
     return;
   }
@@ -242,9 +232,6 @@ async function becameLive() {
     openChat(chatToOpen);
     chatToOpen = null;
   }
-  for (const [id, send] of session.pending) {
-    if (!send.failed) session.stream.send(sendFrame(id, send));
-  }
   if (session.open) {
     await refreshChat(session.open);
     markRead();
@@ -254,8 +241,6 @@ async function becameLive() {
 function handle(frame) {
   switch (frame.type) {
     case "message": messageArrived(frame); break;
-    case "ack": acknowledged(frame.id, frame.seq); break;
-    case "error": refused(frame); break;
     case "level":
       session.choiceFrames += 1;
       levelChanged(frame.conversation, frame.level, frame.until);
@@ -275,14 +260,14 @@ async function loadConversations() {
   const all = [];
   let cursor = null;
   for (let page = 0; page < 20; page += 1) {
-    const { conversations, next } = await session.api.conversations(cursor);
+    const { conversations, next } = await session.api.conversations({ cursor });
     all.push(...conversations);
     if (!next) break;
     cursor = next;
   }
   const known = session.conversations;
   // The server lists newest activity first; a chat with no message yet keeps its place by the one above it.
-  let activity = session.stream.lastSeq ?? 0;
+  let activity = session.client.lastSeq ?? 0;
   for (const conversation of all) {
     activity = conversation.lastMessage?.seq ?? activity;
     conversation.activity = activity;
@@ -595,7 +580,7 @@ async function newChat(event) {
 function openChat(id, { fromBanner = false } = {}) {
   if (!session || !session.conversations.has(id)) return;
   session.open = id;
-  session.stream.send({ type: "focus", conversation: id });
+  session.client.focus(id);
   // A tapped banner's conversation is already open in the engine; any other way of opening tells it.
   if (!fromBanner) session.banners.send({ type: "open", conversation: id });
   showChat(id);
@@ -605,7 +590,7 @@ function openChat(id, { fromBanner = false } = {}) {
 
 function closeChat() {
   session.open = null;
-  session.stream.send({ type: "focus", conversation: null });
+  session.client.focus(null);
   session.banners.send({ type: "open", conversation: null });
   showChat(null);
   renderList();
@@ -938,16 +923,12 @@ function send(event) {
   box.value = "";
   closeMentionList();
   renderMessages(conversation, { toBottom: true });
-  // Unsent now (offline), it goes with the others when the stream is live again, under the same id.
-  if (session.live) session.stream.send(sendFrame(id, pending));
-}
-
-/** The `send` frame of a pending message. */
-function sendFrame(id, send) {
-  return {
-    type: "send", conversation: send.conversation, id, text: send.text,
-    ...(send.mentions?.length ? { mentions: send.mentions } : {}), ...(send.mentionsAll ? { mentionsAll: true } : {}),
-  };
+  // The client sends it now if live, else when the stream is live again, under the same id, until stored.
+  const current = session;
+  session.client.send(conversation, text, { id, mentions, mentionsAll }).then(
+    ({ seq }) => current === session && acknowledged(id, seq),
+    (error) => current === session && refused(id, error),
+  );
 }
 
 function acknowledged(id, seq) {
@@ -963,22 +944,12 @@ function acknowledged(id, seq) {
   }
 }
 
-function refused(frame) {
-  const send = frame.ref ? session.pending.get(frame.ref) : null;
-  if (!send) {
-    session.banners.general(frame.message, "danger");
-    return;
-  }
-  if (frame.code === "rate_limited") {
-    setTimeout(() => {
-      if (session?.pending.get(frame.ref) === send && session.live) {
-        session.stream.send(sendFrame(frame.ref, send));
-      }
-    }, (frame.retryAfter ?? 1) * 1000);
-    return;
-  }
+/** A send refused for good (the client waits out `rate_limited` itself): it stays in the chat, marked unsent. */
+function refused(id, error) {
+  const send = session.pending.get(id);
+  if (!send) return;
   send.failed = true;
-  session.banners.general(`Message not sent: ${frame.message}`, "danger");
+  session.banners.general(`Message not sent: ${error.message}`, "danger");
   if (session.open === send.conversation) renderMessages(send.conversation);
 }
 
@@ -1366,7 +1337,7 @@ navigator.serviceWorker?.addEventListener("message", (event) => {
 
 document.addEventListener("visibilitychange", () => {
   if (!session) return;
-  session.stream.send({ type: "app", state: document.hidden ? "background" : "foreground" });
+  session.client.setAppState(document.hidden ? "background" : "foreground");
   tellEngineAboutVisibility();
   if (!document.hidden) markRead();
 });

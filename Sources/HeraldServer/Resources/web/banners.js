@@ -1,6 +1,6 @@
-// The in-app banners of the page: the engine (engine.js) on the real clock, and its effects drawn at the top of
+// The in-app banners of the page: the engine (the package's engine.js) on the real clock, and its effects drawn at the top of
 // the page with their motion, gestures and accessibility (docs/behaviour.md §3).
-import { Notifier, SECOND, announcement, bannerConfig, bannerInitials, generalBanner } from "./engine.js";
+import { Notifier, SECOND, announcement, bannerConfig, bannerInitials, generalBanner } from "/herald/engine.js";
 
 /** Only http and https pictures are ever loaded. */
 export function safeImageURL(text) {

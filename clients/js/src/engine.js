@@ -1,5 +1,5 @@
-// Herald's notification engine in the browser: the policy, the wording and the banner queue of HeraldCore,
-// as a pure state machine. Time is an input (whole microseconds from an origin the caller chooses), never read
+// Herald's notification engine in JavaScript (browsers, React Native, Node): the policy, the wording and the banner
+// queue of HeraldCore, as a pure state machine. Time is an input (whole microseconds from an origin the caller chooses), never read
 // here, so the same inputs give the same effects in a page, under node, and in `herald replay`.
 //
 // This file is a port of Sources/HeraldCore and is held to it by a conformance test
@@ -23,8 +23,45 @@ export function bannerConfig({ capacity = 3, duration = 4 * SECOND, gap = SECOND
 // ---------------------------------------------------------------------------------------------------------------
 // Wording (docs/behaviour.md §2; HeraldCore's ContentFormatter)
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+const segmenter = typeof Intl.Segmenter === "function" ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
 const whiteSpace = /^\p{White_Space}/u;
+/** What stays on the character before it: marks, joiners, variation selectors, skin tones, emoji tags. */
+const extending = /^[\p{M}\u200D\uFE00-\uFE0F\u{1F3FB}-\u{1F3FF}\u{E0020}-\u{E007F}]$/u;
+const regionalIndicator = /^[\u{1F1E6}-\u{1F1FF}]$/u;
+/** The viramas that join two consonants of Devanagari, Bengali, Gujarati, Oriya, Telugu and Malayalam into one. */
+const linker = /^[\u094D\u09CD\u0ACD\u0B4D\u0C4D\u0D4D]$/u;
+/** What a joiner or a virama joins on: a letter or an emoji. */
+const joinable = /^[\p{L}\p{Extended_Pictographic}]$/u;
+
+/**
+ * `text`'s grapheme clusters: `Intl.Segmenter`'s where the runtime has it (browsers, Node); where it has not
+ * (React Native's Hermes), code points with what extends them kept on (marks, zero-width joiner sequences,
+ * conjuncts after a virama, variation selectors, skin tones, flags as pairs, CR LF), which gives the same clusters
+ * for chat text.
+ */
+export function* graphemeClusters(text) {
+  if (segmenter) {
+    for (const { segment } of segmenter.segment(text)) yield segment;
+    return;
+  }
+  let cluster = "";
+  let joined = false; // the last character was a joiner or a virama: the next letter belongs to this cluster
+  let flagHalf = false; // the cluster is one regional indicator, waiting for its pair
+  for (const character of text) {
+    const extendsCluster = (joined && joinable.test(character)) || extending.test(character) ||
+      (flagHalf && regionalIndicator.test(character)) || (cluster === "\r" && character === "\n");
+    if (cluster !== "" && extendsCluster) {
+      cluster += character;
+      flagHalf = false;
+    } else {
+      if (cluster !== "") yield cluster;
+      cluster = character;
+      flagHalf = regionalIndicator.test(character);
+    }
+    joined = character === "\u200D" || linker.test(character);
+  }
+  if (cluster !== "") yield cluster;
+}
 
 /** Whether a grapheme cluster is white space: ASCII space and \t–\r, else its first scalar's White_Space. */
 function isFoldableSpace(cluster) {
@@ -41,7 +78,7 @@ export function foldWhitespace(text, limit = Infinity) {
   let folded = "";
   let count = 0;
   let spaceBefore = false;
-  for (const { segment } of graphemes.segment(text)) {
+  for (const segment of graphemeClusters(text)) {
     if (isFoldableSpace(segment)) {
       spaceBefore = count > 0;
       continue;
@@ -60,7 +97,7 @@ export function foldWhitespace(text, limit = Infinity) {
 
 /** The first grapheme cluster of `text` ("" when empty). */
 function firstCluster(text) {
-  for (const { segment } of graphemes.segment(text)) return segment;
+  for (const segment of graphemeClusters(text)) return segment;
   return "";
 }
 

@@ -1,0 +1,231 @@
+// Herald's HTTP API (docs/protocol.md), as one signed-in user. No state about chats here: the API answers, the
+// caller keeps what it needs. Runs wherever `fetch` does (browsers, React Native, Node 20+).
+
+/** An error the API answered with: `code` is stable (docs/protocol.md, Errors), `message` is for people.
+ *  `status` is the HTTP status (0: the server could not be reached); `retryAfter` is in seconds, when given. */
+export class APIError extends Error {
+  constructor(status, code, message, retryAfter = null) {
+    super(message);
+    this.name = "APIError";
+    this.status = status;
+    this.code = code;
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** How long one request may take before it counts as failed, in milliseconds. */
+export const requestTimeout = 15_000;
+
+/** `base` without a trailing slash ("" stays "": the page's own server). */
+export function trimBase(base) {
+  return (base ?? "").replace(/\/+$/, "");
+}
+
+/** A path segment: an id put into a URL. */
+const segment = encodeURIComponent;
+
+/**
+ * The API of one Herald server as one user.
+ *
+ * `url` is the server's base URL (`https://chat.example.com`; "" in a page the server itself served). `renew`
+ * (optional) is called with the token that expired and resolves to a fresh one: the request is made again, once.
+ * `fetch` may be given where the global one is not the one to use.
+ */
+export class API {
+  constructor({ url = "", token = null, renew = null, fetch: fetcher = null } = {}) {
+    this.url = trimBase(url);
+    this.token = token;
+    this.renew = renew;
+    this.fetch = fetcher ?? ((...args) => globalThis.fetch(...args));
+  }
+
+  /** A request; one the server refuses with `token_expired` is made again, once, with a renewed token. */
+  async request(method, path, body) {
+    try {
+      return await this.send(method, path, body);
+    } catch (error) {
+      if (!(error instanceof APIError) || error.code !== "token_expired" || !this.renew) throw error;
+      const used = this.token;
+      const fresh = await this.renew(used);
+      if (!fresh || fresh === used) throw error;
+      this.token = fresh;
+      return this.send(method, path, body);
+    }
+  }
+
+  /** One request as it is, answered with the JSON body (null for 204), or thrown as an `APIError`. */
+  async send(method, path, body) {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), requestTimeout);
+    let response;
+    try {
+      response = await this.fetch(this.url + path, {
+        method,
+        headers: {
+          ...(this.token ? { Authorization: `Bearer ${this.token}` } : {}),
+          ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: controller.signal,
+        cache: "no-store",
+      });
+    } catch {
+      throw new APIError(0, "network", "the server cannot be reached");
+    } finally {
+      clearTimeout(timer);
+    }
+    if (response.status === 204) return null;
+    const payload = await response.json().catch(() => null);
+    if (!response.ok) {
+      const error = payload?.error ?? {};
+      const retryAfter = Number(response.headers.get("Retry-After")) || null;
+      throw new APIError(response.status, error.code ?? "unknown", error.message ?? response.statusText, retryAfter);
+    }
+    return payload;
+  }
+
+  // Conversations
+
+  /** One page of the user's conversations, newest activity first: `{conversations, next}`. `muted`: only those at
+   *  `nothing` now; `levelSet`: only those with a level of their own. */
+  conversations({ cursor = null, limit = 100, muted = false, levelSet = false } = {}) {
+    const query = new URLSearchParams({ limit: String(limit) });
+    if (cursor) query.set("cursor", cursor);
+    if (muted) query.set("muted", "true");
+    if (levelSet) query.set("level", "set");
+    return this.request("GET", `/v1/conversations?${query}`);
+  }
+
+  /** One conversation as the list shows it (members, owners, last message, unread count, level). */
+  conversation(id) {
+    return this.request("GET", `/v1/conversations/${segment(id)}`);
+  }
+
+  /** Starts a conversation: `kind` "direct" (one other member) or "group". */
+  createConversation({ kind, members, title = null }) {
+    return this.request("POST", "/v1/conversations", { kind, members, title: title || null });
+  }
+
+  /** Adds people to a group (owners only); `history` "none": they see only what follows. */
+  addMembers(conversation, members, history = "full") {
+    return this.request("POST", `/v1/conversations/${segment(conversation)}/members`, { members, history });
+  }
+
+  /** Removes a member (owners), or leaves (anyone, for themselves). */
+  removeMember(conversation, user) {
+    return this.request("DELETE", `/v1/conversations/${segment(conversation)}/members/${segment(user)}`);
+  }
+
+  /** Renames a group (owners); "" or null: no title. */
+  rename(conversation, title) {
+    return this.request("PATCH", `/v1/conversations/${segment(conversation)}`, { title: title || null });
+  }
+
+  /** Makes a member an owner, or an owner a member only. */
+  setOwner(conversation, user, owner) {
+    return this.request(owner ? "PUT" : "DELETE", `/v1/conversations/${segment(conversation)}/owners/${segment(user)}`);
+  }
+
+  /** Deletes a group for everyone (owners). */
+  deleteConversation(conversation) {
+    return this.request("DELETE", `/v1/conversations/${segment(conversation)}`);
+  }
+
+  /** People to start a chat with, found by name or id: `{users, next}`. */
+  users(q = "", { after = null, limit = 20 } = {}) {
+    const query = new URLSearchParams({ q, limit: String(limit) });
+    if (after) query.set("after", after);
+    return this.request("GET", `/v1/users?${query}`);
+  }
+
+  // Messages
+
+  /** A page of history, oldest first: the last `limit` (before `before` if given), or the first after `after`. */
+  async messages(conversation, { before = null, after = null, limit = 50 } = {}) {
+    const query = new URLSearchParams({ limit: String(limit) });
+    if (before !== null) query.set("before", String(before));
+    if (after !== null) query.set("after", String(after));
+    return (await this.request("GET", `/v1/conversations/${segment(conversation)}/messages?${query}`)).messages;
+  }
+
+  /** Posts a message; `id` (the client's, required) makes a retry safe: the same id is stored once. */
+  postMessage(conversation, { id, text, imageURL = null, mentions = [], mentionsAll = false }) {
+    return this.request("POST", `/v1/conversations/${segment(conversation)}/messages`, {
+      id, text, ...(imageURL ? { imageURL } : {}), ...(mentions.length ? { mentions } : {}), ...(mentionsAll ? { mentionsAll } : {}),
+    });
+  }
+
+  /** Moves the read marker to `upTo`; `device` (this device's id) is left out of the read-clears-others pushes. */
+  markRead(conversation, upTo, device = null) {
+    return this.request("POST", `/v1/conversations/${segment(conversation)}/read`, device ? { upTo, device } : { upTo });
+  }
+
+  // Who hears what
+
+  /** Mutes (the level `nothing` for ever) or unmutes (back to the default level). */
+  setMuted(conversation, muted) {
+    return this.request(muted ? "PUT" : "DELETE", `/v1/conversations/${segment(conversation)}/mute`);
+  }
+
+  /** A chat's level ("all", "mentions", "nothing"; null: the default), for ever or until an instant (a `Date` or
+   *  an ISO 8601 string). */
+  setLevel(conversation, level, until = null) {
+    const instant = until instanceof Date ? until.toISOString() : until;
+    const body = level === null ? { level: null } : { level, ...(instant ? { until: instant } : {}) };
+    return this.request("PUT", `/v1/conversations/${segment(conversation)}/notifications`, body);
+  }
+
+  /** The user's notification settings (default level, snooze, quiet hours). */
+  notificationSettings() {
+    return this.request("GET", "/v1/me/notifications");
+  }
+
+  /** Changes the settings given (the others stay); resolves to the settings as kept. */
+  changeNotificationSettings(change) {
+    return this.request("PUT", "/v1/me/notifications", change);
+  }
+
+  /** Do not disturb until an instant (a `Date` or ISO string); null ends it. */
+  snooze(until) {
+    return this.changeNotificationSettings({ snoozeUntil: until instanceof Date ? until.toISOString() : until });
+  }
+
+  // Devices
+
+  /** The user's devices registered for pushes. */
+  async devices() {
+    return (await this.request("GET", "/v1/devices")).devices;
+  }
+
+  /** Registers (or re-registers) a device for pushes: `platform` "apns", "fcm", "expo" or "webpush"; `token` is
+   *  the platform's token (for `webpush` the subscription's JSON). */
+  registerDevice(id, platform, token) {
+    return this.request("PUT", `/v1/devices/${segment(id)}`, { platform, token });
+  }
+
+  /** Stops pushes to a device (at sign-out). */
+  removeDevice(id) {
+    return this.request("DELETE", `/v1/devices/${segment(id)}`);
+  }
+
+  /** The server's VAPID public key (base64url), which a Web Push subscription is made with. */
+  async webPushKey() {
+    return (await this.request("GET", "/v1/webpush/key")).publicKey;
+  }
+
+  // Demo (a server run with --demo only)
+
+  /** The demo people, or null when the server does not run the demo. */
+  static async demoPeople(options = {}) {
+    try {
+      return (await new API(options).request("GET", "/v1/demo/people")).people;
+    } catch {
+      return null;
+    }
+  }
+
+  /** A token for a demo person: `{token}`. */
+  static demoToken(user, options = {}) {
+    return new API(options).request("POST", "/v1/demo/tokens", { user });
+  }
+}

@@ -1,0 +1,483 @@
+// Types of Herald's JavaScript client (the modules beside this file). Checked with `tsc --noEmit` against
+// clients/js/test/usage.ts by the project's tests.
+
+// ---------------------------------------------------------------------------------------------------------------
+// The wire (docs/protocol.md)
+
+/** Who hears what in a conversation. */
+export type NotificationLevel = "all" | "mentions" | "nothing";
+/** A day of a quiet window. */
+export type Weekday = "sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat";
+
+/** A quiet window: on `days`, from `start` to `end` ("HH:MM"; an end not after the start crosses midnight). */
+export interface QuietWindow {
+  days: Weekday[];
+  start: string;
+  end: string;
+}
+
+/** A user's notification settings, as `GET /v1/me/notifications` answers. */
+export interface NotificationSettings {
+  defaultLevel: NotificationLevel;
+  snoozeUntil: string | null;
+  timeZone: string | null;
+  quietHours: QuietWindow[];
+  mentionsDuringQuietHours: boolean;
+  badgeCountsMuted: boolean;
+}
+
+/** A person as the stream names them. */
+export interface Person {
+  id: string;
+  name: string;
+  avatarURL?: string | null;
+}
+
+/** A group's change (`message.event`). */
+export interface ConversationEvent {
+  type: "member_added" | "member_removed" | "member_left" | "owner_added" | "owner_removed" | "renamed" | "deleted";
+  members?: { id: string; name: string }[];
+  title?: string | null;
+}
+
+/** A stored message or event. */
+export interface Message {
+  id: string;
+  seq: number;
+  conversationId: string;
+  senderId: string;
+  text: string | null;
+  imageURL: string | null;
+  createdAt: string;
+  kind?: "message" | "event";
+  event?: ConversationEvent;
+  mentions?: string[];
+  mentionsAll?: boolean;
+  silent?: boolean;
+}
+
+/** What a notification needs to know of a conversation. */
+export interface ConversationRef {
+  id: string;
+  kind: "direct" | "group";
+  title: string | null;
+}
+
+/** A message as the stream delivers it: the message, its conversation and its sender. */
+export interface IncomingMessage {
+  message: Message;
+  conversation: ConversationRef;
+  sender: Person;
+}
+
+/** A conversation: its members (ids), their names and pictures (`people`), its owners. */
+export interface Conversation {
+  id: string;
+  kind: "direct" | "group";
+  title: string | null;
+  members: string[];
+  people: Person[];
+  owners: string[];
+}
+
+/** A conversation as the list shows it: the conversation, its newest entry, the caller's unread count and read
+ *  marker, whether it is at `nothing` now, and the caller's own level (null: the default) and its end. */
+export interface ConversationSummary extends Conversation {
+  lastMessage: Message | null;
+  unreadCount: number;
+  readUpTo: number;
+  muted: boolean;
+  level: NotificationLevel | null;
+  levelUntil: string | null;
+}
+
+/** A device registered for pushes. */
+export interface Device {
+  id: string;
+  platform: "apns" | "fcm" | "expo" | "webpush";
+  token: string;
+}
+
+/** Any frame the server sends on the stream. */
+export type ServerFrame =
+  | { type: "message"; message: Message; conversation: ConversationRef; sender: Person }
+  | { type: "ready"; seq: number; horizon?: number }
+  | { type: "ack"; id: string; seq: number }
+  | { type: "error"; code: string; message: string; ref?: string; retryAfter?: number }
+  | { type: "muted"; conversation: string; muted: boolean }
+  | { type: "level"; conversation: string; level: NotificationLevel | null; until: string | null }
+  | { type: "notifications"; settings: NotificationSettings }
+  | { type: "pong" };
+
+/** A frame a client sends. */
+export type ClientFrame =
+  | { type: "focus"; conversation: string | null }
+  | { type: "app"; state: AppState }
+  | { type: "send"; conversation: string; id: string; text: string; imageURL?: string; mentions?: string[]; mentionsAll?: boolean }
+  | { type: "ping" };
+
+/** Whether the app is on screen. */
+export type AppState = "foreground" | "background";
+
+// ---------------------------------------------------------------------------------------------------------------
+// The HTTP API (api.js)
+
+/** An error the API (or the stream, for a send) answered with; `code` is stable. */
+export class APIError extends Error {
+  constructor(status: number | null, code: string, message: string, retryAfter?: number | null);
+  /** The HTTP status; 0: the server could not be reached; null: a refusal on the stream. */
+  status: number | null;
+  code: string;
+  retryAfter: number | null;
+}
+
+/** How long one request may take, in milliseconds. */
+export const requestTimeout: number;
+/** A base URL without its trailing slashes. */
+export function trimBase(base: string | null | undefined): string;
+
+/** Resolves to a fresh token for the one that expired (`used`); null or the same token: none to be had. */
+export type TokenRenewal = (used: string) => Promise<string | null> | string | null;
+
+export interface APIOptions {
+  /** The server's base URL; "" in a page the server served. */
+  url?: string;
+  token?: string | null;
+  renew?: TokenRenewal | null;
+  fetch?: typeof fetch | null;
+}
+
+/** The HTTP API as one user. */
+export class API {
+  constructor(options?: APIOptions);
+  url: string;
+  token: string | null;
+  renew: TokenRenewal | null;
+  request<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
+  send<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
+  conversations(options?: { cursor?: string | null; limit?: number; muted?: boolean; levelSet?: boolean }): Promise<{ conversations: ConversationSummary[]; next: string | null }>;
+  conversation(id: string): Promise<ConversationSummary>;
+  createConversation(options: { kind: "direct" | "group"; members: string[]; title?: string | null }): Promise<Conversation>;
+  addMembers(conversation: string, members: string[], history?: "full" | "none"): Promise<Conversation>;
+  removeMember(conversation: string, user: string): Promise<null>;
+  rename(conversation: string, title: string | null): Promise<Conversation>;
+  setOwner(conversation: string, user: string, owner: boolean): Promise<null>;
+  deleteConversation(conversation: string): Promise<null>;
+  users(q?: string, options?: { after?: string | null; limit?: number }): Promise<{ users: Person[]; next: string | null }>;
+  messages(conversation: string, options?: { before?: number | null; after?: number | null; limit?: number }): Promise<Message[]>;
+  postMessage(conversation: string, message: { id: string; text: string; imageURL?: string | null; mentions?: string[]; mentionsAll?: boolean }): Promise<Message>;
+  markRead(conversation: string, upTo: number, device?: string | null): Promise<null>;
+  setMuted(conversation: string, muted: boolean): Promise<null>;
+  setLevel(conversation: string, level: NotificationLevel | null, until?: Date | string | null): Promise<null>;
+  notificationSettings(): Promise<NotificationSettings>;
+  changeNotificationSettings(change: Partial<NotificationSettings>): Promise<NotificationSettings>;
+  snooze(until: Date | string | null): Promise<NotificationSettings>;
+  devices(): Promise<Device[]>;
+  registerDevice(id: string, platform: Device["platform"], token: string): Promise<null>;
+  removeDevice(id: string): Promise<null>;
+  webPushKey(): Promise<string>;
+  static demoPeople(options?: APIOptions): Promise<Person[] | null>;
+  static demoToken(user: string, options?: APIOptions): Promise<{ token: string }>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The stream (stream.js)
+
+/** The error codes that mean the token is no good. */
+export const tokenErrors: Set<string>;
+/** The stream's WebSocket URL for a server's base URL. */
+export function streamURL(url: string, query: URLSearchParams): string;
+
+/** A WebSocket constructor: the runtime's, or one given. */
+export type WebSocketConstructor = new (url: string) => WebSocketLike;
+/** What the client uses of a WebSocket. */
+export interface WebSocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((event: any) => void) | null;
+  onmessage: ((event: { data: any }) => void) | null;
+  onclose: ((event: any) => void) | null;
+  onerror: ((event: any) => void) | null;
+}
+
+/** How the connection is. */
+export type StreamState = "connecting" | "live" | "reconnecting";
+
+export interface StreamOptions {
+  url?: string;
+  token: string;
+  device?: string | null;
+  after?: number | null;
+  onFrame: (frame: ServerFrame) => void;
+  onState?: (state: StreamState) => void;
+  onOpen?: () => void;
+  onRefused?: (frame: Extract<ServerFrame, { type: "error" }>) => void;
+  renew?: TokenRenewal | null;
+  WebSocket?: WebSocketConstructor | null;
+  /** Milliseconds: the first wait (500) and the longest (5,000). */
+  backoff?: { initial?: number; max?: number };
+  /** Milliseconds of silence before a ping, and again before the connection is taken for dead (25,000; 0: never). */
+  heartbeat?: number;
+  /** Milliseconds a connection may take to open before it is given up and tried again (15,000). */
+  connectTimeout?: number;
+}
+
+/** One WebSocket at a time, resumed, reconnected, renewed. */
+export class Stream {
+  constructor(options: StreamOptions);
+  token: string;
+  device: string | null;
+  readonly lastSeq: number | null;
+  readonly state: StreamState | null;
+  start(): void;
+  stop(): void;
+  send(frame: ClientFrame): boolean;
+  restart(): void;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The client (client.js)
+
+/** The group changes the `member` event carries. */
+export const memberEvents: Set<string>;
+/** A fresh message id. */
+export function messageID(): string;
+
+/** What the client says of its connection. */
+export type ClientState = StreamState | "refused" | "closed";
+
+/** The client's events and what each carries. */
+export interface ClientEvents {
+  state: ClientState;
+  open: null;
+  message: IncomingMessage;
+  member: IncomingMessage;
+  ready: { seq: number; horizon?: number };
+  ack: { id: string; seq: number };
+  refused: { id: string; code: string; message: string };
+  level: { conversation: string; level: NotificationLevel | null; until: string | null };
+  muted: { conversation: string; muted: boolean };
+  notifications: NotificationSettings;
+  error: Extract<ServerFrame, { type: "error" }>;
+  tokenRefused: Extract<ServerFrame, { type: "error" }>;
+  frame: ServerFrame;
+}
+
+export interface HeraldClientOptions {
+  url?: string;
+  token: string;
+  renew?: TokenRenewal | null;
+  device?: string | null;
+  after?: number | null;
+  WebSocket?: WebSocketConstructor | null;
+  fetch?: typeof fetch | null;
+  backoff?: { initial?: number; max?: number };
+  heartbeat?: number;
+}
+
+/** One signed-in user's connection: API, stream, focus, app state, send queue, token renewal. */
+export class HeraldClient {
+  constructor(options: HeraldClientOptions);
+  readonly api: API;
+  readonly stream: Stream;
+  readonly state: ClientState;
+  readonly token: string | null;
+  readonly lastSeq: number | null;
+  readonly unsent: { id: string; conversation: string; text: string }[];
+  readonly openConversation: string | null;
+  readonly appState: AppState;
+  on<K extends keyof ClientEvents>(name: K, listener: (value: ClientEvents[K]) => void): () => void;
+  connect(): void;
+  close(): void;
+  focus(conversation: string | null): void;
+  setAppState(state: AppState): void;
+  send(conversation: string, text: string, options?: { id?: string; imageURL?: string | null; mentions?: string[]; mentionsAll?: boolean }): Promise<{ id: string; seq: number }>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The engine (engine.js): HeraldCore's rules, pure, in virtual time (microseconds)
+
+/** One second in the engine's unit (microseconds). */
+export const SECOND: number;
+
+export interface BannerConfig {
+  capacity: number;
+  duration: number;
+  gap: number;
+  coalesce: boolean;
+  swipeThreshold: number;
+}
+export function bannerConfig(options?: Partial<BannerConfig>): BannerConfig;
+
+/** The words the engine uses. */
+export interface Formatter {
+  previewLimit: number;
+  imagePlaceholder: string;
+  emptyPlaceholder: string;
+  unknownSenderName: string;
+  systemSenderName: string;
+  untitledGroupName: string;
+}
+export const standardFormatter: Readonly<Formatter>;
+
+export type BannerTone = "message" | "primary" | "success" | "warning" | "danger" | "neutral" | "info";
+
+/** A banner to draw. */
+export interface Banner {
+  id: string;
+  conversation: string | null;
+  title: string;
+  subtitle: string | null;
+  body: string | null;
+  avatarURL: string | null;
+  count: number;
+  tone: BannerTone;
+  icon: string | null;
+  duration: number | null;
+  sender: string | null;
+  mention?: boolean;
+}
+
+/** A system notification to post. */
+export interface LocalNotification {
+  message: string;
+  title: string;
+  body: string;
+  thread: string;
+  silent?: boolean;
+}
+
+/** Why nothing was shown. */
+export type SkipReason = "own" | "duplicate" | "silent" | "quiet" | "muted" | "unmentioned" | "snoozed" | "active" | "permission";
+
+/** What the app must do. */
+export type Effect =
+  | { type: "show"; banner: Banner }
+  | { type: "update"; banner: Banner }
+  | { type: "dismiss"; banner: string; reason: string }
+  | { type: "drop"; banner: string; reason: string }
+  | { type: "navigate"; conversation: string }
+  | { type: "local"; notification: LocalNotification }
+  | { type: "clear"; conversation: string }
+  | { type: "skip"; message: string; reason: SkipReason };
+
+/** A gesture on the visible banner. */
+export type Gesture = { type: "tap" | "close" | "touchDown" | "touchUp" } | { type: "swipe"; dy: number };
+
+/** A conversation's own level, for ever (`until` null) or until an instant. */
+export interface LevelChoice {
+  level: NotificationLevel;
+  until: string | number | null;
+}
+
+/** What the engine is told. */
+export type NotifierInput =
+  | { type: "message"; incoming: IncomingMessage }
+  | { type: "app"; state: AppState }
+  | { type: "permission"; granted: boolean }
+  | { type: "open"; conversation: string | null }
+  | { type: "mute" | "unmute"; conversation: string }
+  | { type: "level"; conversation: string; choice: LevelChoice | null }
+  | { type: "settings"; settings: Partial<NotificationSettings> }
+  | { type: "show"; banner: Banner }
+  | { type: "gesture"; gesture: Gesture }
+  | { type: "dismiss" | "dismissAll" };
+
+/** An effect and the instant (µs) it happened at. */
+export interface TimedEffect {
+  instant: number;
+  effect: Effect;
+}
+
+export function graphemeClusters(text: string): Generator<string>;
+export function foldWhitespace(text: string, limit?: number): { text: string; cut: boolean };
+export function preview(text: string | null, hasImage: boolean, formatter?: Formatter): string;
+export function senderName(person: { id: string; name?: string | null }, formatter?: Formatter): string;
+export function displayName(name: string | null | undefined, formatter?: Formatter): string;
+export function groupTitle(title: string | null | undefined, formatter?: Formatter): string;
+export function initials(name: string | null | undefined): string;
+export function eventLine(event: ConversationEvent, sender: Person, conversation: ConversationRef, viewer?: string | null, formatter?: Formatter): string | null;
+export function entryLine(incoming: IncomingMessage, viewer?: string | null, formatter?: Formatter): string | null;
+export function eventEnds(event: ConversationEvent, senderId: string, userID: string): boolean;
+export function bannerFor(incoming: IncomingMessage, formatter?: Formatter, viewer?: string | null): Banner;
+export function notificationFor(incoming: IncomingMessage, formatter?: Formatter, viewer?: string | null): LocalNotification;
+export function announcement(banner: Banner): string;
+export function generalBanner(options: { id: string; message: string; tone?: BannerTone; icon?: string | null; duration?: number }): Banner;
+export function bannerInitials(banner: Banner): string | null;
+export function defaultSettings(): NotificationSettings;
+export function isMention(message: Message, userID: string, kind: "direct" | "group"): boolean;
+export function namesUser(message: Message, userID: string): boolean;
+export function levelAt(choice: LevelChoice | null, settings: Partial<NotificationSettings>, at: number): NotificationLevel;
+export function isQuiet(settings: Partial<NotificationSettings>, at: number): boolean;
+export function interruption(message: Message, kind: "direct" | "group", userID: string, choice: LevelChoice | null, settings: NotificationSettings): { skip: SkipReason } | "ring" | "quietly";
+export function delivery(message: Message, kind: "direct" | "group", userID: string, device: DeviceState, alreadySeen: boolean): { skip: SkipReason } | "banner" | "local" | "quietLocal";
+export function findMentions(text: string, members: { id: string; name: string }[]): { ids: string[]; all: boolean };
+export function mentionCompletions(prefix: string, members: { id: string; name: string }[]): string[];
+
+/** What the engine knows of the device. */
+export interface DeviceState {
+  appState: AppState;
+  notificationsPermitted: boolean;
+  openConversation: string | null;
+  levels: Map<string, { level: NotificationLevel; until: number | null }>;
+  settings: NotificationSettings;
+}
+
+/** The ids seen most recently, up to a limit. */
+export class RecentIDs {
+  constructor(limit: number);
+  has(id: string): boolean;
+  insert(id: string): boolean;
+}
+
+/** The banner queue: one visible, a few waiting, timers in virtual time. */
+export class BannerQueue {
+  constructor(config?: BannerConfig);
+  readonly visible: Banner | null;
+  readonly waiting: Banner[];
+  readonly nextDeadline: number | null;
+}
+
+/** HeraldCore's Notifier: inputs and the instant in, effects out. */
+export class Notifier {
+  constructor(options: { userID: string; config?: BannerConfig; formatter?: Formatter; seenLimit?: number });
+  readonly userID: string;
+  readonly device: DeviceState;
+  readonly queue: BannerQueue;
+  readonly seen: RecentIDs;
+  readonly nextDeadline: number | null;
+  handle(input: NotifierInput, instant: number): TimedEffect[];
+  advance(instant: number): TimedEffect[];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Live notifications (live.js)
+
+export interface LiveNotificationsOptions {
+  client: HeraldClient;
+  userID: string;
+  config?: BannerConfig;
+  /** Milliseconds from any origin (a steady clock by default). */
+  now?: () => number;
+}
+
+/** The stream wired into the engine: effects out, the clock driven. */
+export class LiveNotifications {
+  constructor(options: LiveNotificationsOptions);
+  readonly client: HeraldClient;
+  readonly notifier: Notifier;
+  readonly visible: Banner | null;
+  on(name: "effect", listener: (effect: Effect) => void): () => void;
+  start(): void;
+  stop(): void;
+  open(conversation: string | null): void;
+  setAppState(state: AppState): void;
+  setPermission(granted: boolean): void;
+  gesture(gesture: Gesture): void;
+  dismiss(all?: boolean): void;
+  general(message: string, tone?: BannerTone, seconds?: number): string;
+  setLevel(conversation: string, level: NotificationLevel | null, until?: Date | string | null): Promise<void>;
+  setSettings(change: Partial<NotificationSettings>): Promise<NotificationSettings>;
+  snooze(until: Date | string | null): Promise<NotificationSettings>;
+}

@@ -1,0 +1,29 @@
+// The engine where React Native's Hermes runs it: without Intl.Segmenter, text is cut into the same grapheme
+// clusters (so previews, names and initials are the same words). The engine's rules themselves are held to
+// HeraldCore by the replay conformance test (Tests/HeraldReplayTests/WebEngineConformanceTests.swift).
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import * as engine from "../src/engine.js";
+
+const samples = [
+  "héllo wörld", "e\u0301 combining", "👨‍👩‍👧‍👦 family", "🇩🇪🇫🇷🇮🇹 flags", "🇩🇪🇫", "👍🏽 tone", "a\r\nb", "❤️ selector",
+  "🏴󠁧󠁢󠁳󠁣󠁴󠁿 tag", "क्षि Devanagari", "  spaced \t out\n\n", "한국어", "🧑🏽‍💻 coder", "", "x",
+  "A very long message that goes on and on past the fifty clusters of a preview, with 😀 emoji 👩🏾‍🚀 inside",
+];
+
+test("without Intl.Segmenter (Hermes) the engine cuts text into the same clusters, previews and initials", async () => {
+  const segmenter = Intl.Segmenter;
+  delete Intl.Segmenter;
+  let fallback;
+  try {
+    fallback = await import("../src/engine.js?without-segmenter");
+  } finally {
+    Intl.Segmenter = segmenter;
+  }
+  for (const text of samples) {
+    assert.deepEqual([...fallback.graphemeClusters(text)], [...engine.graphemeClusters(text)], JSON.stringify(text));
+    assert.equal(fallback.preview(text, false), engine.preview(text, false), JSON.stringify(text));
+    assert.equal(fallback.initials(text), engine.initials(text), JSON.stringify(text));
+  }
+});

@@ -127,7 +127,7 @@ struct WebPageTests {
         }
     }
 
-    @Test("HERALD_CORS_ORIGINS: a listed origin may call the API and its preflight is answered; others may not")
+    @Test("HERALD_CORS_ORIGINS: a listed origin may call the API, and import the JavaScript package's modules, and its preflight is answered; others may not")
     func corsForListedOrigins() async throws {
         try await TestServer.run(configure: { $0.corsOrigins = ["https://app.example.com", "http://localhost:3000"] }) { server in
             let token = try await server.token("alice")
@@ -151,6 +151,11 @@ struct WebPageTests {
             let error = try await server.request("GET", "/v1/conversations", headers: [.origin: "https://app.example.com"])
             #expect(error.status == 401)
             #expect(error.headers[.accessControlAllowOrigin] == "https://app.example.com", "errors are readable too")
+
+            // A page of the app's own imports the JavaScript package's modules from here (module scripts use CORS).
+            let module = try await server.request("GET", "/herald/index.js", headers: [.origin: "https://app.example.com"])
+            #expect(module.status == 200)
+            #expect(module.headers[.accessControlAllowOrigin] == "https://app.example.com")
         }
     }
 

@@ -24,6 +24,15 @@ export function trimBase(base) {
 /** A path segment: an id put into a URL. */
 const segment = encodeURIComponent;
 
+/** A query string of the fields that have a value (null and undefined are left out). Written out rather than with
+ *  `URLSearchParams`, whose React Native implementation lacked `set` for years. */
+export function queryString(fields) {
+  return Object.entries(fields)
+    .filter(([, value]) => value !== null && value !== undefined)
+    .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`)
+    .join("&");
+}
+
 /**
  * The API of one Herald server as one user.
  *
@@ -89,10 +98,7 @@ export class API {
   /** One page of the user's conversations, newest activity first: `{conversations, next}`. `muted`: only those at
    *  `nothing` now; `levelSet`: only those with a level of their own. */
   conversations({ cursor = null, limit = 100, muted = false, levelSet = false } = {}) {
-    const query = new URLSearchParams({ limit: String(limit) });
-    if (cursor) query.set("cursor", cursor);
-    if (muted) query.set("muted", "true");
-    if (levelSet) query.set("level", "set");
+    const query = queryString({ limit, cursor: cursor || null, muted: muted ? "true" : null, level: levelSet ? "set" : null });
     return this.request("GET", `/v1/conversations?${query}`);
   }
 
@@ -133,18 +139,14 @@ export class API {
 
   /** People to start a chat with, found by name or id: `{users, next}`. */
   users(q = "", { after = null, limit = 20 } = {}) {
-    const query = new URLSearchParams({ q, limit: String(limit) });
-    if (after) query.set("after", after);
-    return this.request("GET", `/v1/users?${query}`);
+    return this.request("GET", `/v1/users?${queryString({ q, limit, after: after || null })}`);
   }
 
   // Messages
 
   /** A page of history, oldest first: the last `limit` (before `before` if given), or the first after `after`. */
   async messages(conversation, { before = null, after = null, limit = 50 } = {}) {
-    const query = new URLSearchParams({ limit: String(limit) });
-    if (before !== null) query.set("before", String(before));
-    if (after !== null) query.set("after", String(after));
+    const query = queryString({ limit, before, after });
     return (await this.request("GET", `/v1/conversations/${segment(conversation)}/messages?${query}`)).messages;
   }
 

@@ -331,6 +331,8 @@ export function isQuiet(settings, at) {
     }
     zoneFormats.set(settings.timeZone, format);
   }
+  // A runtime without formatToParts reads no quiet hours on the device (the server's pushes still follow them).
+  if (typeof format.formatToParts !== "function") return false;
   const parts = Object.fromEntries(format.formatToParts(new Date(at)).map((part) => [part.type, part.value]));
   const day = weekdays.indexOf(parts.weekday.toLowerCase().slice(0, 3));
   const minute = (Number(parts.hour) % 24) * 60 + Number(parts.minute);

@@ -135,6 +135,8 @@ export class APIError extends Error {
 export const requestTimeout: number;
 /** A base URL without its trailing slashes. */
 export function trimBase(base: string | null | undefined): string;
+/** A query string of the fields that have a value. */
+export function queryString(fields: Record<string, string | number | boolean | null | undefined>): string;
 
 /** Resolves to a fresh token for the one that expired (`used`); null or the same token: none to be had. */
 export type TokenRenewal = (used: string) => Promise<string | null> | string | null;
@@ -186,7 +188,7 @@ export class API {
 /** The error codes that mean the token is no good. */
 export const tokenErrors: Set<string>;
 /** The stream's WebSocket URL for a server's base URL. */
-export function streamURL(url: string, query: URLSearchParams): string;
+export function streamURL(url: string, query: string): string;
 
 /** A WebSocket constructor: the runtime's, or one given. */
 export type WebSocketConstructor = new (url: string) => WebSocketLike;

@@ -2,7 +2,7 @@
 // with back-off and jitter, its token renewed when it expired. It says how the connection is and hands over every
 // frame; what the frames mean is the caller's (HeraldClient, or the web page).
 
-import { trimBase } from "./api.js";
+import { queryString, trimBase } from "./api.js";
 
 /** Codes of a stream error frame that mean the token is no good: signing in again (or renewing) is the only way on. */
 export const tokenErrors = new Set(["missing_token", "invalid_token", "token_expired"]);
@@ -11,7 +11,8 @@ export const tokenErrors = new Set(["missing_token", "invalid_token", "token_exp
 const CONNECTING = 0;
 const OPEN = 1;
 
-/** The stream's URL: `url`'s scheme turned into `ws:`/`wss:`; with no `url`, the page's own server. */
+/** The stream's URL with `query` (a query string): `url`'s scheme turned into `ws:`/`wss:`; with no `url`, the
+ *  page's own server. */
 export function streamURL(url, query) {
   const base = trimBase(url);
   if (base === "") {
@@ -105,9 +106,7 @@ export class Stream {
   connect(state) {
     if (this.stopped) return;
     this.setState(state);
-    const query = new URLSearchParams({ token: this.token });
-    if (this.device) query.set("device", this.device);
-    if (this.lastSeq !== null) query.set("after", String(this.lastSeq));
+    const query = queryString({ token: this.token, device: this.device || null, after: this.lastSeq });
     let socket;
     try {
       socket = new this.WebSocket(streamURL(this.url, query));

@@ -200,6 +200,45 @@ describe("HeraldClient on a real server", () => {
     assert.equal(settings[0].defaultLevel, "mentions");
   });
 
+  test("the HTTP API: pages of history, the read marker, people, levels, mutes, settings and devices", async () => {
+    const chat = await server.chat("group", "rob", ["sam"], "Paging & more");
+    const rob = new HeraldClient({ url: server.url + "/", token: token("rob") });
+    const { api } = rob;
+    const stored = [];
+    for (const text of ["1", "2", "3", "4", "5"]) stored.push(await api.postMessage(chat, { id: `m-${text}`, text }));
+    assert.deepEqual((await api.postMessage(chat, { id: "m-1", text: "1" })).seq, stored[0].seq, "a retry is stored once");
+    assert.deepEqual((await api.messages(chat, { before: stored[4].seq, limit: 2 })).map(({ text }) => text), ["3", "4"]);
+    assert.deepEqual((await api.messages(chat, { after: stored[0].seq, limit: 2 })).map(({ text }) => text), ["2", "3"]);
+    const seen = await api.conversation(chat);
+    assert.equal(seen.title, "Paging & more");
+    assert.deepEqual([...seen.members].sort(), ["rob", "sam"]);
+    const sam = new HeraldClient({ url: server.url, token: token("sam") }).api;
+    assert.equal((await sam.conversation(chat)).unreadCount, 5);
+    await sam.markRead(chat, stored[2].seq);
+    assert.equal((await sam.conversation(chat)).unreadCount, 2);
+    assert.deepEqual((await api.users("sa")).users.map(({ id }) => id), ["sam"]);
+
+    await sam.setMuted(chat, true);
+    assert.deepEqual((await sam.conversations({ muted: true })).conversations.map(({ id }) => id), [chat]);
+    await sam.setLevel(chat, "mentions", new Date(Date.now() + 3_600_000));
+    const [leveled] = (await sam.conversations({ levelSet: true })).conversations;
+    assert.equal(leveled.level, "mentions");
+    assert.ok(Date.parse(leveled.levelUntil) > Date.now());
+    await sam.setLevel(chat, null);
+    assert.deepEqual((await sam.conversations({ levelSet: true })).conversations, []);
+    const snoozed = await sam.snooze(new Date(Date.now() + 600_000));
+    assert.ok(Date.parse(snoozed.snoozeUntil) > Date.now());
+    assert.equal((await sam.changeNotificationSettings({ defaultLevel: "mentions" })).defaultLevel, "mentions");
+    assert.equal((await sam.snooze(null)).snoozeUntil, null);
+
+    await sam.registerDevice("sams-phone", "expo", "ExponentPushToken[abcdefghijklmnopqrstuv]");
+    assert.deepEqual((await sam.devices()).map(({ id, platform }) => [id, platform]), [["sams-phone", "expo"]]);
+    await sam.removeDevice("sams-phone");
+    assert.deepEqual(await sam.devices(), []);
+    await assert.rejects(sam.removeDevice("sams-phone"), (error) => error.code === "not_found" && error.status === 404);
+    await assert.rejects(sam.registerDevice("x", "expo", "not a token"), (error) => error.code === "invalid_request");
+  });
+
   test("rate-limited sends wait as long as the server says and are all stored, once each", async () => {
     const limited = await Server.start({ HERALD_LIMIT_POSTS_PER_SECOND: "2", HERALD_LIMIT_POST_BURST: "2" });
     try {

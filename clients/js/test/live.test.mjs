@@ -88,7 +88,7 @@ describe("LiveNotifications on a real server", () => {
     await eventually("notified again", () => of("local").length === 3);
   });
 
-  test("a snooze set elsewhere silences everything until it ends; after a restart the choices are read again", async () => {
+  test("a snooze set elsewhere silences everything, and its end reaches a device that was away meanwhile", async () => {
     const direct = await server.chat("direct", "gil", ["fran"]);
     const { live, client, effects, of } = liveFor("fran");
     live.start();

@@ -15,13 +15,17 @@ struct AvatarStyleTests {
         #expect(AvatarStyle.pictureURL(nil) == nil)
     }
 
-    @Test("the hue behind initials is the web page's for the same id")
+    @Test("the hue behind initials is the JavaScript client's (the web page's) for the same id, with TextEncoder and without")
     func sameHueAsTheWebPage() async throws {
         let ids = ["alice", "bob", "charlie", "josé", "👩‍👩‍👧", ""]
-        let module = packageRoot.appendingPathComponent("Sources/HeraldServer/Resources/web/banners.js").path
+        let module = packageRoot.appendingPathComponent("clients/js/src/presentation.js").path
+        // Each id twice: as browsers and Node encode it (TextEncoder), and as a runtime without TextEncoder does.
         let script = """
             const { avatarColour } = await import(process.argv[1]);
-            for (const id of JSON.parse(process.argv[2])) console.log(avatarColour(id));
+            const ids = JSON.parse(process.argv[2]);
+            const encoded = ids.map(avatarColour);
+            delete globalThis.TextEncoder;
+            ids.forEach((id, index) => console.log(avatarColour(id) === encoded[index] ? encoded[index] : "differs"));
             """
         let idsJSON = String(decoding: try JSONEncoder().encode(ids), as: UTF8.self)
         let result = try await runProcess(

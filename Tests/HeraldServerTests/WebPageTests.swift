@@ -19,7 +19,7 @@ struct WebPageTests {
                 "/": "text/html", "/index.html": "text/html", "/app.js": "text/javascript",
                 "/banners.js": "text/javascript", "/herald/engine.js": "text/javascript", "/herald/api.js": "text/javascript",
                 "/herald/stream.js": "text/javascript", "/herald/client.js": "text/javascript", "/herald/live.js": "text/javascript",
-                "/herald/index.js": "text/javascript",
+                "/herald/index.js": "text/javascript", "/herald/presentation.js": "text/javascript",
                 "/style.css": "text/css", "/favicon.svg": "image/svg+xml",
             ]
             for (path, type) in expected {

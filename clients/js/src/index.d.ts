@@ -483,3 +483,13 @@ export class LiveNotifications {
   setSettings(change: Partial<NotificationSettings>): Promise<NotificationSettings>;
   snooze(until: Date | string | null): Promise<NotificationSettings>;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// What a view needs (presentation.js)
+
+/** The picture's address when it is http or https, else null: only those are ever loaded. */
+export function safeImageURL(text: unknown): string | null;
+/** The colour of a person's initials avatar (an `hsl(...)` string), the same for the same id on every client. */
+export function avatarColour(id: string | null | undefined): string;
+/** Text safe to show: control characters (but tab and newline) and bidi overrides removed. */
+export function cleanText(text: unknown): string;

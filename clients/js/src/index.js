@@ -6,3 +6,4 @@ export * from "./api.js";
 export * from "./stream.js";
 export * from "./client.js";
 export * from "./live.js";
+export * from "./presentation.js";

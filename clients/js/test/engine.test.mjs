@@ -1,5 +1,6 @@
-// The engine where React Native's Hermes runs it: without Intl.Segmenter, text is cut into the same grapheme
-// clusters (so previews, names and initials are the same words). The engine's rules themselves are held to
+// The package where React Native runs it: without Intl.Segmenter (Hermes) the engine cuts text into the same
+// grapheme clusters (so previews, names and initials are the same words), and with React Native's URL pictures are
+// still judged (avatar colours without TextEncoder: Tests/HeraldPresentationTests/AvatarStyleTests.swift). The engine's rules themselves are held to
 // HeraldCore by the replay conformance test (Tests/HeraldReplayTests/WebEngineConformanceTests.swift).
 
 import assert from "node:assert/strict";
@@ -25,5 +26,24 @@ test("without Intl.Segmenter (Hermes) the engine cuts text into the same cluster
     assert.deepEqual([...fallback.graphemeClusters(text)], [...engine.graphemeClusters(text)], JSON.stringify(text));
     assert.equal(fallback.preview(text, false), engine.preview(text, false), JSON.stringify(text));
     assert.equal(fallback.initials(text), engine.initials(text), JSON.stringify(text));
+  }
+});
+
+test("pictures: only http and https load, also where URL's getters are not implemented (React Native)", async () => {
+  const { safeImageURL } = await import("../src/presentation.js");
+  const cases = { "https://example.com/a.png": true, "HTTP://example.com/a.png": true, "javascript:alert(1)": false,
+    "data:image/png;base64,AAAA": false, "file:///etc/passwd": false, "not a url": false };
+  for (const [text, loads] of Object.entries(cases)) assert.equal(safeImageURL(text) !== null, loads, text);
+  const RealURL = globalThis.URL;
+  globalThis.URL = class extends RealURL {
+    get protocol() {
+      throw new Error("URL.protocol is not implemented");
+    }
+  };
+  try {
+    for (const [text, loads] of Object.entries(cases)) assert.equal(safeImageURL(text) !== null, loads, `${text} (React Native's URL)`);
+    assert.equal(safeImageURL("https://example.com/a b.png"), null, "no white space");
+  } finally {
+    globalThis.URL = RealURL;
   }
 });

@@ -3,7 +3,8 @@
 // the JavaScript package's (clients/js), which the server serves at /herald/.
 import { API, APIError } from "/herald/api.js";
 import { HeraldClient } from "/herald/client.js";
-import { Banners, avatar, cleanText, safeImageURL } from "./banners.js";
+import { cleanText, safeImageURL } from "/herald/presentation.js";
+import { Banners, avatar } from "./banners.js";
 import {
   defaultSettings, displayName, entryLine, eventEnds, findMentions, groupTitle, initials, levelAt, mentionCompletions, namesUser,
   preview, senderName,

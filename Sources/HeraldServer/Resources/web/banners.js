@@ -1,32 +1,7 @@
 // The in-app banners of the page: the engine (the package's engine.js) on the real clock, and its effects drawn at the top of
 // the page with their motion, gestures and accessibility (docs/behaviour.md §3).
 import { Notifier, SECOND, announcement, bannerConfig, bannerInitials, generalBanner } from "/herald/engine.js";
-
-/** Only http and https pictures are ever loaded. */
-export function safeImageURL(text) {
-  if (typeof text !== "string") return null;
-  try {
-    const url = new URL(text);
-    return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
-  } catch {
-    return null;
-  }
-}
-
-/** A colour for an initials avatar, the same for the same id everywhere (a hue from an FNV-1a hash of the id). */
-export function avatarColour(id) {
-  let hash = 0x811c9dc5;
-  for (const byte of new TextEncoder().encode(id ?? "")) {
-    hash ^= byte;
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return `hsl(${hash % 360} 55% 42%)`;
-}
-
-/** Text safe to show: C0 and C1 controls (but tab and newline) and the bidi overrides removed. */
-export function cleanText(text) {
-  return String(text ?? "").replace(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g, "");
-}
+import { avatarColour, cleanText, safeImageURL } from "/herald/presentation.js";
 
 /** An avatar: the picture when there is an http(s) one that loads, else initials on the sender's colour. */
 export function avatar({ name, id, url, initials, className = "avatar" }) {

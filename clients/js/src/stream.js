@@ -179,11 +179,20 @@ export class Stream {
       this.retry();
     };
     socket.onclose = closed;
+    // An attempt given up is closed too, so that it cannot open later unseen and stay open for ever.
+    const abandon = () => {
+      try {
+        socket.close();
+      } catch {
+        // already closing
+      }
+      closed();
+    };
     // Some runtimes (Node 20's WebSocket, when the upgrade is answered without 101) report a failed connection as an
     // error and never close: an error before the connection opened ends the attempt.
-    socket.onerror = () => setTimeout(() => socket.readyState !== OPEN && closed(), 0);
+    socket.onerror = () => setTimeout(() => socket.readyState !== OPEN && abandon(), 0);
     // A connection that neither opens nor fails (a network that swallows packets) is given up after `connectTimeout`.
-    setTimeout(() => socket.readyState === CONNECTING && this.socket === socket && closed(), this.connectTimeout);
+    setTimeout(() => socket.readyState === CONNECTING && this.socket === socket && abandon(), this.connectTimeout);
   }
 
   /** Waits the back-off, with jitter, then connects again. */

@@ -2,9 +2,9 @@
 // nothing missed or repeated, the send queue, token renewal, refusals, member and choice events.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { APIError, HeraldClient } from "../src/index.js";
-import { Server, bounded, eventually, record, token } from "./harness.mjs";
+import { Server, bounded, eventually, record, suiteServer, token } from "./harness.mjs";
 
 /** A client for `user` on `server`, reconnecting fast (tests go faster than networks fail). */
 function clientFor(server, user, options = {}) {
@@ -15,20 +15,12 @@ function clientFor(server, user, options = {}) {
 const ids = (messages) => messages.map(({ message }) => message.id);
 
 describe("HeraldClient on a real server", () => {
-  let server;
   const clients = [];
   const open = (client) => {
     clients.push(client);
     return client;
   };
-
-  before(async () => {
-    server = await Server.start();
-  });
-  after(async () => {
-    for (const client of clients) client.close();
-    await server.close();
-  });
+  const server = suiteServer(() => clients.forEach((client) => client.close()));
 
   test("catches up from `after`, says ready, then gets live messages once each, in seq order", async () => {
     const chat = await server.chat("direct", "bob", ["alice"]);

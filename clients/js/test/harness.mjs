@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { after, before } from "node:test";
 
 export const HERALD = process.env.HERALD_EXECUTABLE;
 if (!HERALD) throw new Error("HERALD_EXECUTABLE must name the herald binary (scripts/js-tests sets it)");
@@ -134,6 +135,18 @@ export class Server {
   post(user, conversation, text, extra = {}) {
     return this.request(user, "POST", `/v1/conversations/${encodeURIComponent(conversation)}/messages`, { id: randomUUID(), text, ...extra });
   }
+}
+
+/** The server of a `describe` block: started before its tests; after them, `cleanup` runs (closing what the tests
+ *  opened) and the server is closed. */
+export function suiteServer(cleanup = () => {}) {
+  const server = new Server();
+  before(() => server.start());
+  after(async () => {
+    cleanup();
+    await server.close();
+  });
+  return server;
 }
 
 /** Collects a client's events of one kind, in order. */

@@ -2,13 +2,13 @@
 // out as effects, as a React Native app's banner component and notification code get them.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { HeraldClient, LiveNotifications, bannerConfig } from "../src/index.js";
-import { Server, eventually, token } from "./harness.mjs";
+import { eventually, suiteServer, token } from "./harness.mjs";
 
 describe("LiveNotifications on a real server", () => {
-  let server;
   const lives = [];
+  const server = suiteServer(() => lives.forEach((live) => live.stop()));
 
   /** Alice's live notifications (a fresh user name per test), with every effect recorded. */
   function liveFor(user, options = {}) {
@@ -19,14 +19,6 @@ describe("LiveNotifications on a real server", () => {
     lives.push(live);
     return { live, client, effects, of: (type) => effects.filter((effect) => effect.type === type) };
   }
-
-  before(async () => {
-    server = await Server.start();
-  });
-  after(async () => {
-    for (const live of lives) live.stop();
-    await server.close();
-  });
 
   test("history caught up at the start does not notify; a message from elsewhere is a banner, the open chat's is not", async () => {
     const direct = await server.chat("direct", "bob", ["alice"]);

@@ -69,11 +69,8 @@ struct ServeCommand: AsyncParsableCommand {
             await Self.announce(announced, port: port, tokens: environment.tokens)
         }
         // A graceful stop finishes what is in flight; after the shutdown timeout, what is left is cut.
-        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        group.maximumGracefulShutdownDuration = settings.timeouts.shutdown
-        group.maximumCancellationDuration = .seconds(5)
         do {
-            try await ServiceGroup(configuration: group).run()
+            try await runUntilSignalled(app, grace: settings.timeouts.shutdown, logger: logger)
         } catch {
             throw Self.listeningError(error, settings: settings) ?? error
         }

@@ -70,7 +70,7 @@ final class PostgresPresence: ClusterPresence {
         try await client.query("INSERT INTO nodes (id, seen_at) VALUES (\(nodeID), now())", logger: logger)
     }
 
-    /// Writes the changes and beats the heart until cancelled; then removes this node and its connections.
+    /// Writes the changes and beats the heart until cancelled.
     func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.beat() }
@@ -79,8 +79,13 @@ final class PostgresPresence: ClusterPresence {
             group.cancelAll()
         }
         wake.finish()
+    }
+
+    /// Removes this node and its connections (at a graceful stop, once ``run()`` ended), waiting at most `limit`
+    /// for the database: a node that cannot reach it leaves them to expire.
+    func leave(within limit: Duration) async {
         do {
-            try await client.query("DELETE FROM nodes WHERE id = \(nodeID)", logger: logger)
+            try await BoundedPostgres(client: client, limit: limit).query("DELETE FROM nodes WHERE id = \(nodeID)", logger: logger)
         } catch {
             logger.warning("this node's presence could not be removed; it expires by itself",
                            metadata: ["error": "\(PostgresStore.describe(error))"])

@@ -124,13 +124,14 @@ public final class PostgresStore: Store, Service {
     /// Listens for the other nodes' messages until the graceful shutdown, then closes the pool: listed before the
     /// HTTP server's users of it, the store stops after them.
     public func run() async throws {
-        let listening = Task { await listen() }
-        let present = Task { await presence.run() }
-        try? await gracefulShutdown()
-        listening.cancel()
-        present.cancel()
-        await listening.value
-        await present.value
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.listen() }
+            group.addTask { await self.presence.run() }
+            try? await gracefulShutdown()
+            group.cancelAll()
+        }
+        // In this task, which a graceful stop does not cancel: the other nodes stop counting this one's connections.
+        await presence.leave(within: .seconds(2))
         await close()
     }
 

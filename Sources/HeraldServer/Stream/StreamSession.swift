@@ -4,6 +4,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOWebSocket
 import HeraldProtocol
+import ServiceLifecycle
 
 /// One stream connection: catch up after `after`, say `ready`, then live messages; meanwhile read the client's
 /// focus, app state, sends and pings.
@@ -53,6 +54,25 @@ struct StreamSession {
         // The writer is a task of its own and the reader is this one (a task less to keep for every idle stream).
         // When the client goes away the reader ends, and the writer is cancelled; when the writer ends first (it fell
         // too far behind and closed with 1008, or failed), the connection closes, which ends the reader.
+        //
+        // A graceful stop (SIGTERM) ends the stream at once: hummingbird-websocket sends the close (1000), nothing more
+        // is queued, and nothing more the client sends is read (a client flooding frames would otherwise keep the
+        // server busy to the end of its grace period); a client that does not answer the close is cut after
+        // ``ServerTimeouts/overflowDrain``.
+        try await withGracefulShutdownHandler {
+            try await serve(connection: connection, outbox: outbox, socket: socket, inbound: inbound, outbound: outbound, after: start)
+        } onGracefulShutdown: { [timeouts] in
+            outbox.finish()
+            socket.stopReading()
+            socket.close(after: timeouts.overflowDrain) {}
+        }
+    }
+
+    /// The reader (this task) and the writer (a child task) of an open stream, until either ends.
+    private func serve(
+        connection: Int, outbox: Outbox, socket: SocketWriter, inbound: WebSocketInboundStream,
+        outbound: WebSocketOutboundWriter, after start: Int64
+    ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {

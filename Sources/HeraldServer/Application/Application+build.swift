@@ -107,7 +107,7 @@ extension ServerEnvironment {
             lease: configuration.push.lease, logger: logger)
         let push = PushDispatcher(
             store: store, hub: hub, memberships: memberships, cluster: cluster, providers: providers,
-            settings: configuration.push, http: http, webhooks: webhooks, logger: logger)
+            settings: configuration.push, http: http, webhooks: webhooks, clock: configuration.clock, logger: logger)
         // What the log hands on goes to this node's connections, then to the push decider and the webhook feed.
         store.log.add(FanOut(hub: hub, memberships: memberships, store: store, logger: logger))
         store.log.add(push)

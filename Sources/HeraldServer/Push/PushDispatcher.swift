@@ -96,6 +96,8 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     /// The other nodes' connections, with several nodes.
     let cluster: (any ClusterPresence)?
     let settings: PushSettings
+    /// The server's clock: what a job's due time, a lease's "now" and an entry's age are read on (tests move it).
+    let clock: WallClock
     /// The providers, by platform.
     public let providers: [DeviceRegistration.Platform: any PushProvider]
     private let http: PushHTTP?
@@ -117,8 +119,9 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     init(
         store: any Store, hub: Hub, memberships: Memberships, cluster: (any ClusterPresence)? = nil,
         providers: [any PushProvider], settings: PushSettings, http: PushHTTP?, webhooks: WebhookDispatcher? = nil,
-        logger: Logger
+        clock: WallClock = WallClock(), logger: Logger
     ) {
+        self.clock = clock
         self.webhooks = webhooks
         self.store = store
         self.hub = hub
@@ -241,7 +244,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     /// ``PushSettings/maxAge``. Members with a device in the foreground are left out.
     private func candidates(of entry: IncomingMessage) async throws -> Set<String> {
         guard let seq = entry.message.seq, !entry.message.silent,
-              Date().timeIntervalSince(entry.message.sentAt) < settings.maxAge.seconds
+              clock.now().timeIntervalSince(entry.message.sentAt) < settings.maxAge.seconds
         else { return [] }
         var reached: [String]
         if let event = entry.message.event {
@@ -291,7 +294,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         let targets = try await store.pushTargets(asks.map {
             PushTargetQuery(conversationID: $0.entry.conversation.id, seq: $0.entry.message.seq ?? 0, candidates: $0.candidates)
         })
-        let due = Date().addingTimeInterval(settings.delay.seconds)
+        let due = clock.now().addingTimeInterval(settings.delay.seconds)
         let formatter = ContentFormatter()
         var connected: [String: Set<String>] = [:]
         var jobs: [NewPushJob] = []
@@ -320,6 +323,11 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         return jobs
     }
 
+    /// Wakes every send loop, to lease what is due now: after a test moved ``clock`` forward.
+    func wakeSenders() {
+        wake(Set(providers.keys))
+    }
+
     /// Clears queued by a change to a group (people no longer in it): the providers go and send them.
     func changed(clears: Int) {
         guard clears > 0 else { return }
@@ -333,7 +341,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         guard !providers.isEmpty else { return }
         do {
             let clears = try await store.pushAfterRead(
-                userID: userID, conversationID: conversationID, device: device, due: Date())
+                userID: userID, conversationID: conversationID, device: device, due: clock.now())
             if clears > 0 {
                 counters.withLockedValue { $0.queued += clears }
                 wake(Set(providers.keys))
@@ -420,7 +428,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
                 if ahead.count < max(1, concurrency / 2) {
                     do {
                         let leased = try await store.leasePushJobs(
-                            now: Date(), platform: provider.platform, limit: concurrency - ahead.count)
+                            now: clock.now(), platform: provider.platform, limit: concurrency - ahead.count)
                         ahead += leased.jobs
                         nextDue = leased.nextDue
                         if !leased.jobs.isEmpty { continue }
@@ -431,7 +439,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
                     }
                 }
                 // Nothing to start: wait for a free slot (a job ahead), new jobs, or the next due one.
-                let wait = ahead.isEmpty ? nextDue.map { max(0.001, $0.timeIntervalSinceNow) } ?? 60 : 60
+                let wait = ahead.isEmpty ? nextDue.map { max(0.001, $0.timeIntervalSince(clock.now())) } ?? 60 : 60
                 await signal.wait(timeout: .milliseconds(Int64(min(wait, 60) * 1000)))
             }
         }
@@ -441,6 +449,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         let metadata: Logger.Metadata = [
             "provider": "\(provider.name)", "user": "\(job.device.userID)", "device": "\(job.device.id)",
             "kind": "\(job.kind.rawValue)", "message": "\(job.content.messageID ?? job.content.conversationID)"]
+        // (A job's creation is stamped by the store on the system's time: its age is read on that time too.)
         let deadline = job.createdAt.addingTimeInterval(settings.maxAge.seconds)
         guard Date() < deadline else {
             answered()
@@ -453,7 +462,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
             case .sent(let ticket):
                 let followUp = ticket.map {
                     NewPushJob(kind: .receipt, userID: job.device.userID, deviceID: job.device.id, content: job.content,
-                               ticket: $0, due: Date().addingTimeInterval(settings.receiptDelay.seconds))
+                               ticket: $0, due: clock.now().addingTimeInterval(settings.receiptDelay.seconds))
                 }
                 // Counted before it is written: whoever sees the outbox empty sees the counts too.
                 if job.kind != .receipt { counters.withLockedValue { $0.sent += 1 } }
@@ -462,8 +471,8 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
                 logger.debug("push sent", metadata: metadata)
             case .retry(let after, let reason):
                 let wait = after?.seconds ?? backoff(attempts: job.attempts)
-                let due = Date().addingTimeInterval(wait)
-                guard due < deadline else {
+                let due = clock.now().addingTimeInterval(wait)
+                guard Date().addingTimeInterval(wait) < deadline else {
                     return await drop(job, reason: "\(reason), and no time left to retry", metadata: metadata)
                 }
                 counters.withLockedValue { $0.retried += 1 }

@@ -5,9 +5,6 @@ import HeraldCore
 import HeraldTestSupport
 import Testing
 
-/// `env`, which runs a command found on the `PATH`.
-let env = URL(fileURLWithPath: "/usr/bin/env")
-
 /// Runs a command (found on the `PATH`) to its end and returns its standard output.
 @discardableResult
 func shell(_ arguments: [String]) async throws -> String {
@@ -25,11 +22,9 @@ struct TmuxChat {
         ["tmux", "-S", socket, "-f", "/dev/null"] + arguments
     }
 
-    /// Starts the server with `command` in its one pane, and waits (up to 10 s) until the session is there. The client
-    /// that starts the server is not awaited: the server it leaves behind keeps the descriptor by which Foundation
-    /// learns of the client's exit, so that exit is reported only when the server ends.
+    /// Starts the server with `command` in its one pane, and waits (up to 10 s) until the session is there.
     func start(_ command: String) async throws {
-        _ = try ChildProcess(makeProcess(env, tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", command])))
+        try await shell(tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", command]))
         let deadline = ContinuousClock.now + .seconds(10)
         var asked = ContinuousClock.now
         while try await spawn(tmux(["has-session", "-t", session])).status != 0 {
@@ -37,7 +32,7 @@ struct TmuxChat {
             // A request that reached a tmux server on its way out is lost with it: ask again now and then.
             if asked.duration(to: .now) > .seconds(2) {
                 asked = .now
-                _ = try ChildProcess(makeProcess(env, tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", command])))
+                try await shell(tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", command]))
             }
             try await Task.sleep(for: .milliseconds(25))
         }
@@ -174,7 +169,7 @@ struct DemoTerminal {
     }
 }
 
-@Suite("herald chat in a real terminal (tmux), against a live demo server", .timeLimit(.minutes(3)))
+@Suite("herald chat in a real terminal (tmux), against a live demo server", .timeLimit(.minutes(3)), .childProcesses)
 struct ChatEndToEndTests {
     @Test("a message from Charlie shows a banner at the top within 1 s; the open key switches; the open chat gets none; an ignored banner goes after 4 s")
     func banners() async throws {

@@ -77,12 +77,14 @@ struct NotifierDriverTests {
     func cancellation() async {
         let clock = ManualClock()
         let driver = NotifierDriver(notifier: Notifier(userID: "alice"), clock: clock)
-        let task = Task { await driver.run() }
         var effects = driver.effects.makeAsyncIterator()
-        driver.send(.message(Cast.message("m1", in: Cast.aliceBob, from: Cast.bob)))
-        _ = await effects.next()
-        task.cancel()
-        _ = await task.value
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await driver.run() }
+            driver.send(.message(Cast.message("m1", in: Cast.aliceBob, from: Cast.bob)))
+            _ = await effects.next()
+            group.cancelAll()
+            await group.waitForAll()
+        }
         let afterCancel = await effects.next()
         #expect(afterCancel == nil)
         #expect(clock.sleeperCount == 0)

@@ -24,4 +24,25 @@ struct SelfContainedDocsTests {
         }
         #expect(checked > 50)
     }
+
+    @Test("the tests start no unstructured Task: what a test starts beside its body is a child task that ends with it")
+    func testsStartNoUnstructuredTask() throws {
+        // The two connection helpers each serve their socket from a task of their own, cancelled when the connection
+        // is closed or released; nothing else may.
+        let owners: Set<String> = ["HeraldServerTests/RawWebSocket.swift", "HeraldServerTests/TestServer.swift"]
+        let unstructured = try Regex(#"(^|[^A-Za-z_.])Task\s*(\{|\(|\.detached)"#)
+        let tests = packageRoot.appendingPathComponent("Tests")
+        let enumerator = FileManager.default.enumerator(atPath: tests.path)
+        var checked = 0
+        while let path = enumerator?.nextObject() as? String {
+            guard path.hasSuffix(".swift") else { continue }
+            checked += 1
+            let source = try String(contentsOf: tests.appendingPathComponent(path), encoding: .utf8)
+            let found = source.split(separator: "\n").filter { line in
+                !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") && line.firstMatch(of: unstructured) != nil
+            }
+            #expect(found.count <= (owners.contains(path) ? 1 : 0), "\(path): \(found)")
+        }
+        #expect(checked > 40)
+    }
 }

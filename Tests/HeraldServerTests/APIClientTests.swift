@@ -2,6 +2,7 @@ import Foundation
 import HeraldClient
 import HeraldCore
 import HeraldProtocol
+import HeraldTestSupport
 import Testing
 
 @Suite("HeraldAPI, the client's HTTP side, against a live server", .timeLimit(.minutes(3)))
@@ -133,43 +134,44 @@ struct ClientMembershipTests {
 
             // Carol's and Bob's devices, live.
             let records = [ClientRecord(), ClientRecord()]
-            var tasks: [Task<Void, Never>] = []
+            var devices: [@Sendable () async throws -> Void] = []
             for (record, token, user) in [(records[0], carol, "carol"), (records[1], bob, "bob")] {
                 let client = ClientTests.client(port: server.port, token: token)
                 let live = LiveNotifications(client: client, userID: user)
-                tasks += [record.watch(client), record.watch(live), Task { await live.run() }]
-                try await record.wait { $0.liveCount >= 1 }
+                devices += [record.watching(client), record.watching(live), { await live.run() }]
             }
-            defer { for task in tasks { task.cancel() } }
+            try await withBackground(devices) {
+                for record in records { try await record.wait { $0.liveCount >= 1 } }
 
-            _ = try await aliceAPI.postMessage(in: group.id, text: "before Carol", id: "before")
-            let added = try await aliceAPI.addMembers(["carol"], to: group.id, history: .none)
-            #expect(added.members == ["alice", "bob", "carol"])
-            try await records[0].wait { $0.shows.count == 1 }
-            let event = try #require(records[0].messages.first)
-            #expect(event.event?.kind == .memberAdded && event.event?.members.map(\.id) == ["carol"])
-            try await records[1].wait { $0.skips[event.id] != nil }
-            #expect(records[1].skips[event.id] == .quiet, "Bob gets a quiet line, no banner")
-            #expect(records[0].messages.allSatisfy { $0.id != "before" }, "no history for Carol")
-            #expect(try await APIClientTests.api(port: server.port, token: carol).messages(in: group.id).map(\.kind) == ["event"])
+                _ = try await aliceAPI.postMessage(in: group.id, text: "before Carol", id: "before")
+                let added = try await aliceAPI.addMembers(["carol"], to: group.id, history: .none)
+                #expect(added.members == ["alice", "bob", "carol"])
+                try await records[0].wait { $0.shows.count == 1 && !$0.messages.isEmpty }
+                let event = try #require(records[0].messages.first)
+                #expect(event.event?.kind == .memberAdded && event.event?.members.map(\.id) == ["carol"])
+                try await records[1].wait { $0.skips[event.id] != nil }
+                #expect(records[1].skips[event.id] == .quiet, "Bob gets a quiet line, no banner")
+                #expect(records[0].messages.allSatisfy { $0.id != "before" }, "no history for Carol")
+                #expect(try await APIClientTests.api(port: server.port, token: carol).messages(in: group.id).map(\.kind) == ["event"])
 
-            #expect(try await aliceAPI.rename(group.id, to: "Team Room").title == "Team Room")
-            #expect(try await aliceAPI.setOwner("bob", in: group.id).owners == ["alice", "bob"])
-            #expect(try await bobAPI.setOwner("alice", false, in: group.id).owners == ["bob"])
-            let shown = try await bobAPI.conversation(group.id)
-            #expect(shown.conversation.title == "Team Room" && shown.conversation.members == ["alice", "bob", "carol"])
-            try await bobAPI.removeMember("carol", from: group.id)
-            await #expect(throws: HeraldAPIError.self) { _ = try await APIClientTests.api(port: server.port, token: carol).conversation(group.id) }
-            do {
-                _ = try await aliceAPI.rename(group.id, to: "Mine")
-                Issue.record("Alice is no longer an owner")
-            } catch let error as HeraldAPIError {
-                #expect(error.code == "not_an_owner" && error.status == 403)
+                #expect(try await aliceAPI.rename(group.id, to: "Team Room").title == "Team Room")
+                #expect(try await aliceAPI.setOwner("bob", in: group.id).owners == ["alice", "bob"])
+                #expect(try await bobAPI.setOwner("alice", false, in: group.id).owners == ["bob"])
+                let shown = try await bobAPI.conversation(group.id)
+                #expect(shown.conversation.title == "Team Room" && shown.conversation.members == ["alice", "bob", "carol"])
+                try await bobAPI.removeMember("carol", from: group.id)
+                await #expect(throws: HeraldAPIError.self) { _ = try await APIClientTests.api(port: server.port, token: carol).conversation(group.id) }
+                do {
+                    _ = try await aliceAPI.rename(group.id, to: "Mine")
+                    Issue.record("Alice is no longer an owner")
+                } catch let error as HeraldAPIError {
+                    #expect(error.code == "not_an_owner" && error.status == 403)
+                }
+                try await aliceAPI.removeMember("alice", from: group.id)  // leaves
+                try await bobAPI.deleteConversation(group.id)
+                await #expect(throws: HeraldAPIError.self) { _ = try await bobAPI.conversation(group.id) }
+                try await records[1].wait { $0.messages.contains { $0.event?.kind == .deleted } }
             }
-            try await aliceAPI.removeMember("alice", from: group.id)  // leaves
-            try await bobAPI.deleteConversation(group.id)
-            await #expect(throws: HeraldAPIError.self) { _ = try await bobAPI.conversation(group.id) }
-            try await records[1].wait { $0.messages.contains { $0.event?.kind == .deleted } }
         }
     }
 

@@ -10,9 +10,11 @@ import Testing
 final class ClientRecord: Sendable {
     private let box = NIOLockedValueBox<(messages: [Message], shows: [String], skips: [String: SkipReason], live: Int)>(([], [], [:], 0))
 
-    func watch(_ client: HeraldClient) -> Task<Void, Never> {
+    /// Records the client's messages and connections, from a subscription taken now, for as long as the returned
+    /// work runs (a child task of the test's: ``withBackground(_:_:)``).
+    func watching(_ client: HeraldClient) -> @Sendable () async throws -> Void {
         let events = client.events()
-        return Task {
+        return { [box] in
             for await event in events {
                 switch event {
                 case .message(let incoming): box.withLockedValue { $0.messages.append(incoming.message) }
@@ -23,9 +25,12 @@ final class ClientRecord: Sendable {
         }
     }
 
-    func watch<C>(_ live: LiveNotifications<C>) -> Task<Void, Never> {
-        Task {
-            for await effect in live.effects {
+    /// Records the banners shown and the messages skipped, from a subscription taken now, for as long as the
+    /// returned work runs.
+    func watching<C>(_ live: LiveNotifications<C>) -> @Sendable () async throws -> Void {
+        let effects = live.effects
+        return { [box] in
+            for await effect in effects {
                 switch effect {
                 case .show(let banner): box.withLockedValue { $0.shows.append(banner.id) }
                 case .skip(let id, let reason): box.withLockedValue { $0.skips[id] = reason }
@@ -60,52 +65,57 @@ struct ClientTests {
         return HeraldClient(configuration: configuration, resumeAfter: 0)
     }
 
+    /// A port for a server that a test stops and starts again, and a client of it made before it first starts
+    /// (Alice's, with her token), running with its notifier and recorded for the length of `body`.
+    static func withClientOfRestartedServer(
+        _ record: ClientRecord, _ body: (_ port: Int, _ client: HeraldClient, _ live: LiveNotifications<ContinuousClock>) async throws -> Void
+    ) async throws {
+        let port = try freePort()
+        let alice = try await TokenAuthority(secret: TestServer.secret).token(userID: "alice", name: "Alice Johnson")
+        let client = Self.client(port: port, token: alice)
+        let live = LiveNotifications(client: client, userID: "alice")
+        try await withBackground([record.watching(client), record.watching(live), { await live.run() }]) {
+            try await body(port, client, live)
+        }
+    }
+
     @Test("the socket closed and the server restarted while messages flow: each arrives once, no banner shows twice")
     func cutsWhileFlowing() async throws {
         let (folder, path) = try Self.database()
         defer { try? FileManager.default.removeItem(at: folder) }
         let record = ClientRecord()
         let acked = NIOLockedValueBox<[String]>([])
-        var port = 0
         var chat = ""
         var bob = ""
-        var running: Task<Void, Never>?
-        var watchers: [Task<Void, Never>] = []
 
-        try await TestServer.run(configure: { $0.databasePath = path }) { server in
-            port = server.port
-            let alice = try await server.token("alice", name: "Alice Johnson")
-            bob = try await server.token("bob", name: "Bob")
-            chat = try await server.createConversation(alice, kind: "group", title: "Team Chat", members: ["bob"])
-            let client = Self.client(port: port, token: alice)
-            let live = LiveNotifications(client: client, userID: "alice")
-            watchers = [record.watch(client), record.watch(live)]
-            running = Task { await live.run() }
-            try await record.wait { $0.liveCount >= 1 }
+        try await Self.withClientOfRestartedServer(record) { port, client, _ in
+            try await TestServer.run(configure: { $0.databasePath = path; $0.port = port }) { server in
+                let alice = try await server.token("alice", name: "Alice Johnson")
+                bob = try await server.token("bob", name: "Bob")
+                chat = try await server.createConversation(alice, kind: "group", title: "Team Chat", members: ["bob"])
+                try await record.wait { $0.liveCount >= 1 }
 
-            for index in 0..<40 {
-                let message = try await server.post(bob, to: chat, id: "a\(index)", text: "before \(index)")
-                acked.withLockedValue { $0.append(message.id) }
-                if index == 15 { client.reconnect() }
+                for index in 0..<40 {
+                    let message = try await server.post(bob, to: chat, id: "a\(index)", text: "before \(index)")
+                    acked.withLockedValue { $0.append(message.id) }
+                    if index == 15 { client.reconnect() }
+                }
+                try await record.wait { $0.messages.count >= 40 }
             }
-            try await record.wait { $0.messages.count >= 40 }
-        }
-        // The server is down; the client keeps trying. It comes back on the same port and file.
-        try await TestServer.run(configure: { $0.databasePath = path; $0.port = port }) { server in
-            for index in 0..<30 {
-                let message = try await server.post(bob, to: chat, id: "b\(index)", text: "after \(index)")
-                acked.withLockedValue { $0.append(message.id) }
+            // The server is down; the client keeps trying. It comes back on the same port and file.
+            try await TestServer.run(configure: { $0.databasePath = path; $0.port = port }) { server in
+                for index in 0..<30 {
+                    let message = try await server.post(bob, to: chat, id: "b\(index)", text: "after \(index)")
+                    acked.withLockedValue { $0.append(message.id) }
+                }
+                try await record.wait { $0.messages.count >= 70 }
+                // A last message as a barrier: the stream is in seq order, so a duplicate of any earlier one would have
+                // arrived before it.
+                let barrier = try await server.post(bob, to: chat, id: "barrier", text: "the end")
+                acked.withLockedValue { $0.append(barrier.id) }
+                try await record.wait { $0.messages.contains { $0.id == "barrier" } }
             }
-            try await record.wait { $0.messages.count >= 70 }
-            // A last message as a barrier: the stream is in seq order, so a duplicate of any earlier one would have
-            // arrived before it.
-            let barrier = try await server.post(bob, to: chat, id: "barrier", text: "the end")
-            acked.withLockedValue { $0.append(barrier.id) }
-            try await record.wait { $0.messages.contains { $0.id == "barrier" } }
         }
-        running?.cancel()
-        await running?.value
-        for watcher in watchers { await watcher.value }
 
         let ids = record.messages.map(\.id)
         #expect(ids.count == 71)
@@ -122,42 +132,33 @@ struct ClientTests {
         let (folder, path) = try Self.database()
         defer { try? FileManager.default.removeItem(at: folder) }
         let record = ClientRecord()
-        var port = 0
         var withBob = ""
         var withCharlie = ""
-        var running: Task<Void, Never>?
-        var watchers: [Task<Void, Never>] = []
 
-        try await TestServer.run(configure: { $0.databasePath = path }) { server in
-            port = server.port
-            let alice = try await server.token("alice", name: "Alice Johnson")
-            withBob = try await server.createConversation(alice, kind: "direct", members: ["bob"])
-            withCharlie = try await server.createConversation(alice, kind: "direct", members: ["charlie"])
-            let client = Self.client(port: port, token: alice)
-            let live = LiveNotifications(client: client, userID: "alice")
-            watchers = [record.watch(client), record.watch(live)]
-            running = Task { await live.run() }
-            live.open(withBob)
-            try await record.wait { $0.liveCount >= 1 }
-            while !server.environment.hub.isLooking(userID: "alice", at: withBob) {
-                try await Task.sleep(for: .milliseconds(10))
+        try await Self.withClientOfRestartedServer(record) { port, _, live in
+            try await TestServer.run(configure: { $0.databasePath = path; $0.port = port }) { server in
+                let alice = try await server.token("alice", name: "Alice Johnson")
+                withBob = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+                withCharlie = try await server.createConversation(alice, kind: "direct", members: ["charlie"])
+                live.open(withBob)
+                try await record.wait { $0.liveCount >= 1 }
+                while !server.environment.hub.isLooking(userID: "alice", at: withBob) {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            try await TestServer.run(configure: { $0.databasePath = path; $0.port = port }) { server in
+                try await record.wait { $0.liveCount >= 2 }
+                let hub = server.environment.hub
+                while !hub.isLooking(userID: "alice", at: withBob) {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                #expect(hub.isLooking(userID: "alice", at: withBob), "the new server knows what she is looking at")
+                let (bob, charlie) = try await (server.token("bob", name: "Bob"), server.token("charlie", name: "Charlie Davis"))
+                try await server.post(bob, to: withBob, id: "open-chat", text: "Hey, are you there?")
+                try await server.post(charlie, to: withCharlie, id: "other-chat", text: "Hey, are you there?")
+                try await record.wait { $0.skips["open-chat"] != nil && $0.shows.contains("other-chat") }
             }
         }
-        try await TestServer.run(configure: { $0.databasePath = path; $0.port = port }) { server in
-            try await record.wait { $0.liveCount >= 2 }
-            let hub = server.environment.hub
-            while !hub.isLooking(userID: "alice", at: withBob) {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            #expect(hub.isLooking(userID: "alice", at: withBob), "the new server knows what she is looking at")
-            let (bob, charlie) = try await (server.token("bob", name: "Bob"), server.token("charlie", name: "Charlie Davis"))
-            try await server.post(bob, to: withBob, id: "open-chat", text: "Hey, are you there?")
-            try await server.post(charlie, to: withCharlie, id: "other-chat", text: "Hey, are you there?")
-            try await record.wait { $0.skips["open-chat"] != nil && $0.shows.contains("other-chat") }
-        }
-        running?.cancel()
-        await running?.value
-        for watcher in watchers { await watcher.value }
         #expect(record.skips["open-chat"] == .active)
         #expect(!record.shows.contains("open-chat"))
         #expect(record.shows == ["other-chat"])
@@ -176,33 +177,29 @@ struct ClientTests {
 
             let client = Self.client(port: server.port, token: alice)
             let live = LiveNotifications(client: client, userID: "alice")
-            let watchers = [record.watch(client), record.watch(live)]
-            let running = Task { await live.run() }
-            try await record.wait { $0.liveCount >= 1 }
+            try await withBackground([record.watching(client), record.watching(live), { await live.run() }]) {
+                try await record.wait { $0.liveCount >= 1 }
 
-            try await server.post(bob, to: withBob, id: "muted-at-start", text: "psst")
-            try await server.post(charlie, to: withCharlie, id: "not-muted", text: "hello")
-            try await record.wait { $0.skips["muted-at-start"] != nil && $0.shows.contains("not-muted") }
-            #expect(record.skips["muted-at-start"] == .muted)
+                try await server.post(bob, to: withBob, id: "muted-at-start", text: "psst")
+                try await server.post(charlie, to: withCharlie, id: "not-muted", text: "hello")
+                try await record.wait { $0.skips["muted-at-start"] != nil && $0.shows.contains("not-muted") }
+                #expect(record.skips["muted-at-start"] == .muted)
 
-            // Unmuted on another device: the stream says so, and the next message shows.
-            #expect(try await server.request("DELETE", "/v1/conversations/\(withBob)/mute", token: alice).status == 204)
-            try await server.post(bob, to: withBob, id: "after-unmute", text: "now?")
-            try await record.wait { $0.shows.contains("after-unmute") }
+                // Unmuted on another device: the stream says so, and the next message shows.
+                #expect(try await server.request("DELETE", "/v1/conversations/\(withBob)/mute", token: alice).status == 204)
+                try await server.post(bob, to: withBob, id: "after-unmute", text: "now?")
+                try await record.wait { $0.shows.contains("after-unmute") }
 
-            // Muted here: the server keeps it (for every device), and the engine skips it at once.
-            try await live.mute(withCharlie)
-            let list = try await server.request("GET", "/v1/conversations?muted=true", token: alice)
-            #expect(list.text.contains(withCharlie))
-            try await server.post(charlie, to: withCharlie, id: "muted-here", text: "again")
-            try await record.wait { $0.skips["muted-here"] != nil }
-            #expect(record.skips["muted-here"] == .muted)
-            #expect(!record.shows.contains("muted-here"))
-            #expect(!record.shows.contains("muted-at-start"))
-
-            running.cancel()
-            await running.value
-            for watcher in watchers { await watcher.value }
+                // Muted here: the server keeps it (for every device), and the engine skips it at once.
+                try await live.mute(withCharlie)
+                let list = try await server.request("GET", "/v1/conversations?muted=true", token: alice)
+                #expect(list.text.contains(withCharlie))
+                try await server.post(charlie, to: withCharlie, id: "muted-here", text: "again")
+                try await record.wait { $0.skips["muted-here"] != nil }
+                #expect(record.skips["muted-here"] == .muted)
+                #expect(!record.shows.contains("muted-here"))
+                #expect(!record.shows.contains("muted-at-start"))
+            }
         }
     }
 
@@ -220,47 +217,43 @@ struct ClientTests {
 
             let client = Self.client(port: server.port, token: alice)
             let live = LiveNotifications(client: client, userID: "alice")
-            let watchers = [record.watch(client), record.watch(live)]
-            let running = Task { await live.run() }
-            try await record.wait { $0.liveCount >= 1 }
-            let bobs = HeraldAPI(configuration: ClientConfiguration(server: URL(string: "http://127.0.0.1:\(server.port)")!, token: bob))
+            try await withBackground([record.watching(client), record.watching(live), { await live.run() }]) {
+                try await record.wait { $0.liveCount >= 1 }
+                let bobs = HeraldAPI(configuration: ClientConfiguration(server: URL(string: "http://127.0.0.1:\(server.port)")!, token: bob))
 
-            try await bobs.postMessage(in: team, text: "plain", id: "plain")
-            try await bobs.postMessage(in: team, text: "@Alice", id: "named", mentions: ["alice"])
-            try await record.wait { $0.skips["plain"] != nil && $0.shows.contains("named") }
-            #expect(record.skips["plain"] == .unmentioned)
+                try await bobs.postMessage(in: team, text: "plain", id: "plain")
+                try await bobs.postMessage(in: team, text: "@Alice", id: "named", mentions: ["alice"])
+                try await record.wait { $0.skips["plain"] != nil && $0.shows.contains("named") }
+                #expect(record.skips["plain"] == .unmentioned)
 
-            // Snoozed on another device while running: the stream's `notifications` frame; then off here.
-            let until = Date().addingTimeInterval(3600).formatted(Date.ISO8601FormatStyle())
-            let snoozed = try await server.request("PUT", "/v1/me/notifications", token: alice, body: #"{"snoozeUntil": "\#(until)"}"#)
-            #expect(snoozed.status == 200)
-            // (The frame went to the stream before the answer: the next message comes after it.)
-            try await bobs.postMessage(in: withBob, text: "psst", id: "while-snoozed")
-            try await record.wait { $0.skips["while-snoozed"] != nil }
-            #expect(record.skips["while-snoozed"] == .snoozed)
-            try await live.snooze(until: nil)
-            #expect(try await client.api.notificationSettings().snoozeUntil == nil)
+                // Snoozed on another device while running: the stream's `notifications` frame; then off here.
+                let until = Date().addingTimeInterval(3600).formatted(Date.ISO8601FormatStyle())
+                let snoozed = try await server.request("PUT", "/v1/me/notifications", token: alice, body: #"{"snoozeUntil": "\#(until)"}"#)
+                #expect(snoozed.status == 200)
+                // (The frame went to the stream before the answer: the next message comes after it.)
+                try await bobs.postMessage(in: withBob, text: "psst", id: "while-snoozed")
+                try await record.wait { $0.skips["while-snoozed"] != nil }
+                #expect(record.skips["while-snoozed"] == .snoozed)
+                try await live.snooze(until: nil)
+                #expect(try await client.api.notificationSettings().snoozeUntil == nil)
 
-            // Nothing, chosen here: the server keeps it, the engine skips a mention at once.
-            try await live.setLevel(.nothing, for: team)
-            #expect(try await client.api.conversationLevels() == [team: LevelChoice(level: .nothing)])
-            try await bobs.postMessage(in: team, text: "@Alice again", id: "named-muted", mentions: ["alice"])
-            try await bobs.postMessage(in: withBob, text: "hello", id: "direct-after")
-            try await record.wait { $0.skips["named-muted"] != nil && $0.shows.contains("direct-after") }
-            #expect(record.skips["named-muted"] == .muted)
+                // Nothing, chosen here: the server keeps it, the engine skips a mention at once.
+                try await live.setLevel(.nothing, for: team)
+                #expect(try await client.api.conversationLevels() == [team: LevelChoice(level: .nothing)])
+                try await bobs.postMessage(in: team, text: "@Alice again", id: "named-muted", mentions: ["alice"])
+                try await bobs.postMessage(in: withBob, text: "hello", id: "direct-after")
+                try await record.wait { $0.skips["named-muted"] != nil && $0.shows.contains("direct-after") }
+                #expect(record.skips["named-muted"] == .muted)
 
-            // A send carries its mentions.
-            let id = client.send("@Bob thanks", to: team, mentions: ["bob"])
-            var sent = try await bobs.messages(in: team).last
-            while sent?.id != id {
-                try await Task.sleep(for: .milliseconds(20))
-                sent = try await bobs.messages(in: team).last
+                // A send carries its mentions.
+                let id = client.send("@Bob thanks", to: team, mentions: ["bob"])
+                var sent = try await bobs.messages(in: team).last
+                while sent?.id != id {
+                    try await Task.sleep(for: .milliseconds(20))
+                    sent = try await bobs.messages(in: team).last
+                }
+                #expect(sent?.mentions == ["bob"])
             }
-            #expect(sent?.mentions == ["bob"])
-
-            running.cancel()
-            await running.value
-            for watcher in watchers { await watcher.value }
         }
     }
 
@@ -274,35 +267,28 @@ struct ClientTests {
             let first = ClientRecord(), second = ClientRecord()
 
             // A first window: its run, then gone.
-            let window = [first.watch(client), first.watch(live)]
-            var running = Task { await live.run() }
-            try await first.wait { $0.liveCount >= 1 }
-            try await server.post(bob, to: withBob, id: "first-run", text: "one")
-            try await first.wait { $0.shows.contains("first-run") }
-            live.open(withBob)
-            running.cancel()
-            await running.value
-            for watcher in window { watcher.cancel(); await watcher.value }
+            try await withBackground([first.watching(client), first.watching(live), { await live.run() }]) {
+                try await first.wait { $0.liveCount >= 1 }
+                try await server.post(bob, to: withBob, id: "first-run", text: "one")
+                try await first.wait { $0.shows.contains("first-run") }
+                live.open(withBob)
+            }
 
             // It comes back, and a second window with it: both runs at once, one connection, both see each banner.
-            let windows = [second.watch(client), first.watch(live), second.watch(live)]
-            running = Task { await live.run() }
-            let alongside = Task { await live.run() }
-            try await second.wait { $0.liveCount >= 1 }
-            try await server.post(bob, to: withBob, id: "in-open-chat", text: "two")
-            let charlie = try await server.token("charlie", name: "Charlie")
-            let withCharlie = try await server.createConversation(charlie, kind: "direct", members: ["alice"])
-            try await server.post(charlie, to: withCharlie, id: "second-run", text: "three")
-            try await second.wait { $0.shows.contains("second-run") && $0.skips["in-open-chat"] != nil }
-            try await first.wait { $0.shows.contains("second-run") }
-            #expect(second.skips["in-open-chat"] == .active, "the chat opened during the first run is still open")
-            #expect(first.shows.filter { $0 == "second-run" }.count == 1)
-            #expect(server.environment.hub.presence(of: "alice").count == 1, "one connection for the two runs")
-            alongside.cancel()
-            await alongside.value
-            running.cancel()
-            await running.value
-            for watcher in windows { watcher.cancel(); await watcher.value }
+            try await withBackground([
+                second.watching(client), first.watching(live), second.watching(live), { await live.run() }, { await live.run() },
+            ]) {
+                try await second.wait { $0.liveCount >= 1 }
+                try await server.post(bob, to: withBob, id: "in-open-chat", text: "two")
+                let charlie = try await server.token("charlie", name: "Charlie")
+                let withCharlie = try await server.createConversation(charlie, kind: "direct", members: ["alice"])
+                try await server.post(charlie, to: withCharlie, id: "second-run", text: "three")
+                try await second.wait { $0.shows.contains("second-run") && $0.skips["in-open-chat"] != nil }
+                try await first.wait { $0.shows.contains("second-run") }
+                #expect(second.skips["in-open-chat"] == .active, "the chat opened during the first run is still open")
+                #expect(first.shows.filter { $0 == "second-run" }.count == 1)
+                #expect(server.environment.hub.presence(of: "alice").count == 1, "one connection for the two runs")
+            }
         }
     }
 
@@ -323,13 +309,11 @@ struct ClientTests {
             configuration.initialBackoff = .milliseconds(50)
             let client = HeraldClient(configuration: configuration, resumeAfter: 0)
             let record = ClientRecord()
-            let watching = record.watch(client)
             let states = client.events()
-            let refusedSeen = Task {
-                for await event in states { if case .state(.refused) = event { return true } }
-                return false
-            }
-            let running = Task { await client.run() }
+            let refusedSeen = NIOLockedValueBox(false)
+            try await withBackground([record.watching(client), {
+                for await event in states { if case .state(.refused) = event { refusedSeen.withLockedValue { $0 = true } } }
+            }, { await client.run() }]) {
             try await record.wait { $0.liveCount == 1 }
             try await server.post(bob, to: chat, id: "before", text: "Before it expired")
             try await record.wait { $0.messages.map(\.id) == ["before"] }
@@ -349,10 +333,8 @@ struct ClientTests {
             // The HTTP API of the same client uses the renewed token.
             #expect(try await client.api.conversations().count == 1)
             #expect(renewals.withLockedValue { $0 } == 1)
-            running.cancel()
-            await running.value
-            watching.cancel()
-            #expect(await refusedSeen.value == false, "the stream never ended refused")
+            }
+            #expect(refusedSeen.withLockedValue { $0 } == false, "the stream never ended refused")
 
             // HTTP alone: a request with an expired token is made again, once, with a renewed one.
             let expired = try await tokens.token(userID: "alice", name: "Alice", lifetime: .seconds(-120))
@@ -374,21 +356,20 @@ struct ClientTests {
             let events = client.events()
             let sent = client.send("queued before connecting", to: chat, id: "early")
             let refused = client.send("nowhere", to: "no-such-conversation", id: "lost")
-            let running = Task { await client.run() }
-            var acknowledged: [String] = []
-            var refusals: [String: String] = [:]
-            for await event in events {
-                switch event {
-                case .acknowledged(let id, _): acknowledged.append(id)
-                case .refused(let id, let code, _): refusals[id] = code
-                default: break
+            try await withBackground({ await client.run() }) {
+                var acknowledged: [String] = []
+                var refusals: [String: String] = [:]
+                for await event in events {
+                    switch event {
+                    case .acknowledged(let id, _): acknowledged.append(id)
+                    case .refused(let id, let code, _): refusals[id] = code
+                    default: break
+                    }
+                    if acknowledged.count == 1, refusals.count == 1 { break }
                 }
-                if acknowledged.count == 1, refusals.count == 1 { break }
+                #expect(acknowledged == [sent])
+                #expect(refusals == [refused: "conversation_not_found"])
             }
-            #expect(acknowledged == [sent])
-            #expect(refusals == [refused: "conversation_not_found"])
-            running.cancel()
-            await running.value
         }
         var configuration = ClientConfiguration(server: URL(string: "http://127.0.0.1:1")!, token: "x")
         configuration.jitter = 0

@@ -3,7 +3,7 @@ import HeraldServer
 import HeraldTestSupport
 import Testing
 
-@Suite("herald token and the token secret", .timeLimit(.minutes(3)))
+@Suite("herald token and the token secret", .timeLimit(.minutes(3)), .childProcesses)
 struct CommandLineTests {
     @Test("herald token and herald chat --as never make a secret: with none to find they say where they looked and create nothing; with the server's they sign as the server verifies")
     func tokenCommand() async throws {

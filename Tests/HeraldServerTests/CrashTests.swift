@@ -11,7 +11,7 @@ actor Acknowledged {
     var count: Int { ids.count }
 }
 
-@Suite("Durability and shutdown", .timeLimit(.minutes(2)))
+@Suite("Durability and shutdown", .timeLimit(.minutes(2)), .childProcesses)
 struct CrashTests {
     @Test("the server killed with SIGKILL during a run of acknowledged sends keeps every acknowledged message",
           arguments: StoreKind.available)

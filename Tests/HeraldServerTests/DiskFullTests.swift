@@ -36,7 +36,7 @@ enum SmallDisk {
     }
 }
 
-@Suite("A full disk", .timeLimit(.minutes(2)))
+@Suite("A full disk", .timeLimit(.minutes(2)), .childProcesses)
 struct DiskFullTests {
     @Test("a full disk: writes answer 503 storage_full with Retry-After and /health says so; freed, it recovers with nothing acknowledged lost",
           .enabled(if: SmallDisk.mountable, "needs root and permission to mount a tmpfs"))

@@ -102,7 +102,7 @@ final class FakePushService: Sendable {
     /// Waits (up to `timeout`) until `condition` holds of the requests so far.
     @discardableResult
     func wait(
-        timeout: Duration = .seconds(15), _ what: String, until condition: ([RecordedRequest]) -> Bool
+        timeout: Duration = .seconds(60), _ what: String, until condition: ([RecordedRequest]) -> Bool
     ) async throws -> [RecordedRequest] {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {

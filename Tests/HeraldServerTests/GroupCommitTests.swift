@@ -3,6 +3,7 @@ import HeraldCore
 import Logging
 import NIOConcurrencyHelpers
 @testable import HeraldServer
+import HeraldTestSupport
 import Testing
 
 /// Posts that arrive together are stored in one transaction, answered after it, and published in `seq` order.
@@ -13,15 +14,7 @@ struct GroupCommitTests {
         var logger = Logger(label: "group-commit-test")
         logger.logLevel = .critical
         let store = try await SQLiteStore.open(path: ":memory:", logger: logger)
-        let running = Task { try await store.database.run() }
-        do {
-            try await body(store)
-        } catch {
-            running.cancel()
-            throw error
-        }
-        running.cancel()
-        _ = await running.result
+        try await withBackground({ try await store.database.run() }) { try await body(store) }
     }
 
     private func draft(_ id: String, by sender: String, in conversation: Conversation, text: String = "hello") -> MessageDraft {
@@ -29,27 +22,35 @@ struct GroupCommitTests {
                      text: text, imageURL: nil)
     }
 
-    /// Holds the database busy until `release` is called, so posts pile up behind it.
-    private func holdDatabase(_ store: SQLiteStore) async -> @Sendable () -> Void {
+    /// Runs `body` with the database held busy until `body` calls the release it is given, so posts pile up behind
+    /// it; released when `body` ends, whatever happened.
+    private func withDatabaseHeld<T: Sendable>(
+        _ store: SQLiteStore, _ body: (@escaping @Sendable () -> Void) async throws -> T
+    ) async throws -> T {
         let (held, heldSink) = AsyncStream<Void>.makeStream()
         // The database's thread blocks on this until it holds 1.
         let gate = ConditionLock(value: 0)
-        Task {
+        let release: @Sendable () -> Void = {
+            gate.lock()
+            gate.unlock(withValue: 1)
+        }
+        return try await withBackground({
             try await store.database.perform { _ in
                 heldSink.yield()
                 gate.lock(whenValue: 1)
                 gate.unlock()
             }
-        }
-        for await _ in held { break }
-        return {
-            gate.lock()
-            gate.unlock(withValue: 1)
+        }) {
+            defer { release() }
+            for await _ in held { break }
+            return try await body(release)
         }
     }
 
+    /// Waits (checking every 5 ms, up to 60 s) until `condition` holds.
     private func waitUntil(_ condition: () -> Bool) async throws {
-        for _ in 0..<1_000 where !condition() {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !condition(), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
         #expect(condition())
@@ -59,23 +60,24 @@ struct GroupCommitTests {
     func postsThatArriveTogetherCommitTogether() async throws {
         try await withStore { store in
             let record = try await store.createConversation(kind: .group, title: "Busy", memberIDs: ["alice", "bob"]).record
-            let release = await holdDatabase(store)
             let published = NIOLockedValueBox<[Int64]>([])
             store.log.add(Recorder { entries in published.withLockedValue { $0 += entries.compactMap(\.message.seq) } })
-            let outcomes = try await withThrowingTaskGroup(of: (String, PostOutcome).self) { group in
-                for index in 0..<200 {
-                    group.addTask {
-                        let id = "m\(index)"
-                        let outcome = try await store.post(draft(id, by: index % 2 == 0 ? "alice" : "bob", in: record.conversation))
-                        return (id, outcome)
+            let outcomes = try await withDatabaseHeld(store) { release in
+                try await withThrowingTaskGroup(of: (String, PostOutcome).self) { group in
+                    for index in 0..<200 {
+                        group.addTask {
+                            let id = "m\(index)"
+                            let outcome = try await store.post(draft(id, by: index % 2 == 0 ? "alice" : "bob", in: record.conversation))
+                            return (id, outcome)
+                        }
                     }
+                    try await waitUntil { store.posts.waiting == 200 }
+                    #expect(published.withLockedValue { $0 }.isEmpty, "nothing is published before it is committed")
+                    release()
+                    var outcomes: [String: PostOutcome] = [:]
+                    for try await (id, outcome) in group { outcomes[id] = outcome }
+                    return outcomes
                 }
-                try await waitUntil { store.posts.waiting == 200 }
-                #expect(published.withLockedValue { $0 }.isEmpty, "nothing is published before it is committed")
-                release()
-                var outcomes: [String: PostOutcome] = [:]
-                for try await (id, outcome) in group { outcomes[id] = outcome }
-                return outcomes
             }
             let seqs = outcomes.values.compactMap { outcome -> Int64? in
                 if case .stored(let message) = outcome { return message.seq }
@@ -107,7 +109,6 @@ struct GroupCommitTests {
         try await withStore { store in
             let record = try await store.createConversation(kind: .group, title: "Ids", memberIDs: ["alice", "bob"]).record
             let earlier = try await store.post(draft("before", by: "alice", in: record.conversation))
-            let release = await holdDatabase(store)
             let posts = [
                 ("first", draft("same", by: "alice", in: record.conversation, text: "one")),
                 ("repeat", draft("same", by: "alice", in: record.conversation, text: "one")),
@@ -116,23 +117,25 @@ struct GroupCommitTests {
                 ("stolen", draft("before", by: "bob", in: record.conversation)),
                 ("other", draft("other", by: "bob", in: record.conversation)),
             ]
-            let results = try await withThrowingTaskGroup(of: (String, Result<PostOutcome, any Error>).self) { group in
-                for (index, (name, draft)) in posts.enumerated() {
-                    group.addTask {
-                        // In this order into the queue.
-                        try await waitUntil { store.posts.waiting == index }
-                        do {
-                            return (name, .success(try await store.post(draft)))
-                        } catch {
-                            return (name, .failure(error))
+            let results = try await withDatabaseHeld(store) { release in
+                try await withThrowingTaskGroup(of: (String, Result<PostOutcome, any Error>).self) { group in
+                    for (index, (name, draft)) in posts.enumerated() {
+                        group.addTask {
+                            // In this order into the queue.
+                            try await waitUntil { store.posts.waiting == index }
+                            do {
+                                return (name, .success(try await store.post(draft)))
+                            } catch {
+                                return (name, .failure(error))
+                            }
                         }
+                        try await waitUntil { store.posts.waiting == index + 1 }
                     }
-                    try await waitUntil { store.posts.waiting == index + 1 }
+                    release()
+                    var results: [String: Result<PostOutcome, any Error>] = [:]
+                    for try await (name, result) in group { results[name] = result }
+                    return results
                 }
-                release()
-                var results: [String: Result<PostOutcome, any Error>] = [:]
-                for try await (name, result) in group { results[name] = result }
-                return results
             }
             guard case .success(.stored(let first)) = results["first"],
                   case .success(.existing(let repeated)) = results["repeat"],

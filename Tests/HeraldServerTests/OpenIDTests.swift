@@ -58,72 +58,69 @@ struct OpenIDTests {
         await signers.add(ecdsa: stranger, kid: "ec-9")
         await signers.add(rsa: rsaKey, digestAlgorithm: .sha256, kid: "rsa-1")
 
-        let (port, stopProvider) = try await Self.serve(provider)
-        let issuer = "http://127.0.0.1:\(port)"
-        provider.issuer.withLockedValue { $0 = issuer }
-        var openID = OpenIDSettings()
-        openID.issuers = [issuer]
-        openID.audiences = [Self.audience]
-        openID.refetchWait = .milliseconds(200)
-        func token(
-            _ kid: String, sub: String = "firebase-uid-1", iss: String? = nil, aud: String = OpenIDTests.audience,
-            expires: TimeInterval = 3600, name: String? = "Ada Lovelace"
-        ) async throws -> String {
-            try await signers.sign(IDClaims(
-                sub: .init(value: sub), iss: .init(value: iss ?? issuer), aud: .init(value: [aud]),
-                exp: .init(value: Date().addingTimeInterval(expires)), iat: .init(value: Date()), name: name), kid: JWKIdentifier(string: kid))
-        }
-        var stopped = false
-        defer { if !stopped { Task { await stopProvider() } } }
-
-        try await TestServer.run(configure: { $0.openID = openID }) { server in
-            func call(_ token: String) async throws -> HTTPResult {
-                try await server.request("GET", "/v1/conversations", token: token)
+        try await Self.serving(provider) { port, stopProvider in
+            let issuer = "http://127.0.0.1:\(port)"
+            provider.issuer.withLockedValue { $0 = issuer }
+            var openID = OpenIDSettings()
+            openID.issuers = [issuer]
+            openID.audiences = [Self.audience]
+            openID.refetchWait = .milliseconds(200)
+            func token(
+                _ kid: String, sub: String = "firebase-uid-1", iss: String? = nil, aud: String = OpenIDTests.audience,
+                expires: TimeInterval = 3600, name: String? = "Ada Lovelace"
+            ) async throws -> String {
+                try await signers.sign(IDClaims(
+                    sub: .init(value: sub), iss: .init(value: iss ?? issuer), aud: .init(value: [aud]),
+                    exp: .init(value: Date().addingTimeInterval(expires)), iat: .init(value: Date()), name: name), kid: JWKIdentifier(string: kid))
             }
-            func refusal(_ token: String) async throws -> (code: String?, message: String) {
-                let answer = try await call(token)
-                #expect(answer.status == 401)
-                return (answer.errorCode, (try? answer.decode(ErrorJSON.self).error.message) ?? "")
+            try await TestServer.run(configure: { $0.openID = openID }) { server in
+                func call(_ token: String) async throws -> HTTPResult {
+                    try await server.request("GET", "/v1/conversations", token: token)
+                }
+                func refusal(_ token: String) async throws -> (code: String?, message: String) {
+                    let answer = try await call(token)
+                    #expect(answer.status == 401)
+                    return (answer.errorCode, (try? answer.decode(ErrorJSON.self).error.message) ?? "")
+                }
+                #expect(try await call(try await token("ec-1")).status == 200)
+                #expect(try await call(try await token("rsa-1", sub: "firebase-uid-2")).status == 200)
+                #expect(try await server.environment.store.user(id: "firebase-uid-1")?.displayName == "Ada Lovelace")
+                // A token without a name keeps the name the user has.
+                #expect(try await call(try await token("ec-1", name: nil)).status == 200)
+                #expect(try await server.environment.store.user(id: "firebase-uid-1")?.displayName == "Ada Lovelace")
+
+                let wrongIssuer = try await refusal(try await token("ec-1", iss: "https://elsewhere.example.com"))
+                #expect(wrongIssuer.code == "invalid_token" && wrongIssuer.message.contains("issuer"), "\(wrongIssuer)")
+                let wrongAudience = try await refusal(try await token("ec-1", aud: "another-project"))
+                #expect(wrongAudience.code == "invalid_token" && wrongAudience.message.contains("audience"), "\(wrongAudience)")
+                let expired = try await refusal(try await token("ec-1", expires: -600))
+                #expect(expired.code == "token_expired" && expired.message.contains("ago"), "\(expired)")
+                let unknownKid = try await refusal(try await token("ec-9"))
+                #expect(unknownKid.code == "invalid_token" && unknownKid.message.contains("no key `ec-9`"), "\(unknownKid)")
+                // `none`, and HS256 with the provider's public key as the secret: the algorithm decides nothing.
+                let body = Data(#"{"sub":"firebase-uid-1","iss":"\#(issuer)","aud":"\#(Self.audience)","exp":4102444800,"name":"Mallory"}"#.utf8)
+                    .base64URLEncodedString()
+                let none = "\(Data(#"{"alg":"none","typ":"JWT"}"#.utf8).base64URLEncodedString()).\(body)."
+                #expect(try await refusal(none).message.contains("alg"))
+                let publicPEM = rsaKey.publicKey.pemRepresentation
+                let hsHeader = Data(#"{"alg":"HS256","typ":"JWT","kid":"rsa-1"}"#.utf8).base64URLEncodedString()
+                let mac = HMAC<SHA256>.authenticationCode(
+                    for: Data("\(hsHeader).\(body)".utf8), using: SymmetricKey(data: Data(publicPEM.utf8)))
+                let confused = "\(hsHeader).\(body).\(Data(mac).base64URLEncodedString())"
+                #expect(try await refusal(confused).code == "invalid_token")
+
+                // The provider rotates: its new key is fetched when a token first names it.
+                provider.published.withLockedValue { $0.append(try! Provider.ecJWK(rotated, kid: "ec-2")) }
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(try await call(try await token("ec-2")).status == 200)
+
+                // The provider goes away: tokens signed by the keys held are still taken.
+                await stopProvider()
+                let fetchesBefore = provider.fetches.withLockedValue { $0 }
+                #expect(try await call(try await token("ec-1", sub: "firebase-uid-3")).status == 200)
+                #expect(try await call(try await token("rsa-1", sub: "firebase-uid-4")).status == 200)
+                #expect(provider.fetches.withLockedValue { $0 } == fetchesBefore)
             }
-            #expect(try await call(try await token("ec-1")).status == 200)
-            #expect(try await call(try await token("rsa-1", sub: "firebase-uid-2")).status == 200)
-            #expect(try await server.environment.store.user(id: "firebase-uid-1")?.displayName == "Ada Lovelace")
-            // A token without a name keeps the name the user has.
-            #expect(try await call(try await token("ec-1", name: nil)).status == 200)
-            #expect(try await server.environment.store.user(id: "firebase-uid-1")?.displayName == "Ada Lovelace")
-
-            let wrongIssuer = try await refusal(try await token("ec-1", iss: "https://elsewhere.example.com"))
-            #expect(wrongIssuer.code == "invalid_token" && wrongIssuer.message.contains("issuer"), "\(wrongIssuer)")
-            let wrongAudience = try await refusal(try await token("ec-1", aud: "another-project"))
-            #expect(wrongAudience.code == "invalid_token" && wrongAudience.message.contains("audience"), "\(wrongAudience)")
-            let expired = try await refusal(try await token("ec-1", expires: -600))
-            #expect(expired.code == "token_expired" && expired.message.contains("ago"), "\(expired)")
-            let unknownKid = try await refusal(try await token("ec-9"))
-            #expect(unknownKid.code == "invalid_token" && unknownKid.message.contains("no key `ec-9`"), "\(unknownKid)")
-            // `none`, and HS256 with the provider's public key as the secret: the algorithm decides nothing.
-            let body = Data(#"{"sub":"firebase-uid-1","iss":"\#(issuer)","aud":"\#(Self.audience)","exp":4102444800,"name":"Mallory"}"#.utf8)
-                .base64URLEncodedString()
-            let none = "\(Data(#"{"alg":"none","typ":"JWT"}"#.utf8).base64URLEncodedString()).\(body)."
-            #expect(try await refusal(none).message.contains("alg"))
-            let publicPEM = rsaKey.publicKey.pemRepresentation
-            let hsHeader = Data(#"{"alg":"HS256","typ":"JWT","kid":"rsa-1"}"#.utf8).base64URLEncodedString()
-            let mac = HMAC<SHA256>.authenticationCode(
-                for: Data("\(hsHeader).\(body)".utf8), using: SymmetricKey(data: Data(publicPEM.utf8)))
-            let confused = "\(hsHeader).\(body).\(Data(mac).base64URLEncodedString())"
-            #expect(try await refusal(confused).code == "invalid_token")
-
-            // The provider rotates: its new key is fetched when a token first names it.
-            provider.published.withLockedValue { $0.append(try! Provider.ecJWK(rotated, kid: "ec-2")) }
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(try await call(try await token("ec-2")).status == 200)
-
-            // The provider goes away: tokens signed by the keys held are still taken.
-            await stopProvider()
-            stopped = true
-            let fetchesBefore = provider.fetches.withLockedValue { $0 }
-            #expect(try await call(try await token("ec-1", sub: "firebase-uid-3")).status == 200)
-            #expect(try await call(try await token("rsa-1", sub: "firebase-uid-4")).status == 200)
-            #expect(provider.fetches.withLockedValue { $0 } == fetchesBefore)
         }
     }
 
@@ -157,8 +154,11 @@ struct OpenIDTests {
         return try JWTKit.Insecure.RSA.PrivateKey(pem: try String(contentsOfFile: file, encoding: .utf8))
     }
 
-    /// Serves `provider`'s discovery document and keys on a free port until the returned stop is called.
-    static func serve(_ provider: Provider) async throws -> (port: Int, stop: @Sendable () async -> Void) {
+    /// Serves `provider`'s discovery document and keys on a free port for the length of `body`, which is given the
+    /// port and a stop that takes the provider away (returning once it is gone).
+    static func serving<T: Sendable>(
+        _ provider: Provider, _ body: (_ port: Int, _ stop: @escaping @Sendable () async -> Void) async throws -> T
+    ) async throws -> T {
         let router = Router()
         router.get(".well-known/openid-configuration") { _, _ -> Response in
             let issuer = provider.issuer.withLockedValue { $0 }
@@ -171,17 +171,22 @@ struct OpenIDTests {
         var logger = Logger(label: "identity-provider")
         logger.logLevel = .critical
         let (ports, sink) = AsyncStream<Int>.makeStream()
+        let (ended, endedSink) = AsyncStream<Void>.makeStream()
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { sink.yield($0.localAddress?.port ?? 0) }, logger: logger)
         let services = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
-        let running = Task { try await services.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw TestFailure("the identity provider did not start") }
-        return (port, {
-            await services.triggerGracefulShutdown()
-            _ = await running.result
-        })
+        return try await withBackground({
+            defer { endedSink.finish() }
+            try await services.run()
+        }) {
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw TestFailure("the identity provider did not start") }
+            return try await body(port, {
+                await services.triggerGracefulShutdown()
+                for await _ in ended {}
+            })
+        }
     }
 
     private static func json(_ text: String) -> Response {

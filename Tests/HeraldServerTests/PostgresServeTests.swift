@@ -9,7 +9,7 @@ import Testing
 
 /// `herald serve --postgres`: nodes on one database share what they must (the token secret, the messages), and a
 /// node whose database cannot be reached waits for it, saying so, rather than exiting.
-@Suite("herald serve on PostgreSQL", .enabled(if: StoreKind.postgresURL != nil), .timeLimit(.minutes(2)))
+@Suite("herald serve on PostgreSQL", .enabled(if: StoreKind.postgresURL != nil), .timeLimit(.minutes(5)), .childProcesses)
 struct PostgresServeTests {
     @Test("two nodes without HERALD_JWT_SECRET sign with the secret the database keeps; a post on one is read on the other")
     func twoNodesShareTheDatabase() async throws {
@@ -132,7 +132,7 @@ struct PostgresServeTests {
     }
     }
 
-    @Test("one stream flooding 200,000 focus and app frames on node A: an away member still gets every push from node B within seconds, and A's memory stays bounded")
+    @Test("one stream flooding 200,000 focus and app frames on node A: an away member still gets every push from node B, and A's presence writes and memory stay bounded")
     func presenceFlood() async throws {
         let tokens = await TokenAuthority(secret: TestServer.secret)
         let (alice, bob, mallory) = try await (
@@ -158,43 +158,51 @@ struct PostgresServeTests {
             .map { LimitsTests.masked(Array($0.utf8)) }
         let chunk = (0..<250).flatMap { frames[$0 % 4] }  // 250 frames
         let port = nodeA.port
+        let (started, startedSink) = AsyncStream<Void>.makeStream()
         let done = NIOLockedValueBox(false)
-        let flooding = Task {
-            defer { done.withLockedValue { $0 = true } }
-            let flood = try await RawWebSocket(port: port, path: "/v1/stream?token=\(mallory)")
-            for _ in 0..<800 { try await flood.connection.send(chunk) }
-            // Every frame was taken when the pong after the last one comes.
-            try await flood.send(Array(#"{"type":"ping"}"#.utf8))
-            while let frame = try await flood.next(), !frame.text.contains("pong") {}
-            await flood.close()
-        }
-
-        // The presence waiting to be written, sampled from node A's /metrics while the flood lasts.
-        let sampling = Task {
-            var samples: [Int] = []
-            while !done.withLockedValue({ $0 }) {
-                if let waiting = try? await Self.metric("herald_presence_writes_waiting", on: port) { samples.append(waiting) }
-                try? await Task.sleep(for: .milliseconds(50))
+        let samples = NIOLockedValueBox<[Int]>([])
+        // The flood and the sampling are child tasks: whatever happens below, they end with this block.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            defer { group.cancelAll() }
+            group.addTask {
+                defer { done.withLockedValue { $0 = true } }
+                let flood = try await RawWebSocket(port: port, path: "/v1/stream?token=\(mallory)")
+                for index in 0..<800 {
+                    try await flood.connection.send(chunk)
+                    if index == 40 { startedSink.finish() }
+                }
+                // Every frame was taken when the pong after the last one comes.
+                try await flood.send(Array(#"{"type":"ping"}"#.utf8))
+                while let frame = try await flood.next(), !frame.text.contains("pong") {}
+                await flood.close()
             }
-            return samples
-        }
-
-        // Meanwhile Bob goes away, and Alice posts on node B: each message is pushed within seconds.
-        try await Task.sleep(for: .milliseconds(300))
-        socket.send(#"{"type": "app", "state": "background"}"#)
-        try await Self.waitForPresence(of: "bob", foreground: false, in: url)
-        for index in 0..<5 {
-            let id = "during-flood-\(index)"
-            #expect(try await onB.post(alice, to: chat, id: id, text: "are you there?") == 201)
-            try await fake.wait(timeout: .seconds(5), "the push for \(id)") { requests in
-                requests.contains { $0.messageID == id }
+            // The presence waiting to be written, sampled from node A's /metrics while the flood lasts.
+            group.addTask {
+                while !done.withLockedValue({ $0 }) {
+                    if let waiting = try? await Self.metric("herald_presence_writes_waiting", on: port) {
+                        samples.withLockedValue { $0.append(waiting) }
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
             }
+
+            // Once the flood is under way, Bob goes away, and Alice posts on node B: each message is pushed.
+            for await _ in started {}
+            socket.send(#"{"type": "app", "state": "background"}"#)
+            try await Self.waitForPresence(of: "bob", foreground: false, in: url)
+            for index in 0..<5 {
+                let id = "during-flood-\(index)"
+                #expect(try await onB.post(alice, to: chat, id: id, text: "are you there?") == 201)
+                try await fake.wait(timeout: .seconds(60), "the push for \(id)") { requests in
+                    requests.contains { $0.messageID == id }
+                }
+            }
+            try await group.waitForAll()
         }
-        try await flooding.value
         // It never grew past node A's two connections while the flood lasted.
-        let samples = await sampling.value
-        #expect(samples.count >= 5, "sampled while it lasted: \(samples.count)")
-        #expect(samples.allSatisfy { $0 <= 2 }, "at most one row a connection: \(samples.max() ?? 0)")
+        let sampled = samples.withLockedValue { $0 }
+        #expect(sampled.count >= 5, "sampled while it lasted: \(sampled.count)")
+        #expect(sampled.allSatisfy { $0 <= 2 }, "at most one row a connection: \(sampled.max() ?? 0)")
         let after = try #require(nodeA.residentBytes)
         #expect(after - before < 64 << 20, "node A grew by \((after - before) >> 20) MiB")
         #expect(await nodeA.terminate() == 0)
@@ -239,10 +247,12 @@ struct PostgresServeTests {
         return line.flatMap { Double($0.dropFirst(name.count + 1)) }.map { Int($0) }
     }
 
-    /// Waits (up to 10 s) until the presence table says `user` has a connection in the foreground (or none).
+    /// Waits (checking every 20 ms, up to 60 s) until the presence table says `user` has a connection in the
+    /// foreground (or none).
     static func waitForPresence(of user: String, foreground: Bool, in url: String) async throws {
         try await Self.withClient(url) { client in
-            for _ in 0..<500 {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
                 let rows = try await client.query(
                     "SELECT coalesce(bool_or(foreground), false) FROM presence WHERE user_id = \(user)").collect()
                 if try rows.first?.decode(Bool.self) == foreground { return }
@@ -252,10 +262,11 @@ struct PostgresServeTests {
         }
     }
 
-    /// Waits (up to 10 s) until the push decisions, kept in the database, have passed `seq`.
+    /// Waits (checking every 20 ms, up to 60 s) until the push decisions, kept in the database, have passed `seq`.
     static func waitForPushDecisions(through seq: Int64, in url: String) async throws {
         try await Self.withClient(url) { client in
-            for _ in 0..<500 {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
                 let rows = try await client.query("SELECT seq FROM log_cursors WHERE name = 'push'").collect()
                 if let decided = try rows.first?.decode(Int64.self), decided >= seq { return }
                 try await Task.sleep(for: .milliseconds(20))
@@ -476,13 +487,10 @@ struct PostgresServeTests {
         let folder = try makeTemporaryFolder("herald-unreachable")
         defer { try? FileManager.default.removeItem(at: folder) }
         let log = folder.appendingPathComponent("stderr.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         // Port 1 on loopback: nothing listens there.
-        let process = makeProcess(heraldExecutable, ["serve", "--port", "0", "--postgres", "postgres://herald:secret@127.0.0.1:1/herald"])
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: log)
-        let child = try ChildProcess(process)
-        defer { child.signal(SIGKILL) }
+        let child = try ChildProcess(
+            heraldExecutable, ["serve", "--port", "0", "--postgres", "postgres://herald:secret@127.0.0.1:1/herald"],
+            errors: .file(log))
         var said = ""
         for _ in 0..<400 where !said.contains("trying again") {
             try await Task.sleep(for: .milliseconds(50))
@@ -491,9 +499,67 @@ struct PostgresServeTests {
         #expect(said.contains("the database cannot be reached; trying again"), "it said: \(said)")
         // The password never reaches the log.
         #expect(said.contains("postgres://herald:***@127.0.0.1:1/herald") && !said.contains("secret"))
-        #expect(process.isRunning, "it waits for the database rather than exiting")
+        #expect(child.isRunning, "it waits for the database rather than exiting")
         child.signal(SIGTERM)
         _ = await child.exited()
+    }
+
+    @Test("a node whose database server was stopped under it stays cheap (a bounded retry, no spin) and stops on SIGTERM within its grace period")
+    func databaseServerStopped() async throws {
+        // A database server of its own (scripts/postgres), to stop under the node.
+        let started = try await runProcess(packageRoot.appendingPathComponent("scripts/postgres"), ["start"], timeout: .seconds(120))
+        let parts = started.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")
+        guard started.status == 0, parts.count == 2 else { throw TestFailure("no database server: \(started.stderr)") }
+        let (folder, url) = (String(parts[0]), String(parts[1]))
+        var stopped = false
+        func stopDatabase() async throws {
+            guard !stopped else { return }
+            stopped = true
+            let stop = try await runProcess(packageRoot.appendingPathComponent("scripts/postgres"), ["stop", folder], timeout: .seconds(60))
+            #expect(stop.status == 0, "\(stop.stderr)")
+        }
+        do {
+            let node = try await ServerProcess(
+                database: "unused.sqlite", secret: TestServer.secret,
+                environment: ["HERALD_POSTGRES_URL": url, "HERALD_SHUTDOWN_TIMEOUT": "10", "HERALD_PRESENCE_EXPIRY": "3"])
+            defer { node.stop() }
+            let tokens = await TokenAuthority(secret: TestServer.secret)
+            let (alice, bob) = try await (tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"))
+            let remote = RemoteServer(port: node.port)
+            let chat = try await remote.createConversation(alice, members: ["bob"])
+            #expect(try await remote.post(alice, to: chat, id: "before", text: "while the database is there") == 201)
+            // Bob is connected, and goes on changing his presence while the database is gone.
+            let socket = try await TestSocket.connect(url: "ws://127.0.0.1:\(node.port)/v1/stream?token=\(bob)")
+            defer { socket.close() }
+            var reader = FrameReader(socket)
+            _ = try await reader.untilReady()
+
+            try await stopDatabase()
+            let refused = try await HTTPClient.request(
+                port: node.port, "POST", "/v1/conversations/\(chat)/messages", token: alice, body: #"{"text": "anyone?"}"#)
+            #expect(refused.status == 503 && refused.errorCode == "database_unavailable", "\(refused.status) \(refused.text)")
+            // Twenty seconds without its database, a presence change a second: the processor time it takes meanwhile.
+            let before = try #require(node.processorSeconds)
+            for index in 0..<20 {
+                socket.send(#"{"type": "app", "state": "\#(index.isMultiple(of: 2) ? "background" : "foreground")"}"#)
+                try await Task.sleep(for: .seconds(1))
+            }
+            let used = try #require(node.processorSeconds) - before
+            #expect(used < 2, "a node without its database waits; it used \(used) s of processor time in 20 s")
+            #expect(node.isRunning, "it keeps trying rather than exiting")
+
+            // SIGTERM: a graceful exit, with nothing left to cut at the end of its grace period.
+            let asked = ContinuousClock.now
+            let status = await node.terminate()
+            let took = ContinuousClock.now - asked
+            #expect(status == 0, "it exits by itself: \(status), after \(took); its log:\n\(node.logTail())")
+            #expect(!node.logTail(40).contains("took longer than HERALD_SHUTDOWN_TIMEOUT"), "within its grace period: \(node.logTail(40))")
+            #expect(took < .seconds(20), "within its 10 s grace period (and the machine's slack): \(took)")
+        } catch {
+            try? await stopDatabase()
+            throw error
+        }
+        try await stopDatabase()
     }
 
     /// A value of `herald_settings` in the database `url` names.

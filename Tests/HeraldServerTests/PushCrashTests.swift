@@ -6,7 +6,7 @@ import HeraldTestSupport
 import JWTKit
 import Testing
 
-@Suite("Push outbox durability", .timeLimit(.minutes(5)))
+@Suite("Push outbox durability", .timeLimit(.minutes(5)), .childProcesses)
 struct PushCrashTests {
     @Test("pushes pending at SIGKILL are sent after the restart, each once; those in flight are sent again with the same collapse id and apns-id",
           arguments: StoreKind.available)

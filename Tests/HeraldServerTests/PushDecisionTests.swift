@@ -1,6 +1,7 @@
 import Foundation
 import HeraldClient
-import HeraldServer
+@testable import HeraldServer
+import HeraldTestSupport
 import Testing
 
 /// Who gets a push, end to end: real stream connections say where each member is, the fake APNs says what was
@@ -63,6 +64,42 @@ struct PushDecisionTests {
             try await scene.post("m1")
             try await push.fake.wait("both phones") { _ in scene.pushed(scene.phone1) == ["m1"] && scene.pushed(scene.phone2) == ["m1"] }
             #expect(push.apns(PushHarness.apnsToken(0xA1)).isEmpty, "the sender gets no push for their own message")
+        }
+    }
+
+    @Test("a push waiting out its delay is dropped when its member is removed before it goes; the others' still go",
+          arguments: StoreKind.available)
+    func removalDropsWaitingPush(kind: StoreKind) async throws {
+        // The pushes wait half an hour on the server's clock, which moves only when the test says: the removal comes
+        // before the push's time by construction, however slow the machine.
+        let clock = WallClock()
+        try await kind.withServerDatabase { database in
+            try await PushHarness.run(configure: {
+                $0.clock = clock
+                $0.push.delay = .seconds(1800)
+                $0.postgresURL = database["HERALD_POSTGRES_URL"] ?? nil
+            }) { push in
+                let server = push.server
+                let (alice, dave, erin) = try await (
+                    server.token("alice", name: "Alice"), server.token("dave", name: "Dave"), server.token("erin", name: "Erin"))
+                let chat = try await server.createConversation(alice, kind: "group", title: "Team Chat", members: ["dave", "erin"])
+                let (davesPhone, erinsPhone) = (PushHarness.apnsToken(0xDA7E), PushHarness.apnsToken(0xE414))
+                try await push.register(dave, device: "phone", platform: "apns", pushToken: davesPhone)
+                try await push.register(erin, device: "phone", platform: "apns", pushToken: erinsPhone)
+
+                try await server.post(alice, to: chat, id: "for-erin", text: "you will not hear this")
+                try await push.eventually("the message decided on: a push for each phone, waiting") {
+                    try await server.environment.store.pushJobCount() == 2
+                }
+                #expect(try await server.request("DELETE", "/v1/conversations/\(chat)/members/erin", token: alice).status == 204)
+
+                clock.advance(by: 1800)
+                server.environment.push.wakeSenders()
+                try await push.fake.wait("Dave's push") { _ in push.apns(davesPhone).contains { $0.messageID == "for-erin" } }
+                // Once the outbox is empty, anything still queued for Erin would have reached the fake too.
+                try await push.eventually("the outbox empty") { try await server.environment.store.pushJobCount() == 0 }
+                #expect(push.apns(erinsPhone).isEmpty, "her waiting push was dropped")
+            }
         }
     }
 
@@ -203,22 +240,19 @@ struct PushDecisionTests {
             try await client.api.registerDevice("phone-1", platform: .apns, token: scene.phone1)
             #expect(try await client.api.devices().map(\.id) == ["phone-1", "phone-2"])
             let record = ClientRecord()
-            let watching = record.watch(client)
-            let running = Task { await client.run() }
-            try await record.wait { $0.liveCount >= 1 }
-            client.setAppState(.background)
-            try await push.eventually("the app in the background") {
-                !push.server.environment.hub.hasForegroundConnection(userID: "bob")
+            try await withBackground([record.watching(client), { await client.run() }]) {
+                try await record.wait { $0.liveCount >= 1 }
+                client.setAppState(.background)
+                try await push.eventually("the app in the background") {
+                    !push.server.environment.hub.hasForegroundConnection(userID: "bob")
+                }
+                #expect(push.server.environment.hub.connectedDevices(of: "bob") == ["phone-1"])
+                try await scene.post("c1")
+                try await push.fake.wait("phone 2's push") { _ in scene.pushed(scene.phone2) == ["c1"] }
+                try await record.wait { $0.messages.contains { $0.id == "c1" } }
+                try await client.api.markRead(scene.chat, upTo: 1_000_000)
+                try await push.fake.wait("phone 2's clear") { _ in push.apns(scene.phone2).contains(where: Self.isClear) }
             }
-            #expect(push.server.environment.hub.connectedDevices(of: "bob") == ["phone-1"])
-            try await scene.post("c1")
-            try await push.fake.wait("phone 2's push") { _ in scene.pushed(scene.phone2) == ["c1"] }
-            try await record.wait { $0.messages.contains { $0.id == "c1" } }
-            try await client.api.markRead(scene.chat, upTo: 1_000_000)
-            try await push.fake.wait("phone 2's clear") { _ in push.apns(scene.phone2).contains(where: Self.isClear) }
-            running.cancel()
-            await running.value
-            watching.cancel()
             try await push.eventually("the client gone") { push.server.environment.hub.presence(of: "bob").isEmpty }
             let before = try await scene.settle("c2")
             #expect(before.phone1.isEmpty, "no push to the phone while its stream was open")

@@ -155,7 +155,9 @@ struct PushProviderTests {
             let (alice, bob) = try await (server.token("alice", name: "Alice"), server.token("bob", name: "Bob"))
             let team = try await server.createConversation(alice, kind: "group", title: "Team", members: ["bob"])
             try await push.register(bob, device: "bob-pixel", platform: "fcm", pushToken: "fcm-token:APA91b-xyz_1")
+            // The second is posted once the first was sent: decided together, both would count both as unread.
             try await server.post(alice, to: team, id: "m-fcm-1", text: "Standup in 5")
+            _ = try await push.fake.wait("the first FCM send") { _ in push.fake.requests(to: "/v1/projects").count == 1 }
             try await server.post(alice, to: team, id: "m-fcm-2", text: "Now")
             let requests = try await push.fake.wait("two FCM sends") { _ in push.fake.requests(to: "/v1/projects").count == 2 }
 
@@ -179,7 +181,6 @@ struct PushProviderTests {
             #expect(sends.allSatisfy { $0.path == "/v1/projects/\(PushHarness.fcmProject)/messages:send" })
             let granted = try #require(FakePushService.lastAccessToken(in: exchanges))
             #expect(sends.allSatisfy { $0.headers["authorization"] == "Bearer \(granted)" })
-            // Sent at once, so in either order.
             let messages = sends.compactMap { $0.json?["message"] as? [String: Any] }
             let message = try #require(messages.first { ($0["data"] as? [String: String])?["messageId"] == "m-fcm-1" })
             #expect(message["token"] as? String == "fcm-token:APA91b-xyz_1")

@@ -89,12 +89,18 @@ struct RawWebSocketExchange {
 
 /// Bytes to and from a server over one plain TCP connection, read at the test's pace.
 /// (Used by one task at a time; unchecked so that a task group can own one each.)
+///
+/// The channel is served by a task of its own, which ends when the server closes the connection, when ``close()``
+/// is called, or when the connection is released (its task is cancelled then): a connection never outlives its test.
 final class RawConnection: @unchecked Sendable {
+    private typealias Send = (bytes: [UInt8], written: CheckedContinuation<Void, any Error>)
+
     private var incoming: AsyncStream<ByteBuffer>.Iterator
-    private let outgoing: AsyncStream<[UInt8]>.Continuation
+    private let outgoing: AsyncStream<Send>.Continuation
     /// One element for each read the test asks for: nothing is read from the socket before, so a test that does
     /// not read pushes back on the server as a real slow client would.
     private let demands: AsyncStream<Void>.Continuation
+    private let serving: Task<Void, Never>
     /// Bytes received and not yet consumed.
     private(set) var received: [UInt8] = []
     /// Whether the server closed the connection.
@@ -113,14 +119,15 @@ final class RawConnection: @unchecked Sendable {
             }
         }
         let (incoming, incomingSink) = AsyncStream<ByteBuffer>.makeStream()
-        let (outgoing, outgoingSink) = AsyncStream<[UInt8]>.makeStream()
+        let (outgoing, outgoingSink) = AsyncStream<Send>.makeStream()
         let (demands, demandSink) = AsyncStream<Void>.makeStream()
         self.incoming = incoming.makeAsyncIterator()
         self.outgoing = outgoingSink
         self.demands = demandSink
-        // The channel lives in its own task: what arrives goes to `incoming`, what the test sends comes from
-        // `outgoing`; the connection closes when the server closes it or the test finishes `outgoing`.
-        Task {
+        // What arrives goes to `incoming`, what the test sends comes from `outgoing` (each send resumes once it was
+        // written, so a test that floods waits for the socket); the connection closes when the server closes it, the
+        // test finishes `outgoing`, or this task is cancelled.
+        serving = Task {
             try? await channel.executeThenClose { inbound, outbound in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
@@ -132,18 +139,36 @@ final class RawConnection: @unchecked Sendable {
                         incomingSink.finish()
                     }
                     group.addTask {
-                        for await bytes in outgoing { try await outbound.write(ByteBuffer(bytes: bytes)) }
+                        for await send in outgoing {
+                            do {
+                                try Task.checkCancellation()
+                                try await outbound.write(ByteBuffer(bytes: send.bytes))
+                                send.written.resume()
+                            } catch {
+                                send.written.resume(throwing: error)
+                                throw error
+                            }
+                        }
                     }
                     try await group.next()
                     group.cancelAll()
                 }
             }
             incomingSink.finish()
+            // Sends that came too late fail rather than wait for ever.
+            outgoingSink.finish()
+            for await send in outgoing { send.written.resume(throwing: CancellationError()) }
         }
     }
 
+    /// Sends `bytes`; returns once they were written to the socket. A cancelled task sends nothing.
     func send(_ bytes: [UInt8]) async throws {
-        outgoing.yield(bytes)
+        try Task.checkCancellation()
+        try await withCheckedThrowingContinuation { (written: CheckedContinuation<Void, any Error>) in
+            if case .terminated = outgoing.yield((bytes, written)) {
+                written.resume(throwing: CancellationError())
+            }
+        }
     }
 
     func send(_ text: String) async throws {
@@ -177,14 +202,18 @@ final class RawConnection: @unchecked Sendable {
         received.removeFirst(count)
     }
 
+    /// Closes the connection and waits until it is closed.
     func close() async {
         outgoing.finish()
         demands.finish()
+        serving.cancel()
+        await serving.value
     }
 
     deinit {
         outgoing.finish()
         demands.finish()
+        serving.cancel()
     }
 }
 

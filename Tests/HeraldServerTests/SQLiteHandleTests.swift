@@ -3,6 +3,7 @@ import HeraldCore
 import Logging
 import Testing
 @testable import HeraldServer
+import HeraldTestSupport
 
 /// The store's own SQLite layer: statements prepared once and reused, values read back exactly as written.
 @Suite("SQLite statements are prepared once and reused; values read back exactly")
@@ -66,30 +67,30 @@ struct SQLiteHandleTests {
         var logger = Logger(label: "statements-test")
         logger.logLevel = .critical
         let store = try await SQLiteStore.open(path: ":memory:", logger: logger)
-        let running = Task { try await store.database.run() }
-        defer { running.cancel() }
-        let alice = Person(id: "alice", displayName: "Alice")
-        try await store.upsertUser(alice)
-        var conversations: [Conversation] = []
-        for index in 0..<40 {
-            let record = try await store.createConversation(kind: .group, title: "c\(index)", memberIDs: ["alice", "b\(index)"])
-            conversations.append(record.record.conversation)
-        }
-        // Posts in flight together, in many group sizes, and lists of many lengths.
-        for round in 1...20 {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<(round * 7) {
-                    let draft = MessageDraft(
-                        id: "m\(round)-\(index)", conversation: conversations[index % conversations.count], sender: alice,
-                        text: "hello", imageURL: nil)
-                    group.addTask { _ = try await store.post(draft) }
-                }
-                try await group.waitForAll()
+        try await withBackground({ try await store.database.run() }) {
+            let alice = Person(id: "alice", displayName: "Alice")
+            try await store.upsertUser(alice)
+            var conversations: [Conversation] = []
+            for index in 0..<40 {
+                let record = try await store.createConversation(kind: .group, title: "c\(index)", memberIDs: ["alice", "b\(index)"])
+                conversations.append(record.record.conversation)
             }
-            _ = try await store.conversations(of: "alice", after: nil, limit: round * 2, filter: .all)
+            // Posts in flight together, in many group sizes, and lists of many lengths.
+            for round in 1...20 {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<(round * 7) {
+                        let draft = MessageDraft(
+                            id: "m\(round)-\(index)", conversation: conversations[index % conversations.count], sender: alice,
+                            text: "hello", imageURL: nil)
+                        group.addTask { _ = try await store.post(draft) }
+                    }
+                    try await group.waitForAll()
+                }
+                _ = try await store.conversations(of: "alice", after: nil, limit: round * 2, filter: .all)
+            }
+            let prepared = try await store.database.perform { $0.preparedCount }
+            #expect(prepared <= 40, "kept statements: \(prepared)")
+            #expect(store.groupCommitStatistics.posts == (1...20).reduce(0) { $0 + $1 * 7 })
         }
-        let prepared = try await store.database.perform { $0.preparedCount }
-        #expect(prepared <= 40, "kept statements: \(prepared)")
-        #expect(store.groupCommitStatistics.posts == (1...20).reduce(0) { $0 + $1 * 7 })
     }
 }

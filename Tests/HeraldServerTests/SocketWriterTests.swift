@@ -66,16 +66,19 @@ struct SocketWriterTests {
         // The channel is over its high-water mark: the batch is written, and the next one waits for it to drain.
         channel.isWritable = false
         try await writer.write(OutboundFrame(text: "while full"))
-        let next = Task { [writer] in
-            var writer = writer
-            try await writer.write(OutboundFrame(text: "after"))
-            try await writer.drain()
+        try await withThrowingTaskGroup(of: Void.self) { next in
+            next.addTask { [writer] in
+                var writer = writer
+                try await writer.write(OutboundFrame(text: "after"))
+                try await writer.drain()
+            }
+            // Given a moment, it still has not flushed: it waits for the channel.
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(flushes.count == 2, "the second batch waits")
+            channel.isWritable = true
+            channel.pipeline.fireChannelWritabilityChanged()
+            try await next.waitForAll()
         }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(flushes.count == 2, "the second batch waits")
-        channel.isWritable = true
-        channel.pipeline.fireChannelWritabilityChanged()
-        try await next.value
         #expect(flushes.count == 3)
         _ = try await channel.finish(acceptAlreadyClosed: true)
     }

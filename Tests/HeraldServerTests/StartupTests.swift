@@ -6,7 +6,7 @@ import NIOPosix
 import Testing
 
 /// `herald serve` refuses to start on anything doubtful, in one line, and stops in bounded time.
-@Suite("Start-up and shutdown: one clear line for every failure, one server per file, bounded SIGTERM", .timeLimit(.minutes(2)))
+@Suite("Start-up and shutdown: one clear line for every failure, one server per file, bounded SIGTERM", .timeLimit(.minutes(2)), .childProcesses)
 struct StartupTests {
     static let secretEnvironment: [String: String?] = ["HERALD_JWT_SECRET": TestServer.secret]
 
@@ -141,7 +141,10 @@ struct StartupTests {
         try await holder.close()
 
         let folder = try makeTemporaryFolder("herald-startup")
-        defer { try? FileManager.default.removeItem(at: folder) }
+        defer {
+            // With the folder, what the server wrote beside it before it found the folder no database.
+            for path in [folder.path, folder.path + "-lock", folder.path + ".vapid"] { try? FileManager.default.removeItem(atPath: path) }
+        }
         let line = try await Self.failedStart(["--database", folder.path])
         #expect(line.contains(folder.path), "the folder given as a database: \(line)")
         let nowhere = try await Self.failedStart(["--database", "/proc/no-such-place/herald.sqlite"])

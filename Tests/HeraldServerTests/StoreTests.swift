@@ -33,9 +33,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         switch self {
         case .sqlite:
             let store = try await SQLiteStore.open(path: ":memory:", logger: logger)
-            let running = Task { try await store.database.run() }
-            defer { running.cancel() }
-            try await body(store)
+            try await withBackground({ try await store.database.run() }) { try await body(store) }
         case .postgres:
             try await StoreKind.withDatabase(logger: logger) { url in
                 let store = try await PostgresStore.connect(url: url, retryFor: .seconds(30), queryLimit: .seconds(30), logger: logger)
@@ -358,9 +356,7 @@ struct StoreTests {
             for statement in Self.oldRows { try old.query(statement, keep: false) }
             old.close()
             let store = try await SQLiteStore.open(path: path, logger: logger)
-            let running = Task { try await store.database.run() }
-            defer { running.cancel() }
-            try await check(store)
+            try await withBackground({ try await store.database.run() }) { try await check(store) }
         case .postgres:
             try await StoreKind.withDatabase(logger: logger) { url in
                 let client = PostgresClient(configuration: try PostgresStore.configuration(url), backgroundLogger: logger)

@@ -172,36 +172,39 @@ struct StreamTests {
             for index in 0..<300 {
                 try await server.post(bob, to: chat, id: "before-\(index)", text: "before \(index)")
             }
-            let posting = Task {
-                for index in 0..<200 {
-                    try await server.post(bob, to: chat, id: "during-\(index)", text: "during \(index)")
+            // The posting runs beside the catch-up; a failure on either side ends both.
+            try await withThrowingTaskGroup(of: Void.self) { posting in
+                posting.addTask {
+                    for index in 0..<200 {
+                        try await server.post(bob, to: chat, id: "during-\(index)", text: "during \(index)")
+                    }
                 }
-            }
-            let stream = try await server.stream(alice, after: 0)
-            var frames = FrameReader(stream)
-            var ids: [String] = []
-            var seqs: [Int64] = []
-            var readySeen = false
-            while ids.count < 500 {
-                let frame = try await frames.next()
-                switch frame.type {
-                case "message":
-                    ids.append(frame.message!.id)
-                    seqs.append(frame.message!.seq)
-                case "ready":
-                    #expect(!readySeen)
-                    readySeen = true
-                    #expect(frame.seq == seqs.last)
-                default:
-                    Issue.record("unexpected \(frame.type)")
+                let stream = try await server.stream(alice, after: 0)
+                var frames = FrameReader(stream)
+                var ids: [String] = []
+                var seqs: [Int64] = []
+                var readySeen = false
+                while ids.count < 500 {
+                    let frame = try await frames.next()
+                    switch frame.type {
+                    case "message":
+                        ids.append(frame.message!.id)
+                        seqs.append(frame.message!.seq)
+                    case "ready":
+                        #expect(!readySeen)
+                        readySeen = true
+                        #expect(frame.seq == seqs.last)
+                    default:
+                        Issue.record("unexpected \(frame.type)")
+                    }
                 }
+                try await posting.waitForAll()
+                #expect(readySeen)
+                #expect(seqs == seqs.sorted() && Set(seqs).count == 500, "in order, no duplicate")
+                #expect(Set(ids) == Set((0..<300).map { "before-\($0)" } + (0..<200).map { "during-\($0)" }))
+                #expect(try await frames.drain(stream).isEmpty)
+                stream.close()
             }
-            try await posting.value
-            #expect(readySeen)
-            #expect(seqs == seqs.sorted() && Set(seqs).count == 500, "in order, no duplicate")
-            #expect(Set(ids) == Set((0..<300).map { "before-\($0)" } + (0..<200).map { "during-\($0)" }))
-            #expect(try await frames.drain(stream).isEmpty)
-            stream.close()
         }
     }
 

@@ -249,7 +249,7 @@ struct TestFailure: Error, CustomStringConvertible {
 /// Waits until `condition` holds, checking every 20 ms; throws naming `what` (and `detail()`, what was last seen)
 /// when `limit` runs out first.
 func eventually(
-    _ what: String, within limit: Duration = .seconds(15), detail: () -> String = { "" },
+    _ what: String, within limit: Duration = .seconds(60), detail: () -> String = { "" },
     _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + limit
@@ -261,7 +261,8 @@ func eventually(
     throw TestFailure("never within \(limit): \(what)\(seen.isEmpty ? "" : "; last: \(seen)")")
 }
 
-/// A WebSocket client for tests: frames in order, sends, and how it closed.
+/// A WebSocket client for tests: frames in order, sends, and how it closed. Its connection is served by a task that
+/// ends when the connection closes, and is cancelled when the socket is released: it never outlives its test.
 final class TestSocket: Sendable {
     private enum Command: Sendable {
         case text(String)
@@ -341,6 +342,11 @@ final class TestSocket: Sendable {
     /// The close frame the server sent, once the connection is over.
     func closed() async throws -> WebSocketCloseFrame? {
         try await connection.value
+    }
+
+    deinit {
+        commands.finish()
+        connection.cancel()
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import HeraldTestSupport
 import Testing
 
 /// Slow, silent and malformed HTTP traffic is answered or closed, never left holding the server.
@@ -209,29 +210,29 @@ struct StreamEdgeTests {
             let poster = try await server.stream(alice)
             // Alice posts without pause while Bob connects again and again; each of Bob's connections must see every
             // message after its ready, from ready's seq + 1 on, with no gap.
-            let posting = Task { try await Self.keepPosting(poster, to: chat) }
-            for _ in 0..<25 {
-                let socket = try await server.stream(bob)
-                var frames = FrameReader(socket)
-                let (before, ready) = try await frames.untilReady()
-                // What was stored while the connection was being set up comes before ready, up to ready's seq.
-                let caughtUp = before.compactMap { $0.message?.seq }
-                let from = ready.seq ?? -1
-                let beforeReady = caughtUp.filter { $0 > from }
-                #expect(beforeReady.isEmpty)
-                // A marker posted now has a seq after everything the connection could have missed.
-                let marker = try await server.post(bob, to: chat, text: "marker").seq
-                var live: [Int64] = []
-                while live.last != marker {
-                    let frame = try await frames.next()
-                    if let seq = frame.message?.seq { live.append(seq) }
+            try await withBackground({ try await Self.keepPosting(poster, to: chat) }) {
+                for _ in 0..<25 {
+                    let socket = try await server.stream(bob)
+                    var frames = FrameReader(socket)
+                    let (before, ready) = try await frames.untilReady()
+                    // What was stored while the connection was being set up comes before ready, up to ready's seq.
+                    let caughtUp = before.compactMap { $0.message?.seq }
+                    let from = ready.seq ?? -1
+                    let beforeReady = caughtUp.filter { $0 > from }
+                    #expect(beforeReady.isEmpty)
+                    // A marker posted now has a seq after everything the connection could have missed.
+                    let marker = try await server.post(bob, to: chat, text: "marker").seq
+                    var live: [Int64] = []
+                    while live.last != marker {
+                        let frame = try await frames.next()
+                        if let seq = frame.message?.seq { live.append(seq) }
+                    }
+                    #expect(live.first == from + 1, "the first message after ready is ready's seq + 1")
+                    let all = caughtUp + live
+                    #expect(all == Array((all.first ?? marker)...marker), "no gap, no duplicate")
+                    socket.close()
                 }
-                #expect(live.first == from + 1, "the first message after ready is ready's seq + 1")
-                let all = caughtUp + live
-                #expect(all == Array((all.first ?? marker)...marker), "no gap, no duplicate")
-                socket.close()
             }
-            posting.cancel()
             poster.close()
         }
     }

@@ -7,7 +7,7 @@ import JWTKit
 import Testing
 
 /// The message encryption of Web Push against the RFCs' own examples.
-@Suite("Web Push encryption (RFC 8291, RFC 8188)", .timeLimit(.minutes(1)))
+@Suite("Web Push encryption (RFC 8291, RFC 8188)", .timeLimit(.minutes(1)), .childProcesses)
 struct WebPushEncryptionTests {
     private func bytes(_ base64URL: String) throws -> Data {
         try #require(Data(base64URL: base64URL))
@@ -83,7 +83,7 @@ struct WebPushEncryptionTests {
 }
 
 /// The server's VAPID identity: its token, its key kept beside the database, its public half for the page.
-@Suite("VAPID", .timeLimit(.minutes(1)))
+@Suite("VAPID", .timeLimit(.minutes(1)), .childProcesses)
 struct VAPIDTests {
     @Test("the Authorization header: an ES256 JWT for the push service's origin, expiring within 24 hours, with the subject, and the public key")
     func authorization() async throws {

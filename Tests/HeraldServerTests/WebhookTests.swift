@@ -7,7 +7,7 @@ import Testing
 
 /// Webhooks end to end: `herald serve` delivering to a receiver written with Python's standard library
 /// (Tests/Backend/webhook_receiver.py), which checks every signature itself.
-@Suite("Webhooks to the app's backend", .timeLimit(.minutes(4)))
+@Suite("Webhooks to the app's backend", .timeLimit(.minutes(4)), .childProcesses)
 struct WebhookTests {
     static let secret = "webhook-secret-0123456789-abcdefghijklmnopqrstuv"
 
@@ -23,12 +23,11 @@ struct WebhookTests {
             flag = folder.appendingPathComponent("down")
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .appendingPathComponent("Backend/webhook_receiver.py")
-            let process = makeProcess(
-                URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path, WebhookTests.secret, log.path, flag.path])
-            let output = Pipe()
-            process.standardOutput = output
-            child = try ChildProcess(process)
-            let line = await onOwnThread { firstLine(of: output.fileHandleForReading) }
+            child = try ChildProcess(
+                URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path, WebhookTests.secret, log.path, flag.path],
+                output: .pipe)
+            let output = child.output!
+            let line = await onOwnThread { firstLine(of: output) }
             guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
                 child.signal(SIGKILL)
                 throw TestFailure("the receiver did not say its port: \(line)")

@@ -36,9 +36,13 @@ struct PushDecisionTests {
             Set(push.apns(token).compactMap(\.messageID))
         }
 
-        /// Posts `id` as Alice.
+        /// Posts `id` as Alice, and returns once the push decision on it was made: it is made from the log just after
+        /// the commit, from where the devices are then, so a test changes them only after it.
         func post(_ id: String) async throws {
-            try await push.server.post(alice, to: chat, id: id, text: "message \(id)")
+            let seq = try await push.server.post(alice, to: chat, id: id, text: "message \(id)").seq
+            try await push.eventually("the push decision on \(id)") {
+                push.server.environment.push.decidedThrough.withLockedValue { $0 } >= seq
+            }
         }
 
         /// Posts a marker message with Bob away from everything, waits until it reached phone 2, and returns

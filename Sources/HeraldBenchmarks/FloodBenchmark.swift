@@ -18,6 +18,9 @@ public enum FloodBenchmark {
         public var streams = 4
         /// Posts measured in each phase, one after another.
         public var posts = 300
+        /// Frames each stream writes every 100 ms; 0 for as fast as its socket takes them. A paced flood takes each
+        /// token of the frame budget as it is earned back, so it is refused most frames without ever pausing.
+        public var paced = 0
 
         /// 4 flooding streams (a user may have 20), 300 posts.
         public init() {}
@@ -46,8 +49,9 @@ public enum FloodBenchmark {
         /// The report, for a terminal.
         public var text: String {
             func ms(_ duration: Duration) -> String { String(format: "%.2f", duration.seconds * 1000) }
+            let pace = options.paced > 0 ? "\(options.paced) ping frames every 100 ms" : "ping frames as fast as their sockets take them"
             var lines = [
-                "flood: one user's \(options.streams) streams write ping frames as fast as their sockets take them, "
+                "flood: one user's \(options.streams) streams write \(pace), "
                     + "reconnecting when closed, while another posts \(options.posts) messages one after another "
                     + "(server in a child process)",
                 "  configuration                      quiet p50/p99 ms   flooded p50/p99 ms   frames written    reconnects",
@@ -105,11 +109,13 @@ public enum FloodBenchmark {
         let quiet = try await Latencies.posts(options.posts, by: poster, to: conversation, tag: "quiet")
 
         let counts = NIOLockedValueBox((stop: false, sent: 0, reconnects: 0))
-        // 1,000 masked ping frames, written as one buffer again and again.
+        // Masked ping frames (1,000, or the pace's), written as one buffer again and again.
         let ping = Array(#"{"type":"ping"}"#.utf8)
         let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
         let frame = [0x81, 0x80 | UInt8(ping.count)] + mask + ping.enumerated().map { $0.element ^ mask[$0.offset % 4] }
-        let chunk = ByteBuffer(bytes: Array(repeating: frame, count: 1_000).flatMap { $0 })
+        let perChunk = options.paced > 0 ? options.paced : 1_000
+        let chunk = ByteBuffer(bytes: Array(repeating: frame, count: perChunk).flatMap { $0 })
+        let pause: Duration? = options.paced > 0 ? .milliseconds(100) : nil
         let upgrade = ByteBuffer(string:
             "GET /v1/stream?token=\(flooder) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
                 + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
@@ -120,9 +126,9 @@ public enum FloodBenchmark {
                     while !counts.withLockedValue({ $0.stop }) {
                         // A plain TCP connection writing frames as fast as the socket takes them (an attacker's
                         // client, which need not be a WebSocket library), reading and dropping what comes back.
-                        try? await flood(port: port, upgrade: upgrade, chunk: chunk) {
+                        try? await flood(port: port, upgrade: upgrade, chunk: chunk, pause: pause) {
                             counts.withLockedValue { state in
-                                state.sent += 1_000
+                                state.sent += perChunk
                                 return state.stop
                             }
                         }
@@ -148,9 +154,10 @@ public enum FloodBenchmark {
         }
     }
 
-    /// Connects, upgrades to the stream, and writes `chunk` until `wrote()` says stop or the server closes.
+    /// Connects, upgrades to the stream, and writes `chunk` (then waits `pause`, if any) until `wrote()` says stop or
+    /// the server closes.
     private static func flood(
-        port: Int, upgrade: ByteBuffer, chunk: ByteBuffer, wrote: @escaping @Sendable () -> Bool
+        port: Int, upgrade: ByteBuffer, chunk: ByteBuffer, pause: Duration?, wrote: @escaping @Sendable () -> Bool
     ) async throws {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(host: "127.0.0.1", port: port) { channel in
@@ -166,6 +173,7 @@ public enum FloodBenchmark {
                     while true {
                         try await outbound.write(chunk)
                         if wrote() { return }
+                        if let pause { try await Task.sleep(for: pause) }
                     }
                 }
                 try await group.next()

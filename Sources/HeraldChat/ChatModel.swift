@@ -74,7 +74,10 @@ struct ChatModel {
         }
         // Highlighted: a message that names the user or everyone (not every message of a direct chat).
         let mention = !mine && incoming.message.names(me)
-        rooms[index].messages.append((name, Self.body(of: incoming), mine, seq, mention))
+        // The app's backend speaks in brackets (`[Admin]: …`): no person's line looks like its (a person whose name
+        // reads as the system's is `Admin (member)`).
+        let speaker = incoming.message.isSystem ? "[\(name)]" : name
+        rooms[index].messages.append((speaker, Self.body(of: incoming), mine, seq, mention))
         rooms[index].lastSeq = max(rooms[index].lastSeq, seq)
         if mine {
             // Posting moves one's own read marker past one's message (the server does the same).

@@ -2,11 +2,21 @@ import Foundation
 
 /// The rules every id in Herald follows: user ids (a token's `sub`), conversation, message and device ids.
 ///
-/// An id is 1 to 128 bytes of UTF-8, has no control characters (U+0000 to U+001F, U+007F to U+009F), and is
-/// already in Unicode NFC. The last rule is what makes ids safe to compare: Swift's `==` on strings is canonical
-/// equivalence, so `"jose\u{301}"` equals `"josé"` and `"\u{212A}evin"` (Kelvin sign) equals `"Kevin"`, while
-/// the database compares bytes. NFC is the single canonical form of each equivalence class, so among NFC strings
-/// equal means byte for byte equal, in Swift and in SQL alike, and one person can never pass for another.
+/// An id is 1 to 128 bytes of UTF-8, has no control characters (U+0000 to U+001F, U+007F to U+009F), no invisible
+/// or bidirectional-control characters, is not `.` or `..`, and is already in Unicode NFC. The same rule holds for a
+/// token's `sub`, an id in a body and an id in a path (which is percent-decoded byte for byte first).
+///
+/// NFC is what makes ids safe to compare: Swift's `==` on strings is canonical equivalence, so `"jose\u{301}"` equals
+/// `"josé"` and `"\u{212A}evin"` (Kelvin sign) equals `"Kevin"`, while the database compares bytes. NFC is the
+/// single canonical form of each equivalence class, so among NFC strings equal means byte for byte equal, in Swift
+/// and in SQL alike, and one person can never pass for another.
+///
+/// Invisible characters (Unicode's format characters and default-ignorable code points: zero-width space and
+/// joiners, U+FEFF, soft hyphen, tag characters, variation selectors, Hangul fillers) and bidirectional controls
+/// (U+202A to U+202E, U+2066 to U+2069, U+200E, U+200F, U+061C) would let an id look like another one, or like nothing,
+/// on every screen that shows it. `.` and `..` are refused because no path can name them: clients and proxies
+/// resolve them as dot segments. Ids that merely look alike (`bob` and Cyrillic `Ьоb`, `carol` and `carol `) stay
+/// distinct ids: they differ in their bytes, and Herald shows display names, not ids.
 public enum HeraldID {
     /// The longest id, in bytes of UTF-8.
     public static let maxBytes = 128
@@ -21,6 +31,10 @@ public enum HeraldID {
         case controlCharacter
         /// It is not in Unicode NFC.
         case notNormalized
+        /// It contains an invisible or bidirectional-control character.
+        case invisible(Unicode.Scalar)
+        /// It is `.` or `..`.
+        case dotSegment
 
         public var description: String {
             switch self {
@@ -28,6 +42,9 @@ public enum HeraldID {
             case .tooLong: "is longer than \(HeraldID.maxBytes) bytes"
             case .controlCharacter: "contains a control character"
             case .notNormalized: "is not in Unicode NFC (normalize it before sending)"
+            case .invisible(let scalar):
+                "contains an invisible or bidirectional-control character (U+\(String(scalar.value, radix: 16, uppercase: true)))"
+            case .dotSegment: "is . or .., which no path can name"
             }
         }
     }
@@ -38,8 +55,17 @@ public enum HeraldID {
         if bytes.isEmpty { return .empty }
         if bytes.count > maxBytes { return .tooLong }
         if id.unicodeScalars.contains(where: ControlCharacters.isControl) { return .controlCharacter }
+        if let invisible = id.unicodeScalars.first(where: isInvisible) { return .invisible(invisible) }
+        if id == "." || id == ".." { return .dotSegment }
         if !isNFC(id) { return .notNormalized }
         return nil
+    }
+
+    /// Whether `scalar` shows as nothing, or reorders what is around it: a format character (Cf: the zero-width
+    /// ones, U+FEFF, soft hyphen, bidirectional controls, tags) or a default-ignorable code point (variation
+    /// selectors, Hangul fillers, the combining grapheme joiner).
+    public static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value >= 0x80 && (scalar.properties.generalCategory == .format || scalar.properties.isDefaultIgnorableCodePoint)
     }
 
     /// Whether `text` is in Unicode NFC, compared byte for byte with its normalized form.

@@ -272,15 +272,20 @@ extension BenchCommand {
         @Option(help: "Posts measured, with and without the flood.")
         var posts = 300
 
+        @Option(help: "Pace the flood: this many frames every 100 ms from each stream (0: as fast as the sockets take them).")
+        var paced = 0
+
         func validate() throws {
-            guard streams > 0, posts > 0 else { throw ValidationError("counts must be positive") }
+            guard streams > 0, posts > 0, paced >= 0 else { throw ValidationError("counts must be positive") }
         }
 
         func run() async throws {
+            // (In a debug build too: how far a flood holds up others on a slow server is the point of that run.)
             noteDebugBuild("flood")
             var options = FloodBenchmark.Options()
             options.streams = streams
             options.posts = posts
+            options.paced = paced
             print(try await FloodBenchmark.run(options).text)
         }
     }

@@ -56,11 +56,31 @@ public struct ContentFormatter: Hashable, Sendable {
     }
 
     /// The name to show for a person: their display name, or ``unknownSenderName`` when it is blank;
-    /// ``systemSenderName`` for the app's backend (the empty id).
+    /// ``systemSenderName`` for the app's backend (the empty id). A person whose name reads as the system's
+    /// (``readsAsSystemName(_:)``: `Admin`, `ADMIN`, `Ａｄｍｉｎ`, `Ad-min`) is shown with ` (member)` after it:
+    /// no one can pass for the app's backend.
     public func name(of person: Person) -> String {
         if person.id.isEmpty { return systemSenderName }
         let name = Self.foldWhitespace(person.displayName).text
-        return name.isEmpty ? unknownSenderName : name
+        if name.isEmpty { return unknownSenderName }
+        return readsAsSystemName(name) ? name + " (member)" : name
+    }
+
+    /// Whether `name` reads as ``systemSenderName``: the same letters and digits once both are in compatibility
+    /// form (NFKC: full-width letters are letters) and lower case, whatever stands between them. Look-alikes from
+    /// other scripts (a Cyrillic А) are not caught here; the system's lines look different on every client.
+    public func readsAsSystemName(_ name: String) -> Bool {
+        func letters(_ text: String) -> String {
+            String(String.UnicodeScalarView(text.precomposedStringWithCompatibilityMapping.lowercased().unicodeScalars.filter {
+                switch $0.properties.generalCategory {
+                case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+                     .decimalNumber, .letterNumber, .otherNumber: true
+                default: false
+                }
+            }))
+        }
+        let system = letters(systemSenderName)
+        return !system.isEmpty && letters(name) == system
     }
 
     /// The title to show for a group: its title, or ``untitledGroupName`` when it has none.
@@ -175,6 +195,9 @@ public struct ContentFormatter: Hashable, Sendable {
     /// body = `<sender>: <preview>`. The thread is the conversation id.
     ///
     /// An event: the group's title as the title, the event's line (as `viewer` reads it) as the body.
+    ///
+    /// A system message (from the app's backend) is worded apart from any person's: in a group the group's title
+    /// alone as the title and the preview alone as the body; in a direct chat ``systemSenderName`` as the title.
     public func notification(for incoming: IncomingMessage, viewer: String? = nil) -> LocalNotification {
         if incoming.message.event != nil {
             return LocalNotification(
@@ -183,6 +206,11 @@ public struct ContentFormatter: Hashable, Sendable {
         }
         let name = name(of: incoming.sender)
         let preview = preview(of: incoming.message)
+        if incoming.message.isSystem {
+            let title = incoming.conversation.kind == .group ? groupTitle(of: incoming.conversation) : systemSenderName
+            return LocalNotification(
+                messageID: incoming.message.id, title: title, body: preview, thread: incoming.conversation.id)
+        }
         switch incoming.conversation.kind {
         case .direct:
             return LocalNotification(

@@ -131,7 +131,9 @@ public struct NotificationSettings: Codable, Hashable, Sendable {
     /// more than ``maxQuietWindows`` windows, a window with no day, a day twice, a malformed time or an empty span.
     public var problem: String? {
         if let timeZone {
-            guard Self.isZoneName(timeZone), TimeZone(identifier: timeZone) != nil else {
+            // tzdata's `Factory` names no place, and JavaScript's Intl (browsers, Node, Hermes) refuses it: a zone
+            // one engine takes and the other does not would make two devices disagree about quiet hours.
+            guard Self.isZoneName(timeZone), timeZone != "Factory", TimeZone(identifier: timeZone) != nil else {
                 return "timeZone \"\(timeZone.prefix(64))\" is not an IANA time zone (like Europe/Berlin)"
             }
         } else if !quietHours.isEmpty {

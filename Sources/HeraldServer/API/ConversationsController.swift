@@ -180,25 +180,25 @@ struct ConversationsController {
 
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> WireConversationList {
         let identity = try context.requireIdentity()
-        let query = request.uri.queryParameters
+        let query = QueryParameters(request)
         let limit = try Self.integer(query.get("limit"), name: "limit") ?? 50
         guard (1...Int64(limits.maxConversationPage)).contains(limit) else {
             throw APIError.invalidRequest("`limit` must be from 1 to \(limits.maxConversationPage)")
         }
         var cursor: ConversationCursor?
-        if let text = query.get("cursor") {
+        if let text = try query.get("cursor") {
             guard let parsed = ConversationCursor(encoded: text) else {
                 throw APIError.invalidRequest("`cursor` must be a `next` value this server gave")
             }
             cursor = parsed
         }
         var filter = ConversationFilter.all
-        switch query.get("muted") {
+        switch try query.get("muted") {
         case nil, "false": break
         case "true": filter = .muted
         case let other?: throw APIError.invalidRequest("`muted` must be true or false, not \(other)")
         }
-        switch query.get("level") {
+        switch try query.get("level") {
         case nil: break
         case "set" where filter == .all: filter = .leveled
         case "set": throw APIError.invalidRequest("`muted` and `level` cannot be asked together")
@@ -231,7 +231,7 @@ struct ConversationsController {
     @Sendable func listMessages(_ request: Request, context: HeraldRequestContext) async throws -> WireMessageList {
         let identity = try context.requireIdentity()
         let id = try context.parameters.id("id")
-        let query = request.uri.queryParameters
+        let query = QueryParameters(request)
         let after = try Self.integer(query.get("after"), name: "after")
         let before = try Self.integer(query.get("before"), name: "before")
         let limit = try Self.integer(query.get("limit"), name: "limit") ?? 50

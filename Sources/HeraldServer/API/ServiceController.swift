@@ -68,7 +68,7 @@ struct ServiceController {
     @Sendable func eraseUser(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
         let id = try context.parameters.id("userId")
         let erased = try await store.eraseUser(id)
-        users.forget(id)
+        users.erased(id)
         messenger.applied(erased.entries)
         return .noContent
     }
@@ -207,7 +207,7 @@ struct ServiceController {
     /// history reads it.
     @Sendable func history(_ request: Request, context: HeraldRequestContext) async throws -> WireMessageList {
         let id = try context.parameters.id("id")
-        let query = request.uri.queryParameters
+        let query = QueryParameters(request)
         let after = try ConversationsController.integer(query.get("after"), name: "after")
         let before = try ConversationsController.integer(query.get("before"), name: "before")
         let limit = try ConversationsController.integer(query.get("limit"), name: "limit") ?? 50

@@ -90,12 +90,11 @@ struct StreamController {
 
     /// The `device` parameter: the app's id for the device, as registered with `PUT /v1/devices/{deviceId}`.
     private static func device(in request: Request) throws -> String? {
-        guard let device = request.uri.queryParameters.get("device") else { return nil }
-        return try Input.id(device, field: "device")
+        try QueryParameters(request).id("device")
     }
 
     private static func after(in request: Request) throws -> Int64? {
-        guard let text = request.uri.queryParameters.get("after") else { return nil }
+        guard let text = try QueryParameters(request).get("after") else { return nil }
         guard let after = Int64(text), after >= 0 else {
             throw APIError.invalidRequest("`after` must be a whole number, 0 or more")
         }

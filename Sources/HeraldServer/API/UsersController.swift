@@ -16,19 +16,19 @@ struct UsersController {
 
     @Sendable func find(_ request: Request, context: HeraldRequestContext) async throws -> WireUserList {
         let identity = try context.requireIdentity()
-        let parameters = request.uri.queryParameters
-        let query = (parameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
+        let parameters = QueryParameters(request)
+        let query = (try parameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
         guard query.count <= Self.maxQuery, !ControlCharacters.containsNUL(query),
               !query.unicodeScalars.contains(where: ControlCharacters.isControl)
         else { throw APIError.invalidRequest("`q` is at most \(Self.maxQuery) characters, without control characters") }
         var limit = 20
-        if let text = parameters.get("limit") {
+        if let text = try parameters.get("limit") {
             guard let value = Int(text), (1...50).contains(value) else {
                 throw APIError.invalidRequest("`limit` must be from 1 to 50")
             }
             limit = value
         }
-        let after = try parameters.get("after").map { try Input.id($0, field: "after") }
+        let after = try parameters.id("after")
         // One more than asked: whether there is a next page.
         let people = try await store.findUsers(
             UserSearch(userID: identity.userID, query: query, scope: scope, after: after, limit: limit + 1))

@@ -112,6 +112,9 @@ extension ServerEnvironment {
         store.log.add(FanOut(hub: hub, memberships: memberships, store: store, logger: logger))
         store.log.add(push)
         store.log.add(webhooks)
+        let users = UserDirectory(store: store) { [hub] in hub.close(userID: $0, reason: APIError.Code.userErased.rawValue) }
+        // With several nodes, an erasure made on another is told to this one at once.
+        (store as? PostgresStore)?.onErasure { users.erased($0) }
         self.init(
             configuration: configuration,
             store: store,
@@ -121,7 +124,7 @@ extension ServerEnvironment {
             vapid: vapid,
             userLimits: UserLimits(configuration.limits),
             memberships: memberships,
-            users: UserDirectory(store: store),
+            users: users,
             webhooks: webhooks,
             // Stopped in reverse: the webhook and push loops before the database they write to.
             services: [storeService, push, webhooks] + (configuration.retention.map {
@@ -198,7 +201,6 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
     }
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: ErrorMiddleware())
-    router.add(middleware: ControlBytePathMiddleware())
     for files in WebPage.files(logger: logger) {
         router.add(middleware: files)
     }

@@ -79,6 +79,8 @@ final class RequestBytesWatcher: ChannelInboundHandler, RemovableChannelHandler 
 /// - Nothing times out while the server is working on a response.
 /// - A head over the size limit is answered 431, any other unparseable request (two `Content-Length`s, one with
 ///   `Transfer-Encoding`, TLS on the plain port) 400; both with `Connection: close`, and the connection is closed.
+/// - A request target that is not Herald's one spelling of a path (``RequestTarget``) is answered 404 (an empty,
+///   `.` or `..` segment, a trailing `/`) or 400 (control characters, bad percent-encoding), and closed likewise.
 /// - On graceful shutdown, a connection with no request in flight is closed at once.
 ///
 /// It sits right after the HTTP decoder and leaves when a request asks for a protocol upgrade (the WebSocket has
@@ -136,6 +138,14 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         guard !closing else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
+            if let problem = RequestTarget.problem(with: head.uri) {
+                // Before the router, the files and the upgrade: refused, and the connection closed once answered.
+                closing = true
+                timer?.cancel()
+                refuse(context, status: problem.notFound ? .notFound : .badRequest,
+                       code: problem.notFound ? "not_found" : "invalid_request", message: problem.message)
+                return
+            }
             if head.headers.contains(name: "upgrade") {
                 // The upgrade handler takes over; once it answers, what follows is not HTTP.
                 context.fireChannelRead(data)
@@ -188,6 +198,11 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case .headerOverflow: (.requestHeaderFieldsTooLarge, "too_large", "the request's headers are too large")
         default: (.badRequest, "invalid_request", "the request is not valid HTTP/1.1")
         }
+        refuse(context, status: status, code: code, message: message)
+    }
+
+    /// Answers with the error `code` (no request of this connection is answered after it), then closes.
+    private func refuse(_ context: ChannelHandlerContext, status: HTTPResponseStatus, code: String, message: String) {
         let body = WireJSON.string(WireError(code: code, message: message))
         var head = HTTPResponseHead(version: .http1_1, status: status)
         head.headers.add(name: "content-type", value: "application/json; charset=utf-8")

@@ -340,8 +340,30 @@ private struct EnvironmentSettings {
         let list = { (name: String) in
             (self.string(name) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
-        openID.issuers = list("HERALD_OIDC_ISSUER")
+        // `prefix=https://issuer`: that issuer's users are `prefix:sub` (OpenIDSettings.userPrefixes).
+        for entry in list("HERALD_OIDC_ISSUER") {
+            let parts = entry.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let prefixed = parts.count == 2 && !parts[0].contains(":")
+            let issuer = prefixed ? parts[1] : entry
+            if prefixed {
+                guard OpenIDSettings.isUsablePrefix(parts[0]) else {
+                    throw ConfigurationError(
+                        "HERALD_OIDC_ISSUER: \"\(parts[0])\" is not a user id prefix (1 to 16 of a-z, 0-9, _ and -)")
+                }
+                guard !openID.userPrefixes.values.contains(parts[0]) else {
+                    throw ConfigurationError("HERALD_OIDC_ISSUER: the prefix \"\(parts[0])\" is given to two issuers")
+                }
+                openID.userPrefixes[issuer] = parts[0]
+            }
+            openID.issuers.append(issuer)
+        }
         openID.audiences = list("HERALD_OIDC_AUDIENCE")
+        if openID.issuers.count - openID.userPrefixes.count > 1 {
+            throw ConfigurationError("""
+                HERALD_OIDC_ISSUER names \(openID.issuers.count) issuers: each but one needs a user id prefix \
+                (`apple=https://appleid.apple.com`), or one issuer's user could sign in as another's with the same sub
+                """)
+        }
         openID.jwksURL = string("HERALD_OIDC_JWKS_URL")
         for issuer in openID.issuers where !OpenIDSettings.isUsable(issuer) {
             throw ConfigurationError("HERALD_OIDC_ISSUER: \"\(issuer)\" must be an https URL (http only on this machine)")

@@ -45,7 +45,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
             }
             return nil
         }
-        if allowQuery, let token = request.uri.queryParameters.get("token"), !token.isEmpty {
+        if allowQuery, let token = try? QueryParameters(request).get("token"), !token.isEmpty {
             return token
         }
         return nil

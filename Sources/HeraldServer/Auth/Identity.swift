@@ -167,9 +167,13 @@ public struct TokenAuthority: Sendable {
         else { throw Self.invalid("malformed: its payload is not a base64url JSON object") }
         let claims = try await openID.verify(token, kid: header.kid, payload: payload)
         if let problem = HeraldID.problem(with: claims.sub.value) { throw Self.invalid("its sub \(problem)") }
+        guard let userID = openID.settings.userID(sub: claims.sub.value, issuer: claims.iss.value) else {
+            throw Self.invalid("its sub starts with another issuer's user id prefix")
+        }
+        if let problem = HeraldID.problem(with: userID) { throw Self.invalid("its user id \(problem)") }
         // A provider's token may carry no name (an email sign-in): the one the app's backend set stays.
         let name = claims.name.flatMap { DisplayText.problem(with: $0) == nil ? $0 : nil } ?? ""
-        let identity = Identity(userID: claims.sub.value, name: name, picture: claims.picture.flatMap(Input.webURL))
+        let identity = Identity(userID: userID, name: name, picture: claims.picture.flatMap(Input.webURL))
         verified.remember(token, identity: identity, expires: claims.exp.value.addingTimeInterval(HeraldClaims.leeway))
         return identity
     }

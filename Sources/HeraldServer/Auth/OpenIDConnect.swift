@@ -5,12 +5,17 @@ import JWTKit
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOSSL
 
 /// Identity providers whose ID tokens Herald takes beside its own (`HERALD_OIDC_ISSUER`, `HERALD_OIDC_AUDIENCE`):
 /// Firebase Authentication, Sign in with Apple, Auth0, Keycloak, ...
 public struct OpenIDSettings: Hashable, Sendable {
     /// The issuers (`iss`), exactly as their tokens name them.
     public var issuers: [String] = []
+    /// The user id prefix of each issuer that has one: its tokens' users are `prefix:sub`; the one issuer without
+    /// (at most one) keys its users by `sub` alone, and a `sub` of its that starts with another's `prefix:` is
+    /// refused. So two issuers' subs never name one user (`HERALD_OIDC_ISSUER=firebase-url, apple=apple-url`).
+    public var userPrefixes: [String: String] = [:]
     /// The audiences (`aud`) a token must name one of: your app's client id, or the Firebase project id.
     public var audiences: [String] = []
     /// Where an issuer's keys are, when not found through its discovery document (`HERALD_OIDC_JWKS_URL`, with one
@@ -25,6 +30,19 @@ public struct OpenIDSettings: Hashable, Sendable {
 
     /// Whether any issuer is configured.
     public var isOn: Bool { !issuers.isEmpty }
+
+    /// The user id of `sub` from `issuer`; nil when the issuer has no prefix and `sub` starts with another's.
+    func userID(sub: String, issuer: String) -> String? {
+        if let prefix = userPrefixes[issuer] { return prefix + ":" + sub }
+        let taken = userPrefixes.values.contains { sub.utf8.starts(with: ($0 + ":").utf8) }
+        return taken ? nil : sub
+    }
+
+    /// Whether `prefix` may be a user id prefix: 1 to 16 of `a-z`, `0-9`, `_` and `-`.
+    static func isUsablePrefix(_ prefix: String) -> Bool {
+        (1...16).contains(prefix.utf8.count)
+            && prefix.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D }
+    }
 
     /// Whether `url` may be an issuer or a keys URL: https, or http on this machine (a local provider, tests).
     static func isUsable(_ url: String) -> Bool {
@@ -152,24 +170,41 @@ final class OpenIDVerifier: Sendable {
             else { throw OpenIDFailure("its discovery document names no usable jwks_uri") }
             url = found
         }
-        let jwks = try JSONDecoder().decode(JWKS.self, from: try await get(url ?? ""))
+        // Each key is read on its own: one the library cannot read (a symmetric `oct` key, another curve) is passed
+        // over, not a reason to refuse the others.
+        guard let object = try JSONSerialization.jsonObject(with: try await get(url ?? "")) as? [String: Any],
+              let entries = object["keys"] as? [Any]
+        else { throw OpenIDFailure("its keys are not a JWK Set (an object with `keys`)") }
         let collection = JWTKeyCollection()
         var kids: Set<String> = []
-        for key in jwks.keys where key.keyType == .rsa || (key.keyType == .ecdsa && key.curve?.rawValue == "P-256") {
-            guard let kid = key.keyIdentifier?.string else { continue }
-            try await collection.add(jwk: key)
+        for entry in entries {
+            guard let data = try? JSONSerialization.data(withJSONObject: entry),
+                  let key = try? JSONDecoder().decode(JWK.self, from: data),
+                  key.keyType == .rsa || (key.keyType == .ecdsa && key.curve?.rawValue == "P-256"),
+                  let kid = key.keyIdentifier?.string, (try? await collection.add(jwk: key)) != nil
+            else { continue }
             kids.insert(kid)
         }
         return (collection, kids)
     }
+
+    /// The client for issuers' documents and keys: Herald's one policy for outbound HTTP (``PushHTTP/configuration(tls:)``:
+    /// bounded connects and reads, redirects never followed). A provider that redirects is an error to see, not a
+    /// hop to make: it would send the fetch (and trust the keys) wherever the redirect points.
+    private static let client = HTTPClient(
+        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+        configuration: PushHTTP.configuration(tls: .makeClientConfiguration()))
 
     /// A GET of at most 1 MiB, within 10 s, never redirected.
     private static func get(_ url: String) async throws -> Data {
         var request = HTTPClientRequest(url: url)
         request.method = .GET
         request.headers.add(name: "Accept", value: "application/json")
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        guard response.status == .ok else { throw OpenIDFailure("\(url) answered \(response.status.code)") }
+        let response = try await client.execute(request, timeout: .seconds(10))
+        guard response.status == .ok else {
+            let location = response.headers.first(name: "location").map { " (a redirect to \(ControlCharacters.escaped($0)), not followed)" } ?? ""
+            throw OpenIDFailure("\(url) answered \(response.status.code)\(location)")
+        }
         return Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)
     }
 

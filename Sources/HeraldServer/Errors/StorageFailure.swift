@@ -24,6 +24,7 @@ enum StorageFailure {
             case .conversationExists: return APIError(.conflict, .conversationExists, error.description)
             }
         }
+        if isErasedUser(error) { return APIError(.conflict, .userErased, StoreError.userErased.description) }
         if isDiskFull(error) {
             HeraldMetrics.databaseErrors.increment()
             return .storageFull
@@ -31,6 +32,21 @@ enum StorageFailure {
         guard isUnavailable(error) else { return nil }
         HeraldMetrics.databaseErrors.increment()
         return .databaseUnavailable
+    }
+
+    /// Whether `error` is the database refusing to write something of an erased user's (the `user_erased` triggers):
+    /// a request that was in flight when the user was erased, or on a node that had not heard yet.
+    static func isErasedUser(_ error: any Error) -> Bool {
+        switch error {
+        case let error as SQLiteFailure:
+            error.code & 0xFF == 19 && error.message.contains("user_erased")  // SQLITE_CONSTRAINT, from RAISE
+        case let error as PSQLError:
+            error.serverInfo?[.sqlState] == "HE001"
+        case let error as PostgresTransactionError:
+            [error.beginError, error.closureError, error.commitError].contains { $0.map(isErasedUser) ?? false }
+        default:
+            false
+        }
     }
 
     /// Whether `error` says the database's disk is full: SQLite's `SQLITE_FULL`, PostgreSQL's `disk_full` (53100).

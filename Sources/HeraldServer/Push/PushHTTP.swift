@@ -101,7 +101,8 @@ public final class PushHTTP: Sendable {
         try await Self.execute(on: client, method, url, headers: headers, body: body, timeout: timeout)
     }
 
-    /// Sends a request on `client` and reads its answer (up to ``maxResponseBytes``).
+    /// Sends a request on `client` and reads its answer: the first ``maxResponseBytes`` of its body, the rest left
+    /// unread (a long answer is no failure: a webhook receiver's 2xx with a large page is a delivery).
     static func execute(
         on client: HTTPClient, _ method: HTTPMethod, _ url: String, headers: [(String, String)], body: Data,
         timeout: TimeAmount
@@ -111,8 +112,8 @@ public final class PushHTTP: Sendable {
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(bytes: body))
         let response = try await client.execute(request, timeout: timeout)
-        let buffer = try await response.body.collect(upTo: maxResponseBytes)
-        return Answer(status: response.status, headers: response.headers, body: Data(buffer.readableBytesView))
+        let start = try await response.body.prefix(bytes: maxResponseBytes)
+        return Answer(status: response.status, headers: response.headers, body: Data(start.readableBytesView))
     }
 
     /// Closes its connections.
@@ -126,5 +127,20 @@ extension PushOutcome {
     /// A request that never got an answer (connection refused or reset, timed out, TLS failed): tried again.
     static func network(_ error: any Error) -> PushOutcome {
         .retry(after: nil, reason: "network: \(error)")
+    }
+}
+
+extension HTTPClientResponse.Body {
+    /// Its first `limit` bytes; what follows is not read (the connection is then closed rather than reused).
+    func prefix(bytes limit: Int) async throws -> ByteBuffer {
+        var collected = ByteBuffer()
+        for try await chunk in self {
+            let room = limit - collected.readableBytes
+            guard room > 0 else { break }
+            var part = chunk
+            if part.readableBytes > room, let slice = part.readSlice(length: room) { part = slice }
+            collected.writeBuffer(&part)
+        }
+        return collected
     }
 }

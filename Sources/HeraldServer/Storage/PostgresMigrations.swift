@@ -253,6 +253,33 @@ enum PostgresMigrations {
             """,
             "ALTER TABLE messages ADD COLUMN mentions text",
         ],
+        [
+            // Erasure holds on every node: each erasure is numbered and told to the nodes, which drop the user and
+            // say how far they have (the erasing node waits for them); and nothing of an erased user's is written
+            // again, whatever a node still believes: their devices, settings and memberships are refused by the
+            // database itself. The user's row is locked (FOR SHARE) so an erasure in progress is waited for.
+            "CREATE TABLE erasures (seq bigserial PRIMARY KEY, user_id text COLLATE \"C\" NOT NULL)",
+            "ALTER TABLE nodes ADD COLUMN erasures_through bigint NOT NULL DEFAULT 0",
+            """
+            CREATE FUNCTION herald_refuse_erased() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE gone boolean;
+            BEGIN
+                SELECT erased INTO gone FROM users WHERE id = (to_jsonb(NEW) ->> TG_ARGV[0]) FOR SHARE;
+                IF gone THEN RAISE EXCEPTION 'user_erased' USING ERRCODE = 'HE001'; END IF;
+                RETURN NEW;
+            END $$
+            """,
+            "CREATE TRIGGER devices_of_the_living BEFORE INSERT OR UPDATE ON devices FOR EACH ROW EXECUTE FUNCTION herald_refuse_erased('user_id')",
+            "CREATE TRIGGER settings_of_the_living BEFORE INSERT OR UPDATE ON notification_settings FOR EACH ROW EXECUTE FUNCTION herald_refuse_erased('user_id')",
+            """
+            CREATE TRIGGER members_of_the_living BEFORE INSERT ON members FOR EACH ROW
+            WHEN (NEW.removed_seq IS NULL) EXECUTE FUNCTION herald_refuse_erased('user_id')
+            """,
+            """
+            CREATE TRIGGER members_of_the_living_again BEFORE UPDATE ON members FOR EACH ROW
+            WHEN (NEW.removed_seq IS NULL AND OLD.removed_seq IS NOT NULL) EXECUTE FUNCTION herald_refuse_erased('user_id')
+            """,
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

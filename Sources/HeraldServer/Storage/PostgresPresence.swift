@@ -67,7 +67,11 @@ final class PostgresPresence: ClusterPresence {
 
     /// Adds this node (at start).
     func join() async throws {
-        try await client.query("INSERT INTO nodes (id, seen_at) VALUES (\(nodeID), now())", logger: logger)
+        // A new node holds no one's claims yet: every erasure so far is taken.
+        try await client.query(
+            """
+            INSERT INTO nodes (id, seen_at, erasures_through) VALUES (\(nodeID), now(), (SELECT coalesce(max(seq), 0) FROM erasures))
+            """, logger: logger)
     }
 
     /// Writes the changes and beats the heart until cancelled.

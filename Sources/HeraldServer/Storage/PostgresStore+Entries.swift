@@ -225,7 +225,16 @@ extension PostgresStore {
                     ORDER BY seq LIMIT \(limit))
                 RETURNING seq
                 """, logger: self.logger).collect()
-            let highest = try deleted.map { try $0.decode(Int64.self) }.max() ?? 0
+            let seqs = try deleted.map { try $0.decode(Int64.self) }
+            let highest = seqs.max() ?? 0
+            // What the outboxes hold of them goes too (as on SQLite). The rows' old versions stay on disk until
+            // PostgreSQL's (auto)vacuum reclaims them; no query sees them meanwhile.
+            if !seqs.isEmpty {
+                try await connection.query(
+                    "DELETE FROM push_jobs WHERE kind <> 'clear' AND seq = ANY(\(seqs)::bigint[])", logger: self.logger)
+                try await connection.query(
+                    "DELETE FROM webhook_jobs WHERE type = 'message.new' AND seq = ANY(\(seqs)::bigint[])", logger: self.logger)
+            }
             let rows = try await connection.query(
                 "UPDATE log_cursors SET seq = greatest(seq, \(highest)) WHERE name = 'horizon' RETURNING seq",
                 logger: self.logger).collect()

@@ -26,7 +26,7 @@ extension PostgresStore {
     }
 
     public func eraseUser(_ id: String) async throws -> ErasedUser {
-        try await appending { connection, last in
+        let erased = try await appending { connection, last in
             let found = try await connection.query(
                 "SELECT id FROM users WHERE id = \(id) AND id <> '' FOR UPDATE", logger: self.logger).collect()
             guard !found.isEmpty else { throw StoreError.userNotFound }
@@ -55,8 +55,17 @@ extension PostgresStore {
                 "UPDATE members SET read_seq = 0, level = NULL, level_until = NULL, owner = false WHERE user_id = \(id)",
                 logger: self.logger)
             try await connection.query("DELETE FROM notification_settings WHERE user_id = \(id)", logger: self.logger)
-            return (entries, ErasedUser(entries: entries))
+            // Numbered, and told to every node at the commit (they drop the user and say so).
+            let erasure = try await connection.query(
+                "INSERT INTO erasures (user_id) VALUES (\(id)) RETURNING seq", logger: self.logger).collect()
+            let seq = try erasure.first.map { try $0.decode(Int64.self) } ?? 0
+            try await connection.query(
+                "SELECT pg_notify('herald_entries', \(Erasure(seq: seq, userID: id).payload))", logger: self.logger)
+            return (entries, (ErasedUser(entries: entries), seq))
         }
+        erasureHandler.withLockedValue { $0 }?(id)
+        await awaitErasure(erased.1)
+        return erased.0
     }
 
     public func unknownUsers(among ids: [String]) async throws -> [String] {

@@ -72,8 +72,15 @@ extension PostgresStore {
                     "UPDATE webhook_jobs SET leased_until = \(now + lease.seconds) WHERE id = ANY(\(jobs.map(\.id))::bigint[])",
                     logger: self.logger)
             }
+            // When the next one can go: the earliest due among the first events of their conversation or user (one
+            // queued behind a failing one waits for it, however long ago it was due), within the feed's place.
             let next = try await connection.query(
-                "SELECT min(due_at) FROM webhook_jobs WHERE leased_until <= \(now)", logger: self.logger).collect()
+                """
+                SELECT min(j.due_at) FROM webhook_jobs j
+                WHERE j.leased_until <= \(now) AND j.seq <= (SELECT seq FROM log_cursors WHERE name = 'webhook')
+                  AND NOT EXISTS (SELECT 1 FROM webhook_jobs k WHERE k.ordering_key = j.ordering_key
+                                  AND (k.seq, k.rank, k.id) < (j.seq, j.rank, j.id))
+                """, logger: self.logger).collect()
             let due = try next.first.flatMap { try $0.decode(Double?.self) }
             return (jobs, due.map { Date(timeIntervalSince1970: $0) })
         }

@@ -39,6 +39,8 @@ public final class PostgresStore: Store, Service {
     public let clock: WallClock
     /// This node's connections as the other nodes see them, and theirs.
     let presence: PostgresPresence
+    /// What this node does when a user is erased, here or on another node (``onErasure(_:)``).
+    let erasureHandler = NIOLockedValueBox<(@Sendable (String) -> Void)?>(nil)
 
     private init(
         client: PostgresClient, leaseDuration: TimeInterval, presenceExpiry: Duration, wallClock: WallClock,
@@ -145,11 +147,16 @@ public final class PostgresStore: Store, Service {
                 try await client.withConnection { connection in
                     try await connection.listen(on: "herald_entries") { notifications in
                         // Listening: what committed before is read from the table (on another connection; this one
-                        // only listens).
+                        // only listens), and the erasures this node has not taken.
                         self.log.notified(through: try await self.latestSeq())
+                        await self.takeErasures()
                         wait = .seconds(1)
                         for try await notification in notifications {
-                            if let seq = Int64(notification.payload) { self.log.notified(through: seq) }
+                            if let seq = Int64(notification.payload) {
+                                self.log.notified(through: seq)
+                            } else if let erasure = Erasure(payload: notification.payload) {
+                                await self.take(erasure)
+                            }
                         }
                     }
                 }
@@ -161,6 +168,60 @@ public final class PostgresStore: Store, Service {
             try? await Task.sleep(for: wait)
             wait = min(wait * 2, .seconds(30))
         }
+    }
+
+    /// What to do when a user is erased (here or on another node): set once by the server, which drops the user
+    /// and closes their streams.
+    public func onErasure(_ handler: @escaping @Sendable (String) -> Void) {
+        erasureHandler.withLockedValue { $0 = handler }
+    }
+
+    /// An erasure told by a node: dropped here, then this node says it has (the erasing node waits for that).
+    private func take(_ erasure: Erasure) async {
+        erasureHandler.withLockedValue { $0 }?(erasure.userID)
+        do {
+            try await database.query(
+                """
+                UPDATE nodes SET erasures_through = greatest(erasures_through, \(erasure.seq)) WHERE id = \(presence.nodeID)
+                """, logger: logger)
+        } catch {
+            logger.warning("an erasure could not be acknowledged", metadata: ["error": "\(Self.describe(error))"])
+        }
+    }
+
+    /// The erasures made while this node was not listening, each taken.
+    private func takeErasures() async {
+        do {
+            let rows = try await database.query(
+                """
+                SELECT e.seq, e.user_id FROM erasures e, nodes n
+                WHERE n.id = \(presence.nodeID) AND e.seq > n.erasures_through ORDER BY e.seq
+                """, logger: logger).collect()
+            for row in rows {
+                let (seq, userID) = try row.decode((Int64, String).self)
+                await take(Erasure(seq: seq, userID: userID))
+            }
+        } catch {
+            logger.warning("the erasures made meanwhile could not be read", metadata: ["error": "\(Self.describe(error))"])
+        }
+    }
+
+    /// Waits (at most `limit`) until every other live node has taken erasure `seq`. A node that does not answer
+    /// (stopped, cut off) counts no more after its heartbeat expires; the database refuses what it would write
+    /// for the erased user meanwhile.
+    func awaitErasure(_ seq: Int64, within limit: Duration = .seconds(5)) async {
+        let expiry = Double(presence.expiry.components.seconds) + Double(presence.expiry.components.attoseconds) / 1e18
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline, !Task.isCancelled {
+            let behind = try? await database.query(
+                """
+                SELECT count(*) FROM nodes WHERE id <> \(presence.nodeID) AND erasures_through < \(seq)
+                  AND seen_at > now() - make_interval(secs => \(expiry))
+                """, logger: logger).collect().first.map { try $0.decode(Int64.self) }
+            if behind == 0 { return }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        logger.warning("an erasure was not acknowledged by every node in time", metadata: ["erasure": "\(seq)"])
     }
 
     /// Closes the pool.
@@ -265,5 +326,24 @@ public final class PostgresStore: Store, Service {
             log.committed(seqs, entries: outcome.entries, waiters: [(seqs.upperBound, { @Sendable in continuation.resume() })])
         }
         return outcome.result
+    }
+}
+
+/// An erasure as the nodes tell it on `herald_entries`: `erased:<seq>:<user id>` (a seq alone is a commit).
+struct Erasure: Hashable, Sendable {
+    var seq: Int64
+    var userID: String
+
+    var payload: String { "erased:\(seq):\(userID)" }
+
+    init(seq: Int64, userID: String) {
+        self.seq = seq
+        self.userID = userID
+    }
+
+    init?(payload: String) {
+        let parts = payload.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "erased", let seq = Int64(parts[1]) else { return nil }
+        self.init(seq: seq, userID: String(parts[2]))
     }
 }

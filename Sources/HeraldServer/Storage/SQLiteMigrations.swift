@@ -286,6 +286,37 @@ enum SQLiteMigrations {
             """,
             "ALTER TABLE messages ADD COLUMN mentions TEXT",
         ],
+        [
+            // Nothing of an erased user's is written again: their devices, settings and memberships are refused by
+            // the database itself, whatever a request in flight at the erasure still believes.
+            """
+            CREATE TRIGGER devices_of_the_living BEFORE INSERT ON devices
+            WHEN EXISTS (SELECT 1 FROM users WHERE id = NEW.user_id AND erased) BEGIN SELECT RAISE(ABORT, 'user_erased'); END
+            """,
+            """
+            CREATE TRIGGER devices_of_the_living_changed BEFORE UPDATE ON devices
+            WHEN EXISTS (SELECT 1 FROM users WHERE id = NEW.user_id AND erased) BEGIN SELECT RAISE(ABORT, 'user_erased'); END
+            """,
+            """
+            CREATE TRIGGER settings_of_the_living BEFORE INSERT ON notification_settings
+            WHEN EXISTS (SELECT 1 FROM users WHERE id = NEW.user_id AND erased) BEGIN SELECT RAISE(ABORT, 'user_erased'); END
+            """,
+            """
+            CREATE TRIGGER settings_of_the_living_changed BEFORE UPDATE ON notification_settings
+            WHEN EXISTS (SELECT 1 FROM users WHERE id = NEW.user_id AND erased) BEGIN SELECT RAISE(ABORT, 'user_erased'); END
+            """,
+            """
+            CREATE TRIGGER members_of_the_living BEFORE INSERT ON members
+            WHEN NEW.removed_seq IS NULL AND EXISTS (SELECT 1 FROM users WHERE id = NEW.user_id AND erased)
+            BEGIN SELECT RAISE(ABORT, 'user_erased'); END
+            """,
+            """
+            CREATE TRIGGER members_of_the_living_again BEFORE UPDATE ON members
+            WHEN NEW.removed_seq IS NULL AND OLD.removed_seq IS NOT NULL
+                AND EXISTS (SELECT 1 FROM users WHERE id = NEW.user_id AND erased)
+            BEGIN SELECT RAISE(ABORT, 'user_erased'); END
+            """,
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

@@ -240,7 +240,7 @@ extension SQLiteStore {
         // The readers' places bound what goes: `?3`, `?4`, ... name them.
         let names = readers.indices.map { "?\($0 + 3)" }.joined(separator: ", ")
         let gate = readers.isEmpty ? "" : "AND seq <= (SELECT min(seq) FROM log_cursors WHERE name IN (\(names)))"
-        return try await database.transaction { connection in
+        let expired: (deleted: Int, horizon: Int64) = try await database.transaction { connection in
             let deleted = try connection.query(
                 """
                 DELETE FROM messages WHERE seq IN (
@@ -248,10 +248,32 @@ extension SQLiteStore {
                 RETURNING seq
                 """,
                 [.float(date.timeIntervalSince1970), .integer(limit)] + readers.map { .text($0) })
-            let highest = deleted.compactMap { $0.column("seq")?.integer }.max() ?? 0
+            let seqs = deleted.compactMap { $0.column("seq")?.integer }
+            let highest = seqs.max() ?? 0
+            // What the outboxes hold of them goes too: pushes not sent yet carry the text, and so does an
+            // undelivered `message.new` (an event not delivered within the retention is dropped with its message).
+            if let lowest = seqs.min() {
+                let range: [SQLiteValue] = [.integer(lowest), .integer(highest)]
+                try connection.query(
+                    "DELETE FROM push_jobs WHERE kind <> 'clear' AND seq BETWEEN ?1 AND ?2 AND seq NOT IN (SELECT seq FROM messages)",
+                    range)
+                try connection.query(
+                    "DELETE FROM webhook_jobs WHERE type = 'message.new' AND seq BETWEEN ?1 AND ?2 AND seq NOT IN (SELECT seq FROM messages)",
+                    range)
+            }
             let rows = try connection.query(
                 "UPDATE log_cursors SET seq = max(seq, ?1) WHERE name = 'horizon' RETURNING seq", [.integer(highest)])
             return (deleted.count, Int64(rows.first?.column("seq")?.integer ?? 0))
+        }
+        if expired.deleted > 0 { try await checkpoint() }
+        return expired
+    }
+
+    /// Moves what the write-ahead log holds into the database file and empties it (`wal_checkpoint(TRUNCATE)`): with
+    /// `secure_delete` on, what was deleted is then zeros in the file, and no old copy of it is left in the `-wal`.
+    func checkpoint() async throws {
+        try await database.perform { connection in
+            _ = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)", keep: false)
         }
     }
 

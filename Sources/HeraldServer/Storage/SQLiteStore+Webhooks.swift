@@ -72,7 +72,16 @@ extension SQLiteStore {
                     "UPDATE webhook_jobs SET leased_until = ?2 WHERE id = ?1",
                     [.integer(Int(job.id)), .float(now + lease.seconds)])
             }
-            let next = try connection.query("SELECT min(due_at) AS due FROM webhook_jobs WHERE leased_until <= ?1", [.float(now)])
+            // When the next one can go: the earliest due among the first events of their conversation or user (one
+            // queued behind a failing one waits for it, however long ago it was due), within the feed's place.
+            let next = try connection.query(
+                """
+                SELECT min(j.due_at) AS due FROM webhook_jobs j
+                WHERE j.leased_until <= ?1 AND j.seq <= (SELECT seq FROM log_cursors WHERE name = 'webhook')
+                  AND NOT EXISTS (SELECT 1 FROM webhook_jobs k WHERE k.ordering_key = j.ordering_key
+                                  AND (k.seq, k.rank, k.id) < (j.seq, j.rank, j.id))
+                """,
+                [.float(now)])
             return (jobs, next.first?.column("due")?.double.map { Date(timeIntervalSince1970: $0) })
         }
     }

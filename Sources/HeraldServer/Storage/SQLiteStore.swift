@@ -73,8 +73,9 @@ public final class SQLiteStore: Store {
     }
 
     private static func configure(_ connection: SQLiteHandle, fullSync: Bool) throws {
+        // `secure_delete`: what is deleted (retention, an erasure) is overwritten with zeros, not left in free pages.
         for pragma in ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = \(fullSync ? "FULL" : "NORMAL")",
-                       "PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 5000"] {
+                       "PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 5000", "PRAGMA secure_delete = ON"] {
             try connection.query(pragma, keep: false)
         }
     }

@@ -115,6 +115,14 @@ public final class Hub: Sendable {
     }
 
     /// Sends `frame` to every connection of `userID`. Never waits.
+    /// Ends every stream of `userID`: each writes what is queued, then closes (1008, `reason`).
+    func close(userID: String, reason: String) {
+        let outboxes = state.withLockedValue { state in
+            (state.byUser[userID] ?? []).compactMap { state.connections[$0]?.outbox }
+        }
+        for outbox in outboxes { outbox.finish(closing: reason) }
+    }
+
     func send(_ frame: ServerFrame, toUser userID: String) {
         let outboxes = state.withLockedValue { state in
             (state.byUser[userID] ?? []).compactMap { state.connections[$0]?.outbox }

@@ -49,15 +49,109 @@ enum Input {
     }
 }
 
+/// Percent-decoding as RFC 3986 defines it and nothing else: each `%XX` becomes that byte, every other byte stays
+/// itself, and the bytes must be UTF-8. No character is dropped, added or normalized (Foundation's
+/// `removingPercentEncoding` drops a leading U+FEFF, so `%EF%BB%BFbob` would have named `bob`), and `+` stays `+`.
+enum PercentDecoding {
+    /// `raw` decoded, or nil when an escape is malformed or the bytes are not UTF-8.
+    static func decode(_ raw: some StringProtocol) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(raw.utf8.count)
+        var iterator = raw.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        var decoder = UTF8()
+        var scalars = bytes.makeIterator()
+        while true {
+            switch decoder.decode(&scalars) {
+            case .scalarValue: continue
+            case .emptyInput: return String(decoding: bytes, as: UTF8.self)
+            case .error: return nil
+            }
+        }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
 extension Parameters {
-    /// The path parameter `name`, percent-decoded, if it is a usable id.
+    /// The path parameter `name`, percent-decoded exactly (``PercentDecoding``), if it is a usable id.
     ///
     /// - Throws: ``APIError`` `invalid_request` when it is not.
     func id(_ name: String) throws -> String {
         let raw = try require(name)
-        guard let decoded = raw.removingPercentEncoding else {
+        guard let decoded = PercentDecoding.decode(raw) else {
             throw APIError.invalidRequest("the \(name) in the path is not valid percent-encoded UTF-8")
         }
         return try Input.id(decoded, field: name)
+    }
+}
+
+/// A request's query parameters, each value percent-decoded exactly (``PercentDecoding``), as the path's are.
+struct QueryParameters {
+    private let raw: [(name: Substring, value: Substring)]
+
+    init(_ request: Request) {
+        raw = (request.uri.query ?? "").split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (parts[0], parts.count > 1 ? parts[1] : "")
+        }
+    }
+
+    /// The first value of `name`, decoded; nil when there is none.
+    ///
+    /// - Throws: ``APIError`` `invalid_request` when it is not valid percent-encoded UTF-8.
+    func get(_ name: String) throws -> String? {
+        guard let value = raw.first(where: { $0.name == name })?.value else { return nil }
+        guard let decoded = PercentDecoding.decode(value) else {
+            throw APIError.invalidRequest("`\(name)` is not valid percent-encoded UTF-8")
+        }
+        return decoded
+    }
+
+    /// The first value of `name`, if it is a usable id.
+    ///
+    /// - Throws: ``APIError`` `invalid_request` when it is not.
+    func id(_ name: String) throws -> String? {
+        try get(name).map { try Input.id($0, field: name) }
+    }
+}
+
+/// The request targets Herald answers: a path, percent-encoded correctly, with no control character (raw or
+/// encoded), no empty segment (`//`, a trailing `/`) and no `.` or `..` segment (encoded or not), then an optional
+/// query. Anything else is refused before the router, the file server or the WebSocket upgrade sees it: each
+/// resource has one spelling, so a rule written for `/metrics` in front of Herald holds for every way to write it,
+/// and nothing built from a target (the upgrade's redirect) can carry `//host`.
+enum RequestTarget {
+    /// Why `target` is refused: its status and what to say; nil when it is taken.
+    static func problem(with target: String) -> (notFound: Bool, message: String)? {
+        let path = target.prefix { $0 != "?" }
+        guard path.first == "/" else { return (false, "the request target must be a path (starting with /)") }
+        guard !path.contains("#"), let decoded = PercentDecoding.decode(path),
+              !decoded.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else { return (false, "the path must not contain control characters or invalid percent-encoding") }
+        guard path != "/" else { return nil }
+        for segment in path.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            let value = PercentDecoding.decode(segment) ?? ""
+            if value.isEmpty || value == "." || value == ".." {
+                return (true, "no such path: a path has no empty, `.` or `..` segment, and no trailing /")
+            }
+        }
+        return nil
     }
 }

@@ -37,53 +37,6 @@ enum WebPage {
     }
 }
 
-/// Refuses a path that holds a control byte (U+0000 to U+001F, U+007F), raw or percent-encoded, before the file
-/// server or a route sees it: `/sw.js%00.html` would otherwise be served as `sw.js` under the `.html` type, and
-/// `/%00x` redirected to a path with a space. No route or file of Herald's has such a name, so nothing is lost.
-struct ControlBytePathMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if Self.isRefused(request.uri.path) {
-            throw APIError.invalidRequest("the path must not contain control characters or invalid percent-encoding")
-        }
-        return try await next(request, context)
-    }
-
-    /// Whether `path` (as sent, percent-encoded) holds a control byte, or percent-encoding that cannot be decoded.
-    static func isRefused(_ path: String) -> Bool {
-        var bytes = Array(path.utf8)
-        if bytes.contains(where: Self.isControl) { return true }
-        guard bytes.contains(UInt8(ascii: "%")) else { return false }
-        var decoded: [UInt8] = []
-        decoded.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "%") {
-                guard index + 2 < bytes.count, let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2]) else {
-                    return true
-                }
-                decoded.append(high << 4 | low)
-                index += 3
-            } else {
-                decoded.append(bytes[index])
-                index += 1
-            }
-        }
-        bytes = decoded
-        return bytes.contains(where: Self.isControl)
-    }
-
-    private static func isControl(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
-
-    private static func hex(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
-}
-
 /// Headers on every response, the page's and the API's: a strict Content-Security-Policy (scripts, styles, fonts
 /// and connections from this server only, no inline script or style, no plugins, no framing; images from this
 /// server or, for avatars, any `https`/`http` host), `X-Content-Type-Options: nosniff` and no `Referer`.

@@ -123,10 +123,20 @@ export function senderName(person, formatter = standardFormatter) {
   return person.id === "" ? formatter.systemSenderName : displayName(person.name, formatter);
 }
 
-/** The name to show for a person: their display name folded, or "Someone" when blank. */
+/** Whether `name` reads as the system sender's name: the same letters and digits in NFKC and lower case. */
+export function readsAsSystemName(name, formatter = standardFormatter) {
+  const letters = (text) => text.normalize("NFKC").toLowerCase().replace(/[^\p{L}\p{N}]/gu, "");
+  const system = letters(formatter.systemSenderName);
+  return system !== "" && letters(name) === system;
+}
+
+/** The name to show for a person: their display name folded, or "Someone" when blank; a name that reads as the
+ * system sender's ("ADMIN", "Ａｄｍｉｎ", "Ad-min") gets " (member)" after it, so no one passes for the app's backend
+ * (HeraldCore's `ContentFormatter.name(of:)`). */
 export function displayName(name, formatter = standardFormatter) {
   const folded = foldWhitespace(name ?? "").text;
-  return folded === "" ? formatter.unknownSenderName : folded;
+  if (folded === "") return formatter.unknownSenderName;
+  return readsAsSystemName(folded, formatter) ? `${folded} (member)` : folded;
 }
 
 /** The title to show for a group: its title folded, or "Group chat" when it has none. */
@@ -249,6 +259,11 @@ export function notificationFor(incoming, formatter = standardFormatter, viewer 
   }
   const name = senderName(sender, formatter);
   const text = preview(message.text, message.imageURL != null, formatter);
+  if (sender.id === "") {
+    // The app's backend: worded apart from any person's message.
+    const title = conversation.kind === "group" ? groupTitle(conversation.title, formatter) : formatter.systemSenderName;
+    return { message: message.id, title, body: text, thread: conversation.id };
+  }
   if (conversation.kind === "group") {
     return {
       message: message.id,

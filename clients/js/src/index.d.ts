@@ -396,6 +396,8 @@ export function graphemeClusters(text: string): Generator<string>;
 export function foldWhitespace(text: string, limit?: number): { text: string; cut: boolean };
 export function preview(text: string | null, hasImage: boolean, formatter?: Formatter): string;
 export function senderName(person: { id: string; name?: string | null }, formatter?: Formatter): string;
+/** Whether a name reads as the system sender's ("ADMIN", "Ａｄｍｉｎ"): such a person is shown with " (member)" after it. */
+export function readsAsSystemName(name: string, formatter?: Formatter): boolean;
 export function displayName(name: string | null | undefined, formatter?: Formatter): string;
 export function groupTitle(title: string | null | undefined, formatter?: Formatter): string;
 export function initials(name: string | null | undefined): string;

@@ -1417,11 +1417,23 @@ function wire() {
   });
 }
 
+/** Whether a token from a link may sign in here in place of `current`: at once when no one is signed in or it is
+ * the same user's; otherwise only if the person says so. A link made by someone else must not switch this tab to
+ * their account unasked (login CSRF: what one then writes would go to them). */
+function mayTakeLinkedToken(token, current) {
+  if (!current || token === current) return true;
+  const from = claims(current), to = claims(token);
+  if (!from || !to || from.sub === to.sub) return true;
+  const name = (who) => cleanText(displayName(who.name ?? who.sub));
+  return window.confirm(`This link signs in as ${name(to)}. Sign out ${name(from)} and continue as ${name(to)}?`);
+}
+
 /** A link opened in a tab that is already open (`/#token=…` or `/#chat=…`): the token signs in, in place of whoever
- * was signed in (unless it is the same token); the chat opens. Either way the address is cleaned at once. */
+ * was signed in (asking first when that is someone else); the chat opens. Either way the address is cleaned at once. */
 window.addEventListener("hashchange", () => {
   const token = readFragment();
   if (token && token !== session?.api.token) {
+    if (!mayTakeLinkedToken(token, session?.api.token)) return;
     if (session) signOut();
     signIn(token);
   } else if (chatToOpen !== null && session?.loaded) {
@@ -1431,6 +1443,8 @@ window.addEventListener("hashchange", () => {
 });
 
 wire();
-const token = readFragment() ?? sessionStorage.getItem(tokenKey) ?? localStorage.getItem(tokenKey);
+const stored = sessionStorage.getItem(tokenKey) ?? localStorage.getItem(tokenKey);
+const linked = readFragment();
+const token = linked && mayTakeLinkedToken(linked, stored) ? linked : stored;
 if (token) signIn(token);
 else showSignIn();

@@ -315,6 +315,19 @@ def wait(driver, condition, timeout, what):
                          ).until(condition, message=f"waited {timeout} s for {what}")
 
 
+def click_when(driver, find, timeout, what):
+    """Clicks the first element `find(driver)` returns, once it returns one, within `timeout` seconds. Finding and
+    clicking are one step, tried again together: a list the page redraws meanwhile (search results as the query
+    grows, the chat list as messages arrive) leaves a found element stale, and the click then finds it anew."""
+    def clicked(d):
+        found = find(d)
+        if not found:
+            return False
+        found[0].click()
+        return True
+    wait(driver, clicked, timeout, what)
+
+
 def messages(driver):
     """The open chat's messages, read in one step: [{text, mine, state}] (state: pending, failed or stored)."""
     return driver.execute_script("""return [...document.querySelectorAll('#messages li.message')].map((m) => ({
@@ -362,7 +375,10 @@ def conversation_item(driver, name):
 
 
 def open_chat(driver, name):
-    wait(driver, lambda d: conversation_item(d, name), 10, f"{name} in the list").find_element(By.TAG_NAME, "button").click()
+    def button(d):
+        item = conversation_item(d, name)
+        return [item.find_element(By.TAG_NAME, "button")] if item else []
+    click_when(driver, button, 10, f"{name} in the list")
     wait(driver, lambda d: d.find_element(By.ID, "chat-title").text == name, 5, f"{name}'s chat to open")
     wait(driver, lambda d: d.find_element(By.ID, "messages").get_attribute("aria-busy") == "false", 5, f"{name}'s messages")
 

@@ -152,6 +152,11 @@ class DeployGuide(unittest.TestCase):
         self.assertEqual(headers["Strict-Transport-Security"], "max-age=63072000")
         status, _, _ = request("GET", "/metrics")
         self.assertEqual(status, 403, "/metrics is kept from outside at the proxy")
+        # Every other spelling is no alias of it: the proxy passes them on, and Herald answers 404.
+        for path in ("/metrics/", "//metrics", "/metrics/.", "/./metrics/"):
+            status, _, body = request("GET", path)
+            self.assertIn(status, (403, 404), f"{path}: {status}")
+            self.assertNotIn("herald_", body, f"{path} serves the metrics")
 
         class NoRedirect(urllib.request.HTTPRedirectHandler):
             def redirect_request(self, *arguments):

@@ -12,7 +12,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from harness import (ROOT, Server, chromium, conversation_item, messages, open_chat, open_settings, severe_console_lines,
+from harness import (ROOT, Server, chromium, click_when, conversation_item, messages, open_chat, open_settings, severe_console_lines,
                      sign_in_as, unread, visible_banners, wait)
 
 # Set HERALD_UPDATE_SCREENSHOTS=1 to write the README's screenshots (docs/images) from the tests that take them.
@@ -24,8 +24,8 @@ def pick(driver, query, name):
     box = driver.find_element(By.ID, "people-search")
     box.clear()
     box.send_keys(query)
-    wait(driver, lambda d: [b for b in d.find_elements(By.CSS_SELECTOR, "#people-results .person")
-                            if b.find_element(By.TAG_NAME, "strong").text == name], 5, f"{name} found by {query!r}")[0].click()
+    click_when(driver, lambda d: [b for b in d.find_elements(By.CSS_SELECTOR, "#people-results .person")
+                                  if b.find_element(By.TAG_NAME, "strong").text == name], 5, f"{name} found by {query!r}")
     wait(driver, lambda d: name in [c.text.rstrip("×").strip() for c in d.find_elements(By.CSS_SELECTOR, "#picked .chip")],
          3, f"{name} picked")
 
@@ -534,15 +534,34 @@ class FirstHourTests(PageTestCase):
         alice.find_element(By.ID, "mute").click()
         wait(alice, lambda d: d.find_element(By.ID, "mute").text == "Mute", 3, "unmuted again")
 
-    def test_a_token_link_opened_in_a_signed_in_tab_signs_in_that_person_and_leaves_the_address(self):
+    def test_a_token_link_opened_in_a_signed_in_tab_asks_before_it_signs_in_someone_else(self):
+        def alert_text(tab):
+            try:
+                return tab.switch_to.alert.text
+            except NoAlertPresentException:
+                return None
+
         tab = self.browser()
         sign_in_as(tab, self.server, "Alice Johnson")
+        # Someone else's link (login CSRF): asked first; declined, nothing changes but the address.
         tab.execute_script("location.hash = '#token=' + arguments[0]", self.tokens["bob"])
+        wait(tab, lambda d: alert_text(d) is not None, 5, "asked before switching")
+        self.assertIn("Bob", alert_text(tab))
+        self.assertIn("Alice Johnson", alert_text(tab))
+        tab.switch_to.alert.dismiss()
+        wait(tab, lambda d: d.current_url == self.server.url, 5, "the token is gone from the address")
+        self.assertEqual(tab.find_element(By.ID, "me-name").text, "Alice Johnson")
+        # Accepted: Bob is signed in.
+        tab.execute_script("location.hash = '#token=' + arguments[0]", self.tokens["bob"])
+        wait(tab, lambda d: alert_text(d) is not None, 5, "asked again")
+        tab.switch_to.alert.accept()
         wait(tab, lambda d: d.find_element(By.ID, "me-name").text == "Bob", 10, "Bob signed in by the link")
         wait(tab, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "live", 10, "a live stream")
         self.assertEqual(tab.current_url, self.server.url, "the token is gone from the address")
+        # The same person's token: nothing to ask.
         tab.execute_script("location.hash = '#token=' + arguments[0]", self.tokens["bob"])
         wait(tab, lambda d: d.current_url == self.server.url, 5, "the same token again: the address cleaned, nothing else")
+        self.assertIsNone(alert_text(tab))
         self.assertEqual(tab.find_element(By.ID, "me-name").text, "Bob")
 
     def test_every_screen_fits_at_a_desktop_and_a_phone(self):
@@ -671,6 +690,20 @@ class BackendTests(PageTestCase):
         senders = alice.execute_script("""return [...document.querySelectorAll('#messages li.message.system')].map(
             (m) => m.querySelector('.sender')?.textContent)""")
         self.assertEqual(senders, ["Admin", "Admin"])
+        # A member who calls themself Admin cannot pass for the backend: named apart, drawn apart.
+        mallory = self.server.mint("mallory", "Admin")
+        self.assertEqual(self.server.request("GET", "/v1/conversations", mallory)[0], 200)
+        self.service("POST", "/conversations/order-42/members", {"members": ["mallory"]})
+        self.server.post(mallory, "order-42", "Pay the customs fee here")
+        wait(alice, lambda d: "Pay the customs fee here" in [m["text"] for m in messages(d)], 5, "Mallory's message")
+        looks = alice.execute_script("""return [...document.querySelectorAll('#messages li.message')].filter(
+            (m) => !m.classList.contains('mine')).map((m) => ({system: m.classList.contains('system'),
+            sender: m.querySelector('.sender')?.textContent, border: getComputedStyle(m).borderTopStyle,
+            align: getComputedStyle(m).alignSelf}))""")
+        impostor = [look for look in looks if not look["system"] and look["sender"] and "Admin" in look["sender"]]
+        self.assertEqual([look["sender"] for look in impostor], ["Admin (member)"])
+        system = [look for look in looks if look["system"]][0]
+        self.assertNotEqual((system["border"], system["align"]), (impostor[0]["border"], impostor[0]["align"]))
         wait(alice, lambda d: [i.text for i in d.find_elements(By.CSS_SELECTOR, "#messages li.event")
                                if "Admin added Charlie Davis" in i.text], 5, "the backend's change as a line")
 

@@ -115,12 +115,21 @@ struct HeraldServiceTests {
         handle: @escaping @Sendable (Data, [String: String]) -> HTTPResponse.Status,
         _ body: (Int) async throws -> Void
     ) async throws {
+        try await withBackend(answer: { (handle($0, $1), "") }, body)
+    }
+
+    /// The same, answering each delivery (its body and headers, by lower-cased name) with a status and a body.
+    static func withBackend(
+        answer: @escaping @Sendable (Data, [String: String]) -> (HTTPResponse.Status, String),
+        _ body: (Int) async throws -> Void
+    ) async throws {
         let router = Router()
-        router.post("herald") { request, context -> HTTPResponse.Status in
+        router.post("herald") { request, context -> Response in
             let buffer = try await request.body.collect(upTo: 1 << 20)
             var headers: [String: String] = [:]
             for field in request.headers { headers[field.name.canonicalName] = field.value }
-            return handle(Data(buffer.readableBytesView), headers)
+            let (status, text) = answer(Data(buffer.readableBytesView), headers)
+            return Response(status: status, body: .init(byteBuffer: ByteBuffer(string: text)))
         }
         var logger = Logger(label: "backend")
         logger.logLevel = .critical

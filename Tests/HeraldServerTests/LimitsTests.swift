@@ -124,12 +124,30 @@ struct LimitsTests {
         #expect((0..<3).map { _ in budget.take(at: .zero) } == [.accept, .accept, .accept])
         #expect(budget.take(at: .zero) == .refuse(retryAfter: .milliseconds(500)))
         #expect(budget.take(at: .milliseconds(500)) == .accept, "one earned back after half a second at 2 a second")
-        #expect(budget.refusedInARow == 0, "an accepted frame starts the count again")
         #expect((0..<3).map { _ in budget.take(at: .milliseconds(500)) }.allSatisfy { $0 != .accept && $0 != .close })
-        #expect(budget.take(at: .milliseconds(500)) == .close, "more refusals in a row than the burst: closed")
+        #expect(budget.take(at: .milliseconds(500)) == .close, "more refusals than the burst (less what it earned back): closed")
         var idle = FrameBudget(burst: 3, perSecond: 2)
         _ = idle.take(at: .zero)
         #expect((0..<4).map { _ in idle.take(at: .seconds(60)) == .accept } == [true, true, true, false], "never more than the burst")
+    }
+
+    @Test("a flood paced to take each token as it comes (80 frames every 100 ms at 20 a second) is closed; a client one and a half times over its rate is refused the excess, never closed")
+    func pacedFlood() {
+        var paced = FrameBudget(burst: 100, perSecond: 20)
+        var closedAt: Duration?
+        for tick in 0..<50 where closedAt == nil {
+            let now = Duration.milliseconds(100 * tick)
+            for _ in 0..<80 where closedAt == nil {
+                if paced.take(at: now) == .close { closedAt = now }
+            }
+        }
+        #expect(closedAt != nil && closedAt! <= .milliseconds(500), "closed at \(String(describing: closedAt))")
+
+        var eager = FrameBudget(burst: 100, perSecond: 20)
+        var verdicts: [FrameBudget.Verdict] = []
+        for frame in 0..<3_000 { verdicts.append(eager.take(at: .milliseconds(frame * 1000 / 30))) }  // 30 a second
+        #expect(!verdicts.contains(.close), "over its rate by half: never closed")
+        #expect(verdicts.filter { $0 == .accept }.count >= 2_000, "and what its rate allows is taken")
     }
 
     @Test("a stream flooding frames is refused past its budget and then closed (1008); another user's stream and posts carry on")

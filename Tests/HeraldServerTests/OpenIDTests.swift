@@ -32,6 +32,10 @@ struct OpenIDTests {
         let published = NIOLockedValueBox<[String]>([])
         let fetches = NIOLockedValueBox(0)
         let issuer = NIOLockedValueBox("")
+        /// Whether its discovery document answers with a redirect (to `/elsewhere`, which serves it), and how often
+        /// that was followed.
+        let redirects = NIOLockedValueBox(false)
+        let detours = NIOLockedValueBox(0)
 
         var jwks: String { #"{"keys": [\#(published.withLockedValue { $0 }.joined(separator: ", "))]}"# }
 
@@ -124,15 +128,92 @@ struct OpenIDTests {
         }
     }
 
+    @Test("two issuers: one sub from each is two users (the prefixed issuer's are `prefix:sub`), neither reads the other's chats; a sub of the unprefixed issuer that starts with a prefix is refused")
+    func twoIssuers() async throws {
+        let (firebase, apple) = (Provider(), Provider())
+        let (firebaseKey, appleKey) = (ES256PrivateKey(), ES256PrivateKey())
+        firebase.published.withLockedValue { $0 = [try! Provider.ecJWK(firebaseKey, kid: "f-1")] }
+        apple.published.withLockedValue { $0 = [try! Provider.ecJWK(appleKey, kid: "a-1")] }
+        let signers = JWTKeyCollection()
+        await signers.add(ecdsa: firebaseKey, kid: "f-1")
+        await signers.add(ecdsa: appleKey, kid: "a-1")
+        try await Self.serving(firebase) { firebasePort, _ in
+            try await Self.serving(apple) { applePort, _ in
+                let (first, second) = ("http://127.0.0.1:\(firebasePort)", "http://127.0.0.1:\(applePort)")
+                firebase.issuer.withLockedValue { $0 = first }
+                apple.issuer.withLockedValue { $0 = second }
+                var openID = OpenIDSettings()
+                openID.issuers = [first, second]
+                openID.userPrefixes = [second: "apple"]
+                openID.audiences = [Self.audience]
+                func token(_ kid: String, issuer: String, sub: String) async throws -> String {
+                    try await Self.idToken(signers, kid: kid, issuer: issuer, sub: sub, name: "Same Sub")
+                }
+                try await TestServer.run(configure: { $0.openID = openID }) { server in
+                    let fromFirebase = try await token("f-1", issuer: first, sub: "uid-7")
+                    let fromApple = try await token("a-1", issuer: second, sub: "uid-7")
+                    _ = try await server.token("bob")
+                    let chat = try await server.request(
+                        "POST", "/v1/conversations", token: fromFirebase, body: #"{"kind": "direct", "members": ["bob"]}"#)
+                    #expect(chat.status == 201, "\(chat.text)")
+                    let firebaseList = try await server.request("GET", "/v1/conversations", token: fromFirebase).text
+                    let appleList = try await server.request("GET", "/v1/conversations", token: fromApple)
+                    #expect(firebaseList.contains("bob") && appleList.status == 200 && !appleList.text.contains("bob"))
+                    #expect(try await server.environment.store.user(id: "uid-7") != nil)
+                    #expect(try await server.environment.store.user(id: "apple:uid-7") != nil, "the prefixed issuer's user")
+                    let posing = try await token("f-1", issuer: first, sub: "apple:uid-7")
+                    let refused = try await server.request("GET", "/v1/conversations", token: posing)
+                    #expect(refused.status == 401 && refused.errorCode == "invalid_token", "\(refused.text)")
+                }
+            }
+        }
+    }
+
+    @Test("an issuer's keys are read one by one (an `oct` key beside a good one does not refuse the issuer); a discovery document that redirects is not followed")
+    func keysOneByOneNoRedirects() async throws {
+        let provider = Provider()
+        let key = ES256PrivateKey()
+        provider.published.withLockedValue {
+            $0 = [#"{"kty": "oct", "kid": "hmac-1", "k": "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0"}"#, try! Provider.ecJWK(key, kid: "ec-1")]
+        }
+        let signers = JWTKeyCollection()
+        await signers.add(ecdsa: key, kid: "ec-1")
+        try await Self.serving(provider) { port, _ in
+            let issuer = "http://127.0.0.1:\(port)"
+            provider.issuer.withLockedValue { $0 = issuer }
+            var openID = OpenIDSettings()
+            openID.issuers = [issuer]
+            openID.audiences = [Self.audience]
+            openID.refetchWait = .milliseconds(1)
+            let token = try await Self.idToken(signers, kid: "ec-1", issuer: issuer, sub: "uid-1")
+            try await TestServer.run(configure: { $0.openID = openID }) { server in
+                let answer = try await server.request("GET", "/v1/conversations", token: token)
+                #expect(answer.status == 200, "\(answer.text)")
+            }
+            // A fresh server, and the provider's discovery now redirects: the fetch fails rather than following it.
+            provider.redirects.withLockedValue { $0 = true }
+            try await TestServer.run(configure: { $0.openID = openID }) { server in
+                let refused = try await server.request("GET", "/v1/conversations", token: token)
+                #expect(refused.status == 401 && refused.text.contains("302"), "\(refused.text)")
+                #expect(provider.detours.withLockedValue { $0 } == 0, "the redirect was not followed")
+            }
+        }
+    }
+
     @Test("HERALD_OIDC_ISSUER and HERALD_OIDC_AUDIENCE go together; issuers are https (http only on this machine)")
     func settings() throws {
         let both = try ServerConfiguration.fromEnvironment([
-            "HERALD_OIDC_ISSUER": "https://securetoken.google.com/my-app, https://appleid.apple.com",
+            "HERALD_OIDC_ISSUER": "https://securetoken.google.com/my-app, apple=https://appleid.apple.com",
             "HERALD_OIDC_AUDIENCE": "my-app,com.example.app",
         ])
         #expect(both.openID.issuers == ["https://securetoken.google.com/my-app", "https://appleid.apple.com"])
+        #expect(both.openID.userPrefixes == ["https://appleid.apple.com": "apple"])
         #expect(both.openID.audiences == ["my-app", "com.example.app"])
         for environment in [
+            // Two issuers, neither with a user id prefix: one's user could be another's.
+            ["HERALD_OIDC_ISSUER": "https://securetoken.google.com/my-app, https://appleid.apple.com", "HERALD_OIDC_AUDIENCE": "x"],
+            ["HERALD_OIDC_ISSUER": "Apple=https://appleid.apple.com", "HERALD_OIDC_AUDIENCE": "x"],
+            ["HERALD_OIDC_ISSUER": "a=https://a.example.com, a=https://b.example.com", "HERALD_OIDC_AUDIENCE": "x"],
             ["HERALD_OIDC_ISSUER": "https://securetoken.google.com/my-app"],
             ["HERALD_OIDC_AUDIENCE": "my-app"],
             ["HERALD_OIDC_ISSUER": "http://idp.example.com", "HERALD_OIDC_AUDIENCE": "my-app"],
@@ -141,6 +222,16 @@ struct OpenIDTests {
         ] {
             #expect(throws: ConfigurationError.self, "\(environment)") { _ = try ServerConfiguration.fromEnvironment(environment) }
         }
+    }
+
+    /// An ID token for `sub` from `issuer`, for this test's audience, signed with `signers`' key `kid`, valid an hour.
+    static func idToken(
+        _ signers: JWTKeyCollection, kid: String, issuer: String, sub: String, name: String? = "Ada Lovelace"
+    ) async throws -> String {
+        try await signers.sign(IDClaims(
+            sub: .init(value: sub), iss: .init(value: issuer), aud: .init(value: [Self.audience]),
+            exp: .init(value: Date().addingTimeInterval(3600)), iat: .init(value: Date()), name: name),
+            kid: JWKIdentifier(string: kid))
     }
 
     /// An RSA key made with openssl (2048 bits).
@@ -161,6 +252,14 @@ struct OpenIDTests {
     ) async throws -> T {
         let router = Router()
         router.get(".well-known/openid-configuration") { _, _ -> Response in
+            let issuer = provider.issuer.withLockedValue { $0 }
+            if provider.redirects.withLockedValue({ $0 }) {
+                return Response(status: .found, headers: [.location: issuer + "/elsewhere"])
+            }
+            return Self.json(#"{"issuer": "\#(issuer)", "jwks_uri": "\#(issuer)/jwks"}"#)
+        }
+        router.get("elsewhere") { _, _ -> Response in
+            provider.detours.withLockedValue { $0 += 1 }
             let issuer = provider.issuer.withLockedValue { $0 }
             return Self.json(#"{"issuer": "\#(issuer)", "jwks_uri": "\#(issuer)/jwks"}"#)
         }

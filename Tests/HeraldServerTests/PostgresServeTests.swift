@@ -210,6 +210,55 @@ struct PostgresServeTests {
     }
     }
 
+    @Test("an erasure on node A holds on node B at once: B refuses the user's token and closes their stream, keeps nothing they send, and pushes nothing to their devices")
+    func erasureAcrossNodes() async throws {
+        let tokens = await TokenAuthority(secret: TestServer.secret)
+        let (alice, bob) = try await (tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"))
+        let phone = PushHarness.apnsToken(0xE7A5E)
+        try await Self.twoNodes(alice: alice, bob: bob, phone: phone, environment: ["HERALD_SERVICE_KEY": ServiceTests.key]) { nodes in
+            let (nodeA, nodeB, chat, fake, url) = (nodes.a, nodes.b, nodes.chat, nodes.fake, nodes.url)
+            // Bob is known to node B (his token was taken there a moment ago) and connected there.
+            let socket = try await TestSocket.connect(url: "ws://127.0.0.1:\(nodeB.port)/v1/stream?token=\(bob)")
+            defer { socket.close() }
+            var reader = FrameReader(socket)
+            _ = try await reader.untilReady()
+            #expect(try await HTTPClient.request(port: nodeB.port, "GET", "/v1/conversations", token: bob).status == 200)
+
+            let erased = try await HTTPClient.request(port: nodeA.port, "DELETE", "/v1/service/users/bob", token: ServiceTests.key)
+            #expect(erased.status == 204, "\(erased.text)")
+            // At once, on node B.
+            let refused = try await HTTPClient.request(port: nodeB.port, "GET", "/v1/conversations", token: bob)
+            #expect(refused.status == 401 && refused.errorCode == "user_erased", "\(refused.status) \(refused.text)")
+            let device = try await HTTPClient.request(
+                port: nodeB.port, "PUT", "/v1/devices/new-phone", token: bob, body: #"{"platform": "apns", "token": "\#(phone)"}"#)
+            #expect(device.status == 401 && device.errorCode == "user_erased", "\(device.status) \(device.text)")
+            let created = try await HTTPClient.request(
+                port: nodeB.port, "POST", "/v1/conversations", token: bob, body: #"{"kind": "direct", "members": ["alice"]}"#)
+            #expect(created.status == 401, "\(created.status) \(created.text)")
+            let close = try await socket.closed()
+            #expect(close?.reason == "user_erased", "his stream on B was closed: \(String(describing: close))")
+            // Nothing of his is kept, and what Alice says next goes to no device of his.
+            let kept = try await Self.withClient(url) { client in
+                try await client.query(
+                    "SELECT (SELECT count(*) FROM devices WHERE user_id = 'bob') + (SELECT count(*) FROM members WHERE user_id = 'bob' AND removed_seq IS NULL)"
+                ).collect().first?.decode(Int64.self)
+            }
+            #expect(kept == 0)
+            let after = try await HTTPClient.request(
+                port: nodeA.port, "POST", "/v1/conversations/\(chat)/messages", token: alice, body: #"{"id": "after", "text": "still there?"}"#)
+            #expect(after.status == 201 || after.status == 403, "\(after.status) \(after.text)")
+            try await Self.waitForPushDecisions(through: try await Self.latestSeq(in: url), in: url)
+            #expect(!fake.requests.contains { $0.path.hasSuffix(phone) && $0.messageID == "after" }, "no push to his phone")
+        }
+    }
+
+    /// The last seq of the database `url` names.
+    static func latestSeq(in url: String) async throws -> Int64 {
+        try await Self.withClient(url) { client in
+            try await client.query("SELECT seq FROM message_seq WHERE id = 1").collect().first?.decode(Int64.self) ?? 0
+        }
+    }
+
     /// Two nodes on one throwaway database, pushing to a fake APNs: Alice's conversation with Bob, made on node B, and
     /// Bob's phone registered. The nodes are stopped when `body` ends.
     static func twoNodes(

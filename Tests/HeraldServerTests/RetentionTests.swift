@@ -20,7 +20,7 @@ struct RetentionTests {
             let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
             let old = try await server.post(alice, to: chat, id: "old-1", text: "Gone soon")
             let older = try await server.post(alice, to: chat, id: "old-2", text: "Gone soon too")
-            try await age(store, through: older.seq)
+            try await Self.age(store, through: older.seq)
             // Gone from the database, not only from answers.
             try await eventually("the old messages deleted", within: .seconds(30)) {
                 try await store.entries(after: 0, through: try await store.latestSeq(), limit: 100).isEmpty
@@ -59,7 +59,7 @@ struct RetentionTests {
     }
 
     /// Moves the time of the entries up to `seq` a day back.
-    private func age(_ store: any Store, through seq: Int64) async throws {
+    static func age(_ store: any Store, through seq: Int64) async throws {
         if let sqlite = store as? SQLiteStore {
             try await sqlite.database.perform { connection in
                 _ = try connection.query(

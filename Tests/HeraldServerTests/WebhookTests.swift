@@ -94,6 +94,60 @@ struct WebhookTests {
         var headerId: String?
     }
 
+    @Test("a receiver down with 3,000 events queued in 30 conversations: the idle server waits for the next retry it can make, it does not spin (processor time and memory over 15 s, printed and bounded)")
+    func idleWhileDown() async throws {
+        let folder = try makeTemporaryFolder("herald-webhooks-idle")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let receiver = try await Receiver(folder: folder)
+        defer { receiver.stop() }
+        receiver.down(true)
+        let path = folder.appendingPathComponent("herald.sqlite").path
+        let server = try await ServerProcess(database: path, secret: TestServer.secret, environment: [
+            "HERALD_WEBHOOK_URL": receiver.url, "HERALD_WEBHOOK_SECRET": Self.secret, "HERALD_WEBHOOK_ALLOW_PRIVATE": "1",
+            "HERALD_SERVICE_KEY": ServiceTests.key,
+        ])
+        defer { server.stop() }
+        let key = ServiceTests.key
+        #expect(try await HTTPClient.request(port: server.port, "PUT", "/v1/service/users/alice", token: key, body: #"{"name": "Alice"}"#).status == 200)
+        for chat in 0..<30 {
+            let body = #"{"id": "c\#(chat)", "kind": "group", "title": "Chat \#(chat)", "members": ["alice"], "owners": ["alice"]}"#
+            #expect(try await HTTPClient.request(port: server.port, "POST", "/v1/service/conversations", token: key, body: body).status == 201)
+        }
+        // 100 messages in each, posted eight at a time.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for index in stride(from: worker, to: 3_000, by: 8) {
+                        let answer = try await HTTPClient.request(
+                            port: server.port, "POST", "/v1/service/conversations/c\(index % 30)/messages", token: key,
+                            body: #"{"id": "m\#(index)", "sender": "alice", "text": "message \#(index)"}"#)
+                        guard answer.status == 201 else { throw TestFailure("post \(index): \(answer.status) \(answer.text)") }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await eventually("3,000 events queued") { try await Self.queued(in: path) >= 3_000 }
+        // Idle now but for the retries: the first of each conversation fails, the rest wait behind it.
+        let (cpu, memory) = (try #require(server.processorSeconds), try #require(server.residentBytes))
+        try await Task.sleep(for: .seconds(15))
+        let used = try #require(server.processorSeconds) - cpu
+        let grown = (try #require(server.residentBytes) - memory) >> 20
+        print("webhook receiver down, 3,000 events queued: \(String(format: "%.2f", used)) s of processor time in 15 s, memory grew \(grown) MiB")
+        #expect(used < 1.5, "the idle server used \(used) s of processor time in 15 s")
+        #expect(grown < 32, "its memory grew by \(grown) MiB")
+        #expect(try await Self.queued(in: path) >= 3_000, "nothing was given up")
+        #expect(await server.terminate() == 0)
+    }
+
+    /// The events waiting in the outbox of the SQLite file at `path` (read beside the server, as any reader may).
+    static func queued(in path: String) async throws -> Int {
+        let result = try await runProcess(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", "-c", "import sqlite3, sys; print(sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True).execute('SELECT count(*) FROM webhook_jobs').fetchone()[0])", path])
+        return Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+
     @Test("a Python receiver verifies every signature and gets every event type at least once, in seq order per conversation, across a receiver answering 500 and a SIGKILL of the server",
           arguments: StoreKind.available)
     func deliveries(kind: StoreKind) async throws {

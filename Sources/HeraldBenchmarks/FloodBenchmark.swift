@@ -21,6 +21,9 @@ public enum FloodBenchmark {
         /// Frames each stream writes every 100 ms; 0 for as fast as its socket takes them. A paced flood takes each
         /// token of the frame budget as it is earned back, so it is refused most frames without ever pausing.
         public var paced = 0
+        /// Whether the same posts are measured again with the budgets lifted (the server before it had them): the
+        /// peer figure. Off, for a debug build, where an unbudgeted flood makes each post take seconds.
+        public var withoutBudgets = true
 
         /// 4 flooding streams (a user may have 20), 300 posts.
         public init() {}
@@ -78,7 +81,7 @@ public enum FloodBenchmark {
                 "HERALD_LIMIT_STREAM_OPENS_PER_MINUTE": String(shipped.streamOpensPerMinute),
             ]),
             ("no frame budgets (as before)", [:]),
-        ]
+        ].prefix(options.withoutBudgets ? 2 : 1)
         var phases: [Phase] = []
         for (name, environment) in budgets {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-flood-\(UUID().uuidString)")

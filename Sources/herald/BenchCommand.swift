@@ -275,6 +275,9 @@ extension BenchCommand {
         @Option(help: "Pace the flood: this many frames every 100 ms from each stream (0: as fast as the sockets take them).")
         var paced = 0
 
+        @Flag(help: "Measure with the frame budgets only, not again without them (for a debug build).")
+        var budgetsOnly = false
+
         func validate() throws {
             guard streams > 0, posts > 0, paced >= 0 else { throw ValidationError("counts must be positive") }
         }
@@ -286,6 +289,7 @@ extension BenchCommand {
             options.streams = streams
             options.posts = posts
             options.paced = paced
+            options.withoutBudgets = !budgetsOnly
             print(try await FloodBenchmark.run(options).text)
         }
     }

@@ -83,7 +83,7 @@ private struct NotificationFields: Encodable {
     }
 
     private enum Key: String, CodingKey {
-        case message, title, body, thread, silent
+        case message, title, body, thread, silent, identifier
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -93,5 +93,6 @@ private struct NotificationFields: Encodable {
         try container.encode(notification.body, forKey: .body)
         try container.encode(notification.thread, forKey: .thread)
         if notification.silent { try container.encode(true, forKey: .silent) }
+        try container.encode(notification.identifier, forKey: .identifier)
     }
 }

@@ -25,6 +25,8 @@ public struct Trace: Hashable, Sendable {
     public var userID: String
     /// The banner options (`configure`'s `capacity`, `duration`, `gap`, `coalesce`).
     public var config: BannerConfig
+    /// How long a system notification waits for a `pushed` line (`configure`'s `localHold`, in seconds; 0 by default).
+    public var localHold: Duration
     /// The steps, in order.
     public var steps: [Step]
 
@@ -35,6 +37,7 @@ public struct Trace: Hashable, Sendable {
     public init(parsing text: String) throws {
         var userID: String?
         var config = BannerConfig.standard
+        var localHold = Duration.zero
         var steps: [Step] = []
         var last = Duration.zero
         var ended = false
@@ -63,9 +66,10 @@ public struct Trace: Hashable, Sendable {
                 guard userID == nil, steps.isEmpty else {
                     throw fields.error("`configure` must come once, before every other event")
                 }
-                try fields.rejectUnknown(["at", "event", "me", "capacity", "duration", "gap", "coalesce"], in: event)
+                try fields.rejectUnknown(["at", "event", "me", "capacity", "duration", "gap", "coalesce", "localHold"], in: event)
                 userID = try fields.string("me")
                 config = try Self.config(from: fields)
+                localHold = try fields.seconds("localHold", allowZero: true) ?? .zero
                 continue
             }
             guard userID != nil else { throw fields.error("the trace must begin with `configure` (who is `me`?)") }
@@ -80,6 +84,7 @@ public struct Trace: Hashable, Sendable {
         guard let userID else { throw ReplayError(line: 1, message: "the trace is empty: it needs `configure`") }
         self.userID = userID
         self.config = config
+        self.localHold = localHold
         self.steps = steps
     }
 
@@ -160,6 +165,9 @@ public struct Trace: Hashable, Sendable {
         case "dismissAll":
             try fields.rejectUnknown(["at", "event"], in: event)
             return .dismissAll
+        case "pushed":
+            try fields.rejectUnknown(["at", "event", "conversation", "message"], in: event)
+            return .pushed(conversationID: try fields.string("conversation"), messageID: try fields.string("message"))
         default:
             throw fields.error("unknown event `\(event)`")
         }
@@ -200,9 +208,16 @@ public struct Trace: Hashable, Sendable {
             title: try change.optionalString("title"))
     }
 
+    /// A message's optional `seq`: a whole number from 1.
+    private static func seq(from fields: TraceFields) throws -> Int64? {
+        guard let number = try fields.optionalNumber("seq") else { return nil }
+        guard let seq = Int64(exactly: number), seq > 0 else { throw fields.error("`seq` must be a whole number from 1") }
+        return seq
+    }
+
     private static func message(from fields: TraceFields) throws -> IncomingMessage {
         try fields.rejectUnknown(
-            ["at", "event", "id", "conversation", "sender", "text", "imageURL", "change", "sentAt", "mentions", "mentionsAll"],
+            ["at", "event", "id", "conversation", "sender", "text", "imageURL", "change", "sentAt", "mentions", "mentionsAll", "seq"],
             in: "message")
         let conversation = try fields.object("conversation")
         try conversation.rejectUnknown(["id", "kind", "title"], in: "message")
@@ -219,6 +234,7 @@ public struct Trace: Hashable, Sendable {
                 text: try fields.optionalString("text"),
                 imageURL: try fields.optionalURL("imageURL"),
                 sentAt: try fields.optionalDate("sentAt") ?? Date(timeIntervalSinceReferenceDate: seconds),
+                seq: try seq(from: fields),
                 event: try change(from: fields),
                 mentions: try fields.strings("mentions"),
                 mentionsAll: try fields.optionalBool("mentionsAll") ?? false

@@ -41,9 +41,9 @@ struct DocumentedExample: CustomTestStringConvertible, Sendable {
 
 @Suite("docs/replay.md: every example prints exactly its documented timeline")
 struct ReplayDocumentationTests {
-    @Test("the page has its ten examples")
+    @Test("the page has its eleven examples")
     func examplesFound() {
-        #expect(DocumentedExample.all.count == 10)
+        #expect(DocumentedExample.all.count == 11)
     }
 
     @Test("through the library", arguments: DocumentedExample.all)

@@ -6,7 +6,7 @@
 //
 // Traces here are ones `herald replay` accepts; this runner reads them without repeating its error checks.
 import { readFileSync } from "node:fs";
-import { Notifier, SECOND, bannerConfig, bannerInitials, generalBanner } from "../../clients/js/src/engine.js";
+import { Notifier, SECOND, bannerConfig, bannerInitials, generalBanner, notificationIdentifier } from "../../clients/js/src/engine.js";
 
 const micros = (seconds) => Math.round(seconds * SECOND);
 // A message's time without `sentAt`: `at` seconds after 2001-01-01, as `herald replay` counts.
@@ -35,6 +35,7 @@ function input(line) {
           text: line.text ?? null, imageURL: line.imageURL ?? null,
           createdAt: line.sentAt ?? new Date(referenceDate + line.at * 1000).toISOString(),
           mentions: line.mentions ?? [], mentionsAll: line.mentionsAll ?? false,
+          ...(line.seq !== undefined ? { seq: line.seq } : {}),
           ...(line.change ? { event: { type: line.change.type, members: line.change.members ?? [], title: line.change.title ?? null } } : {}),
         },
         conversation: { id: line.conversation.id, kind: line.conversation.kind, title: line.conversation.title ?? null },
@@ -53,6 +54,7 @@ function input(line) {
     case "swipe": return { type: "gesture", gesture: { type: "swipe", dy: line.dy } };
     case "touch": return { type: "gesture", gesture: { type: line.phase === "down" ? "touchDown" : "touchUp" } };
     case "dismissAll": return { type: "dismissAll" };
+    case "pushed": return { type: "pushed", conversation: line.conversation, message: line.message };
     default: throw new Error(`unknown event ${line.event}`);
   }
 }
@@ -72,7 +74,11 @@ function timelineLine({ at, effect }) {
     case "navigate": case "clear": line.conversation = effect.conversation; break;
     case "skip": Object.assign(line, { message: effect.message, reason: effect.reason }); break;
     case "show": case "update": line.banner = bannerFields(effect.banner); break;
-    case "local": line.notification = { ...effect.notification }; break;
+    case "local": {
+      const { seq, ...shown } = effect.notification;
+      line.notification = { ...shown, identifier: notificationIdentifier(effect.notification) };
+      break;
+    }
   }
   return JSON.stringify(line);
 }
@@ -94,6 +100,7 @@ for (const raw of text.split("\n")) {
         gap: line.gap === undefined ? undefined : micros(line.gap),
         coalesce: line.coalesce,
       }),
+      localHold: line.localHold === undefined ? 0 : micros(line.localHold),
     });
   } else if (line.event === "end") {
     timeline.push(...notifier.advance(at));

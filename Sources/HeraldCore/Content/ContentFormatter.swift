@@ -199,6 +199,12 @@ public struct ContentFormatter: Hashable, Sendable {
     /// A system message (from the app's backend) is worded apart from any person's: in a group the group's title
     /// alone as the title and the preview alone as the body; in a direct chat ``systemSenderName`` as the title.
     public func notification(for incoming: IncomingMessage, viewer: String? = nil) -> LocalNotification {
+        var notification = words(for: incoming, viewer: viewer)
+        notification.seq = incoming.message.seq
+        return notification
+    }
+
+    private func words(for incoming: IncomingMessage, viewer: String?) -> LocalNotification {
         if incoming.message.event != nil {
             return LocalNotification(
                 messageID: incoming.message.id, title: groupTitle(of: incoming.conversation),

@@ -10,19 +10,30 @@ public struct LocalNotification: Codable, Hashable, Sendable {
     public var thread: String
     /// Whether it is posted without sound or vibration (the user's quiet hours).
     public var silent: Bool
+    /// The message's `seq`, when the server stored it.
+    public var seq: Int64?
 
-    /// A name no other message's notification has: its conversation and its id there (message ids are unique only
-    /// within their conversation). The conversation id's length in UTF-8 comes first, so no id can pass for another.
+    /// A name no other message's notification has, and the one its push carries on every platform (APNs'
+    /// `apns-collapse-id`, which iOS makes the request's identifier; Android's tag; Web Push's `tag`): `herald-<seq>`,
+    /// so a message both pushed and notified here shows once (docs/push.md, "Shown once"). A message without a seq
+    /// (never stored) is named by its conversation and its id there, the conversation id's length in UTF-8 first so
+    /// that no id can pass for another.
     public var identifier: String {
-        "\(thread.utf8.count):\(thread)/\(messageID)"
+        Self.identifier(seq: seq, conversationID: thread, messageID: messageID)
+    }
+
+    /// The identifier of the notification of message `messageID` of `conversationID`, stored at `seq`.
+    public static func identifier(seq: Int64?, conversationID: String, messageID: String) -> String {
+        seq.map { "herald-\($0)" } ?? "\(conversationID.utf8.count):\(conversationID)/\(messageID)"
     }
 
     /// Creates a notification.
-    public init(messageID: String, title: String, body: String, thread: String, silent: Bool = false) {
+    public init(messageID: String, title: String, body: String, thread: String, silent: Bool = false, seq: Int64? = nil) {
         self.messageID = messageID
         self.title = title
         self.body = body
         self.thread = thread
         self.silent = silent
+        self.seq = seq
     }
 }

@@ -26,6 +26,9 @@ public enum NotifierInput: Hashable, Sendable {
     case dismiss
     /// Dismiss the visible banner and drop every waiting one.
     case dismissAll
+    /// The server pushed this message to this device: its system notification is the push's, so the device posts
+    /// none of its own (one held by ``Notifier/localHold`` is dropped; one that arrives later is skipped).
+    case pushed(conversationID: String, messageID: String)
 }
 
 /// Everything one device does about new messages: the policy, the wording, and the banner queue.
@@ -42,7 +45,21 @@ public struct Notifier: Hashable, Sendable {
     public private(set) var queue: BannerQueue
     /// The wording rules.
     public let formatter: ContentFormatter
+    /// How long a system notification waits before it is posted, for a ``NotifierInput/pushed(conversationID:messageID:)``
+    /// that would make it a second one: a device woken with frames waiting reads the message, then the server's
+    /// word that it pushed it. Zero: posted at once.
+    public let localHold: Duration
     private var seen: RecentIDs
+    private var pushed: RecentIDs
+    /// A system notification held (``localHold``), until its deadline.
+    private struct Held: Hashable, Sendable {
+        var deadline: Duration
+        var key: String
+        var notification: LocalNotification
+    }
+
+    /// System notifications held, in the order they are due.
+    private var held: [Held] = []
 
     /// Creates the notifier of `userID`'s device.
     ///
@@ -52,27 +69,49 @@ public struct Notifier: Hashable, Sendable {
         config: BannerConfig = .standard,
         formatter: ContentFormatter = .standard,
         device: DeviceState = DeviceState(),
-        seenLimit: Int = 10_000
+        seenLimit: Int = 10_000,
+        localHold: Duration = .zero
     ) {
         self.userID = userID
         self.device = device
         self.queue = BannerQueue(config: config)
         self.formatter = formatter
+        self.localHold = max(.zero, localHold)
         self.seen = RecentIDs(limit: seenLimit)
+        self.pushed = RecentIDs(limit: seenLimit)
     }
 
     /// When it next needs ``advance(to:)``; nil when nothing is due.
-    public var nextDeadline: Duration? { queue.nextDeadline }
+    public var nextDeadline: Duration? {
+        switch (queue.nextDeadline, held.first?.deadline) {
+        case (let banner?, let local?): min(banner, local)
+        case (let banner, let local): banner ?? local
+        }
+    }
 
     /// Fires every deadline up to and including `instant`, each at its own instant.
     public mutating func advance(to instant: Duration) -> [TimedEffect] {
-        queue.advance(to: instant)
+        var effects = EffectLog()
+        fire(upTo: instant, into: &effects)
+        return effects.entries
+    }
+
+    /// The banner queue's deadlines and the held notifications', in time order, up to `instant`.
+    private mutating func fire(upTo instant: Duration, into effects: inout EffectLog) {
+        while let first = held.first, first.deadline <= instant {
+            queue.advance(to: first.deadline, into: &effects)
+            held.removeFirst()
+            effects.begin(at: max(queue.now, first.deadline))
+            effects.append(.local(first.notification))
+            effects.end()
+        }
+        queue.advance(to: instant, into: &effects)
     }
 
     /// Fires what is due up to `instant`, then handles `input` at `instant`.
     public mutating func handle(_ input: consuming NotifierInput, at instant: Duration) -> [TimedEffect] {
         var effects = EffectLog()
-        queue.advance(to: instant, into: &effects)
+        fire(upTo: instant, into: &effects)
         effects.begin(at: queue.now)
         switch consume input {
         case .message(let incoming):
@@ -102,6 +141,13 @@ public struct Notifier: Hashable, Sendable {
             queue.apply(.dismiss, into: &effects)
         case .dismissAll:
             queue.apply(.dismissAll, into: &effects)
+        case .pushed(let conversationID, let messageID):
+            let key = Self.key(conversationID: conversationID, messageID: messageID)
+            _ = pushed.insert(key)
+            if let index = held.firstIndex(where: { $0.key == key }) {
+                held.remove(at: index)
+                effects.append(.skip(messageID: messageID, reason: .pushed))
+            }
         }
         for case .navigate(let conversationID) in effects.current.lazy.map(\.effect) {
             device.openConversationID = conversationID
@@ -110,29 +156,44 @@ public struct Notifier: Hashable, Sendable {
         return effects.entries
     }
 
+    /// What names a message on this device: an id is unique only within its conversation, so both.
+    private static func key(conversationID: String, messageID: String) -> String {
+        "\(conversationID.utf8.count):\(conversationID)/\(messageID)"
+    }
+
     private mutating func receive(_ incoming: IncomingMessage, into effects: inout EffectLog) {
         let message = incoming.message
-        // An id is unique only within its conversation, so both name the message.
-        let alreadySeen = !seen.insert("\(message.conversationID.utf8.count):\(message.conversationID)/\(message.id)")
+        let key = Self.key(conversationID: message.conversationID, messageID: message.id)
+        let alreadySeen = !seen.insert(key)
         // Removed, left, or the group deleted: nothing of it may stay on screen or in the notification centre.
         if !alreadySeen, let event = message.event, event.ends(userID, senderID: message.senderID) {
             queue.apply(.conversationLeft(message.conversationID), into: &effects)
             effects.append(.clear(conversationID: message.conversationID))
         }
         let kind = incoming.conversation.kind
-        switch NotificationPolicy.delivery(for: message, in: kind, to: userID, on: device, alreadySeen: alreadySeen) {
+        var delivery = NotificationPolicy.delivery(for: message, in: kind, to: userID, on: device, alreadySeen: alreadySeen)
+        if case .skip = delivery {
+        } else if pushed.contains(key) {
+            // Shown by its push already (the server said so before the message came: a catch-up).
+            delivery = .skip(.pushed)
+        }
+        switch delivery {
         case .skip(let reason):
             effects.append(.skip(messageID: message.id, reason: reason))
         case .banner:
             var banner = formatter.banner(for: incoming, viewer: userID)
             banner.mention = message.names(userID)
             queue.enqueue(banner, into: &effects)
-        case .local:
-            effects.append(.local(formatter.notification(for: incoming, viewer: userID)))
-        case .quietLocal:
+        case .local, .quietLocal:
             var notification = formatter.notification(for: incoming, viewer: userID)
-            notification.silent = true
-            effects.append(.local(notification))
+            notification.silent = delivery == .quietLocal
+            if localHold > .zero {
+                let deadline = queue.now + localHold
+                let index = held.firstIndex { $0.deadline > deadline } ?? held.endIndex
+                held.insert(Held(deadline: deadline, key: key, notification: notification), at: index)
+            } else {
+                effects.append(.local(notification))
+            }
         }
     }
 }

@@ -18,6 +18,8 @@ public enum SkipReason: String, Codable, Hashable, Sendable, CaseIterable {
     case quiet
     /// A message posted silently (by the app's backend): stored and shown in the chat, never notified.
     case silent
+    /// The server pushed it to this device (its push is the notification): not notified again here.
+    case pushed
 }
 
 /// How a device is told of a message.

@@ -248,8 +248,24 @@ export function bannerFor(incoming, formatter = standardFormatter, viewer = null
   };
 }
 
-/** The system notification for an incoming message (push uses the same words). */
+/** The system notification for an incoming message (push uses the same words), with the message's `seq` when the
+ *  server stored it. */
 export function notificationFor(incoming, formatter = standardFormatter, viewer = null) {
+  const notification = notificationWords(incoming, formatter, viewer);
+  if (typeof incoming.message.seq === "number") notification.seq = incoming.message.seq;
+  return notification;
+}
+
+/** The name no other message's notification has, and the one its push carries on every platform (iOS's request
+ *  identifier through `apns-collapse-id`, Android's tag, Web Push's `tag`): `herald-<seq>`, so a message both pushed
+ *  and notified here shows once. Without a seq, its conversation (length in UTF-8 first) and its id there
+ *  (HeraldCore's `LocalNotification.identifier`). */
+export function notificationIdentifier({ seq, thread, message }) {
+  if (typeof seq === "number") return `herald-${seq}`;
+  return `${new TextEncoder().encode(thread).length}:${thread}/${message}`;
+}
+
+function notificationWords(incoming, formatter, viewer) {
   const { message, conversation, sender } = incoming;
   if (message.event) {
     return {
@@ -693,10 +709,14 @@ export class BannerQueue {
  * says when to call `advance(to)`. Inputs:
  * {type: "message", incoming} | {type: "app", state} | {type: "permission", granted} | {type: "open", conversation}
  * | {type: "mute", conversation} | {type: "unmute", conversation} | {type: "show", banner} | {type: "gesture", gesture}
- * | {type: "dismiss"} | {type: "dismissAll"}. Gestures: {type: "tap"|"close"|"touchDown"|"touchUp"} | {type: "swipe", dy}.
+ * | {type: "dismiss"} | {type: "dismissAll"} | {type: "pushed", conversation, message}. Gestures:
+ * {type: "tap"|"close"|"touchDown"|"touchUp"} | {type: "swipe", dy}.
+ *
+ * `localHold` (in the instants' unit, 0 by default): how long a system notification waits before it is posted, for a
+ * `pushed` input that would make it a second one (HeraldCore's `Notifier.localHold`).
  */
 export class Notifier {
-  constructor({ userID, config = bannerConfig(), formatter = standardFormatter, seenLimit = 10_000 } = {}) {
+  constructor({ userID, config = bannerConfig(), formatter = standardFormatter, seenLimit = 10_000, localHold = 0 } = {}) {
     this.userID = userID;
     this.formatter = formatter;
     this.device = {
@@ -704,24 +724,42 @@ export class Notifier {
     };
     this.queue = new BannerQueue(config);
     this.seen = new RecentIDs(seenLimit);
+    this.pushed = new RecentIDs(seenLimit);
+    this.localHold = Math.max(0, localHold);
+    /** System notifications held, in the order they are due: [{deadline, key, notification}]. */
+    this.held = [];
   }
 
   get nextDeadline() {
-    return this.queue.nextDeadline;
+    const banner = this.queue.nextDeadline, local = this.held.length ? this.held[0].deadline : null;
+    if (banner === null) return local;
+    return local === null ? banner : Math.min(banner, local);
   }
 
   /** Fires every deadline up to and including `instant`, each at its own instant. */
   advance(instant) {
     const log = new EffectLog();
-    this.queue.advanceInto(instant, log);
+    this.fire(instant, log);
     return log.entries;
+  }
+
+  /** The banner queue's deadlines and the held notifications', in time order, up to `instant`. */
+  fire(instant, log) {
+    while (this.held.length && this.held[0].deadline <= instant) {
+      const first = this.held.shift();
+      this.queue.advanceInto(first.deadline, log);
+      log.begin(Math.max(this.queue.now, first.deadline));
+      log.append({ type: "local", notification: first.notification });
+      log.end();
+    }
+    this.queue.advanceInto(instant, log);
   }
 
   /** Fires what is due up to `instant`, then handles `input` at `instant`. */
   handle(input, instant) {
     const log = new EffectLog();
     const { queue, device } = this;
-    queue.advanceInto(instant, log);
+    this.fire(instant, log);
     log.begin(queue.now);
     switch (input.type) {
       case "message":
@@ -760,6 +798,16 @@ export class Notifier {
       case "dismissAll":
         queue.apply({ type: input.type }, log);
         break;
+      case "pushed": {
+        const key = JSON.stringify([input.conversation, input.message]);
+        this.pushed.insert(key);
+        const index = this.held.findIndex((held) => held.key === key);
+        if (index >= 0) {
+          this.held.splice(index, 1);
+          log.append({ type: "skip", message: input.message, reason: "pushed" });
+        }
+        break;
+      }
       default:
         throw new Error(`unknown input ${input.type}`);
     }
@@ -773,7 +821,8 @@ export class Notifier {
   receive(incoming, log) {
     const { message } = incoming;
     // An id is unique only within its conversation, so both name the message.
-    const alreadySeen = !this.seen.insert(JSON.stringify([message.conversationId, message.id]));
+    const key = JSON.stringify([message.conversationId, message.id]);
+    const alreadySeen = !this.seen.insert(key);
     // Removed, left, or the group deleted: nothing of it may stay on screen or in the notification centre.
     if (!alreadySeen && message.event && eventEnds(message.event, message.senderId, this.userID)) {
       this.queue.apply({ type: "left", conversation: message.conversationId }, log);
@@ -781,14 +830,24 @@ export class Notifier {
     }
     const kind = incoming.conversation.kind;
     const decision = delivery(message, kind, this.userID, this.device, alreadySeen);
-    if (decision === "banner") {
+    const shows = decision === "banner" || decision === "local" || decision === "quietLocal";
+    if (shows && this.pushed.has(key)) {
+      // Shown by its push already (the server said so before the message came: a catch-up).
+      log.append({ type: "skip", message: message.id, reason: "pushed" });
+    } else if (decision === "banner") {
       const banner = bannerFor(incoming, this.formatter, this.userID);
       banner.mention = namesUser(message, this.userID);
       this.queue.enqueue(banner, log);
     } else if (decision === "local" || decision === "quietLocal") {
       const notification = notificationFor(incoming, this.formatter, this.userID);
       if (decision === "quietLocal") notification.silent = true;
-      log.append({ type: "local", notification });
+      if (this.localHold > 0) {
+        const deadline = this.queue.now + this.localHold;
+        const index = this.held.findIndex((held) => held.deadline > deadline);
+        this.held.splice(index < 0 ? this.held.length : index, 0, { deadline, key, notification });
+      } else {
+        log.append({ type: "local", notification });
+      }
     } else {
       log.append({ type: "skip", message: message.id, reason: decision.skip });
     }

@@ -69,6 +69,7 @@ enum ChatScreen {
         switch connection {
         case .connecting: "connecting"
         case .live: "live"
+        case .paused: "paused"
         case .reconnecting(let attempt, let delay, let reason):
             "reconnecting (\(attempt)) in \(Int(delay.seconds.rounded(.up))) s: \(reason)"
         case .refused(let code, _): "refused by the server: \(code)"

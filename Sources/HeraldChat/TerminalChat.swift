@@ -37,7 +37,8 @@ public final class TerminalChat: Sendable {
     public init(client: HeraldClient, userID: String) {
         self.client = client
         self.me = userID
-        live = LiveNotifications(client: client, userID: userID)
+        // A terminal that lost focus still runs: its stream stays open (and confirms) in the background.
+        live = LiveNotifications(client: client, userID: userID, inBackground: .keep)
     }
 
     /// Runs until the user quits (Ctrl-C, Ctrl-D) or the process gets SIGTERM; the terminal is always restored.
@@ -147,7 +148,7 @@ public final class TerminalChat: Sendable {
                         model.notice = "the server refused the token (\(code)): \(TerminalText.clean(message))"
                     }
                 case .refused(_, let code, _): model.notice = "not sent: \(code)"
-                case .acknowledged, .muted, .level, .notificationSettings: break
+                case .acknowledged, .muted, .level, .notificationSettings, .pushed: break
                 }
             case .effect(let effect):
                 apply(effect, to: &model, now: clock.now)

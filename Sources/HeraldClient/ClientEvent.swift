@@ -9,6 +9,9 @@ public enum ConnectionState: Hashable, Sendable {
     /// The connection was lost, or could not be made; the next attempt comes after `delay`. `reason` says what
     /// went wrong, for people ("cannot reach http://…: connection refused", "connection lost").
     case reconnecting(attempt: Int, delay: Duration, reason: String)
+    /// Closed by the app (``HeraldClient/pause()``: ``LiveNotifications`` does it when the app goes to the
+    /// background) until ``HeraldClient/resume()``; the server's pushes tell the user meanwhile.
+    case paused
     /// The server refused the token (`code` is `invalid_token`, `token_expired` or `missing_token`). Trying again
     /// with it cannot help: ``HeraldClient/run()`` returns, and the app signs the user in again with a new token.
     case refused(code: String, message: String)
@@ -32,4 +35,8 @@ public enum ClientEvent: Hashable, Sendable {
     case level(conversationID: String, LevelChoice?)
     /// The user's notification settings changed, on this device or another.
     case notificationSettings(NotificationSettings)
+    /// The server pushed this message to this device (its `deviceID`): the push is its notification, so the app
+    /// posts none of its own (``LiveNotifications`` skips it). Comes once the push went out, or before the message
+    /// in a catch-up.
+    case pushed(conversationID: String, messageID: String, seq: Int64)
 }

@@ -19,9 +19,14 @@ import NIOPosix
 ///   acknowledges or refuses it; the id makes the retries safe.
 /// - ``focus(_:)`` and ``setAppState(_:)`` are reported now and again after every reconnect, so the server always
 ///   knows what this device is looking at.
+/// - Once the messages up to a `seq` were handed to the app's subscribers, the client confirms them to the server
+///   (`received`, at most every ``confirmationInterval``): a connected device holds back a push only for what it
+///   confirmed, so a frozen app is pushed, and one that runs is not.
 public final class HeraldClient: Sendable {
     private struct State {
         var lastSeq: Int64?
+        /// The furthest seq whose messages were all handed to a subscriber: what the next `received` says.
+        var confirmable: Int64 = 0
         var focus: String?
         var appState: AppState = .foreground
         var pending: [PendingSend] = []
@@ -34,7 +39,13 @@ public final class HeraldClient: Sendable {
         var liveSince: ContinuousClock.Instant?
         /// The server's refusal of the token, if it refused it.
         var refusal: (code: String, message: String)?
+        /// Closed by the app until it resumes.
+        var paused = false
     }
+
+    /// The least time between two `received` frames: a burst of messages is confirmed by one, well within the
+    /// stream's frame budget.
+    public static let confirmationInterval = Duration.milliseconds(250)
 
     /// The codes with which the server refuses a token: no retry can succeed with the same one.
     static let tokenRefusals: Set<String> = ["missing_token", "invalid_token", "token_expired"]
@@ -43,6 +54,9 @@ public final class HeraldClient: Sendable {
     public let configuration: ClientConfiguration
     private let state: NIOLockedValueBox<State>
     private let logger: Logger
+    /// Wakes a paused run.
+    private let resumes: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation) =
+        AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
 
     /// The HTTP API as the same user: conversations with unread counts, history, read markers.
     public var api: HeraldAPI { HeraldAPI(configuration: configuration) }
@@ -106,12 +120,43 @@ public final class HeraldClient: Sendable {
         state.withLockedValue { $0.drop }?.yield()
     }
 
+    /// Closes the stream and keeps it closed (``ConnectionState/paused``) until ``resume()``: the server then knows at
+    /// once that this device is away and pushes to it, rather than waiting for confirmations a suspended app cannot
+    /// send. Sends and reports wait for the next connection.
+    public func pause() {
+        state.withLockedValue { state -> AsyncStream<Void>.Continuation? in
+            guard !state.paused else { return nil }
+            state.paused = true
+            return state.drop
+        }?.yield()
+    }
+
+    /// Opens the stream again after ``pause()``, resuming after the last `seq` seen.
+    public func resume() {
+        let resumed = state.withLockedValue { state -> Bool in
+            defer { state.paused = false }
+            return state.paused
+        }
+        if resumed { resumes.continuation.yield() }
+    }
+
     /// Keeps the stream open until the calling task is cancelled, or until the server refuses the token (then the
     /// last state is ``ConnectionState/refused(code:message:)``).
     public func run() async {
         var attempt = 0
+        var resumed = resumes.stream.makeAsyncIterator()
         emit(.state(.connecting))
         while !Task.isCancelled {
+            if state.withLockedValue({ $0.paused }) {
+                emit(.state(.paused))
+                while state.withLockedValue({ $0.paused }) {
+                    // Nil once the task is cancelled.
+                    if await resumed.next() == nil { break }
+                }
+                if Task.isCancelled { break }
+                attempt = 0
+                emit(.state(.connecting))
+            }
             let (drops, dropSink) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
             state.withLockedValue {
                 $0.drop = dropSink
@@ -158,6 +203,8 @@ public final class HeraldClient: Sendable {
                 return since.duration(to: .now) >= configuration.stableAfter
             }
             if stable { attempt = 0 }
+            // Closed by the app: no back-off, the loop waits for `resume()`.
+            if state.withLockedValue({ $0.paused }) { continue }
             attempt += 1
             let delay = configuration.backoff(attempt: attempt, random: Double.random(in: 0...1))
             emit(.state(.reconnecting(attempt: attempt, delay: delay, reason: reason)))
@@ -176,10 +223,10 @@ public final class HeraldClient: Sendable {
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                var reported: (focus: String??, app: AppState?) = (nil, nil)
-                try await self.flush(outbound, reported: &reported)
+                var reported = Reported()
+                try await self.flush(outbound, reported: &reported, retries: retrySink)
                 for await _ in wakes {
-                    try await self.flush(outbound, reported: &reported)
+                    try await self.flush(outbound, reported: &reported, retries: retrySink)
                 }
             }
             group.addTask {
@@ -208,16 +255,41 @@ public final class HeraldClient: Sendable {
         }
     }
 
-    /// Writes what the server has not been told on this connection: focus, app state, pending sends.
+    /// What this connection has told the server.
+    private struct Reported {
+        var focus: String??
+        var app: AppState?
+        /// The last `received`, and when it went.
+        var received: Int64 = 0
+        var receivedAt: ContinuousClock.Instant?
+        /// Whether a wake-up for the next `received` is set.
+        var waking = false
+    }
+
+    /// Writes what the server has not been told on this connection: focus, app state, pending sends, how far the
+    /// messages were taken in (a `received` waits out ``confirmationInterval`` after the last: `retries` wakes this
+    /// again then).
     private func flush(
-        _ outbound: WebSocketOutboundWriter,
-        reported: inout (focus: String??, app: AppState?)
+        _ outbound: WebSocketOutboundWriter, reported: inout Reported, retries: AsyncStream<Duration>.Continuation
     ) async throws {
         let now = ContinuousClock.now
-        let (focus, appState, pending) = state.withLockedValue { state in
+        let (focus, appState, pending, confirmable) = state.withLockedValue { state in
             let due = state.pending.filter { !state.sent.contains($0.id) && ($0.notBefore.map { $0 <= now } ?? true) }
             state.sent.formUnion(due.map(\.id))
-            return (state.focus, state.appState, due)
+            return (state.focus, state.appState, due, state.confirmable)
+        }
+        if confirmable > reported.received {
+            let next = reported.receivedAt.map { $0 + Self.confirmationInterval } ?? now
+            if next <= now {
+                try await outbound.write(.text(ClientFrame.received(through: confirmable).text))
+                reported.received = confirmable
+                reported.receivedAt = now
+                reported.waking = false
+            } else if !reported.waking {
+                // One wake-up at the interval's end, however many messages come meanwhile.
+                retries.yield(now.duration(to: next))
+                reported.waking = true
+            }
         }
         if reported.focus == nil || reported.focus! != focus {
             try await outbound.write(.text(ClientFrame.focus(conversationID: focus).text))
@@ -251,13 +323,15 @@ public final class HeraldClient: Sendable {
                 state.lastSeq = seq
                 return true
             }
-            if isNew { emit(.message(incoming)) }
+            if isNew, emit(.message(incoming)) { confirm(through: seq) }
         case .ready(let seq, _):
-            state.withLockedValue { state in
+            let through = state.withLockedValue { state in
                 state.lastSeq = max(state.lastSeq ?? seq, seq)
                 state.liveSince = .now
+                return state.lastSeq ?? seq
             }
-            emit(.state(.live))
+            // Everything of the user's up to here was handed on (the catch-up), or there was nothing.
+            if emit(.state(.live)) { confirm(through: through) }
         case .ack(let id, let seq):
             let known = state.withLockedValue { state -> Bool in
                 guard let index = state.pending.firstIndex(where: { $0.id == id }) else { return false }
@@ -296,9 +370,20 @@ public final class HeraldClient: Sendable {
             emit(.level(conversationID: conversationID, choice))
         case .notifications(let settings):
             emit(.notificationSettings(settings))
+        case .pushed(let conversationID, let messageID, let seq):
+            emit(.pushed(conversationID: conversationID, messageID: messageID, seq: seq))
         case .pong:
             break
         }
+    }
+
+    /// The messages up to `seq` were handed to the app: the next flush confirms them.
+    private func confirm(through seq: Int64) {
+        state.withLockedValue { state -> AsyncStream<Void>.Continuation? in
+            guard seq > state.confirmable else { return nil }
+            state.confirmable = seq
+            return state.wake
+        }?.yield()
     }
 
     /// Why a connection could not be made, for people: "cannot reach http://…: connection refused".
@@ -321,8 +406,11 @@ public final class HeraldClient: Sendable {
         }
     }
 
-    private func emit(_ event: ClientEvent) {
+    /// Hands `event` to every subscriber; whether there was one.
+    @discardableResult
+    private func emit(_ event: ClientEvent) -> Bool {
         let subscribers = state.withLockedValue { Array($0.subscribers.values) }
         for subscriber in subscribers { subscriber.yield(event) }
+        return !subscribers.isEmpty
     }
 }

@@ -14,7 +14,9 @@ import NIOConcurrencyHelpers
 /// ```
 ///
 /// Messages of the first catch-up (the history from `resumeAfter`) do not notify; everything after it does,
-/// including messages caught up after a reconnect. Focus and app state go to both the device's ``Notifier`` and
+/// including messages caught up after a reconnect, except those the server says it pushed to this device (their
+/// push is the notification). A system notification waits ``localHold`` for that word: an app woken with frames
+/// waiting reads a message and then the server's `pushed` for it. Focus and app state go to both the device's ``Notifier`` and
 /// the server (so pushes follow them); a tapped banner's conversation becomes the focus by itself.
 ///
 /// The user's choices of who hears what (levels, snooze, quiet hours: docs/behaviour.md §1) are read from the server
@@ -27,8 +29,21 @@ import NIOConcurrencyHelpers
 /// ``effects`` is a subscription of its own, so two windows may each follow it; a subscription ends with its run,
 /// and a view that comes back subscribes again.
 public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Duration {
+    /// What the stream does while the app is in the background.
+    public enum BackgroundStream: Sendable {
+        /// Closed when the app goes to the background (``HeraldClient/pause()``) and opened again when it comes back:
+        /// the server pushes at once rather than after its grace period, and a suspended app holds no socket open.
+        /// The default, from measurement (docs/push.md, "Apps in the background").
+        case close
+        /// Kept open: messages come on the stream and are notified locally while the app runs; once the system
+        /// suspends it, the server pushes them after its grace period (`HERALD_CONFIRM_WITHIN`).
+        case keep
+    }
+
     /// The connection.
     public let client: HeraldClient
+    /// What the stream does in the background.
+    public let inBackground: BackgroundStream
     private let clock: C
 
     private struct State {
@@ -46,12 +61,21 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
     private let state: NIOLockedValueBox<State>
     /// The most effects kept for a subscriber that has not come yet.
     static var unclaimedLimit: Int { 100 }
+    /// How long a system notification waits for the server's word that it pushed the message
+    /// (``Notifier/localHold``).
+    public static var localHold: Duration { .milliseconds(500) }
 
-    /// Wires `client` to a notifier for `userID` running on `clock`.
-    public init(client: HeraldClient, userID: String, config: BannerConfig = .standard, clock: C) {
+    /// Wires `client` to a notifier for `userID` running on `clock`; `inBackground` says what the stream does while
+    /// the app is in the background.
+    public init(
+        client: HeraldClient, userID: String, config: BannerConfig = .standard, inBackground: BackgroundStream = .close,
+        clock: C
+    ) {
         self.client = client
+        self.inBackground = inBackground
         self.clock = clock
-        state = NIOLockedValueBox(State(driver: NotifierDriver(notifier: Notifier(userID: userID, config: config), clock: clock)))
+        let notifier = Notifier(userID: userID, config: config, localHold: Self.localHold)
+        state = NIOLockedValueBox(State(driver: NotifierDriver(notifier: notifier, clock: clock)))
     }
 
     /// What the app must do, in order, from now on: a new subscription each time it is read (iterate each from one
@@ -79,10 +103,13 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
         driver.send(.open(conversationID: conversationID))
     }
 
-    /// The app came to the foreground or went to the background.
+    /// The app came to the foreground or went to the background; with ``BackgroundStream/close`` the stream closes
+    /// in the background and opens again in the foreground.
     public func setAppState(_ state: AppState) {
         client.setAppState(state)
         driver.send(.app(state))
+        guard inBackground == .close else { return }
+        if state == .background { client.pause() } else { client.resume() }
     }
 
     /// Sets a conversation's level on the server (for every device of the user) and here, for ever or `until` an
@@ -170,6 +197,8 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
                         levels[conversationID] = choice
                     case .notificationSettings(let settings):
                         driver.send(.settings(settings))
+                    case .pushed(let conversationID, let messageID, _):
+                        driver.send(.pushed(conversationID: conversationID, messageID: messageID))
                     default: break
                     }
                 }
@@ -228,7 +257,9 @@ extension LiveNotifications {
 
 extension LiveNotifications where C == ContinuousClock {
     /// Wires `client` to a notifier for `userID` on the real clock.
-    public convenience init(client: HeraldClient, userID: String, config: BannerConfig = .standard) {
-        self.init(client: client, userID: userID, config: config, clock: ContinuousClock())
+    public convenience init(
+        client: HeraldClient, userID: String, config: BannerConfig = .standard, inBackground: BackgroundStream = .close
+    ) {
+        self.init(client: client, userID: userID, config: config, inBackground: inBackground, clock: ContinuousClock())
     }
 }

@@ -23,6 +23,9 @@ public enum ServerFrame: Codable, Hashable, Sendable {
     case notifications(NotificationSettings)
     /// The answer to a `ping`.
     case pong
+    /// The server pushed this message to this device (the stream's `device`): it is shown by the push, so the
+    /// device does not notify it itself. Sent live once the push went out, and on a catch-up before the message.
+    case pushed(conversationID: String, messageID: String, seq: Int64)
 
     private enum Key: String, CodingKey {
         case type, message, conversation, sender, seq, id, code, ref, retryAfter, muted, horizon, level, until, settings
@@ -78,6 +81,11 @@ public enum ServerFrame: Codable, Hashable, Sendable {
             try container.encode(settings, forKey: .settings)
         case .pong:
             try container.encode("pong", forKey: .type)
+        case .pushed(let conversationID, let messageID, let seq):
+            try container.encode("pushed", forKey: .type)
+            try container.encode(conversationID, forKey: .conversation)
+            try container.encode(messageID, forKey: .message)
+            try container.encode(seq, forKey: .seq)
         }
     }
 
@@ -118,6 +126,11 @@ public enum ServerFrame: Codable, Hashable, Sendable {
         case "notifications":
             self = .notifications(try container.decode(NotificationSettings.self, forKey: .settings))
         case "pong": self = .pong
+        case "pushed":
+            self = .pushed(
+                conversationID: try container.decode(String.self, forKey: .conversation),
+                messageID: try container.decode(String.self, forKey: .message),
+                seq: try container.decode(Int64.self, forKey: .seq))
         case let other: throw UnknownFrameType(type: other)
         }
     }
@@ -145,9 +158,13 @@ public enum ClientFrame: Codable, Hashable, Sendable {
         conversationID: String, id: String, text: String?, imageURL: String?, mentions: [String] = [], mentionsAll: Bool = false)
     /// Keep-alive; answered with `pong`.
     case ping
+    /// Every message of the user's conversations up to `through` (a seq) was delivered to this device's
+    /// notification engine, which showed, notified or skipped it: the server holds back a push only for what a
+    /// device confirmed (docs/behaviour.md §1). Cumulative; sent promptly and coalesced.
+    case received(through: Int64)
 
     private enum Key: String, CodingKey {
-        case type, conversation, state, id, text, imageURL, mentions, mentionsAll
+        case type, conversation, state, id, text, imageURL, mentions, mentionsAll, through
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -169,6 +186,9 @@ public enum ClientFrame: Codable, Hashable, Sendable {
             if mentionsAll { try container.encode(mentionsAll, forKey: .mentionsAll) }
         case .ping:
             try container.encode("ping", forKey: .type)
+        case .received(let through):
+            try container.encode("received", forKey: .type)
+            try container.encode(through, forKey: .through)
         }
     }
 
@@ -187,6 +207,7 @@ public enum ClientFrame: Codable, Hashable, Sendable {
                 mentionsAll: try container.decodeIfPresent(Bool.self, forKey: .mentionsAll) ?? false
             )
         case "ping": self = .ping
+        case "received": self = .received(through: try container.decode(Int64.self, forKey: .through))
         case let other: throw UnknownFrameType(type: other)
         }
     }

@@ -295,7 +295,7 @@ class ChatTests(PageTestCase):
         notifications = wait(alice, lambda d: d.execute_script("return window.__notifications"), 3, "a system notification")
         self.assertEqual(notifications[0]["title"], "New message from Charlie Davis")
         self.assertEqual(notifications[0]["body"], "While you were away")
-        self.assertTrue(notifications[0]["tag"])
+        self.assertRegex(notifications[0]["tag"], r"^herald-\d+$", "tagged as the message's Web Push would be")
         self.assertFalse(visible_banners(alice), "a hidden page showed a banner as well")
         alice.execute_script("window.__lastNotification.dispatchEvent(new Event('click'))")
         wait(alice, lambda d: d.find_element(By.ID, "chat-title").get_attribute("textContent") == "Charlie Davis", 3,

@@ -118,23 +118,26 @@ class WebPush(unittest.TestCase):
         # A push, as the server sends it to this subscription: one notification, its text as plain text.
         registration = self.worker()
         message = {"type": "message", "title": "New message from Bob Smith", "body": "<b>Lunch</b> at one?",
-                   "conversationId": "c-1", "messageId": "m-1", "seq": "7", "senderId": "bob", "badge": 1}
+                   "conversationId": "c-1", "messageId": "m-1", "seq": "7", "notificationId": "herald-7",
+                   "senderId": "bob", "badge": 1}
         self.deliver(registration, message)
         shown = self.wait_for_notifications(lambda shown: shown, "a notification")
-        self.assertEqual(shown, [{"title": "New message from Bob Smith", "body": "<b>Lunch</b> at one?", "tag": '["c-1","m-1"]'}])
+        # Tagged with the identifier the page's own notification of the message has: one replaces the other.
+        self.assertEqual(shown, [{"title": "New message from Bob Smith", "body": "<b>Lunch</b> at one?", "tag": "herald-7"}])
 
         # The same message again (a resent push): still one. Another conversation's message with the same id (ids are
         # unique only within a conversation) is another notification.
         self.deliver(registration, message)
-        other = dict(message, conversationId="c-2", title="New message in Team Chat", body="Bob: hi")
+        other = dict(message, conversationId="c-2", seq="8", notificationId="herald-8", title="New message in Team Chat",
+                     body="Bob: hi")
         self.deliver(registration, other)
         shown = self.wait_for_notifications(lambda shown: len(shown) == 2, "the second conversation's notification")
-        self.assertEqual(sorted(n["tag"] for n in shown), ['["c-1","m-1"]', '["c-2","m-1"]'])
+        self.assertEqual(sorted(n["tag"] for n in shown), ["herald-7", "herald-8"])
 
         # Read on another device: that conversation's notifications close, the other's stay.
         self.deliver(registration, {"type": "read", "conversationId": "c-1", "seq": "7", "badge": 1})
         shown = self.wait_for_notifications(lambda shown: len(shown) == 1, "the read conversation's notification closed")
-        self.assertEqual(shown[0]["tag"], '["c-2","m-1"]')
+        self.assertEqual(shown[0]["tag"], "herald-8")
 
         # Off: the device is removed and the browser unsubscribed.
         self.switch().click()

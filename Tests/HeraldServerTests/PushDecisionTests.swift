@@ -7,8 +7,23 @@ import Testing
 /// Who gets a push, end to end: real stream connections say where each member is, the fake APNs says what was
 /// sent. A push that should not happen is checked for after one that should, posted later, has arrived and the
 /// outbox is empty: decisions are taken in order, so the first would have been sent by then.
+///
+/// A push a connected device would hold back waits for its confirmation (`received`) for ten minutes of the
+/// server's clock, which moves only when a test says: a confirmation is never late on a busy machine, and one that
+/// does not come is "late" only once the test moves the clock past it.
 @Suite("Push decision", .timeLimit(.minutes(3)))
 struct PushDecisionTests {
+    /// The grace period here: longer than any test, so only moving the clock ends it.
+    static let grace: TimeInterval = 600
+
+    /// The harness with the grace period and a clock the test moves.
+    static func run(clock: WallClock = WallClock(), _ body: (PushHarness) async throws -> Void) async throws {
+        try await PushHarness.run(configure: {
+            $0.clock = clock
+            $0.push.confirmWithin = .seconds(grace)
+        }, body)
+    }
+
     /// Bob has two phones; Alice writes to him.
     private struct Scene {
         let push: PushHarness
@@ -107,9 +122,9 @@ struct PushDecisionTests {
         }
     }
 
-    @Test("in the foreground elsewhere (the web page, no device id): no push")
+    @Test("in the foreground elsewhere (the web page, no device id), which confirms the message: no push")
     func foregroundElsewhere() async throws {
-        try await PushHarness.run { push in
+        try await Self.run { push in
             let scene = try await Scene.make(push)
             let page = try await push.server.stream(scene.bob)
             var frames = FrameReader(page)
@@ -117,6 +132,11 @@ struct PushDecisionTests {
             try await scene.post("while-on-page")
             let message = try await frames.next()
             #expect(message.message?.id == "while-on-page", "the page gets it live")
+            #expect(try await push.server.environment.store.pushJobCount() == 2, "both phones' pushes wait for the page")
+            page.confirm(through: try #require(message.message?.seq))
+            try await push.eventually("the confirmation drops them") {
+                try await push.server.environment.store.pushJobCount() == 0
+            }
             page.close()
             _ = try await page.closed()
             try await push.eventually("the page gone") { push.server.environment.hub.presence(of: "bob").isEmpty }
@@ -125,9 +145,35 @@ struct PushDecisionTests {
         }
     }
 
-    @Test("looking at the conversation on another device: no push")
+    @Test("in the foreground elsewhere, a message nobody confirmed: pushed to every phone once the grace period is over")
+    func foregroundUnconfirmed() async throws {
+        let clock = WallClock()
+        try await Self.run(clock: clock) { push in
+            let scene = try await Scene.make(push)
+            let page = try await push.server.stream(scene.bob)
+            var frames = FrameReader(page)
+            _ = try await frames.untilReady()
+            try await scene.post("never-confirmed")
+            #expect(try await frames.next().message?.id == "never-confirmed", "the page has it, but says nothing")
+            #expect(try await push.server.environment.store.pushJobCount() == 2)
+            #expect(scene.pushed(scene.phone1).isEmpty && scene.pushed(scene.phone2).isEmpty, "nothing before the grace period ends")
+
+            clock.advance(by: Self.grace)
+            push.server.environment.push.wakeSenders()
+            try await push.fake.wait("both phones, as if Bob were away") { _ in
+                scene.pushed(scene.phone1) == ["never-confirmed"] && scene.pushed(scene.phone2) == ["never-confirmed"]
+            }
+            try await push.eventually("both counted as sent unconfirmed") { push.server.environment.push.counts.unconfirmed == 2 }
+            // A confirmation that comes late changes nothing more.
+            page.confirm(through: 1_000_000)
+            page.close()
+            _ = try await page.closed()
+        }
+    }
+
+    @Test("looking at the conversation on another device, which confirms the message: no push")
     func looking() async throws {
-        try await PushHarness.run { push in
+        try await Self.run { push in
             let scene = try await Scene.make(push)
             let tablet = try await push.server.stream(scene.bob, device: "tablet")
             var frames = FrameReader(tablet)
@@ -136,6 +182,10 @@ struct PushDecisionTests {
             _ = try await frames.drain(tablet)
             #expect(push.server.environment.hub.isLooking(userID: "bob", at: scene.chat))
             try await scene.post("while-looking")
+            tablet.confirm(through: try #require(try await frames.next().message?.seq))
+            try await push.eventually("the confirmation drops the pushes") {
+                try await push.server.environment.store.pushJobCount() == 0
+            }
             tablet.close()
             _ = try await tablet.closed()
             try await push.eventually("the tablet gone") { push.server.environment.hub.presence(of: "bob").isEmpty }
@@ -144,9 +194,9 @@ struct PushDecisionTests {
         }
     }
 
-    @Test("a device connected in the background: no push to it (it shows its own), a push to the other")
+    @Test("a device connected in the background that confirms: no push to it (it shows its own), a push to the other at once")
     func connectedInBackground() async throws {
-        try await PushHarness.run { push in
+        try await Self.run { push in
             let scene = try await Scene.make(push)
             let phone = try await push.server.stream(scene.bob, device: "phone-1")
             var frames = FrameReader(phone)
@@ -155,13 +205,72 @@ struct PushDecisionTests {
             _ = try await frames.drain(phone)
             try await scene.post("m-bg")
             try await push.fake.wait("phone 2's push") { _ in scene.pushed(scene.phone2) == ["m-bg"] }
-            #expect((try await frames.next()).message?.id == "m-bg", "phone 1 has it on its stream")
+            let message = try await frames.next()
+            #expect(message.message?.id == "m-bg", "phone 1 has it on its stream")
+            phone.confirm(through: try #require(message.message?.seq))
+            try await push.eventually("its confirmation drops phone 1's push") {
+                try await push.server.environment.store.pushJobCount() == 0
+            }
             phone.close()
             _ = try await phone.closed()
             try await push.eventually("phone 1 gone") { push.server.environment.hub.presence(of: "bob").isEmpty }
             let before = try await scene.settle("after-bg")
             #expect(before.phone1.isEmpty, "no push to the connected device")
             #expect(before.phone2 == ["m-bg"])
+        }
+    }
+
+    @Test("a device connected in the background that does not confirm (frozen): pushed once the grace period is over, and told so on its stream")
+    func connectedButSilent() async throws {
+        let clock = WallClock()
+        try await Self.run(clock: clock) { push in
+            let scene = try await Scene.make(push)
+            let phone = try await push.server.stream(scene.bob, device: "phone-1")
+            var frames = FrameReader(phone)
+            _ = try await frames.untilReady()
+            phone.send(#"{"type": "app", "state": "background"}"#)
+            _ = try await frames.drain(phone)
+            try await scene.post("m-silent")
+            try await push.fake.wait("phone 2's push, at once") { _ in scene.pushed(scene.phone2) == ["m-silent"] }
+            let message = try await frames.next()
+            #expect(message.message?.id == "m-silent")
+            #expect(scene.pushed(scene.phone1).isEmpty)
+
+            clock.advance(by: Self.grace)
+            push.server.environment.push.wakeSenders()
+            try await push.fake.wait("phone 1's push: no confirmation came") { _ in scene.pushed(scene.phone1) == ["m-silent"] }
+            let told = try await frames.next()
+            #expect(told.type == "pushed" && told.seq == message.message?.seq, "the stream says it was pushed")
+            #expect(told.pushed?.conversation == scene.chat && told.pushed?.message == "m-silent")
+            phone.close()
+            _ = try await phone.closed()
+        }
+    }
+
+    @Test("a confirmation is checked: one from the future covers nothing posted after it, a negative one is refused")
+    func confirmationsChecked() async throws {
+        let clock = WallClock()
+        try await Self.run(clock: clock) { push in
+            let scene = try await Scene.make(push)
+            let phone = try await push.server.stream(scene.bob, device: "phone-1")
+            var frames = FrameReader(phone)
+            _ = try await frames.untilReady()
+            phone.send(#"{"type": "app", "state": "background"}"#)
+            phone.send(#"{"type": "received", "through": -1}"#)
+            let refused = try await frames.drain(phone)
+            #expect(refused.map(\.code) == ["invalid_request"])
+            phone.confirm(through: 1_000_000_000)
+            _ = try await frames.drain(phone)
+            try await scene.post("after-the-boast")
+            #expect(try await frames.next().message?.id == "after-the-boast")
+            try await push.fake.wait("phone 2's push") { _ in scene.pushed(scene.phone2) == ["after-the-boast"] }
+            #expect(try await push.server.environment.store.pushJobCount() == 1, "phone 1's push still waits")
+
+            clock.advance(by: Self.grace)
+            push.server.environment.push.wakeSenders()
+            try await push.fake.wait("phone 1's push") { _ in scene.pushed(scene.phone1) == ["after-the-boast"] }
+            phone.close()
+            _ = try await phone.closed()
         }
     }
 
@@ -234,9 +343,41 @@ struct PushDecisionTests {
         }
     }
 
-    @Test("HeraldClient: a phone registered through the client and connected with its deviceID gets no push; its read clears the user's other phone")
+    @Test("LiveNotifications closes the stream in the background: the phone is pushed at once; back in the foreground, no banner for what was pushed, a banner for the next")
+    func liveNotificationsInTheBackground() async throws {
+        try await Self.run { push in
+            let scene = try await Scene.make(push)
+            var configuration = ClientConfiguration(server: URL(string: "http://127.0.0.1:\(push.server.port)")!, token: scene.bob)
+            configuration.deviceID = "phone-1"
+            let client = HeraldClient(configuration: configuration)
+            let live = LiveNotifications(client: client, userID: "bob")
+            #expect(live.inBackground == .close, "the default")
+            let record = ClientRecord()
+            try await withBackground([record.watching(client), record.watching(live), { await live.run() }]) {
+                try await record.wait { $0.liveCount >= 1 }
+                live.setAppState(.background)
+                try await push.eventually("the stream closed") { push.server.environment.hub.presence(of: "bob").isEmpty }
+                // The grace period is ten minutes here: a push now says the server knew at once that the phone was away.
+                try await scene.post("while-away")
+                try await push.fake.wait("the phone's push, at once") { _ in scene.pushed(scene.phone1) == ["while-away"] }
+
+                live.setAppState(.foreground)
+                try await record.wait { $0.liveCount >= 2 && $0.skips["while-away"] != nil }
+                #expect(record.skips["while-away"] == .pushed, "caught up, and told it was pushed")
+                #expect(!record.shows.contains("while-away"))
+                try await scene.post("on-screen-again")
+                try await record.wait { $0.shows.contains("on-screen-again") }
+                try await push.eventually("its push dropped once confirmed") {
+                    try await push.server.environment.store.pushJobCount() == 0
+                }
+                #expect(!scene.pushed(scene.phone1).contains("on-screen-again"))
+            }
+        }
+    }
+
+    @Test("HeraldClient: a phone registered through the client and connected with its deviceID confirms what it receives and gets no push; its read clears the user's other phone")
     func swiftClient() async throws {
-        try await PushHarness.run { push in
+        try await Self.run { push in
             let scene = try await Scene.make(push)
             var configuration = ClientConfiguration(server: URL(string: "http://127.0.0.1:\(push.server.port)")!, token: scene.bob)
             configuration.deviceID = "phone-1"
@@ -254,6 +395,10 @@ struct PushDecisionTests {
                 try await scene.post("c1")
                 try await push.fake.wait("phone 2's push") { _ in scene.pushed(scene.phone2) == ["c1"] }
                 try await record.wait { $0.messages.contains { $0.id == "c1" } }
+                // The client confirms by itself (a read would drop the push too: it comes after).
+                try await push.eventually("phone 1's confirmation drops its push") {
+                    try await push.server.environment.store.pushJobCount() == 0
+                }
                 try await client.api.markRead(scene.chat, upTo: 1_000_000)
                 try await push.fake.wait("phone 2's clear") { _ in push.apns(scene.phone2).contains(where: Self.isClear) }
             }

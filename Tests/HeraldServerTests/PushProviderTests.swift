@@ -34,9 +34,12 @@ struct PushProviderTests {
             #expect(request.headers["apns-topic"] == PushHarness.topic)
             #expect(request.headers["apns-push-type"] == "alert")
             #expect(request.headers["apns-priority"] == "10")
-            // The collapse id names the message in its conversation (an id is unique only there): a digest, 64 hex digits.
+            // The collapse id, which iOS makes the notification's identifier, is the one the app's own notification of
+            // the message has: `herald-<seq>` (LocalNotification.identifier), so the two show once.
             let collapse = try #require(request.headers["apns-collapse-id"])
-            #expect(collapse.utf8.count == 64 && collapse.allSatisfy(\.isHexDigit))
+            let seq = try #require(request.json?["seq"] as? String)
+            #expect(collapse == "herald-\(seq)")
+            #expect(request.json?["notificationId"] as? String == collapse)
             #expect(request.messageID == "m-apns-1")
             #expect(UUID(uuidString: request.headers["apns-id"] ?? "") != nil)
             let expiration = try #require(request.headers["apns-expiration"].flatMap(TimeInterval.init))
@@ -197,9 +200,9 @@ struct PushProviderTests {
             let ttl = try #require((android["ttl"] as? String).flatMap { Int($0.dropLast()) })
             #expect((3500...3600).contains(ttl), "the push expires with its maximum age")
             let androidNotification = try #require(android["notification"] as? [String: Any])
-            // The tag and collapse id name the message in its conversation: one digest, 64 hex digits.
+            // The tag and collapse id are the app's own notification's identifier: `herald-<seq>`.
             let tag = try #require(androidNotification["tag"] as? String)
-            #expect(tag.utf8.count == 64 && tag.allSatisfy(\.isHexDigit))
+            #expect(tag == "herald-\(try #require((message["data"] as? [String: Any])?["seq"] as? String))")
             #expect(androidNotification["notification_count"] as? Int == 1)
             let apns = try #require(message["apns"] as? [String: Any])
             #expect((apns["headers"] as? [String: Any])?["apns-collapse-id"] as? String == tag)

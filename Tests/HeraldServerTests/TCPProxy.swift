@@ -58,6 +58,13 @@ final class TCPProxy: Sendable {
         for channel in open { channel.close(promise: nil) }
     }
 
+    /// Stops forwarding either way and closes nothing: a network gone silent (a lift, a tunnel), each end's
+    /// connection open and nothing arriving.
+    func stall() {
+        let open = state.withLockedValue { $0.open }
+        for channel in open { channel.setOption(.autoRead, value: false).whenComplete { _ in } }
+    }
+
     /// Takes connections again.
     func restore() {
         state.withLockedValue { $0.cut = false }

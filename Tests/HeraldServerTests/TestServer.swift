@@ -219,6 +219,8 @@ struct FrameJSON: Decodable {
     var id: String?
     var code: String?
     var ref: String?
+    /// A `pushed` frame's conversation and message (ids, not objects).
+    var pushed: (conversation: String, message: String)?
 
     private enum CodingKeys: String, CodingKey {
         case type, message, conversation, sender, seq, id, code, ref
@@ -227,6 +229,11 @@ struct FrameJSON: Decodable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         type = try container.decode(String.self, forKey: .type)
+        if type == "pushed" {
+            pushed = (try container.decode(String.self, forKey: .conversation), try container.decode(String.self, forKey: .message))
+            seq = try container.decode(Int64.self, forKey: .seq)
+            return
+        }
         if type == "error" {
             errorMessage = try container.decodeIfPresent(String.self, forKey: .message)
         } else {
@@ -351,6 +358,13 @@ final class TestSocket: Sendable {
 }
 
 /// Reads a socket's frames in order. (Tests that read carry a time limit, so a missing frame fails them.)
+extension TestSocket {
+    /// Confirms every message up to `seq` (the `received` frame).
+    func confirm(through seq: Int64) {
+        send(#"{"type": "received", "through": \#(seq)}"#)
+    }
+}
+
 struct FrameReader {
     private var iterator: AsyncStream<String>.Iterator
 

@@ -57,11 +57,14 @@ public struct ChildProcessScope: SuiteTrait, TestTrait, TestScoping {
             lock.withLock { children.append(child) }
         }
 
-        /// SIGTERM to every child still running, then a bounded wait for each; SIGKILL and an issue for one that
-        /// outstays it.
+        /// SIGTERM to every child still running (and SIGCONT, for one a test left stopped), then a bounded wait for
+        /// each; SIGKILL and an issue for one that outstays it.
         func endAll() async {
             let running = lock.withLock { children.filter(\.isRunning) }
-            for child in running { child.signal(SIGTERM) }
+            for child in running {
+                child.signal(SIGTERM)
+                child.signal(SIGCONT)
+            }
             for child in running where !(await child.ended(within: ChildProcessScope.grace)) {
                 child.signal(SIGKILL)
                 _ = await child.ended(within: .seconds(10))

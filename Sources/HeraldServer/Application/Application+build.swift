@@ -115,6 +115,8 @@ extension ServerEnvironment {
         let users = UserDirectory(store: store) { [hub] in hub.close(userID: $0, reason: APIError.Code.userErased.rawValue) }
         // With several nodes, an erasure made on another is told to this one at once.
         (store as? PostgresStore)?.onErasure { users.erased($0) }
+        // With several nodes, an alert one of them pushed is told to the device's streams on each.
+        (store as? PostgresStore)?.onPushed { [hub] in hub.pushed($0) }
         self.init(
             configuration: configuration,
             store: store,

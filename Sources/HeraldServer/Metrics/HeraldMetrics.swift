@@ -23,7 +23,8 @@ public enum HeraldMetrics {
         MetricsSystem.bootstrap(factory)
         // Made now, so that a scrape shows each at zero before it first moves.
         _ = (connectionsOpen, messagesPosted, deliveries, postToPublish, catchUp, slowReadersDropped,
-             streamsClosedForFlooding, outboxDepth, presenceWritesWaiting, rateLimited, databaseErrors)
+             streamsClosedForFlooding, outboxDepth, presenceWritesWaiting, rateLimited, databaseErrors, confirmations,
+             pushesUnconfirmed)
     }
 
     enum Label {
@@ -54,6 +55,12 @@ public enum HeraldMetrics {
     static let rateLimited = Counter(label: "herald_rate_limited_total")
     /// Requests that failed because the database did not answer, and failed background reads and writes.
     static let databaseErrors = Counter(label: "herald_database_errors_total")
+
+    /// `received` frames taken: devices confirming how far they took messages in (docs/behaviour.md, rule 8).
+    static let confirmations = Counter(label: "herald_confirmations_total")
+    /// Pushes sent because no device that would have held them back confirmed the message in time: a frozen app,
+    /// a vanished network, a client too old to confirm.
+    static let pushesUnconfirmed = Counter(label: "herald_push_unconfirmed_total")
 
     /// A webhook delivery's end: `outcome` is `delivered`, `retried` or `dropped`.
     static func webhook(outcome: String) {

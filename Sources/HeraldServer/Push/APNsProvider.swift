@@ -178,10 +178,13 @@ enum PushIdentity {
         return SHA256.hash(data: Data(subject.utf8))
     }
 
-    /// The collapse key (APNs' `apns-collapse-id`, FCM's `collapse_key` and tag): the digest in hex, 64 characters,
-    /// APNs' limit.
+    /// The collapse key (APNs' `apns-collapse-id`, which iOS makes the notification's identifier; FCM's
+    /// `collapse_key` and Android tag): for an alert, the identifier the device's own notification of the message
+    /// has (``LocalNotification/identifier``, `herald-<seq>`), so the two show once; for a clear, the digest in hex
+    /// (64 characters, APNs' limit).
     static func collapseKey(for content: PushContent) -> String {
-        digest(for: content).map { String(format: "%02x", $0) }.joined()
+        if let identifier = content.notificationID { return identifier }
+        return digest(for: content).map { String(format: "%02x", $0) }.joined()
     }
 
     /// A UUID that is the same every time the job is sent (APNs' `apns-id`).

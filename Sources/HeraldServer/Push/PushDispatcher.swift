@@ -11,6 +11,11 @@ public struct PushSettings: Hashable, Sendable {
     /// How long after a message its pushes wait (`HERALD_PUSH_DELAY`, default 0): reading the conversation on
     /// any device meanwhile cancels them, as chat apps that wait to see if you read it elsewhere do.
     public var delay: Duration = .zero
+    /// How long a connected device has to confirm a message (the stream's `received`) before its push goes anyway
+    /// (`HERALD_CONFIRM_WITHIN`, default 5 s): a device holds back a push only for what it confirmed taking in
+    /// (docs/behaviour.md, rule 8). A frozen app, a vanished network or a hung tab is pushed this long after the
+    /// message (or after ``delay``, if that is longer).
+    public var confirmWithin: Duration = .seconds(5)
     /// How long a push is tried before it is dropped (`HERALD_PUSH_MAX_AGE`, default one hour); also the
     /// expiry the push services are given.
     public var maxAge: Duration = .seconds(3600)
@@ -56,11 +61,13 @@ public struct PushSettings: Hashable, Sendable {
 /// Push delivery: the decision for each entry of the log, the outbox's jobs sent by each provider, retries, pruning.
 ///
 /// The decision (docs/push.md, "Who gets a push") is made by the decider, a consumer of the ``EventLog``, for each
-/// message and each member it reached but the sender: muted → nothing; a connected device in the foreground
-/// (looking at this conversation or not) → nothing; otherwise a job for each registered device with no live
-/// connection, written to the outbox before anything is sent. A member added to a group gets the same for the
-/// event that added them. The decider keeps its place in the log in the database, written in the transaction that
-/// writes the jobs, so each entry is decided on once, also across a crash; it holds at most ``decisionBuffer``
+/// message and each member it reached but the sender, and written to the outbox before anything is sent: muted →
+/// nothing; otherwise a job for each registered device. A device no stream holds gets its job when due (after
+/// ``PushSettings/delay``); one whose stream is connected, and every device of a member with a stream in the
+/// foreground, gets a job that waits ``PushSettings/confirmWithin`` and is dropped if the confirmation that covers it
+/// (``PushCover``) comes first. A member added to a group gets the same for the event that added them. The decider
+/// keeps its place in the log in the database, written in the transaction that writes the jobs, so each entry is
+/// decided on once, also across a crash; it holds at most ``decisionBuffer``
 /// entries in memory and reads the log from the database when it is further behind. Each provider has a loop of
 /// its own that leases due jobs, at most ``PushProvider/concurrency`` at once.
 public final class PushDispatcher: Service, LogConsumer, Sendable {
@@ -76,6 +83,10 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         public var removedDevices = 0
         /// Jobs given up (refused, too old).
         public var dropped = 0
+        /// Pushes sent because no device confirmed their message in time (part of ``sent``).
+        public var unconfirmed = 0
+        /// Batches of confirmations written.
+        public var receiptWrites = 0
     }
 
     /// Entries the log handed on that the decider has not decided on yet.
@@ -112,6 +123,11 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     private let webhooks: WebhookDispatcher?
     /// Set at a graceful stop: the send loops start nothing more and end once their sends in flight are answered.
     private let stopping = NIOLockedValueBox(false)
+    /// Confirmations not written yet: the furthest of each device.
+    private let receipts = NIOLockedValueBox<[DeviceKey: Int64]>([:])
+    private let receiptSignal = WakeSignal()
+    /// The least time between two writes of confirmations: a flood of them is one write of each device's furthest.
+    static let receiptInterval = Duration.milliseconds(50)
 
     /// A dispatcher sending through `providers`; `http` is shut down when it stops. With several nodes, `cluster`
     /// tells of the other nodes' connections. It decides on the entries of `store`'s log once it was added to it as a
@@ -241,24 +257,30 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
 
     /// Who `entry` may be pushed to: for a message, the members it reached but the sender; for the event that added
     /// people, those added (not who added them); no one for other events, a silent message, or an entry older than
-    /// ``PushSettings/maxAge``. Members with a device in the foreground are left out.
+    /// ``PushSettings/maxAge``.
     private func candidates(of entry: IncomingMessage) async throws -> Set<String> {
         guard let seq = entry.message.seq, !entry.message.silent,
               clock.now().timeIntervalSince(entry.message.sentAt) < settings.maxAge.seconds
         else { return [] }
-        var reached: [String]
+        var reached: Set<String>
         if let event = entry.message.event {
             guard event.kind == .memberAdded else { return [] }
-            reached = event.members.map(\.id)
+            reached = Set(event.members.map(\.id))
         } else {
             let view = try await memberships.view(of: entry.conversation.id) {
                 try await store.memberView(of: entry.conversation.id)
             }
-            reached = view?.recipients(of: seq) ?? []
+            reached = Set(view?.recipients(of: seq) ?? [])
         }
-        let sender = entry.message.senderID
-        reached.removeAll { $0 == sender }
-        return hub.away(reached)
+        reached.remove(entry.message.senderID)
+        return reached
+    }
+
+    /// What one member's connections (on every node) say for the decision: whether one is in the foreground, and
+    /// which devices are connected.
+    private struct Streams {
+        var foreground: Bool
+        var devices: Set<String>
     }
 
     /// What tells one member's push from another's of the same message.
@@ -268,9 +290,10 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         var mentioned: Bool
     }
 
-    /// The jobs for a round's `entries`: one for each registered device without a live connection of each member
-    /// told, unless their level or snooze holds it back (``NotificationPolicy/interruption(for:in:to:level:settings:)``,
-    /// quietly in their quiet hours) or they read it meanwhile. The devices and badges of the whole round are
+    /// The jobs for a round's `entries`: one for each registered device of each member told (waiting for a
+    /// confirmation where a stream covers it), unless their level or snooze holds it back
+    /// (``NotificationPolicy/interruption(for:in:to:level:settings:)``, quietly in their quiet hours) or they read it
+    /// meanwhile. The devices and badges of the whole round are
     /// read in one trip to the database.
     private func jobs(for entries: [IncomingMessage]) async throws -> [NewPushJob] {
         guard !providers.isEmpty else { return [] }
@@ -280,31 +303,31 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
             if !candidates.isEmpty { asks.append((entry, candidates)) }
         }
         guard !asks.isEmpty else { return [] }
-        // With several nodes: a member in the foreground on another node is no candidate either, and a device
-        // connected there gets no push.
+        // With several nodes, the connections on the others count as this node's do.
         var elsewhere: [String: RemotePresence] = [:]
         if let cluster {
             elsewhere = try await cluster.othersPresence(of: asks.reduce(into: Set<String>()) { $0.formUnion($1.candidates) })
-            asks = asks.compactMap { ask in
-                let here = ask.candidates.filter { elsewhere[$0]?.foreground != true }
-                return here.isEmpty ? nil : (ask.entry, here)
-            }
-            guard !asks.isEmpty else { return [] }
         }
         let targets = try await store.pushTargets(asks.map {
             PushTargetQuery(conversationID: $0.entry.conversation.id, seq: $0.entry.message.seq ?? 0, candidates: $0.candidates)
         })
-        let due = clock.now().addingTimeInterval(settings.delay.seconds)
+        let now = clock.now()
+        let due = now.addingTimeInterval(settings.delay.seconds)
+        let waiting = now.addingTimeInterval(max(settings.delay, settings.confirmWithin).seconds)
         let formatter = ContentFormatter()
-        var connected: [String: Set<String>] = [:]
+        var streams: [String: Streams] = [:]
         var jobs: [NewPushJob] = []
         for (ask, targets) in zip(asks, targets) {
             var contents: [ContentKey: PushContent] = [:]
             for target in targets where providers[target.device.platform] != nil {
                 let userID = target.device.userID
-                let live = connected[userID] ?? hub.connectedDevices(of: userID).union(elsewhere[userID]?.devices ?? [])
-                connected[userID] = live
-                guard !live.contains(target.device.id) else { continue }
+                let live = streams[userID] ?? Streams(
+                    foreground: hub.hasForegroundConnection(userID: userID) || elsewhere[userID]?.foreground == true,
+                    devices: hub.connectedDevices(of: userID).union(elsewhere[userID]?.devices ?? []))
+                streams[userID] = live
+                // A stream in the foreground shows a banner, one in the background a notification of its own: each
+                // holds back the push only once it confirmed the message (rule 8).
+                let cover: PushCover? = live.foreground ? .member : live.devices.contains(target.device.id) ? .device : nil
                 // The member's level, snooze and quiet hours, as every device of theirs decides.
                 let interruption = NotificationPolicy.interruption(
                     for: ask.entry.message, in: ask.entry.conversation.kind, to: userID, level: target.level,
@@ -317,10 +340,57 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
                 let content = contents[key]
                     ?? PushContent(alert: ask.entry, badge: target.badge, viewer: userID, quiet: key.quiet, formatter: formatter)
                 contents[key] = content
-                jobs.append(NewPushJob(kind: .alert, userID: userID, deviceID: target.device.id, content: content, due: due))
+                jobs.append(NewPushJob(
+                    kind: .alert, userID: userID, deviceID: target.device.id, content: content,
+                    due: cover == nil ? due : waiting, coveredBy: cover))
             }
         }
         return jobs
+    }
+
+    /// A stream of `userID`'s `device` (empty: one that did not say) confirmed taking in every message up to
+    /// `through`: written (coalesced) for the decisions of every node. Never waits.
+    func confirmed(userID: String, device: String, through: Int64) {
+        guard !providers.isEmpty else { return }
+        receipts.withLockedValue { receipts in
+            let key = DeviceKey(userID: userID, id: device)
+            receipts[key] = max(receipts[key] ?? 0, through)
+        }
+        receiptSignal.notify()
+    }
+
+    /// Writes the confirmations as they come, at most every ``receiptInterval``, until the graceful stop; then
+    /// what is left.
+    private func receiptLoop() async {
+        while true {
+            let stopped = stopping.withLockedValue { $0 }
+            if !stopped { await receiptSignal.wait(timeout: .seconds(60)) }
+            let batch = receipts.withLockedValue { receipts in
+                defer { receipts = [:] }
+                return receipts
+            }
+            if !batch.isEmpty {
+                do {
+                    let dropped = try await store.recordReceipts(batch.map {
+                        PushReceipt(userID: $0.key.userID, device: $0.key.id, through: $0.value)
+                    })
+                    counters.withLockedValue { $0.receiptWrites += 1 }
+                    if dropped > 0 { logger.trace("push: \(dropped) alerts held back by confirmations") }
+                } catch {
+                    if stopped { return }
+                    // Kept for the next write (a push that goes meanwhile shows once: docs/push.md).
+                    receipts.withLockedValue { receipts in
+                        for (key, through) in batch { receipts[key] = max(receipts[key] ?? 0, through) }
+                    }
+                    logger.warning("push: confirmations not recorded", metadata: ["error": "\(error)"])
+                    try? await Task.sleep(for: .seconds(1))
+                    receiptSignal.notify()
+                    continue
+                }
+            }
+            if stopped || Task.isCancelled { return }
+            try? await Task.sleep(for: Self.receiptInterval)
+        }
     }
 
     /// Wakes every send loop, to lease what is due now: after a test moved ``clock`` forward.
@@ -376,6 +446,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
                 for provider in providers.values {
                     group.addTask { await self.sendLoop(provider) }
                 }
+                group.addTask { await self.receiptLoop() }
                 try? await gracefulShutdown()
                 // The decider stops: a round in progress is cut and rolls back, and what it had not decided is
                 // decided at the next start, from the place kept (deciding a backlog here could outlast the
@@ -386,6 +457,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
                 await deciding.value
                 stopping.withLockedValue { $0 = true }
                 wake(Set(providers.keys))
+                receiptSignal.notify()
             }
         } onCancel: {
             deciding.cancel()
@@ -465,10 +537,20 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
                                ticket: $0, due: clock.now().addingTimeInterval(settings.receiptDelay.seconds))
                 }
                 // Counted before it is written: whoever sees the outbox empty sees the counts too.
-                if job.kind != .receipt { counters.withLockedValue { $0.sent += 1 } }
+                if job.kind != .receipt {
+                    counters.withLockedValue {
+                        $0.sent += 1
+                        if job.coveredBy != nil { $0.unconfirmed += 1 }
+                    }
+                }
+                if job.coveredBy != nil { HeraldMetrics.pushesUnconfirmed.increment() }
                 HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: "sent")
-                try await outcomes.finish(FinishedPush(job: job, followUp: followUp))
-                logger.debug("push sent", metadata: metadata)
+                try await outcomes.finish(FinishedPush(job: job, followUp: followUp, sent: true))
+                // The device's streams hear of it, so it does not notify the message itself. With several nodes, the
+                // store told every node at the commit.
+                if cluster == nil, let notice = PushedNotice(job: job) { hub.pushed(notice) }
+                logger.debug(job.coveredBy == nil ? "push sent" : "push sent: no device confirmed the message in time",
+                             metadata: metadata)
             case .retry(let after, let reason):
                 let wait = after?.seconds ?? backoff(attempts: job.attempts)
                 let due = clock.now().addingTimeInterval(wait)

@@ -83,12 +83,20 @@ public struct PushContent: Codable, Hashable, Sendable {
         self.badge = badge
     }
 
+    /// The identifier the device's own notification of the message has (``LocalNotification/identifier``): what
+    /// the push is shown under on every platform that lets it be set (alerts of stored messages only).
+    public var notificationID: String? {
+        guard let messageID, seq > 0 else { return nil }
+        return LocalNotification.identifier(seq: seq, conversationID: conversationID, messageID: messageID)
+    }
+
     /// The data an app receives with the push, as strings (FCM's `data` takes strings only).
     public var data: [String: String] {
         var data = ["conversationId": conversationID, "seq": String(seq)]
         if let messageID {
             data["type"] = "message"
             data["messageId"] = messageID
+            data["notificationId"] = notificationID
         } else {
             data["type"] = "read"
         }
@@ -143,11 +151,13 @@ public struct PushJob: Hashable, Sendable {
     public var createdAt: Date
     /// How many times it was tried before.
     public var attempts: Int
+    /// Set when the alert waited for a confirmation that did not come (rule 8): what would have covered it.
+    public var coveredBy: PushCover?
 
     /// Creates a job.
     public init(
         id: Int64, kind: Kind, device: DeviceRegistration, content: PushContent, ticket: String? = nil,
-        createdAt: Date, attempts: Int
+        createdAt: Date, attempts: Int, coveredBy: PushCover? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -156,6 +166,35 @@ public struct PushJob: Hashable, Sendable {
         self.ticket = ticket
         self.createdAt = createdAt
         self.attempts = attempts
+        self.coveredBy = coveredBy
+    }
+}
+
+/// Whose confirmation holds back an alert (docs/behaviour.md, rule 8): it waits out the grace period, and goes only
+/// if no such confirmation reached its message by then.
+public enum PushCover: String, Hashable, Sendable {
+    /// Any of the member's devices: they had one in the foreground, whose banner (or any device's notification)
+    /// tells them.
+    case member
+    /// The job's own device, which was connected in the background and notifies by itself.
+    case device
+}
+
+/// How far one device confirmed taking messages in: every message of its user's conversations up to `through`
+/// reached its notification engine (the stream's `received` frame).
+public struct PushReceipt: Hashable, Sendable {
+    /// The device's user.
+    public var userID: String
+    /// The device (the stream's `device`), or empty for a stream that did not say.
+    public var device: String
+    /// The seq confirmed through.
+    public var through: Int64
+
+    /// A receipt.
+    public init(userID: String, device: String, through: Int64) {
+        self.userID = userID
+        self.device = device
+        self.through = through
     }
 }
 
@@ -173,15 +212,21 @@ public struct NewPushJob: Hashable, Sendable {
     public var ticket: String?
     /// When to send it.
     public var due: Date
+    /// Whose confirmation of its message holds it back (an alert only); nil: it goes when due.
+    public var coveredBy: PushCover?
 
     /// Creates a job to queue.
-    public init(kind: PushJob.Kind, userID: String, deviceID: String, content: PushContent, ticket: String? = nil, due: Date) {
+    public init(
+        kind: PushJob.Kind, userID: String, deviceID: String, content: PushContent, ticket: String? = nil, due: Date,
+        coveredBy: PushCover? = nil
+    ) {
         self.kind = kind
         self.userID = userID
         self.deviceID = deviceID
         self.content = content
         self.ticket = ticket
         self.due = due
+        self.coveredBy = coveredBy
     }
 
     /// What makes a job unique: the message (by its `seq`: its id is its conversation's) for an alert, the
@@ -243,4 +288,10 @@ public protocol PushProvider: Sendable {
 extension PushProvider {
     /// Providers without tickets have nothing to check.
     public func checkReceipt(_ job: PushJob) async -> PushOutcome { .sent(ticket: nil) }
+}
+
+/// A device by owner and id.
+struct DeviceKey: Hashable, Sendable {
+    var userID: String
+    var id: String
 }

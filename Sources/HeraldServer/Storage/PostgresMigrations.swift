@@ -280,6 +280,32 @@ enum PostgresMigrations {
             WHEN (NEW.removed_seq IS NULL AND OLD.removed_seq IS NOT NULL) EXECUTE FUNCTION herald_refuse_erased('user_id')
             """,
         ],
+        [
+            // A connected device holds back a push only for what it confirmed taking in (docs/behaviour.md, rule
+            // 8): an alert it would have held back waits out the grace period and goes unless a receipt covers it,
+            // the device's own (`device`) or any of the member's (`member`: they were in the foreground).
+            "ALTER TABLE push_jobs ADD COLUMN covered_by text CHECK (covered_by IN ('member', 'device'))",
+            // How far each device (the stream's `device`, '' for a stream without one) confirmed taking messages in.
+            """
+            CREATE TABLE push_receipts (
+                user_id text COLLATE "C" NOT NULL,
+                device text COLLATE "C" NOT NULL,
+                through bigint NOT NULL,
+                PRIMARY KEY (user_id, device)
+            )
+            """,
+            // The alerts pushed to a device that has a stream, until it confirms past them: a catch-up tells the
+            // device which of its messages it was pushed, so it notifies them once.
+            """
+            CREATE TABLE push_sent (
+                user_id text COLLATE "C" NOT NULL,
+                device_id text COLLATE "C" NOT NULL,
+                seq bigint NOT NULL,
+                sent_at double precision NOT NULL,
+                PRIMARY KEY (user_id, device_id, seq)
+            )
+            """,
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

@@ -58,6 +58,7 @@ extension PostgresStore {
     private static func forgetPushes(userID: String, deviceID: String, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query("DELETE FROM push_jobs WHERE user_id = \(userID) AND device_id = \(deviceID)", logger: logger)
         try await connection.query("DELETE FROM push_shown WHERE user_id = \(userID) AND device_id = \(deviceID)", logger: logger)
+        try await connection.query("DELETE FROM push_sent WHERE user_id = \(userID) AND device_id = \(deviceID)", logger: logger)
     }
 
     public func devices(of userID: String) async throws -> [DeviceRegistration] {

@@ -234,6 +234,7 @@ extension PostgresStore {
                     "DELETE FROM push_jobs WHERE kind <> 'clear' AND seq = ANY(\(seqs)::bigint[])", logger: self.logger)
                 try await connection.query(
                     "DELETE FROM webhook_jobs WHERE type = 'message.new' AND seq = ANY(\(seqs)::bigint[])", logger: self.logger)
+                try await connection.query("DELETE FROM push_sent WHERE seq = ANY(\(seqs)::bigint[])", logger: self.logger)
             }
             let rows = try await connection.query(
                 "UPDATE log_cursors SET seq = greatest(seq, \(highest)) WHERE name = 'horizon' RETURNING seq",

@@ -111,7 +111,8 @@ extension PostgresStore {
                 return JobRow(
                     kind: job.kind.rawValue, job_key: job.key, user_id: job.userID, device_id: job.deviceID,
                     conversation_id: job.content.conversationID, seq: job.content.seq, content: content,
-                    ticket: job.ticket, created_at: now, due_at: job.due.timeIntervalSince1970)
+                    ticket: job.ticket, created_at: now, due_at: job.due.timeIntervalSince1970,
+                    covered_by: job.coveredBy?.rawValue)
             }
             guard !rows.isEmpty else { continue }
             let json = String(decoding: try encoder.encode(rows), as: UTF8.self)
@@ -120,13 +121,16 @@ extension PostgresStore {
                 : "DO NOTHING"
             added += try await connection.query(
                 """
-                INSERT INTO push_jobs (kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at)
-                SELECT kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at
+                INSERT INTO push_jobs (kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at, covered_by)
+                SELECT kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at, covered_by
                 FROM jsonb_to_recordset(\(json)::jsonb) AS j(kind text, job_key text, user_id text, device_id text,
                     conversation_id text, seq bigint, content text, ticket text, created_at double precision,
-                    due_at double precision)
+                    due_at double precision, covered_by text)
+                WHERE (j.covered_by IS NULL OR NOT EXISTS (SELECT 1 FROM push_receipts r
+                    WHERE r.user_id = j.user_id AND (j.covered_by = 'member' OR r.device = j.device_id)
+                      AND r.through >= j.seq))
                 \(unescaped: kind == .alert && membersOnly ? """
-                WHERE EXISTS (SELECT 1 FROM members m WHERE m.conversation_id = j.conversation_id
+                AND EXISTS (SELECT 1 FROM members m WHERE m.conversation_id = j.conversation_id
                     AND m.user_id = j.user_id AND m.removed_seq IS NULL AND m.read_seq < j.seq FOR SHARE)
                 """ : "")
                 ON CONFLICT (kind, job_key, user_id, device_id) \(unescaped: onConflict) RETURNING id
@@ -150,7 +154,10 @@ extension PostgresStore {
                       AND d.platform = \(platform.rawValue)
                     ORDER BY j.due_at, j.id LIMIT \(limit)
                     FOR UPDATE OF j SKIP LOCKED)
-                RETURNING id, kind, user_id, device_id, content, ticket, created_at, attempts, due_at
+                RETURNING id, kind, user_id, device_id, content, ticket, created_at, attempts, due_at, covered_by,
+                    covered_by IS NOT NULL AND EXISTS (SELECT 1 FROM push_receipts r
+                        WHERE r.user_id = push_jobs.user_id AND (push_jobs.covered_by = 'member' OR r.device = push_jobs.device_id)
+                          AND r.through >= push_jobs.seq) AS covered
                 """, logger: self.logger).collect()
             let decoder = JSONDecoder()
             var jobs: [PushJob] = []
@@ -159,8 +166,10 @@ extension PostgresStore {
             for row in rows {
                 let columns = row.makeRandomAccess()
                 let id = try columns["id"].decode(Int64.self)
+                // Unreadable, or confirmed by the device it waited for: nothing to send.
                 guard let kind = PushJob.Kind(rawValue: try columns["kind"].decode(String.self)),
-                      let content = try? decoder.decode(PushContent.self, from: Data(try columns["content"].decode(String.self).utf8))
+                      let content = try? decoder.decode(PushContent.self, from: Data(try columns["content"].decode(String.self).utf8)),
+                      try columns["covered"].decode(Bool.self) == false
                 else {
                     broken.append(id)
                     continue
@@ -172,7 +181,9 @@ extension PostgresStore {
                     device: DeviceRegistration(id: deviceID, userID: userID, platform: platform, token: ""),
                     content: content, ticket: try columns["ticket"].decode(String?.self),
                     createdAt: Date(timeIntervalSince1970: try columns["created_at"].decode(Double.self)),
-                    attempts: Int(try columns["attempts"].decode(Int32.self))), try columns["due_at"].decode(Double.self)))
+                    attempts: Int(try columns["attempts"].decode(Int32.self)),
+                    coveredBy: try columns["covered_by"].decode(String?.self).flatMap(PushCover.init)),
+                    try columns["due_at"].decode(Double.self)))
             }
             if !broken.isEmpty {
                 try await connection.query("DELETE FROM push_jobs WHERE id = ANY(\(broken)::bigint[])", logger: self.logger)
@@ -230,9 +241,68 @@ extension PostgresStore {
         try await transaction { connection in
             try await connection.query(
                 "DELETE FROM push_jobs WHERE id = ANY(\(finished.map(\.job.id))::bigint[])", logger: self.logger)
+            let alerts = finished.filter { $0.sent && $0.job.kind == .alert }.map(\.job)
+            if !alerts.isEmpty {
+                let (users, devices, seqs) = (alerts.map(\.device.userID), alerts.map(\.device.id), alerts.map(\.content.seq))
+                try await connection.query(
+                    """
+                    INSERT INTO push_sent (user_id, device_id, seq, sent_at)
+                    SELECT a.user_id, a.device_id, a.seq, \(Date().timeIntervalSince1970)
+                    FROM unnest(\(users)::text[], \(devices)::text[], \(seqs)::bigint[]) AS a(user_id, device_id, seq)
+                    WHERE EXISTS (SELECT 1 FROM push_receipts r WHERE r.user_id = a.user_id AND r.device = a.device_id)
+                    ON CONFLICT DO NOTHING
+                    """, logger: self.logger)
+                // Every node's connections of these devices hear it at the commit (this node's too).
+                let notices = alerts.map { PushedNotice(job: $0)?.payload ?? "" }
+                try await connection.query(
+                    """
+                    SELECT pg_notify('herald_entries', a.payload)
+                    FROM unnest(\(users)::text[], \(devices)::text[], \(notices)::text[]) AS a(user_id, device_id, payload)
+                    WHERE EXISTS (SELECT 1 FROM presence p WHERE p.user_id = a.user_id AND p.device_id = a.device_id)
+                    """, logger: self.logger)
+            }
             let followUps = finished.compactMap(\.followUp)
             if !followUps.isEmpty { _ = try await Self.queue(followUps, on: connection, logger: self.logger) }
         }
+    }
+
+    @discardableResult
+    public func recordReceipts(_ receipts: [PushReceipt]) async throws -> Int {
+        guard !receipts.isEmpty else { return 0 }
+        let (users, devices, throughs) = (receipts.map(\.userID), receipts.map(\.device), receipts.map(\.through))
+        return try await transaction { connection in
+            // One row a device (the furthest, if a batch has two), so the upsert never meets a row twice.
+            try await connection.query(
+                """
+                INSERT INTO push_receipts (user_id, device, through)
+                SELECT r.user_id, r.device, max(r.through)
+                FROM unnest(\(users)::text[], \(devices)::text[], \(throughs)::bigint[]) AS r(user_id, device, through)
+                WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = r.user_id AND u.erased)
+                GROUP BY r.user_id, r.device
+                ON CONFLICT (user_id, device) DO UPDATE SET through = greatest(push_receipts.through, excluded.through)
+                """, logger: self.logger)
+            let dropped = try await connection.query(
+                """
+                DELETE FROM push_jobs j USING unnest(\(users)::text[], \(devices)::text[], \(throughs)::bigint[]) AS r(user_id, device, through)
+                WHERE j.user_id = r.user_id AND j.kind = 'alert' AND j.leased_until IS NULL AND j.seq <= r.through
+                  AND (j.covered_by = 'member' OR (j.covered_by = 'device' AND j.device_id = r.device))
+                RETURNING j.id
+                """, logger: self.logger).collect().count
+            try await connection.query(
+                """
+                DELETE FROM push_sent s USING unnest(\(users)::text[], \(devices)::text[], \(throughs)::bigint[]) AS r(user_id, device, through)
+                WHERE s.user_id = r.user_id AND s.device_id = r.device AND s.seq <= r.through
+                """, logger: self.logger)
+            return dropped
+        }
+    }
+
+    public func pushedSeqs(userID: String, device: String, after: Int64, through: Int64) async throws -> Set<Int64> {
+        let rows = try await database.query(
+            """
+            SELECT seq FROM push_sent WHERE user_id = \(userID) AND device_id = \(device) AND seq > \(after) AND seq <= \(through)
+            """, logger: logger).collect()
+        return Set(try rows.map { try $0.decode(Int64.self) })
     }
 
     public func retryPushJob(id: Int64, at due: Date) async throws {
@@ -245,7 +315,9 @@ extension PostgresStore {
     /// node that died from one of a node at work: those of the dead are taken over when they run out, never sooner.
     @discardableResult
     public func releasePushLeases() async throws -> Int {
-        try await database.query(
+        let forgotten = Date().addingTimeInterval(-Self.pushSentKept).timeIntervalSince1970
+        try await database.query("DELETE FROM push_sent WHERE sent_at < \(forgotten)", logger: logger)
+        return try await database.query(
             """
             UPDATE push_jobs SET leased_until = NULL
             WHERE leased_until IS NOT NULL AND leased_until < \(Date().timeIntervalSince1970) RETURNING id
@@ -328,12 +400,6 @@ extension PostgresStore {
     }
 }
 
-/// A device by owner and id.
-private struct DeviceKey: Hashable {
-    var userID: String
-    var id: String
-}
-
 /// A push job's row, as the insert reads it from JSON.
 private struct JobRow: Encodable {
     var kind: String
@@ -346,4 +412,5 @@ private struct JobRow: Encodable {
     var ticket: String?
     var created_at: Double
     var due_at: Double
+    var covered_by: String?
 }

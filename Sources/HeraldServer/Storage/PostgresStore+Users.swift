@@ -50,6 +50,8 @@ extension PostgresStore {
             try await connection.query("DELETE FROM devices WHERE user_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM push_jobs WHERE user_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM push_shown WHERE user_id = \(id)", logger: self.logger)
+            try await connection.query("DELETE FROM push_sent WHERE user_id = \(id)", logger: self.logger)
+            try await connection.query("DELETE FROM push_receipts WHERE user_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM unread_reminders WHERE user_id = \(id)", logger: self.logger)
             try await connection.query(
                 "UPDATE members SET read_seq = 0, level = NULL, level_until = NULL, owner = false WHERE user_id = \(id)",

@@ -41,6 +41,8 @@ public final class PostgresStore: Store, Service {
     let presence: PostgresPresence
     /// What this node does when a user is erased, here or on another node (``onErasure(_:)``).
     let erasureHandler = NIOLockedValueBox<(@Sendable (String) -> Void)?>(nil)
+    /// What this node does when a node pushed an alert to a connected device (``onPushed(_:)``).
+    let pushedHandler = NIOLockedValueBox<(@Sendable (PushedNotice) -> Void)?>(nil)
 
     private init(
         client: PostgresClient, leaseDuration: TimeInterval, presenceExpiry: Duration, wallClock: WallClock,
@@ -156,6 +158,8 @@ public final class PostgresStore: Store, Service {
                                 self.log.notified(through: seq)
                             } else if let erasure = Erasure(payload: notification.payload) {
                                 await self.take(erasure)
+                            } else if let pushed = PushedNotice(payload: notification.payload) {
+                                self.pushedHandler.withLockedValue { $0 }?(pushed)
                             }
                         }
                     }
@@ -174,6 +178,12 @@ public final class PostgresStore: Store, Service {
     /// and closes their streams.
     public func onErasure(_ handler: @escaping @Sendable (String) -> Void) {
         erasureHandler.withLockedValue { $0 = handler }
+    }
+
+    /// What to do when a node (this one too) pushed an alert to a device connected to some node: set once by the
+    /// server, which tells the device's streams here.
+    func onPushed(_ handler: @escaping @Sendable (PushedNotice) -> Void) {
+        pushedHandler.withLockedValue { $0 = handler }
     }
 
     /// An erasure told by a node: dropped here, then this node says it has (the erasing node waits for that).
@@ -345,5 +355,43 @@ struct Erasure: Hashable, Sendable {
         let parts = payload.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == "erased", let seq = Int64(parts[1]) else { return nil }
         self.init(seq: seq, userID: String(parts[2]))
+    }
+}
+
+/// An alert pushed to a device, as the nodes tell it on `herald_entries` (`pushed:` and its JSON): the device's
+/// streams, on whichever node, say so (the `pushed` frame).
+struct PushedNotice: Codable, Hashable, Sendable {
+    var user: String
+    var device: String
+    var conversation: String
+    var message: String
+    var seq: Int64
+
+    /// The notice of an alert (nil for another job).
+    init?(job: PushJob) {
+        guard job.kind == .alert, let message = job.content.messageID else { return nil }
+        self.init(user: job.device.userID, device: job.device.id, conversation: job.content.conversationID,
+                  message: message, seq: job.content.seq)
+    }
+
+    init(user: String, device: String, conversation: String, message: String, seq: Int64) {
+        self.user = user
+        self.device = device
+        self.conversation = conversation
+        self.message = message
+        self.seq = seq
+    }
+
+    /// What the notification carries.
+    var payload: String {
+        // Strings and a number: encoding cannot fail.
+        "pushed:" + String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self)
+    }
+
+    init?(payload: String) {
+        guard payload.hasPrefix("pushed:"),
+              let notice = try? JSONDecoder().decode(Self.self, from: Data(payload.utf8.dropFirst(7)))
+        else { return nil }
+        self = notice
     }
 }

@@ -18,11 +18,23 @@ public protocol PushOutbox: Sendable {
 
     /// Leases up to `limit` jobs for `platform`'s devices due by `now`, the earliest first, and tells when its next
     /// job not leased falls due. A leased alert marks its device as showing the conversation (from then on a read
-    /// elsewhere clears it there).
+    /// elsewhere clears it there). An alert held back by a confirmation (``NewPushJob/coveredBy``) that came is
+    /// deleted instead.
     func leasePushJobs(now: Date, platform: DeviceRegistration.Platform, limit: Int) async throws -> (jobs: [PushJob], nextDue: Date?)
 
-    /// Ends leased jobs, in one transaction: each is deleted, and its `followUp` (a receipt to check) queued.
+    /// Ends leased jobs, in one transaction: each is deleted, and its `followUp` (a receipt to check) queued; an alert
+    /// sent is remembered for its device's next catch-up (``pushedSeqs(userID:device:after:through:)``), if the
+    /// device ever had a stream (it has a row of ``recordReceipts(_:)``).
     func finishPushJobs(_ finished: [FinishedPush]) async throws
+
+    /// Records how far devices confirmed taking messages in, keeping each one's furthest (an erased user's are
+    /// ignored); the alerts their confirmations cover are dropped, and what was pushed to them up to there is
+    /// forgotten. Returns the alerts dropped.
+    @discardableResult
+    func recordReceipts(_ receipts: [PushReceipt]) async throws -> Int
+
+    /// The seqs in `after...through` whose alerts were pushed to `device` of `userID` since it last confirmed.
+    func pushedSeqs(userID: String, device: String, after: Int64, through: Int64) async throws -> Set<Int64>
 
     /// Puts a leased job back, to be tried again at `due`.
     func retryPushJob(id: Int64, at due: Date) async throws
@@ -54,11 +66,14 @@ public struct FinishedPush: Hashable, Sendable {
     public var job: PushJob
     /// A job that follows from it (Expo's receipt).
     public var followUp: NewPushJob?
+    /// Whether the push service took it (false: given up).
+    public var sent: Bool
 
     /// A finished job.
-    public init(job: PushJob, followUp: NewPushJob? = nil) {
+    public init(job: PushJob, followUp: NewPushJob? = nil, sent: Bool = false) {
         self.job = job
         self.followUp = followUp
+        self.sent = sent
     }
 }
 
@@ -80,6 +95,10 @@ public struct PushTargetQuery: Sendable {
 }
 
 extension PushOutbox {
+    /// How long an alert sent to a device is remembered for its catch-up at most (30 days), when the device does
+    /// not confirm past it first; older ones are forgotten at the server's start.
+    static var pushSentKept: TimeInterval { 30 * 86_400 }
+
     /// The targets of one message (see ``pushTargets(_:)``).
     public func pushTargets(conversationID: String, seq: Int64, among candidates: Set<String>) async throws -> [PushTarget] {
         try await pushTargets([PushTargetQuery(conversationID: conversationID, seq: seq, candidates: candidates)]).first ?? []

@@ -317,6 +317,32 @@ enum SQLiteMigrations {
             BEGIN SELECT RAISE(ABORT, 'user_erased'); END
             """,
         ],
+        [
+            // A connected device holds back a push only for what it confirmed taking in (docs/behaviour.md, rule
+            // 8): an alert it would have held back waits out the grace period and goes unless a receipt covers it,
+            // the device's own (`device`) or any of the member's (`member`: they were in the foreground).
+            "ALTER TABLE push_jobs ADD COLUMN covered_by TEXT CHECK (covered_by IN ('member', 'device'))",
+            // How far each device (the stream's `device`, '' for a stream without one) confirmed taking messages in.
+            """
+            CREATE TABLE push_receipts (
+                user_id TEXT NOT NULL,
+                device TEXT NOT NULL,
+                through INTEGER NOT NULL,
+                PRIMARY KEY (user_id, device)
+            )
+            """,
+            // The alerts pushed to a device that has a stream, until it confirms past them: a catch-up tells the
+            // device which of its messages it was pushed, so it notifies them once.
+            """
+            CREATE TABLE push_sent (
+                user_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                sent_at REAL NOT NULL,
+                PRIMARY KEY (user_id, device_id, seq)
+            )
+            """,
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

@@ -50,6 +50,7 @@ extension SQLiteStore {
     private static func forgetPushes(userID: String, deviceID: String, on connection: SQLiteHandle) throws {
         try connection.query("DELETE FROM push_jobs WHERE user_id = ?1 AND device_id = ?2", [.text(userID), .text(deviceID)])
         try connection.query("DELETE FROM push_shown WHERE user_id = ?1 AND device_id = ?2", [.text(userID), .text(deviceID)])
+        try connection.query("DELETE FROM push_sent WHERE user_id = ?1 AND device_id = ?2", [.text(userID), .text(deviceID)])
     }
 
     public func devices(of userID: String) async throws -> [DeviceRegistration] {

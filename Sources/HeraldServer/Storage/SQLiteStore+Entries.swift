@@ -260,6 +260,8 @@ extension SQLiteStore {
                 try connection.query(
                     "DELETE FROM webhook_jobs WHERE type = 'message.new' AND seq BETWEEN ?1 AND ?2 AND seq NOT IN (SELECT seq FROM messages)",
                     range)
+                try connection.query(
+                    "DELETE FROM push_sent WHERE seq BETWEEN ?1 AND ?2 AND seq NOT IN (SELECT seq FROM messages)", range)
             }
             let rows = try connection.query(
                 "UPDATE log_cursors SET seq = max(seq, ?1) WHERE name = 'horizon' RETURNING seq", [.integer(highest)])

@@ -101,16 +101,22 @@ extension SQLiteStore {
                     }
                     return [.text(job.kind.rawValue), .text(job.key), .text(job.userID), .text(job.deviceID),
                             .text(job.content.conversationID), .integer(Int(job.content.seq)), .text(content),
-                            job.ticket.map { .text($0) } ?? .null, .float(now), .float(job.due.timeIntervalSince1970)]
+                            job.ticket.map { .text($0) } ?? .null, .float(now), .float(job.due.timeIntervalSince1970),
+                            job.coveredBy.map { .text($0.rawValue) } ?? .null]
                 }
-                let values = SQLiteHandle.padded(rows, width: 10)
+                let values = SQLiteHandle.padded(rows, width: 11)
                 added += try connection.query(
                     """
-                    INSERT INTO push_jobs (kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at)
+                    INSERT INTO push_jobs (kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at, covered_by)
                     SELECT * FROM (VALUES \(values.placeholders)) AS job WHERE job.column1 IS NOT NULL\(kind == .alert && membersOnly ? """
 
                         AND EXISTS (SELECT 1 FROM members m WHERE m.conversation_id = job.column5
                             AND m.user_id = job.column3 AND m.removed_seq IS NULL AND m.read_seq < job.column6)
+                    """ : "")\(kind == .alert ? """
+
+                        AND (job.column11 IS NULL OR NOT EXISTS (SELECT 1 FROM push_receipts r
+                            WHERE r.user_id = job.column3 AND (job.column11 = 'member' OR r.device = job.column4)
+                              AND r.through >= job.column6))
                     """ : "")
                     ON CONFLICT (kind, job_key, user_id, device_id) \(onConflict) RETURNING id
                     """,
@@ -127,7 +133,10 @@ extension SQLiteStore {
         try await database.transaction { connection in
             let rows = try connection.query(
                 """
-                SELECT j.id AS job_id, j.kind, j.user_id, j.content, j.ticket, j.created_at, j.attempts,
+                SELECT j.id AS job_id, j.kind, j.user_id, j.content, j.ticket, j.created_at, j.attempts, j.covered_by,
+                       j.covered_by IS NOT NULL AND EXISTS (SELECT 1 FROM push_receipts r
+                           WHERE r.user_id = j.user_id AND (j.covered_by = 'member' OR r.device = j.device_id)
+                             AND r.through >= j.seq) AS covered,
                        d.id, d.platform, d.token
                 FROM push_jobs j JOIN devices d ON d.user_id = j.user_id AND d.id = j.device_id
                 WHERE j.leased = 0 AND j.due_at <= ?1 AND d.platform = ?3 ORDER BY j.due_at, j.id LIMIT ?2
@@ -141,8 +150,10 @@ extension SQLiteStore {
                 guard let device = try? Rows.device(row),
                       let kind = row.column("kind")?.string.flatMap(PushJob.Kind.init),
                       let text = row.column("content")?.string,
-                      let content = try? decoder.decode(PushContent.self, from: Data(text.utf8))
+                      let content = try? decoder.decode(PushContent.self, from: Data(text.utf8)),
+                      row.column("covered")?.integer != 1
                 else {
+                    // Unreadable, or confirmed by the device it waited for: nothing to send.
                     try connection.query("DELETE FROM push_jobs WHERE id = ?1", [.integer(id)])
                     continue
                 }
@@ -160,7 +171,8 @@ extension SQLiteStore {
                 jobs.append(PushJob(
                     id: Int64(id), kind: kind, device: device, content: content, ticket: row.column("ticket")?.string,
                     createdAt: Date(timeIntervalSince1970: row.column("created_at")?.double ?? 0),
-                    attempts: row.column("attempts")?.integer ?? 0))
+                    attempts: row.column("attempts")?.integer ?? 0,
+                    coveredBy: row.column("covered_by")?.string.flatMap(PushCover.init)))
             }
             let next = try connection.query(
                 """
@@ -175,8 +187,17 @@ extension SQLiteStore {
     public func finishPushJobs(_ finished: [FinishedPush]) async throws {
         guard !finished.isEmpty else { return }
         try await database.transaction { connection in
+            let now = Date().timeIntervalSince1970
             for done in finished {
                 try connection.query("DELETE FROM push_jobs WHERE id = ?1", [.integer(Int(done.job.id))])
+                guard done.sent, done.job.kind == .alert else { continue }
+                try connection.query(
+                    """
+                    INSERT INTO push_sent (user_id, device_id, seq, sent_at) SELECT ?1, ?2, ?3, ?4
+                    WHERE EXISTS (SELECT 1 FROM push_receipts WHERE user_id = ?1 AND device = ?2)
+                    ON CONFLICT DO NOTHING
+                    """,
+                    [.text(done.job.device.userID), .text(done.job.device.id), .integer(Int(done.job.content.seq)), .float(now)])
             }
             let followUps = finished.compactMap(\.followUp)
             if !followUps.isEmpty { _ = try Self.queue(followUps, on: connection) }
@@ -193,8 +214,44 @@ extension SQLiteStore {
 
     @discardableResult
     public func releasePushLeases() async throws -> Int {
+        let forgotten = Date().addingTimeInterval(-Self.pushSentKept).timeIntervalSince1970
+        return try await database.perform { connection in
+            try connection.query("DELETE FROM push_sent WHERE sent_at < ?1", [.float(forgotten)])
+            return try connection.query("UPDATE push_jobs SET leased = 0 WHERE leased = 1 RETURNING id").count
+        }
+    }
+
+    @discardableResult
+    public func recordReceipts(_ receipts: [PushReceipt]) async throws -> Int {
+        guard !receipts.isEmpty else { return 0 }
+        return try await database.transaction { connection in
+            var dropped = 0
+            for receipt in receipts {
+                let binds: [SQLiteValue] = [.text(receipt.userID), .text(receipt.device), .integer(Int(receipt.through))]
+                try connection.query(
+                    """
+                    INSERT INTO push_receipts (user_id, device, through) SELECT ?1, ?2, ?3
+                    WHERE NOT EXISTS (SELECT 1 FROM users WHERE id = ?1 AND erased)
+                    ON CONFLICT (user_id, device) DO UPDATE SET through = max(through, excluded.through)
+                    """, binds)
+                dropped += try connection.query(
+                    """
+                    DELETE FROM push_jobs WHERE user_id = ?1 AND kind = 'alert' AND leased = 0 AND seq <= ?3
+                        AND (covered_by = 'member' OR (covered_by = 'device' AND device_id = ?2))
+                    RETURNING id
+                    """, binds).count
+                try connection.query("DELETE FROM push_sent WHERE user_id = ?1 AND device_id = ?2 AND seq <= ?3", binds)
+            }
+            return dropped
+        }
+    }
+
+    public func pushedSeqs(userID: String, device: String, after: Int64, through: Int64) async throws -> Set<Int64> {
         try await database.perform { connection in
-            try connection.query("UPDATE push_jobs SET leased = 0 WHERE leased = 1 RETURNING id").count
+            Set(try connection.query(
+                "SELECT seq FROM push_sent WHERE user_id = ?1 AND device_id = ?2 AND seq > ?3 AND seq <= ?4",
+                [.text(userID), .text(device), .integer(Int(after)), .integer(Int(through))]
+            ).compactMap { $0.column("seq")?.integer.map(Int64.init) })
         }
     }
 

@@ -9,7 +9,7 @@ public struct ConnectionPresence: Hashable, Sendable {
     /// The conversation it has open, if any.
     public var focus: String?
     /// The app's id for the device (the stream's `device` parameter), if it said: a device with a live connection
-    /// gets no push, it shows its own notification.
+    /// shows its own notification, and its push waits for its confirmation.
     public var device: String?
 }
 
@@ -25,8 +25,8 @@ public struct PresenceChange: Sendable {
 
 /// The live connections: who is connected, what each is looking at, and the fan-out of new messages.
 ///
-/// Presence answers the push decision's questions (docs/behaviour.md, "Who is told"): is this user looking at this
-/// conversation on any device, and is any of their devices in the foreground.
+/// Presence answers the push decision's questions (docs/behaviour.md §1, rules 7 and 8): is any of this user's devices
+/// in the foreground, and which of them are connected; the decision waits for those to confirm.
 public final class Hub: Sendable {
     private struct Connection {
         var userID: String
@@ -114,7 +114,6 @@ public final class Hub: Sendable {
         }
     }
 
-    /// Sends `frame` to every connection of `userID`. Never waits.
     /// Ends every stream of `userID`: each writes what is queued, then closes (1008, `reason`).
     func close(userID: String, reason: String) {
         let outboxes = state.withLockedValue { state in
@@ -123,6 +122,7 @@ public final class Hub: Sendable {
         for outbox in outboxes { outbox.finish(closing: reason) }
     }
 
+    /// Sends `frame` to every connection of `userID`. Never waits.
     func send(_ frame: ServerFrame, toUser userID: String) {
         let outboxes = state.withLockedValue { state in
             (state.byUser[userID] ?? []).compactMap { state.connections[$0]?.outbox }
@@ -132,6 +132,21 @@ public final class Hub: Sendable {
         for outbox in outboxes {
             outbox.send(outbound)
         }
+    }
+
+    /// Tells the streams of the device an alert was pushed to (the `pushed` frame), so it does not notify the
+    /// message itself. Never waits.
+    func pushed(_ notice: PushedNotice) {
+        let outboxes = state.withLockedValue { state in
+            (state.byUser[notice.user] ?? []).compactMap { id -> Outbox? in
+                guard let connection = state.connections[id], connection.presence.device == notice.device else { return nil }
+                return connection.outbox
+            }
+        }
+        guard !outboxes.isEmpty else { return }
+        let frame = OutboundFrame(text: ServerFrame.pushed(
+            conversationID: notice.conversation, messageID: notice.message, seq: notice.seq).text)
+        for outbox in outboxes { outbox.send(frame) }
     }
 
     /// The presence of each connection of `userID`.
@@ -149,18 +164,6 @@ public final class Hub: Sendable {
     /// Whether any connected device of `userID` is in the foreground.
     public func hasForegroundConnection(userID: String) -> Bool {
         presence(of: userID).contains { $0.appState == .foreground }
-    }
-
-    /// The members of `memberIDs` with no connected device in the foreground: those a push may reach.
-    public func away(_ memberIDs: [String]) -> Set<String> {
-        state.withLockedValue { state in
-            var away: Set<String> = []
-            for member in memberIDs {
-                let foreground = (state.byUser[member] ?? []).contains { state.connections[$0]?.presence.appState == .foreground }
-                if !foreground { away.insert(member) }
-            }
-            return away
-        }
     }
 
     /// The devices of `userID` with a live connection (those that said which device they are).

@@ -49,6 +49,11 @@ struct StreamSession {
         }
         defer { messenger.hub.unregister(connection) }
         messenger.webhooks.connected(identity.userID)
+        if let device {
+            // The device has what it resumes after (nothing, without `after`), and from now on the server remembers
+            // what it pushes to it, for its next catch-up's `pushed` frames.
+            messenger.push.confirmed(userID: identity.userID, device: device, through: after == nil ? 0 : start)
+        }
         logger.debug("stream opened", metadata: ["user": "\(identity.userID)", "after": "\(start)"])
 
         // The writer is a task of its own and the reader is this one (a task less to keep for every idle stream).
@@ -109,11 +114,22 @@ struct StreamSession {
         let through = try await messenger.store.latestSeq()
         var cursor = start
         var caughtUp = 0
+        // What was pushed to this device meanwhile: each such message comes after a `pushed` frame, so the device
+        // does not notify it a second time.
+        var pushed: Set<Int64> = []
+        if let device, start < through {
+            pushed = try await messenger.store.pushedSeqs(userID: identity.userID, device: device, after: start, through: through)
+        }
         while cursor < through {
             let upper = min(through, cursor + limits.catchUpWindow)
             let page = try await messenger.store.entries(
                 for: identity.userID, after: cursor, through: upper, limit: limits.catchUpPageSize)
-            try await socket.write(page.map { OutboundFrame(text: ServerFrame.message($0).text) })
+            try await socket.write(page.flatMap { entry -> [OutboundFrame] in
+                let message = OutboundFrame(text: ServerFrame.message(entry).text)
+                guard let seq = entry.message.seq, pushed.contains(seq) else { return [message] }
+                let notice = ServerFrame.pushed(conversationID: entry.conversation.id, messageID: entry.message.id, seq: seq)
+                return [OutboundFrame(text: notice.text), message]
+            })
             caughtUp += page.count
             cursor = page.count == limits.catchUpPageSize ? (page.last?.message.seq ?? upper) : upper
         }
@@ -193,6 +209,14 @@ struct StreamSession {
             messenger.hub.update(connection) { $0.appState = state }
         case .ping:
             outbox.send(OutboundFrame(text: ServerFrame.pong.text))
+        case .received(let through):
+            guard through >= 0 else { throw APIError(.badRequest, .invalidRequest, "through must be a seq (0 or more)") }
+            HeraldMetrics.confirmations.increment()
+            // No further than the log has handed to the streams: a device cannot have taken in more, and a
+            // confirmation from the future would hold back the pushes of messages it never saw.
+            let through = min(through, messenger.store.log.delivered)
+            guard through > 0 else { return }
+            messenger.push.confirmed(userID: identity.userID, device: device ?? "", through: through)
         case .send(let conversationID, let id, let text, let imageURL, let mentions, let mentionsAll):
             let outcome = try await messenger.post(
                 to: conversationID, clientID: id, text: text, imageURL: imageURL,

@@ -8,6 +8,10 @@ import { Stream } from "./stream.js";
 /** Codes of a refused send that are worth trying again (with the same id, so it is stored once). */
 const retriedCodes = new Set(["rate_limited", "database_unavailable", "storage_full", "internal", "server_busy"]);
 
+/** The least time between two `received` frames, in ms: a burst of messages is confirmed by one, well within the
+ *  stream's frame budget. */
+export const confirmationInterval = 250;
+
 /** Entry kinds the `member` event carries (docs/protocol.md, "Groups that change"). */
 export const memberEvents = new Set(["member_added", "member_removed", "member_left", "owner_added", "owner_removed", "renamed", "deleted"]);
 
@@ -31,13 +35,15 @@ export function messageID() {
  * ```
  *
  * Events (`on(name, listener)` returns a function that removes the listener):
- * - `state`: "connecting", "live", "reconnecting", "refused" or "closed";
+ * - `state`: "connecting", "live", "reconnecting", "paused", "refused" or "closed";
  * - `open`: a connection opened (focus and app state are told to the server by then; the catch-up follows);
  * - `message`: `{message, conversation, sender}`, every new entry (messages and events, your own included), once;
  * - `member`: the same, for a group's change (`message.event.type` is one of `memberEvents`);
  * - `ready`: `{seq, horizon?}`, the catch-up is over (`horizon`: retention deleted what came before it);
  * - `ack`: `{id, seq}`, a send stored; `refused`: `{id, code, message}`, a send refused for good;
  * - `level`: `{conversation, level, until}`; `muted`: `{conversation, muted}`; `notifications`: the settings;
+ * - `pushed`: `{conversation, message, seq}`, the server pushed that message to this `device` (its push is the
+ *   notification: `LiveNotifications` posts none of its own);
  * - `error`: an `error` frame not about a send; `tokenRefused`: the token is no good and could not be renewed;
  * - `frame`: every frame, as it came.
  *
@@ -45,6 +51,10 @@ export function messageID() {
  * when one expired (optional; without it an expired token ends the connection with `tokenRefused`). `device`: the id
  * this device registered for pushes (optional). `after`: the last `seq` a previous run saw, to catch up from.
  * `WebSocket`, `fetch`: where the runtime's own are not the ones to use.
+ *
+ * Once messages were handed to the `message` (or `frame`) listeners, the client confirms them to the server
+ * (`{"type": "received", "through": seq}`, at most every `confirmationInterval` ms): a connected device holds back a
+ * push only for what it confirmed, so a frozen app is pushed and a running one is not.
  */
 export class HeraldClient {
   constructor({ url = "", token, renew = null, device = null, after = null, WebSocket = null, fetch = null, backoff = {}, heartbeat } = {}) {
@@ -58,6 +68,7 @@ export class HeraldClient {
       onFrame: (frame) => this.receive(frame),
       onState: (state) => this.stateChanged(state),
       onOpen: () => {
+        this.confirmed = 0;
         this.sayWhereIAm();
         this.emit("open", null);
       },
@@ -71,6 +82,12 @@ export class HeraldClient {
     this.appState = "foreground";
     this.live = false;
     this.pending = new Map(); // id → {frame, resolve, reject, timer}
+    this.paused = false;
+    // Confirmations: the furthest seq handed to the listeners, the last one told on this connection and when.
+    this.confirmable = 0;
+    this.confirmed = 0;
+    this.confirmedAt = -Infinity;
+    this.confirmTimer = null;
   }
 
   /** The token in use (renewed ones included). */
@@ -113,8 +130,30 @@ export class HeraldClient {
     this.stream.start();
   }
 
+  /** Closes the stream until `resume` (state "paused"): the server knows at once that this device is away and pushes
+   *  to it, rather than waiting for confirmations a suspended app cannot send. Unsent messages wait. */
+  pause() {
+    if (this.paused) return;
+    this.paused = true;
+    clearTimeout(this.confirmTimer);
+    this.confirmTimer = null;
+    this.stream.stop();
+    this.live = false;
+    this.stateChanged("paused");
+  }
+
+  /** Opens the stream again after `pause`, resuming after the last `seq` seen. */
+  resume() {
+    if (!this.paused) return;
+    this.paused = false;
+    this.stream.start();
+  }
+
   /** Closes the stream; unsent messages stay queued for the next `connect`. */
   close() {
+    this.paused = false;
+    clearTimeout(this.confirmTimer);
+    this.confirmTimer = null;
     this.stream.stop();
     this.live = false;
     this.stateChanged("closed");
@@ -164,11 +203,14 @@ export class HeraldClient {
         const incoming = { message: frame.message, conversation: frame.conversation, sender: frame.sender };
         this.emit("message", incoming);
         if (memberEvents.has(frame.message?.event?.type)) this.emit("member", incoming);
+        if (this.takesMessages()) this.confirm(frame.message?.seq);
         break;
       }
       case "ready":
         this.live = true;
         this.emit("ready", { seq: frame.seq, ...(frame.horizon !== undefined ? { horizon: frame.horizon } : {}) });
+        // Everything of the user's up to here was handed on (the catch-up), or there was nothing.
+        if (this.takesMessages()) this.confirm(Math.max(frame.seq ?? 0, this.stream.lastSeq ?? 0));
         for (const send of this.pending.values()) {
           if (!send.timer) this.stream.send(send.frame);
         }
@@ -206,9 +248,35 @@ export class HeraldClient {
       case "notifications":
         this.emit("notifications", frame.settings);
         break;
+      case "pushed":
+        this.emit("pushed", { conversation: frame.conversation, message: frame.message, seq: frame.seq });
+        break;
       default:
         break;
     }
+  }
+
+  /** Whether anyone takes the messages in (a confirmation says they were). */
+  takesMessages() {
+    return (this.listeners.get("message")?.size ?? 0) + (this.listeners.get("frame")?.size ?? 0) > 0;
+  }
+
+  /** The messages up to `seq` were handed on: confirmed at once, or with the next confirmation's turn (a burst is
+   *  one frame). */
+  confirm(seq) {
+    if (typeof seq !== "number" || seq <= this.confirmable) return;
+    this.confirmable = seq;
+    if (this.confirmTimer !== null) return;
+    const wait = Math.max(0, this.confirmedAt + confirmationInterval - Date.now());
+    this.confirmTimer = setTimeout(() => {
+      this.confirmTimer = null;
+      if (this.confirmable <= this.confirmed) return;
+      // Not connected: the next `ready` confirms again.
+      if (this.stream.send({ type: "received", through: this.confirmable })) {
+        this.confirmed = this.confirmable;
+        this.confirmedAt = Date.now();
+      }
+    }, wait);
   }
 
   stateChanged(state) {

@@ -107,6 +107,7 @@ export type ServerFrame =
   | { type: "muted"; conversation: string; muted: boolean }
   | { type: "level"; conversation: string; level: NotificationLevel | null; until: string | null }
   | { type: "notifications"; settings: NotificationSettings }
+  | { type: "pushed"; conversation: string; message: string; seq: number }
   | { type: "pong" };
 
 /** A frame a client sends. */
@@ -114,7 +115,8 @@ export type ClientFrame =
   | { type: "focus"; conversation: string | null }
   | { type: "app"; state: AppState }
   | { type: "send"; conversation: string; id: string; text: string; imageURL?: string; mentions?: string[]; mentionsAll?: boolean }
-  | { type: "ping" };
+  | { type: "ping" }
+  | { type: "received"; through: number };
 
 /** Whether the app is on screen. */
 export type AppState = "foreground" | "background";
@@ -247,7 +249,7 @@ export const memberEvents: Set<string>;
 export function messageID(): string;
 
 /** What the client says of its connection. */
-export type ClientState = StreamState | "refused" | "closed";
+export type ClientState = StreamState | "paused" | "refused" | "closed";
 
 /** The client's events and what each carries. */
 export interface ClientEvents {
@@ -261,10 +263,14 @@ export interface ClientEvents {
   level: { conversation: string; level: NotificationLevel | null; until: string | null };
   muted: { conversation: string; muted: boolean };
   notifications: NotificationSettings;
+  pushed: { conversation: string; message: string; seq: number };
   error: Extract<ServerFrame, { type: "error" }>;
   tokenRefused: Extract<ServerFrame, { type: "error" }>;
   frame: ServerFrame;
 }
+
+/** The least time between two `received` frames (ms). */
+export const confirmationInterval: number;
 
 export interface HeraldClientOptions {
   url?: string;
@@ -292,6 +298,10 @@ export class HeraldClient {
   on<K extends keyof ClientEvents>(name: K, listener: (value: ClientEvents[K]) => void): () => void;
   connect(): void;
   close(): void;
+  /** Closes the stream until `resume` (state "paused"). */
+  pause(): void;
+  /** Opens the stream again after `pause`. */
+  resume(): void;
   focus(conversation: string | null): void;
   setAppState(state: AppState): void;
   send(conversation: string, text: string, options?: { id?: string; imageURL?: string | null; mentions?: string[]; mentionsAll?: boolean }): Promise<{ id: string; seq: number }>;
@@ -348,10 +358,12 @@ export interface LocalNotification {
   body: string;
   thread: string;
   silent?: boolean;
+  /** The message's seq, when the server stored it: `notificationIdentifier` names the notification by it. */
+  seq?: number;
 }
 
 /** Why nothing was shown. */
-export type SkipReason = "own" | "duplicate" | "silent" | "quiet" | "muted" | "unmentioned" | "snoozed" | "active" | "permission";
+export type SkipReason = "own" | "duplicate" | "silent" | "quiet" | "muted" | "unmentioned" | "snoozed" | "active" | "permission" | "pushed";
 
 /** What the app must do. */
 export type Effect =
@@ -384,7 +396,8 @@ export type NotifierInput =
   | { type: "settings"; settings: Partial<NotificationSettings> }
   | { type: "show"; banner: Banner }
   | { type: "gesture"; gesture: Gesture }
-  | { type: "dismiss" | "dismissAll" };
+  | { type: "dismiss" | "dismissAll" }
+  | { type: "pushed"; conversation: string; message: string };
 
 /** An effect and the instant (µs) it happened at. */
 export interface TimedEffect {
@@ -405,6 +418,8 @@ export function eventLine(event: ConversationEvent, sender: Person, conversation
 export function entryLine(incoming: IncomingMessage, viewer?: string | null, formatter?: Formatter): string | null;
 export function eventEnds(event: ConversationEvent, senderId: string, userID: string): boolean;
 export function bannerFor(incoming: IncomingMessage, formatter?: Formatter, viewer?: string | null): Banner;
+/** The identifier a message's notification and its push share: `herald-<seq>` (HeraldCore's `LocalNotification.identifier`). */
+export function notificationIdentifier(notification: { seq?: number; thread: string; message: string }): string;
 export function notificationFor(incoming: IncomingMessage, formatter?: Formatter, viewer?: string | null): LocalNotification;
 export function announcement(banner: Banner): string;
 export function generalBanner(options: { id: string; message: string; tone?: BannerTone; icon?: string | null; duration?: number }): Banner;
@@ -445,7 +460,8 @@ export class BannerQueue {
 
 /** HeraldCore's Notifier: inputs and the instant in, effects out. */
 export class Notifier {
-  constructor(options: { userID: string; config?: BannerConfig; formatter?: Formatter; seenLimit?: number });
+  constructor(options: { userID: string; config?: BannerConfig; formatter?: Formatter; seenLimit?: number; localHold?: number });
+  readonly localHold: number;
   readonly userID: string;
   readonly device: DeviceState;
   readonly queue: BannerQueue;
@@ -458,18 +474,24 @@ export class Notifier {
 // ---------------------------------------------------------------------------------------------------------------
 // Live notifications (live.js)
 
+/** How long a system notification waits for the server's `pushed` (µs). */
+export const localHold: number;
+
 export interface LiveNotificationsOptions {
   client: HeraldClient;
   userID: string;
   config?: BannerConfig;
   /** Milliseconds from any origin (a steady clock by default). */
   now?: () => number;
+  /** What the stream does while the app is in the background: "close" (the default) or "keep". */
+  inBackground?: "close" | "keep";
 }
 
 /** The stream wired into the engine: effects out, the clock driven. */
 export class LiveNotifications {
   constructor(options: LiveNotificationsOptions);
   readonly client: HeraldClient;
+  readonly inBackground: "close" | "keep";
   readonly notifier: Notifier;
   readonly visible: Banner | null;
   on(name: "effect", listener: (effect: Effect) => void): () => void;

@@ -3,6 +3,10 @@
 
 import { Notifier, SECOND, bannerConfig, generalBanner } from "./engine.js";
 
+/** How long a system notification waits for the server's word that it pushed the message (µs): an app woken with
+ *  frames waiting reads a message, then the `pushed` for it. */
+export const localHold = SECOND / 2;
+
 /** Milliseconds from an arbitrary origin, steady where the runtime has a monotonic clock. */
 function steadyMillis() {
   return typeof globalThis.performance?.now === "function" ? globalThis.performance.now() : Date.now();
@@ -22,16 +26,24 @@ function steadyMillis() {
  * ```
  *
  * Messages of the first catch-up (history the device had not seen before it started) do not notify; everything
- * after the first `ready` does, messages caught up after a reconnect included. The user's levels and settings are
+ * after the first `ready` does, messages caught up after a reconnect included, except those the server says it
+ * pushed to this device (`pushed`: the push is the notification). A system notification waits `localHold` for that
+ * word. The user's levels and settings are
  * read from the server each time the stream is live (messages arriving meanwhile wait for them) and follow the
  * changes made here (`setLevel`, `setSettings`, `snooze`) and on the user's other devices. A `navigate` effect (a
  * tapped banner) makes its conversation the focus by itself. Time runs on the runtime's clock: each deadline (a
  * banner's 4 s) is a timer. `config` is `bannerConfig(...)`'s.
+ *
+ * `inBackground`: "close" (the default) pauses the client when the app goes to the background and resumes it in the
+ * foreground, so the server pushes at once rather than after its grace period and a suspended app holds no socket;
+ * "keep" leaves the stream open (its messages are notified locally while the app runs).
  */
 export class LiveNotifications {
-  constructor({ client, userID, config = bannerConfig(), now = steadyMillis }) {
+  constructor({ client, userID, config = bannerConfig(), now = steadyMillis, inBackground = "close" }) {
+    if (inBackground !== "close" && inBackground !== "keep") throw new TypeError(`inBackground is "close" or "keep", not ${inBackground}`);
     this.client = client;
-    this.notifier = new Notifier({ userID, config });
+    this.inBackground = inBackground;
+    this.notifier = new Notifier({ userID, config, localHold });
     this.clock = now;
     this.origin = now();
     this.timer = null;
@@ -67,6 +79,7 @@ export class LiveNotifications {
     this.unsubscribe = [
       client.on("message", (incoming) => this.arrived(incoming)),
       client.on("ready", () => this.becameLive()),
+      client.on("pushed", ({ conversation, message }) => this.input({ type: "pushed", conversation, message })),
       client.on("level", ({ conversation, level, until }) => {
         this.framesSeen += 1;
         this.levelFrames.set(conversation, this.framesSeen);
@@ -80,7 +93,8 @@ export class LiveNotifications {
     ];
     this.input({ type: "app", state: client.appState });
     this.input({ type: "open", conversation: client.openConversation });
-    client.connect();
+    if (this.inBackground === "close" && client.appState === "background") client.pause();
+    else client.connect();
   }
 
   /** Stops listening and the clock, and closes the client. */
@@ -98,10 +112,14 @@ export class LiveNotifications {
     this.input({ type: "open", conversation: conversation ?? null });
   }
 
-  /** "foreground" or "background". */
+  /** "foreground" or "background"; with `inBackground: "close"` the stream closes in the background and opens again
+   *  in the foreground. */
   setAppState(state) {
     this.client.setAppState(state);
     this.input({ type: "app", state });
+    if (this.inBackground !== "close" || !this.unsubscribe.length) return;
+    if (state === "background") this.client.pause();
+    else this.client.resume();
   }
 
   /** Whether the system lets this app post notifications (without, `local` becomes a skip). */

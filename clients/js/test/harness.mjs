@@ -4,6 +4,7 @@
 import { spawn } from "node:child_process";
 import { createHmac, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -137,11 +138,14 @@ export class Server {
   }
 }
 
-/** The server of a `describe` block: started before its tests; after them, `cleanup` runs (closing what the tests
- *  opened) and the server is closed. */
-export function suiteServer(cleanup = () => {}) {
+/** The server of a `describe` block: started before its tests, with the variables `environment()` resolves to; after
+ *  them, `cleanup` runs (closing what the tests opened) and the server is closed. */
+export function suiteServer(cleanup = () => {}, environment = () => ({})) {
   const server = new Server();
-  before(() => server.start());
+  before(async () => {
+    server.environment = await environment();
+    await server.start();
+  });
   after(async () => {
     cleanup();
     await server.close();
@@ -154,4 +158,45 @@ export function record(client, name) {
   const seen = [];
   client.on(name, (value) => seen.push(value));
   return seen;
+}
+
+/** A local Expo push service for a server's `HERALD_EXPO_URL`: it takes every push and keeps them, in order, as
+ *  Expo's message objects. Its tickets carry no id, so no receipt is asked for (and none waits in the outbox). */
+export async function fakeExpo() {
+  const pushes = [];
+  const service = createServer((request, response) => {
+    const chunks = [];
+    request.on("data", (chunk) => chunks.push(chunk));
+    request.on("end", () => {
+      let body = [];
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      } catch {
+        // not JSON: answered as Expo would, with an error
+      }
+      if (request.url === "/--/api/v2/push/send" && Array.isArray(body)) {
+        pushes.push(...body);
+        response.writeHead(200, { "Content-Type": "application/json" });
+        response.end(JSON.stringify({ data: body.map(() => ({ status: "ok" })) }));
+      } else {
+        response.writeHead(400, { "Content-Type": "application/json" });
+        response.end(JSON.stringify({ errors: [{ code: "VALIDATION_ERROR", message: "not a push" }] }));
+      }
+    });
+  });
+  await new Promise((resolve) => service.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${service.address().port}`,
+    pushes,
+    /** The pushes of the message `id`. */
+    of: (id) => pushes.filter((push) => push.data?.messageId === id),
+    close: () => new Promise((resolve) => service.close(resolve)),
+  };
+}
+
+/** The server's push outbox depth, from `/metrics`. */
+export async function outboxDepth(server) {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const line = text.split("\n").find((candidate) => candidate.startsWith("herald_push_outbox_depth "));
+  return line ? Number(line.split(" ").pop()) : null;
 }

@@ -10,10 +10,11 @@ describe("LiveNotifications on a real server", () => {
   const lives = [];
   const server = suiteServer(() => lives.forEach((live) => live.stop()));
 
-  /** Alice's live notifications (a fresh user name per test), with every effect recorded. */
+  /** Alice's live notifications (a fresh user name per test), with every effect recorded. The stream stays open in the
+   *  background (what it brings is what these tests are about; confirm.test.mjs has the default, which closes it). */
   function liveFor(user, options = {}) {
     const client = new HeraldClient({ url: server.url, token: token(user), backoff: { initial: 100, max: 400 }, ...options });
-    const live = new LiveNotifications({ client, userID: user, config: bannerConfig({ duration: 60_000_000 }) });
+    const live = new LiveNotifications({ client, userID: user, config: bannerConfig({ duration: 60_000_000 }), inBackground: "keep" });
     const effects = [];
     live.on("effect", (effect) => effects.push(effect));
     lives.push(live);

@@ -1,7 +1,8 @@
 // A typed app using the package as its README shows: `tsc --noEmit -p clients/js/test` checks the declarations
 // (src/index.d.ts) against it, and the lines marked @ts-expect-error must stay errors.
 import {
-  API, APIError, HeraldClient, LiveNotifications, Notifier, SECOND, bannerConfig, defaultSettings, findMentions,
+  API, APIError, HeraldClient, LiveNotifications, Notifier, SECOND, bannerConfig, confirmationInterval, defaultSettings,
+  findMentions, notificationIdentifier,
   type Banner, type Effect, type IncomingMessage, type NotificationSettings,
 } from "../src/index.js";
 
@@ -17,7 +18,7 @@ export async function app(token: string): Promise<void> {
   });
   client.on("member", ({ message }) => void message.event?.type);
   client.on("state", (state) => {
-    const known: "connecting" | "live" | "reconnecting" | "refused" | "closed" = state;
+    const known: "connecting" | "live" | "reconnecting" | "paused" | "refused" | "closed" = state;
     void known;
   });
   client.on("level", ({ conversation, level, until }) => void [conversation, level, until]);
@@ -59,13 +60,18 @@ export async function app(token: string): Promise<void> {
         void effect.conversation.length;
         break;
       case "local":
-        void effect.notification.silent;
+        void [effect.notification.silent, notificationIdentifier(effect.notification)];
         break;
       default:
         break;
     }
   });
   live.start();
+  live.setAppState("background");
+  client.pause();
+  client.resume();
+  client.on("pushed", ({ conversation, message, seq }) => void [conversation, message, seq + confirmationInterval]);
+  void new LiveNotifications({ client, userID: "alice", inBackground: "keep" }).inBackground;
   live.open(null);
   live.gesture({ type: "swipe", dy: -80 });
   await live.setLevel("c1", null);

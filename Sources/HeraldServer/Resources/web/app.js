@@ -7,6 +7,7 @@ import { cleanText, safeImageURL } from "/herald/presentation.js";
 import { Banners, avatar } from "./banners.js";
 import {
   defaultSettings, displayName, entryLine, eventEnds, findMentions, groupTitle, initials, levelAt, mentionCompletions, namesUser,
+  notificationIdentifier,
   preview, senderName,
 } from "/herald/engine.js";
 import { deviceID, renewWebPush, turnWebPushOff, turnWebPushOn, webPushIsOn, webPushOwner, webPushSupported } from "./push.js";
@@ -249,6 +250,10 @@ function handle(frame) {
     case "notifications":
       session.choiceFrames += 1;
       settingsChanged(frame.settings);
+      break;
+    case "pushed":
+      // This browser's Web Push showed it (or will): the page posts no notification of its own for it.
+      session.banners.send({ type: "pushed", conversation: frame.conversation, message: frame.message });
       break;
     default: break;
   }
@@ -1259,14 +1264,15 @@ async function askNotificationPermission() {
   tellEngineAboutPermission();
 }
 
-/** The engine's `local` effect: a system notification, one per message (its conversation and id are the tag). */
+/** The engine's `local` effect: a system notification, one per message, tagged as the message's Web Push is
+ *  (`herald-<seq>`: one replaces the other). */
 function postSystemNotification(notification) {
   if (!notificationsPermitted()) return;
   try {
     const shown = new Notification(cleanText(notification.title), {
       body: cleanText(notification.body),
       silent: notification.silent === true, // quiet hours
-      tag: JSON.stringify([notification.thread, notification.message]),
+      tag: notificationIdentifier(notification),
       data: { conversation: notification.thread },
     });
     shown.addEventListener("click", () => {

@@ -1,6 +1,7 @@
 // The in-app banners of the page: the engine (the package's engine.js) on the real clock, and its effects drawn at the top of
 // the page with their motion, gestures and accessibility (docs/behaviour.md §3).
 import { Notifier, SECOND, announcement, bannerConfig, bannerInitials, generalBanner } from "/herald/engine.js";
+import { localHold } from "/herald/live.js";
 import { avatarColour, cleanText, safeImageURL } from "/herald/presentation.js";
 
 /** An avatar: the picture when there is an http(s) one that loads, else initials on the sender's colour. */
@@ -63,7 +64,7 @@ export class Banners {
     this.origin = performance.now();
     this.timer = null;
     this.generalCount = 0;
-    this.notifier = new Notifier({ userID, config: bannerConfig({ coalesce }) });
+    this.notifier = new Notifier({ userID, config: bannerConfig({ coalesce }), localHold });
   }
 
   /** Now, in the engine's unit (microseconds since this view was made). */

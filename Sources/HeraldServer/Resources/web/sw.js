@@ -16,8 +16,9 @@ self.addEventListener("push", (event) => {
   event.waitUntil(handlePush(data));
 });
 
-/** A message: a notification tagged with its conversation and id (a resent push replaces it, silently); a read: the
- *  conversation's notifications closed. */
+/** A message: a notification tagged with its identifier (`herald-<seq>`, the page's own notification of it has the
+ *  same: either replaces the other, silently, as a resent push does); a read: the conversation's notifications
+ *  closed. */
 async function handlePush(data) {
   const conversationId = typeof data.conversationId === "string" ? data.conversationId : "";
   await showBadge(data.badge);
@@ -31,7 +32,7 @@ async function handlePush(data) {
   // Notification text is plain text by definition: the title and body are never markup.
   await self.registration.showNotification(String(data.title || "New message"), {
     body: String(data.body || ""),
-    tag: JSON.stringify([conversationId, messageId]),
+    tag: typeof data.notificationId === "string" ? data.notificationId : JSON.stringify([conversationId, messageId]),
     renotify: false,
     // Quiet hours: no sound, no vibration.
     silent: data.silent === true,

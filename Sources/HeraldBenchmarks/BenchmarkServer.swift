@@ -37,3 +37,13 @@ enum BenchmarkServer {
         }
     }
 }
+
+/// The benchmarks' logger.
+enum BenchmarkLogger {
+    /// Errors only: a benchmark's output is its figures.
+    static var quiet: Logger {
+        var logger = Logger(label: "herald-bench")
+        logger.logLevel = .error
+        return logger
+    }
+}

@@ -65,44 +65,26 @@ public enum PushBenchmark {
 
     /// Runs the benchmark.
     public static func run(_ options: Options) async throws -> Report {
-        var logger = Logger(label: "herald-bench")
-        logger.logLevel = .error
+        let logger = BenchmarkLogger.quiet
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let keyFile = folder.appendingPathComponent("AuthKey.p8").path
-        try ES256PrivateKey().pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
-
-        let received = NIOLockedValueBox(0)
-        let router = Router()
-        router.post("3/device/:token") { request, _ -> HTTPResponse.Status in
-            _ = try await request.body.collect(upTo: 64 * 1024)
-            received.withLockedValue { $0 += 1 }
-            return .ok
+        return try await LocalAPNs.run(logger: logger) { fake, apns in
+            var configuration = ServerConfiguration()
+            configuration.databasePath = folder.appendingPathComponent("bench.sqlite").path
+            configuration.push.concurrency = options.concurrency
+            configuration.push.apns = apns
+            return try await BenchmarkServer.run(configuration, logger: logger) { _, environment in
+                try await measure(options, environment: environment, received: fake.received)
+            }
         }
-        let (ports, portSink) = AsyncStream<Int>.makeStream()
-        let fake = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { portSink.yield($0.localAddress?.port ?? 0) }, logger: logger)
+    }
 
-        var configuration = ServerConfiguration()
-        configuration.databasePath = folder.appendingPathComponent("bench.sqlite").path
-        configuration.port = 0
-        configuration.push.concurrency = options.concurrency
-        let services = ServiceGroup(services: [fake], gracefulShutdownSignals: [], logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await services.run() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw BenchmarkError("the fake APNs did not start") }
-            configuration.push.apns = .init(
-                keyFile: keyFile, keyID: "BENCHKEY01", teamID: "BENCHTEAM1", topic: "bench.herald",
-                url: "http://127.0.0.1:\(port)")
-            let environment = try await ServerEnvironment.make(configuration, logger: logger)
+    /// The posts and the direct sends, on a running server whose APNs pushes `received` counts.
+    private static func measure(
+        _ options: Options, environment: ServerEnvironment, received: NIOLockedValueBox<Int>
+    ) async throws -> Report {
             let (store, dispatcher) = (environment.store, environment.push)
-            let herald = ServiceGroup(
-                services: [buildApplication(environment, logger: logger)], gracefulShutdownSignals: [], logger: logger)
-            group.addTask { try await herald.run() }
-
             let sender = Person(id: "sender", displayName: "Sender")
             try await store.upsertUser(sender)
             var members: [String] = []
@@ -174,10 +156,6 @@ public enum PushBenchmark {
                 }
                 direct.append(clock.now - start)
             }
-            await herald.triggerGracefulShutdown()
-            await services.triggerGracefulShutdown()
-            try await group.waitForAll()
             return Report(options: options, decide: decide, jobs: jobs, send: send, direct: direct)
-        }
     }
 }

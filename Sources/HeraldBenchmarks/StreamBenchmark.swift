@@ -26,6 +26,8 @@ public enum StreamBenchmark {
         public var rate = 1_000
         /// How long messages are posted.
         public var duration: Duration = .seconds(10)
+        /// Whether Herald's clients confirm what they receive (`received`), as the real clients do.
+        public var confirms = true
 
         /// The issue's target shape: 1,000 clients in 100 groups of 10, 1,000 messages a second, for 10 s.
         public init() {}
@@ -97,7 +99,8 @@ public enum StreamBenchmark {
             let memory = bytesPerConnection.map { String(format: "%.1f KiB", $0 / 1024) } ?? "unknown (no /proc)"
             return """
                 stream (\(target)): \(options.clients) clients in \(options.clients / options.groupSize) groups of \(options.groupSize), \
-                \(options.rate) messages a second for \(String(format: "%.0f", options.duration.seconds)) s
+                \(options.rate) messages a second for \(String(format: "%.0f", options.duration.seconds)) s\
+                \(target == "herald" ? (options.confirms ? ", clients confirming" : ", no confirmations") : "")
                   sent \(sent), delivered \(delivered) of \(expected)
                   latency post to receive: p50 \(ms(p50)), p99 \(ms(p99)), max \(ms(max))
                   deliveries: \(String(format: "%.0f", deliveriesPerSecond)) a second
@@ -170,7 +173,7 @@ public enum StreamBenchmark {
         var clients: [FanOutClient] = []
         for index in 0..<options.clients {
             let token = try await tokens.token(userID: "user-\(index)", name: "User \(index)")
-            clients.append(FanOutClient(wire: .herald(token: token), port: nodes[index % nodes.count].port))
+            clients.append(FanOutClient(wire: .herald(token: token), port: nodes[index % nodes.count].port, confirms: options.confirms))
         }
         try await SignIn.withTokens(clients.compactMap(\.herald), at: first.url)
         var channels: [String] = []
@@ -275,10 +278,13 @@ struct FanOutClient: Sendable {
 
     let wire: Wire
     let port: Int
+    /// Whether a Herald client confirms what it receives.
+    let confirms: Bool
 
-    init(wire: Wire, port: Int) {
+    init(wire: Wire, port: Int, confirms: Bool = false) {
         self.wire = wire
         self.port = port
+        self.confirms = confirms
     }
 
     /// The Herald token, for a Herald client.
@@ -290,21 +296,30 @@ struct FanOutClient: Sendable {
     /// The send time stamped in a message (`t=<nanoseconds>;`), found by a plain scan of its bytes: the clients
     /// share the machine with the server, so what they spend on each delivery is kept small.
     static func stamp<Bytes: Collection<UInt8>>(in bytes: Bytes) -> Int64? {
-        var previous: UInt8 = 0
+        integer(after: Array("t=".utf8), in: bytes)
+    }
+
+    /// A Herald message frame's `seq` (the first `"seq":` in it), by the same plain scan.
+    static func seq<Bytes: Collection<UInt8>>(in bytes: Bytes) -> Int64? {
+        integer(after: Array(#""seq":"#.utf8), in: bytes)
+    }
+
+    /// The whole number written right after the first `marker` in `bytes`.
+    private static func integer<Bytes: Collection<UInt8>>(after marker: [UInt8], in bytes: Bytes) -> Int64? {
+        var matched = 0
         var index = bytes.startIndex
         while index != bytes.endIndex {
             let byte = bytes[index]
             bytes.formIndex(after: &index)
-            if previous == UInt8(ascii: "t"), byte == UInt8(ascii: "=") {
-                var value: Int64 = 0, digits = 0
-                while index != bytes.endIndex, case let digit = bytes[index], digit >= 0x30, digit <= 0x39, digits < 19 {
-                    value = value * 10 + Int64(digit - 0x30)
-                    digits += 1
-                    bytes.formIndex(after: &index)
-                }
-                return digits > 0 ? value : nil
+            matched = byte == marker[matched] ? matched + 1 : (byte == marker[0] ? 1 : 0)
+            guard matched == marker.count else { continue }
+            var value: Int64 = 0, digits = 0
+            while index != bytes.endIndex, case let digit = bytes[index], digit >= 0x30, digit <= 0x39, digits < 19 {
+                value = value * 10 + Int64(digit - 0x30)
+                digits += 1
+                bytes.formIndex(after: &index)
             }
-            previous = byte
+            return digits > 0 ? value : nil
         }
         return nil
     }
@@ -336,10 +351,18 @@ struct FanOutClient: Sendable {
         switch wire {
         case .herald(let token):
             try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/v1/stream?token=\(token)", logger: logger) { inbound, outbound, _ in
+                // Confirmations as the clients send them (`received`, at most one each 250 ms; here sent when a
+                // message comes, so the last of a burst waits for the next message rather than for a timer).
+                var confirmedAt = ContinuousClock.now - HeraldClient.confirmationInterval
                 for try await message in inbound.messages(maxSize: 1 << 20) {
                     guard case .text(let text) = message else { continue }
                     if let sentAt = Self.stamp(in: text.utf8) {
                         onMessage(sentAt)
+                        let now = ContinuousClock.now
+                        if confirms, now - confirmedAt >= HeraldClient.confirmationInterval, let seq = Self.seq(in: text.utf8) {
+                            confirmedAt = now
+                            try await outbound.write(.text(#"{"type":"received","through":\#(seq)}"#))
+                        }
                     } else if text.utf8.count < 200, text.contains(#""type":"ready""#) {
                         onReady(Connection(channel: channel, outbound: outbound, mqtt: false))
                     }

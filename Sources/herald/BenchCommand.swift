@@ -6,7 +6,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks that print figures; build with -c release for meaningful numbers.",
-        subcommands: [Engine.self, Stream.self, Peers.self, Post.self, Connections.self, List.self, Push.self, Flood.self]
+        subcommands: [Engine.self, Stream.self, Peers.self, Post.self, Connections.self, List.self, Push.self, Flood.self, Away.self]
     )
 
     /// `herald bench engine`.
@@ -48,6 +48,9 @@ struct BenchCommand: ParsableCommand {
         @Option(help: "Seconds of posting.")
         var seconds = 10
 
+        @Flag(inversion: .prefixedNo, help: "Whether Herald's clients confirm what they receive (received frames), as the real clients do.")
+        var confirm = true
+
         func validate() throws {
             guard clients > 0, groupSize > 0, rate > 0, seconds > 0 else {
                 throw ValidationError("every number must be positive")
@@ -60,6 +63,7 @@ struct BenchCommand: ParsableCommand {
             options.groupSize = groupSize
             options.rate = rate
             options.duration = .seconds(seconds)
+            options.confirms = confirm
             return options
         }
     }
@@ -155,6 +159,9 @@ struct BenchCommand: ParsableCommand {
 
         @Option(help: "Seconds of posting.")
         var seconds = 10
+
+        @Flag(inversion: .prefixedNo, help: "Whether Herald's clients confirm what they receive (received frames), as the real clients do.")
+        var confirm = true
 
         func validate() throws {
             guard connections > 0, seconds > 0 else { throw ValidationError("every number must be positive") }
@@ -255,6 +262,33 @@ extension BenchCommand {
             options.messages = messages
             options.concurrency = concurrency
             print(try await PushBenchmark.run(options).text)
+        }
+    }
+}
+
+extension BenchCommand {
+    /// `herald bench away`.
+    struct Away: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A phone in the background: how soon it hears of a message with its stream closed, kept and suspended, kept and running."
+        )
+
+        @Option(help: "Messages each way; medians are reported.")
+        var messages = 3
+
+        @Option(help: "The server's HERALD_CONFIRM_WITHIN, in seconds.")
+        var grace = 5.0
+
+        func validate() throws {
+            guard messages > 0 else { throw ValidationError("--messages must be positive") }
+            guard (0.05...300).contains(grace) else { throw ValidationError("--grace is from 0.05 to 300 seconds") }
+        }
+
+        func run() async throws {
+            var options = AwayBenchmark.Options()
+            options.messages = messages
+            options.grace = .milliseconds(Int64((grace * 1000).rounded()))
+            print(try await AwayBenchmark.run(options).text)
         }
     }
 }

@@ -74,20 +74,9 @@ struct ConfirmationTests {
         }
     }
 
-    /// Waits (up to 15 s) until the server at `port` has no push job left.
+    /// Waits until the server at `port` has no push job left.
     static func outboxEmpty(port: Int) async throws {
-        try await outboxDepth(0, port: port)
-    }
-
-    /// Waits (up to 15 s) until the server at `port` has `depth` push jobs.
-    static func outboxDepth(_ depth: Int, port: Int) async throws {
-        var last = "no answer"
-        try await eventually("the outbox holds \(depth) jobs", detail: { last }) {
-            let metrics = try await HTTPClient.request(port: port, "GET", "/metrics")
-            let line = metrics.text.split(separator: "\n").first { $0.hasPrefix("herald_push_outbox_depth ") }
-            last = line.map(String.init) ?? "no herald_push_outbox_depth line"
-            return line?.split(separator: " ").last.flatMap { Double($0) } == Double(depth)
-        }
+        try await waitForOutboxDepth(0, port: port)
     }
 
     /// A metric's value at the server on `port`.
@@ -226,7 +215,7 @@ struct ConfirmationTests {
                 try await phone.live()
                 phone.freeze()
                 try await scene.post("across-the-kill")
-                try await Self.outboxDepth(1, port: scene.server.port)
+                try await waitForOutboxDepth(1, port: scene.server.port)
                 await scene.server.kill()
                 #expect(scene.pushes(of: "across-the-kill").isEmpty, "it was waiting when the server died")
 

@@ -106,17 +106,6 @@ struct PushCrashTests {
         }
     }
 
-    /// Waits (up to 15 s) until the server's `/metrics` counts `depth` jobs in its push outbox.
-    private func waitForOutboxDepth(_ depth: Int, port: Int) async throws {
-        var last = "no answer"
-        try await eventually("the outbox holds \(depth) jobs", detail: { last }) {
-            let metrics = try await HTTPClient.request(port: port, "GET", "/metrics")
-            let line = metrics.text.split(separator: "\n").first { $0.hasPrefix("herald_push_outbox_depth ") }
-            last = line.map(String.init) ?? "no herald_push_outbox_depth line"
-            return line?.split(separator: " ").last.flatMap { Double($0) } == Double(depth)
-        }
-    }
-
     @Test("a SIGKILL after messages are committed and before their push decisions: after the restart each is decided from the kept place and pushed once",
           arguments: StoreKind.available)
     func sigkillBeforeDecisions(kind: StoreKind) async throws {

@@ -45,6 +45,16 @@ struct PushDecisionTests {
             return scene
         }
 
+        /// Bob's phone 1, connected in the background and caught up: its socket and a reader of its frames.
+        func phoneInTheBackground() async throws -> (socket: TestSocket, frames: FrameReader) {
+            let phone = try await push.server.stream(bob, device: "phone-1")
+            var frames = FrameReader(phone)
+            _ = try await frames.untilReady()
+            phone.send(#"{"type": "app", "state": "background"}"#)
+            _ = try await frames.drain(phone)
+            return (phone, frames)
+        }
+
         /// The messages pushed to `token` so far. A set: a push retried after a dropped connection comes again
         /// with the same collapse id, which the device shows once.
         func pushed(_ token: String) -> Set<String> {
@@ -198,11 +208,8 @@ struct PushDecisionTests {
     func connectedInBackground() async throws {
         try await Self.run { push in
             let scene = try await Scene.make(push)
-            let phone = try await push.server.stream(scene.bob, device: "phone-1")
-            var frames = FrameReader(phone)
-            _ = try await frames.untilReady()
-            phone.send(#"{"type": "app", "state": "background"}"#)
-            _ = try await frames.drain(phone)
+            let (phone, reader) = try await scene.phoneInTheBackground()
+            var frames = reader
             try await scene.post("m-bg")
             try await push.fake.wait("phone 2's push") { _ in scene.pushed(scene.phone2) == ["m-bg"] }
             let message = try await frames.next()
@@ -225,11 +232,8 @@ struct PushDecisionTests {
         let clock = WallClock()
         try await Self.run(clock: clock) { push in
             let scene = try await Scene.make(push)
-            let phone = try await push.server.stream(scene.bob, device: "phone-1")
-            var frames = FrameReader(phone)
-            _ = try await frames.untilReady()
-            phone.send(#"{"type": "app", "state": "background"}"#)
-            _ = try await frames.drain(phone)
+            let (phone, reader) = try await scene.phoneInTheBackground()
+            var frames = reader
             try await scene.post("m-silent")
             try await push.fake.wait("phone 2's push, at once") { _ in scene.pushed(scene.phone2) == ["m-silent"] }
             let message = try await frames.next()
@@ -252,10 +256,8 @@ struct PushDecisionTests {
         let clock = WallClock()
         try await Self.run(clock: clock) { push in
             let scene = try await Scene.make(push)
-            let phone = try await push.server.stream(scene.bob, device: "phone-1")
-            var frames = FrameReader(phone)
-            _ = try await frames.untilReady()
-            phone.send(#"{"type": "app", "state": "background"}"#)
+            let (phone, reader) = try await scene.phoneInTheBackground()
+            var frames = reader
             phone.send(#"{"type": "received", "through": -1}"#)
             let refused = try await frames.drain(phone)
             #expect(refused.map(\.code) == ["invalid_request"])
@@ -264,11 +266,41 @@ struct PushDecisionTests {
             try await scene.post("after-the-boast")
             #expect(try await frames.next().message?.id == "after-the-boast")
             try await push.fake.wait("phone 2's push") { _ in scene.pushed(scene.phone2) == ["after-the-boast"] }
-            #expect(try await push.server.environment.store.pushJobCount() == 1, "phone 1's push still waits")
+            // Phone 2's job goes once its push is answered; phone 1's waits for the grace period.
+            try await push.eventually("phone 1's push still waits, and only it") {
+                try await push.server.environment.store.pushJobCount() == 1
+            }
 
             clock.advance(by: Self.grace)
             push.server.environment.push.wakeSenders()
             try await push.fake.wait("phone 1's push") { _ in scene.pushed(scene.phone1) == ["after-the-boast"] }
+            phone.close()
+            _ = try await phone.closed()
+        }
+    }
+
+    @Test("a flood of confirmations is a few writes, of each device's furthest: at most one each 50 ms")
+    func floodOfConfirmations() async throws {
+        try await Self.run { push in
+            let scene = try await Scene.make(push)
+            let (phone, reader) = try await scene.phoneInTheBackground()
+            var frames = reader
+            for index in 1...20 { try await scene.post("flood-\(index)") }
+            var last: Int64 = 0
+            while last == 0 {
+                if let message = try await frames.next().message, message.id == "flood-20" { last = message.seq }
+            }
+            let writesBefore = push.server.environment.push.counts.receiptWrites
+            let started = ContinuousClock.now
+            // Two thousand frames, each a little further, as fast as the socket takes them.
+            for through in (last - 1_999)...last { phone.confirm(through: max(0, through)) }
+            _ = try await frames.drain(phone)
+            try await push.eventually("the pushes the confirmations covered dropped") {
+                try await push.server.environment.store.pushJobCount() == 0
+            }
+            let writes = push.server.environment.push.counts.receiptWrites - writesBefore
+            let bound = 1 + Int((ContinuousClock.now - started) / PushDispatcher.receiptInterval)
+            #expect(writes >= 1 && writes <= bound, "\(writes) writes for 2,000 confirmations (at most \(bound) in the time taken)")
             phone.close()
             _ = try await phone.closed()
         }

@@ -404,3 +404,14 @@ struct FrameReader {
         }
     }
 }
+
+/// Waits (up to 60 s) until the `herald serve` on `port` counts `depth` jobs in its push outbox (`/metrics`).
+func waitForOutboxDepth(_ depth: Int, port: Int) async throws {
+    var last = "no answer"
+    try await eventually("the outbox holds \(depth) jobs", detail: { last }) {
+        let metrics = try await HTTPClient.request(port: port, "GET", "/metrics")
+        let line = metrics.text.split(separator: "\n").first { $0.hasPrefix("herald_push_outbox_depth ") }
+        last = line.map(String.init) ?? "no herald_push_outbox_depth line"
+        return line?.split(separator: " ").last.flatMap { Double($0) } == Double(depth)
+    }
+}

@@ -88,9 +88,15 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            // The page's files, and the JavaScript package's modules it imports (served at /herald/): one source, clients/js.
-            resources: [.copy("Resources/openapi.yaml"), .copy("Resources/web"), .copy("../../clients/js/src")]
+            // The page's files, the JavaScript package's modules it imports (served at /herald/, one source:
+            // clients/js) and the API description, embedded in the binary at build time: nothing is read from the
+            // build tree, so the binary can be copied alone.
+            exclude: ["Resources"],
+            plugins: [.plugin(name: "EmbedFiles")]
         ),
+        // The tool the EmbedFiles plugin runs: files of the repository into a Swift source file.
+        .executableTarget(name: "herald-embed"),
+        .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["herald-embed"]),
         // The Swift client: connect, resume, reconnect, report focus and app state, feed the engine.
         .target(
             name: "HeraldClient",

@@ -36,6 +36,30 @@ struct WebPageTests {
         }
     }
 
+    @Test("every file of the page, of the JavaScript package and the API description is served byte for byte from the binary (nothing read from the build tree), a range too")
+    func embedded() async throws {
+        try await TestServer.run { server in
+            let manager = FileManager.default
+            var served: [(path: String, file: URL)] = [("/openapi.yaml", packageRoot.appendingPathComponent("Sources/HeraldServer/Resources/openapi.yaml"))]
+            for (prefix, folder) in [("", "Sources/HeraldServer/Resources/web"), ("/herald", "clients/js/src")] {
+                let url = packageRoot.appendingPathComponent(folder)
+                for name in try manager.contentsOfDirectory(atPath: url.path).sorted() where !name.hasPrefix(".") {
+                    served.append(("\(prefix)/\(name)", url.appendingPathComponent(name)))
+                }
+            }
+            #expect(served.count >= 17, "the page, the package's modules and the API description")
+            for (path, file) in served {
+                let result = try await server.request("GET", path)
+                #expect(result.status == 200, "\(path)")
+                #expect(result.body == (try Data(contentsOf: file)), "\(path) is \(file.path), byte for byte")
+            }
+            let part = try await server.request("GET", "/herald/engine.js", headers: [.range: "bytes=3-9"])
+            #expect(part.status == 206)
+            #expect(part.body == (try Data(contentsOf: packageRoot.appendingPathComponent("clients/js/src/engine.js"))).subdata(in: 3..<10))
+            #expect(try await server.request("GET", "/herald/").status == 404, "a folder with no index.html is no file")
+        }
+    }
+
     @Test("a path with a control byte, raw or percent-encoded, is refused before the file server: never served or redirected")
     func controlBytesInPaths() async throws {
         try await TestServer.run { server in

@@ -46,13 +46,13 @@ struct SystemController {
     }
 
     @Sendable func openAPI(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
-              let data = FileManager.default.contents(atPath: url.path)
-        else { throw APIError(.internalServerError, .internalError, "the API description is missing") }
+        guard let file = EmbeddedFiles.file("/openapi.yaml") else {
+            throw APIError(.internalServerError, .internalError, "the API description is missing")
+        }
         return Response(
             status: .ok,
             headers: [.contentType: "application/yaml; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data))
+            body: .init(byteBuffer: file.bytes)
         )
     }
 }

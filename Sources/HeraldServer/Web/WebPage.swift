@@ -4,19 +4,10 @@ import Hummingbird
 import Logging
 
 /// The web client: the files of `Resources/web` (plain HTML, CSS and ES modules, no build step), served at `/`, and
-/// the modules of the JavaScript package (`clients/js/src`, copied into the resources as `src`), served at
-/// `/herald/`, which the page imports: the page runs the same client and engine as a React Native app.
+/// the modules of the JavaScript package (`clients/js/src`), served at `/herald/`, which the page imports: the page
+/// runs the same client and engine as a React Native app. Both are embedded in the binary at build time
+/// (``EmbeddedFiles``), so a server copied alone serves them.
 enum WebPage {
-    /// The folder holding the page's files, inside the module's resources.
-    static var folder: String? {
-        Bundle.module.url(forResource: "web", withExtension: nil)?.path
-    }
-
-    /// The folder holding the JavaScript package's modules, inside the module's resources.
-    static var packageFolder: String? {
-        Bundle.module.url(forResource: "src", withExtension: nil)?.path
-    }
-
     /// Where the package's modules are served.
     static let packagePath = "/herald"
 
@@ -24,15 +15,16 @@ enum WebPage {
     /// HEAD requests no route answered. Each carries an `ETag`, and `Cache-Control: no-cache`, so a browser
     /// revalidates (a 304 when unchanged) and a new server version is never hidden behind a stale module. Other
     /// unknown paths keep their JSON 404.
-    static func files(logger: Logger) -> [FileMiddleware<HeraldRequestContext, LocalFileSystem>] {
-        guard let folder, let packageFolder else {
-            logger.error("the web page's files are missing from the resources; / will not be served")
+    static func files(logger: Logger) -> [FileMiddleware<HeraldRequestContext, EmbeddedFileProvider>] {
+        let page = EmbeddedFileProvider(folder: "/web"), package = EmbeddedFileProvider(folder: packagePath)
+        guard !page.isEmpty, !package.isEmpty else {
+            logger.error("the web page's files are missing from the binary; / will not be served")
             return []
         }
         let cacheControl = CacheControl([(MediaType(type: .any), [.noCache])])
         return [
-            FileMiddleware(packageFolder, urlBasePath: packagePath, cacheControl: cacheControl, logger: logger),
-            FileMiddleware(folder, cacheControl: cacheControl, searchForIndexHtml: true, logger: logger),
+            FileMiddleware(fileProvider: package, urlBasePath: packagePath, cacheControl: cacheControl),
+            FileMiddleware(fileProvider: page, cacheControl: cacheControl, searchForIndexHtml: true),
         ]
     }
 }

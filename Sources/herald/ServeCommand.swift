@@ -63,6 +63,8 @@ struct ServeCommand: AsyncParsableCommand {
         try await Self.checkListening(settings)
         // Before anything counts: every metric is made on first use, from this backend.
         HeraldMetrics.bootstrap()
+        // What is on, secrets left out: the first lines of the log.
+        for line in settings.summary { logger.info("\(line)") }
         let environment = try await ServerEnvironment.make(settings, logger: logger)
         let announced = settings
         let app = buildApplication(environment, logger: logger) { port in

@@ -116,6 +116,46 @@ struct StartupTests {
         #expect(await server.terminate() == 0)
     }
 
+    @Test("herald serve says at start what is on (database, sign-in, service API, webhooks, retention), never a secret; the migrations are one line")
+    func startupSummary() async throws {
+        let folder = try makeTemporaryFolder("herald-summary")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = folder.appendingPathComponent("serve.log")
+        let (serviceKey, webhookSecret) = (String(repeating: "k", count: 40), String(repeating: "w", count: 40))
+        let server = try await ServerProcess(
+            database: folder.appendingPathComponent("herald.sqlite").path, secret: TestServer.secret,
+            environment: [
+                "LOG_LEVEL": "info", "HERALD_SERVICE_KEY": serviceKey, "HERALD_RETENTION": "30d",
+                "HERALD_WEBHOOK_URL": "https://hooks.example.com:8443/in/path-token-42", "HERALD_WEBHOOK_SECRET": webhookSecret,
+            ],
+            errorLog: log)
+        defer { server.stop() }
+        let text = try String(contentsOf: log, encoding: .utf8)
+        for line in [
+            "database: SQLite \(folder.path)/herald.sqlite", "sign-in: Herald tokens (HS256, the secret from HERALD_JWT_SECRET)",
+            "sign-in: OpenID Connect off", "service API: on, 1 key (key:", "webhooks: on, to https://hooks.example.com:8443 (every event)",
+            "retention: messages and events kept 30 days", "push: APNs off",
+        ] {
+            #expect(text.contains(line), "\(line) in \(text)")
+        }
+        for secret in [serviceKey, webhookSecret, TestServer.secret, "path-token-42"] {
+            #expect(!text.contains(secret), "a secret in the log: \(text)")
+        }
+        let migrated = text.split(separator: "\n").filter { $0.contains("database migrated") }
+        #expect(migrated.count == 1 && migrated.first?.contains("from=0") == true, "one line for the migrations: \(migrated)")
+        #expect(await server.terminate() == 0)
+
+        var configuration = ServerConfiguration()
+        configuration.postgresURL = "postgres://herald:hunter2hunter2@db.internal:5432/herald"
+        configuration.openID.issuers = ["https://securetoken.google.com/my-app"]
+        let summary = configuration.summary.joined(separator: "\n")
+        #expect(summary.contains("database: PostgreSQL postgres://herald:***@db.internal:5432/herald"))
+        #expect(summary.contains("the secret kept in the database"))
+        #expect(summary.contains("sign-in: OpenID Connect from https://securetoken.google.com/my-app"))
+        #expect(summary.contains("service API: off") && summary.contains("webhooks: off") && summary.contains("retention: off"))
+        #expect(!summary.contains("hunter2"))
+    }
+
     @Test("a port in use and a database that cannot be opened are one line each, naming what failed")
     func unusableResources() async throws {
         let holder = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)

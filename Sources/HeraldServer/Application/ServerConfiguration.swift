@@ -435,7 +435,7 @@ private struct EnvironmentSettings {
         guard let text = string(name) else { return nil }
         guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host?.isEmpty == false,
               url.query == nil, url.fragment == nil
-        else { throw ConfigurationError("\(name) must be an http or https URL, not \"\(text)\"") }
+        else { throw ConfigurationError("\(name) must be an http or https URL with a host and no query or fragment, not \"\(text)\"") }
         return text
     }
 

@@ -323,9 +323,13 @@ enum PostgresMigrations {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                     }
                     try await connection.query("UPDATE herald_schema SET version = \(index + 1)", logger: logger)
-                    logger.info("database migrated", metadata: ["version": "\(index + 1)"])
+                    logger.debug("database migration applied", metadata: ["version": "\(index + 1)"])
                 }
                 try await connection.query("COMMIT", logger: logger)
+                let applied = min(last, steps.count)
+                if applied > version {
+                    logger.info("database migrated", metadata: ["from": "\(version)", "to": "\(applied)"])
+                }
             } catch {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error

@@ -361,7 +361,8 @@ enum SQLiteMigrations {
                 _ = try? connection.query("ROLLBACK")
                 throw error
             }
-            logger.info("database migrated", metadata: ["version": "\(index + 1)"])
+            logger.debug("database migration applied", metadata: ["version": "\(index + 1)"])
         }
+        logger.info("database migrated", metadata: ["from": "\(version)", "to": "\(min(last, steps.count))"])
     }
 }

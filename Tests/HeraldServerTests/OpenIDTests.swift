@@ -23,6 +23,7 @@ struct OpenIDTests {
         var exp: ExpirationClaim
         var iat: IssuedAtClaim
         var name: String?
+        var email: String? = nil
 
         func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
@@ -165,6 +166,82 @@ struct OpenIDTests {
                     let refused = try await server.request("GET", "/v1/conversations", token: posing)
                     #expect(refused.status == 401 && refused.errorCode == "invalid_token", "\(refused.text)")
                 }
+            }
+        }
+    }
+
+    @Test("a nameless sign-in is a user: the email's local part stands in (in people, the service API, a banner's frame and a push) and never over a name the backend set; with no email, \"Someone\"")
+    func namelessUsers() async throws {
+        let provider = Provider()
+        let key = ES256PrivateKey()
+        provider.published.withLockedValue { $0 = [try! Provider.ecJWK(key, kid: "n-1")] }
+        let signers = JWTKeyCollection()
+        await signers.add(ecdsa: key, kid: "n-1")
+        let serviceKey = String(repeating: "s", count: 40)
+        try await Self.serving(provider) { port, _ in
+            let issuer = "http://127.0.0.1:\(port)"
+            provider.issuer.withLockedValue { $0 = issuer }
+            var openID = OpenIDSettings()
+            openID.issuers = [issuer]
+            openID.audiences = [Self.audience]
+            func token(_ sub: String, email: String?) async throws -> String {
+                try await signers.sign(IDClaims(
+                    sub: .init(value: sub), iss: .init(value: issuer), aud: .init(value: [Self.audience]),
+                    exp: .init(value: Date().addingTimeInterval(3600)), iat: .init(value: Date()), name: nil, email: email),
+                    kid: JWKIdentifier(string: "n-1"))
+            }
+            try await PushHarness.run(configure: { configuration in
+                configuration.openID = openID
+                configuration.serviceKeys = try! ServiceKeys([serviceKey])
+            }) { push in
+                let server = push.server
+                let (dana, nobody) = (try await token("uid-dana", email: "dana.lee@example.com"), try await token("uid-nobody", email: nil))
+                let bob = try await server.token("bob")
+                let phone = PushHarness.apnsToken(0xB0B)
+                try await push.register(bob, device: "phone", platform: "apns", pushToken: phone)
+                let stream = try await server.stream(bob)
+                var frames = FrameReader(stream)
+                _ = try await frames.untilReady()
+                stream.send(#"{"type": "app", "state": "background"}"#)
+                _ = try await frames.drain(stream)
+
+                func post(_ token: String, _ text: String) async throws -> (alert: [String: Any], sender: String?) {
+                    let chat = try await server.request("POST", "/v1/conversations", token: token, body: #"{"kind": "direct", "members": ["bob"]}"#)
+                    let id = try #require(try JSONSerialization.jsonObject(with: chat.body) as? [String: Any])["id"] as? String
+                    let posted = try await server.request(
+                        "POST", "/v1/conversations/\(try #require(id))/messages", token: token, body: #"{"id": "\#(text)", "text": "\#(text)"}"#)
+                    #expect(posted.status == 201, "\(posted.text)")
+                    var frame = try await frames.next()
+                    while frame.message?.id != text { frame = try await frames.next() }
+                    try await push.fake.wait("the push of \(text)") { _ in push.apns(phone).contains { $0.messageID == text } }
+                    let request = try #require(push.apns(phone).first { $0.messageID == text })
+                    let alert = try #require((request.json?["aps"] as? [String: Any])?["alert"] as? [String: Any])
+                    return (alert, frame.sender?.name)
+                }
+
+                let first = try await post(dana, "from-dana")
+                #expect(first.sender == "dana.lee", "the frame a banner is made of names her")
+                #expect((first.alert["title"] as? String)?.contains("dana.lee") == true, "\(first.alert)")
+                let listed = try await server.request("GET", "/v1/conversations", token: bob).text
+                #expect(listed.contains(#""id":"uid-dana","name":"dana.lee""#) || listed.contains(#""name":"dana.lee""#), "\(listed)")
+                let found = try await server.request("GET", "/v1/service/users/uid-dana", token: serviceKey)
+                #expect(found.status == 200 && found.text.contains(#""name":"dana.lee""#), "\(found.text)")
+
+                // The backend names her; her next sign-in (no name, the same email) does not undo it.
+                let named = try await server.request("PUT", "/v1/service/users/uid-dana", token: serviceKey, body: #"{"name": "Dana Lee"}"#)
+                #expect(named.status == 200)
+                let second = try await post(dana, "from-dana-2")
+                #expect(second.sender == "Dana Lee" && (second.alert["title"] as? String)?.contains("Dana Lee") == true, "\(second)")
+
+                // Neither a name nor an email: a user all the same, shown as "Someone", never by id.
+                let third = try await post(nobody, "from-nobody")
+                #expect(third.sender == "", "no name to show: clients say Someone")
+                #expect((third.alert["title"] as? String)?.contains("Someone") == true && !(third.alert["title"] as? String ?? "").contains("uid-nobody"), "\(third.alert)")
+                let nameless = try await server.request("GET", "/v1/service/users/uid-nobody", token: serviceKey)
+                #expect(nameless.status == 200, "\(nameless.text)")
+                #expect(try await server.request("GET", "/v1/conversations", token: bob).text.contains(#""id":"uid-nobody""#))
+                stream.close()
+                _ = try await stream.closed()
             }
         }
     }

@@ -23,13 +23,12 @@ struct AuthenticationMiddleware: RouterMiddleware {
         guard let token = Self.token(in: request) else {
             throw APIError(.unauthorized, .missingToken, "send a token as `Authorization: Bearer <token>`")
         }
-        let identity = try await tokens.verify(token)
         do {
-            try await users.remember(identity)
+            // The user as stored: the name others see (a token without one keeps the user's).
+            return try await users.remember(try await tokens.verify(token))
         } catch StoreError.userErased {
             throw APIError(.unauthorized, .userErased, "this user was erased: their tokens are no longer accepted")
         }
-        return identity
     }
 
     /// The bearer token of `request`: its `Authorization` header, else (when `allowQuery`, for the stream) `?token=`.

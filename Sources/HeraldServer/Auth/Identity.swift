@@ -13,6 +13,9 @@ public struct Identity: Hashable, Sendable {
     public var name: String
     /// The picture (the token's `picture`), if any.
     public var picture: URL?
+    /// Whether ``name`` stands in for a name the token did not carry (an identity provider's token with an email and
+    /// no `name`: the email's local part). Such a name never replaces one the user already has.
+    public var nameIsStandIn = false
 
     /// The user as a ``HeraldCore/Person``.
     public var person: Person { Person(id: userID, displayName: name, avatarURL: picture) }
@@ -171,9 +174,13 @@ public struct TokenAuthority: Sendable {
             throw Self.invalid("its sub starts with another issuer's user id prefix")
         }
         if let problem = HeraldID.problem(with: userID) { throw Self.invalid("its user id \(problem)") }
-        // A provider's token may carry no name (an email sign-in): the one the app's backend set stays.
-        let name = claims.name.flatMap { DisplayText.problem(with: $0) == nil ? $0 : nil } ?? ""
-        let identity = Identity(userID: userID, name: name, picture: claims.picture.flatMap(Input.webURL))
+        // A provider's token may carry no name (an email sign-in): then the email's local part stands in, never over
+        // a name the user has (the app's backend's, or an earlier token's); with no email either, the name stays
+        // empty, and clients say "Someone".
+        let named = claims.name.flatMap { DisplayText.problem(with: $0) == nil ? $0 : nil }
+        let standIn = named == nil ? claims.email.flatMap(OpenIDClaims.localPart) : nil
+        var identity = Identity(userID: userID, name: named ?? standIn ?? "", picture: claims.picture.flatMap(Input.webURL))
+        identity.nameIsStandIn = standIn != nil
         verified.remember(token, identity: identity, expires: claims.exp.value.addingTimeInterval(HeraldClaims.leeway))
         return identity
     }

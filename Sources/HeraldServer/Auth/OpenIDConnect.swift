@@ -53,7 +53,8 @@ public struct OpenIDSettings: Hashable, Sendable {
     }
 }
 
-/// The claims of an ID token Herald reads: `sub`, `iss`, `aud`, `exp`, optional `iat`, `nbf`, `name`, `picture`.
+/// The claims of an ID token Herald reads: `sub`, `iss`, `aud`, `exp`, optional `iat`, `nbf`, `name`, `email`,
+/// `picture`.
 struct OpenIDClaims: JWTPayload {
     var sub: SubjectClaim
     var iss: IssuerClaim
@@ -62,7 +63,16 @@ struct OpenIDClaims: JWTPayload {
     var iat: IssuedAtClaim?
     var nbf: NotBeforeClaim?
     var name: String?
+    var email: String?
     var picture: String?
+
+    /// The part of `email` before its last `@`, if it is a usable display name: what stands in for a name a token
+    /// does not carry (`dana.lee` for `dana.lee@example.com`).
+    static func localPart(of email: String) -> String? {
+        guard let at = email.lastIndex(of: "@") else { return nil }
+        let local = String(email[..<at]).trimmingCharacters(in: .whitespaces)
+        return !local.isEmpty && DisplayText.problem(with: local) == nil ? local : nil
+    }
 
     /// The times, with ``HeraldClaims/leeway`` (the issuer and the audience are checked by ``OpenIDVerifier``).
     func verify(using algorithm: some JWTAlgorithm) async throws {

@@ -8,7 +8,8 @@ import NIOConcurrencyHelpers
 /// (``erased(_:)``): the user is refused from then on without asking the database, and their streams are closed.
 final class UserDirectory: Sendable {
     private let store: any Store
-    private let known = NIOLockedValueBox<[String: (identity: Identity, since: Date)]>([:])
+    /// Each user's last claims, and the identity as stored from them (the name others see), since when.
+    private let known = NIOLockedValueBox<[String: (claims: Identity, stored: Identity, since: Date)]>([:])
     private let gone = NIOLockedValueBox<Set<String>>([])
     /// Ends a user's open streams.
     private let closeStreams: @Sendable (String) -> Void
@@ -21,17 +22,23 @@ final class UserDirectory: Sendable {
         self.closeStreams = closeStreams
     }
 
+    /// Writes `identity`'s claims (when they changed, or were last written ``recheck`` ago) and returns the user as
+    /// stored: the name others see, which may not be the token's (a token with no name keeps the name the user has).
+    ///
     /// - Throws: ``StoreError/userErased`` for an erased user.
-    func remember(_ identity: Identity) async throws {
+    func remember(_ identity: Identity) async throws -> Identity {
         if gone.withLockedValue({ $0.contains(identity.userID) }) { throw StoreError.userErased }
         let now = Date()
-        let fresh = known.withLockedValue { known in
-            guard let entry = known[identity.userID] else { return false }
-            return entry.identity == identity && now.timeIntervalSince(entry.since) < Self.recheck
+        let fresh = known.withLockedValue { known -> Identity? in
+            guard let entry = known[identity.userID], entry.claims == identity,
+                  now.timeIntervalSince(entry.since) < Self.recheck else { return nil }
+            return entry.stored
         }
-        if fresh { return }
-        try await store.upsertUser(identity.person)
-        known.withLockedValue { $0[identity.userID] = (identity, now) }
+        if let fresh { return fresh }
+        let person = try await store.upsertUser(identity.person, nameIsStandIn: identity.nameIsStandIn)
+        let stored = Identity(userID: identity.userID, name: person.displayName, picture: person.avatarURL)
+        known.withLockedValue { $0[identity.userID] = (identity, stored, now) }
+        return stored
     }
 
     /// Forgets `userID`'s claims (the backend changed the user): their next request writes its own again.

@@ -86,7 +86,7 @@ extension PostgresStore {
         guard !conversationIDs.isEmpty else { return members }
         let rows = try await connection.query(
             """
-            SELECT m.conversation_id, u.id, u.name, u.picture, m.owner FROM members m JOIN users u ON u.id = m.user_id
+            SELECT m.conversation_id, u.id, u.name, u.picture, u.known, m.owner FROM members m JOIN users u ON u.id = m.user_id
             WHERE m.conversation_id = ANY(\(conversationIDs)::text[]) AND m.removed_seq IS NULL
             ORDER BY m.conversation_id, u.id
             """, logger: logger).collect()
@@ -321,7 +321,7 @@ struct PostgresGroupChange {
     }
 
     private func person(_ id: String) async throws -> Person {
-        let rows = try await connection.query("SELECT id, name, picture FROM users WHERE id = \(id)", logger: logger).collect()
+        let rows = try await connection.query("SELECT id, name, picture, known FROM users WHERE id = \(id)", logger: logger).collect()
         return try rows.first.flatMap { try Rows.person($0.makeRandomAccess()) } ?? Person(id: id, displayName: "")
     }
 

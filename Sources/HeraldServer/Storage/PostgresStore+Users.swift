@@ -5,23 +5,26 @@ import PostgresNIO
 
 /// The users on PostgreSQL.
 extension PostgresStore {
-    public func upsertUser(_ person: Person) async throws {
-        // An erased user's row is left as it is, and says so by returning nothing.
+    public func upsertUser(_ person: Person, nameIsStandIn: Bool) async throws -> Person {
+        // An erased user's row is left as it is, and says so by returning nothing. A name that only stands in is
+        // taken when the user has none.
         let rows = try await database.query(
             """
             INSERT INTO users (id, name, picture, known) VALUES (\(person.id), \(person.displayName), \(person.avatarURL?.absoluteString), true)
-            ON CONFLICT (id) DO UPDATE SET name = CASE WHEN excluded.name = '' THEN users.name ELSE excluded.name END,
-                picture = CASE WHEN excluded.name = '' THEN coalesce(excluded.picture, users.picture) ELSE excluded.picture END,
+            ON CONFLICT (id) DO UPDATE SET
+                name = CASE WHEN excluded.name = '' OR (\(nameIsStandIn) AND users.name <> '') THEN users.name ELSE excluded.name END,
+                picture = CASE WHEN excluded.name = '' OR \(nameIsStandIn) THEN coalesce(excluded.picture, users.picture) ELSE excluded.picture END,
                 known = true
             WHERE NOT users.erased
-            RETURNING id
+            RETURNING id, name, picture, known
             """, logger: logger).collect()
-        if rows.isEmpty { throw StoreError.userErased }
+        guard let stored = try rows.first.flatMap({ try Rows.person($0.makeRandomAccess()) }) else { throw StoreError.userErased }
+        return stored
     }
 
     public func user(id: String) async throws -> Person? {
         let rows = try await database.query(
-            "SELECT id, name, picture FROM users WHERE id = \(id) AND known", logger: logger).collect()
+            "SELECT id, name, picture, known FROM users WHERE id = \(id) AND known", logger: logger).collect()
         return try rows.first.flatMap { try Rows.person($0.makeRandomAccess()) }
     }
 
@@ -92,9 +95,9 @@ extension PostgresStore {
               AND (lower(u.name) LIKE \(pattern) ESCAPE '\\' OR u.id LIKE \(idPattern) ESCAPE '\\')
             ORDER BY u.id LIMIT \(search.limit)
             """, logger: logger).collect()
-        return try rows.compactMap { row in
+        // Every row is a known user, a nameless one too (clients say "Someone").
+        return try rows.map { row in
             let (id, name, picture) = try row.decode((String, String, String?).self)
-            guard !name.isEmpty else { return nil }
             return Person(id: id, displayName: name, avatarURL: picture.flatMap(URL.init(string:)))
         }
     }

@@ -74,7 +74,7 @@ extension SQLiteStore {
         let list = SQLiteHandle.padded(conversationIDs.map { [.text($0)] })
         let rows = try connection.query(
             """
-            SELECT m.conversation_id, u.id, u.name, u.picture, m.owner FROM members m JOIN users u ON u.id = m.user_id
+            SELECT m.conversation_id, u.id, u.name, u.picture, u.known, m.owner FROM members m JOIN users u ON u.id = m.user_id
             WHERE m.conversation_id IN (\(list.placeholders)) AND m.removed_seq IS NULL ORDER BY m.conversation_id, u.id
             """,
             list.binds
@@ -291,7 +291,7 @@ struct GroupChange {
 
     /// A user as they are now (a name only if they signed in).
     private func person(_ id: String) throws -> Person {
-        let rows = try connection.query("SELECT id, name, picture FROM users WHERE id = ?1", [.text(id)])
+        let rows = try connection.query("SELECT id, name, picture, known FROM users WHERE id = ?1", [.text(id)])
         return try rows.first.flatMap(Rows.person) ?? Person(id: id, displayName: "")
     }
 

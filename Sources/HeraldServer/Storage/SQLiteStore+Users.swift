@@ -4,28 +4,31 @@ import HeraldProtocol
 
 /// The users on SQLite.
 extension SQLiteStore {
-    public func upsertUser(_ person: Person) async throws {
+    public func upsertUser(_ person: Person, nameIsStandIn: Bool) async throws -> Person {
         try await database.perform { connection in
-            // An erased user's row is left as it is, and says so by returning nothing.
+            // An erased user's row is left as it is, and says so by returning nothing. A name that only stands in
+            // (?4) is taken when the user has none.
             let rows = try connection.query(
                 """
                 INSERT INTO users (id, name, picture, known) VALUES (?1, ?2, ?3, 1)
-                ON CONFLICT(id) DO UPDATE SET name = CASE WHEN excluded.name = '' THEN users.name ELSE excluded.name END,
-                    picture = CASE WHEN excluded.name = '' THEN coalesce(excluded.picture, users.picture) ELSE excluded.picture END,
+                ON CONFLICT(id) DO UPDATE SET
+                    name = CASE WHEN excluded.name = '' OR (?4 AND users.name <> '') THEN users.name ELSE excluded.name END,
+                    picture = CASE WHEN excluded.name = '' OR ?4 THEN coalesce(excluded.picture, users.picture) ELSE excluded.picture END,
                     known = 1
                 WHERE users.erased = 0
-                RETURNING id
+                RETURNING id, name, picture, known
                 """,
-                [.text(person.id), .text(person.displayName), .optionalText(person.avatarURL?.absoluteString)]
+                [.text(person.id), .text(person.displayName), .optionalText(person.avatarURL?.absoluteString), .integer(nameIsStandIn ? 1 : 0)]
             )
-            if rows.isEmpty { throw StoreError.userErased }
+            guard let stored = try rows.first.flatMap(Rows.person) else { throw StoreError.userErased }
+            return stored
         }
     }
 
     public func user(id: String) async throws -> Person? {
         try await database.perform { connection in
             try connection.query(
-                "SELECT id, name, picture FROM users WHERE id = ?1 AND known = 1", [.text(id)]
+                "SELECT id, name, picture, known FROM users WHERE id = ?1 AND known = 1", [.text(id)]
             ).first.flatMap(Rows.person)
         }
     }
@@ -84,7 +87,7 @@ extension SQLiteStore {
         return try await database.perform { connection in
             try connection.query(
                 """
-                SELECT u.id, u.name, u.picture FROM users u
+                SELECT u.id, u.name, u.picture, u.known FROM users u
                 WHERE u.known = 1 AND u.id <> ?1 AND u.id > ?2 \(scope)
                   AND (lower(u.name) LIKE ?3 ESCAPE '\\' OR u.id LIKE ?4 ESCAPE '\\')
                 ORDER BY u.id LIMIT ?5

@@ -278,10 +278,13 @@ public struct ChangeOutcome: Sendable {
 /// The users: who has signed in, and whom one may find.
 public protocol UserStore: Sendable {
     /// Creates or updates a user from their token's claims, or from the app's backend. An empty name (an identity
-    /// provider's token without one) keeps the name and picture the user has.
+    /// provider's token without one) keeps the name and picture the user has; so does a stand-in name
+    /// (`nameIsStandIn`, an email's local part) when the user already has one.
     ///
+    /// - Returns: the user as stored now: the name and picture others see.
     /// - Throws: ``StoreError/userErased`` when the id belongs to an erased user: it never comes back.
-    func upsertUser(_ person: Person) async throws
+    @discardableResult
+    func upsertUser(_ person: Person, nameIsStandIn: Bool) async throws -> Person
 
     /// The user `id` as others see them, if known (signed in, or made by the app's backend).
     func user(id: String) async throws -> Person?
@@ -299,6 +302,14 @@ public protocol UserStore: Sendable {
 
     /// The known users `search` finds, in id order: never the one searching.
     func findUsers(_ search: UserSearch) async throws -> [Person]
+}
+
+extension UserStore {
+    /// Creates or updates a user with the name given (see ``upsertUser(_:nameIsStandIn:)``).
+    @discardableResult
+    public func upsertUser(_ person: Person) async throws -> Person {
+        try await upsertUser(person, nameIsStandIn: false)
+    }
 }
 
 /// Conversations and their members: what exists, who is in it, and the changes to groups.

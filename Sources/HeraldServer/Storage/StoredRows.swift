@@ -84,9 +84,12 @@ enum Rows {
         return Conversation(id: try row.text("id"), kind: kind, title: try row.optionalText("title"))
     }
 
-    /// The user in a row of `id`, `name`, `picture`, if they have a name (they signed in at least once).
+    /// The user in a row of `id`, `name`, `picture`, `known`, if they are one: they signed in or the app's backend
+    /// made them (a name may then be empty: a sign-in that carried neither a name nor an email; clients say
+    /// "Someone"), or they have a name (an erased user's).
     static func person(_ row: some StoredRow) throws -> Person? {
-        guard let name = try row.optionalText("name"), !name.isEmpty else { return nil }
+        let name = try row.optionalText("name") ?? ""
+        guard try !name.isEmpty || row.bool("known") else { return nil }
         return Person(id: try row.text("id"), displayName: name, avatarURL: try row.optionalText("picture").flatMap(URL.init(string:)))
     }
 

@@ -116,8 +116,16 @@ function tokenRenewal(me) {
   };
 }
 
+/** The name a token's claims give: its `name`, else its email's local part (as the server takes it), else none
+ * (shown as "Someone"): never the raw id. */
+function claimedName(who) {
+  if (typeof who.name === "string" && who.name.trim() !== "") return who.name;
+  const email = typeof who.email === "string" ? who.email : "";
+  return email.includes("@") ? email.slice(0, email.lastIndexOf("@")).trim() : "";
+}
+
 function start(token, who) {
-  const me = { id: who.sub, name: typeof who.name === "string" ? who.name : who.sub };
+  const me = { id: who.sub, name: claimedName(who) };
   const client = new HeraldClient({ token, renew: tokenRenewal(me), device: deviceID() });
   session = {
     client,
@@ -145,7 +153,7 @@ function start(token, who) {
   client.setAppState(document.hidden ? "background" : "foreground");
   $("sign-in").hidden = true;
   $("app").hidden = false;
-  $("me-name").textContent = cleanText(me.name);
+  $("me-name").textContent = cleanText(displayName(me.name));
   $("me-avatar").replaceChildren(avatar({ name: me.name, id: me.id, initials: initials(me.name) }));
   $("coalesce").checked = localStorage.getItem(coalesceKey) === "1";
   $("conversations").replaceChildren();

@@ -47,10 +47,10 @@ public struct HeraldService: Sendable {
     public func putUser(_ id: String, name: String, picture: URL? = nil) async throws -> WirePerson {
         struct Body: Encodable {
             var name: String
-            var picture: String?
+            var avatarURL: String?
         }
         return try await transport.request(
-            .PUT, "/v1/service/users/\(escape(id))", body: Body(name: name, picture: picture?.absoluteString), as: WirePerson.self)
+            .PUT, "/v1/service/users/\(escape(id))", body: Body(name: name, avatarURL: picture?.absoluteString), as: WirePerson.self)
     }
 
     /// A user as others see them (`GET /v1/service/users/{id}`).
@@ -137,7 +137,7 @@ public struct HeraldService: Sendable {
     ) async throws -> (message: WireMessage, created: Bool) {
         struct Body: Encodable {
             var id: String?
-            var sender: String?
+            var senderId: String?
             var text: String?
             var imageURL: String?
             var silent: Bool
@@ -145,7 +145,7 @@ public struct HeraldService: Sendable {
         let path = "/v1/service/conversations/\(escape(conversationID))/messages"
         let answer = try await transport.exchange(
             .POST, path,
-            body: Body(id: id, sender: sender, text: text, imageURL: imageURL?.absoluteString, silent: silent))
+            body: Body(id: id, senderId: sender, text: text, imageURL: imageURL?.absoluteString, silent: silent))
         return (try transport.decode(WireMessage.self, from: answer.data, method: .POST, path: path), answer.status == 201)
     }
 

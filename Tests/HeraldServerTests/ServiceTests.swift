@@ -71,6 +71,14 @@ struct ServiceTests {
             }
             let unknown = try await call("POST", "/conversations", #"{"id": "c-1", "kind": "group", "members": ["alice", "zed"]}"#)
             #expect(unknown.status == 400 && unknown.errorCode == "unknown_user")
+            #expect(unknown.errorMessage.contains("PUT /v1/service/users/{id}"), "the backend is told what to do: \(unknown.text)")
+            // A picture under its name in answers, or its older one; both, differing, is refused.
+            let pictured = try await call("PUT", "/users/carol", #"{"name": "Carol", "avatarURL": "https://img.example/c.png"}"#)
+            #expect(pictured.status == 200 && pictured.field("avatarURL") == "https://img.example/c.png", "\(pictured.text)")
+            let older = try await call("PUT", "/users/carol", #"{"name": "Carol", "picture": "https://img.example/c2.png"}"#)
+            #expect(older.status == 200 && older.field("avatarURL") == "https://img.example/c2.png", "\(older.text)")
+            let both = try await call("PUT", "/users/carol", #"{"name": "Carol", "avatarURL": "https://a.example/1", "picture": "https://a.example/2"}"#)
+            #expect(both.status == 400 && both.errorCode == "invalid_request" && both.text.contains("avatarURL"), "\(both.text)")
             let body = #"{"id": "order-42", "kind": "group", "title": "Order 42", "members": ["alice", "bob"], "owners": ["alice"]}"#
             let created = try await call("POST", "/conversations", body)
             #expect(created.status == 201, "\(created.text)")
@@ -96,13 +104,18 @@ struct ServiceTests {
             let directChange = try await call("POST", "/conversations/dm-ab/members", #"{"members": ["carol"]}"#)
             #expect(directChange.status == 409 && directChange.errorCode == "direct_conversation")
 
-            let asBob = try await call("POST", "/conversations/order-42/messages", #"{"id": "m1", "sender": "bob", "text": "Shipped?"}"#)
+            let asBob = try await call("POST", "/conversations/order-42/messages", #"{"id": "m1", "senderId": "bob", "text": "Shipped?"}"#)
             #expect(asBob.status == 201)
+            // The same post under the field's older name: the same message.
             let again = try await call("POST", "/conversations/order-42/messages", #"{"id": "m1", "sender": "bob", "text": "Shipped?"}"#)
             let (first, repeated) = (try asBob.decode(MessageJSON.self), try again.decode(MessageJSON.self))
             #expect(again.status == 200 && repeated == first)
-            let notMember = try await call("POST", "/conversations/order-42/messages", #"{"sender": "alice", "text": "hi"}"#)
+            let notMember = try await call("POST", "/conversations/order-42/messages", #"{"senderId": "alice", "text": "hi"}"#)
             #expect(notMember.status == 403 && notMember.errorCode == "not_a_member")
+            let twoSenders = try await call("POST", "/conversations/order-42/messages", #"{"senderId": "bob", "sender": "carol", "text": "hi"}"#)
+            #expect(twoSenders.status == 400 && twoSenders.errorCode == "invalid_request")
+            let nobody = try await call("POST", "/conversations/order-42/messages", #"{"senderId": "zed", "text": "hi"}"#)
+            #expect(nobody.status == 400 && nobody.errorCode == "unknown_user" && nobody.errorMessage.contains("PUT /v1/service/users"))
             let system = try await call("POST", "/conversations/order-42/messages", #"{"text": "Your order has shipped", "silent": true}"#)
             #expect(system.status == 201)
             #expect(system.text.contains(#""silent":true"#))

@@ -156,6 +156,39 @@ struct StartupTests {
         #expect(!summary.contains("hunter2"))
     }
 
+    @Test("a stream without `device` that says its app is in the background is warned about in the log, once for its user; with `device`, never")
+    func devicelessBackgroundWarned() async throws {
+        let folder = try makeTemporaryFolder("herald-deviceless")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = folder.appendingPathComponent("serve.log")
+        let server = try await ServerProcess(
+            database: folder.appendingPathComponent("herald.sqlite").path, secret: TestServer.secret, errorLog: log)
+        defer { server.stop() }
+        let tokens = await TokenAuthority(secret: TestServer.secret)
+        let (bob, carol) = (try await tokens.token(userID: "bob", name: "Bob"), try await tokens.token(userID: "carol", name: "Carol"))
+        func background(_ token: String, device: String? = nil) async throws {
+            let socket = try await TestSocket.connect(
+                url: "ws://127.0.0.1:\(server.port)/v1/stream?token=\(token)" + (device.map { "&device=\($0)" } ?? ""))
+            var frames = FrameReader(socket)
+            _ = try await frames.untilReady()
+            socket.send(#"{"type": "app", "state": "background"}"#)
+            socket.send(#"{"type": "app", "state": "foreground"}"#)
+            socket.send(#"{"type": "app", "state": "background"}"#)
+            _ = try await frames.drain(socket)
+            socket.close()
+            _ = try await socket.closed()
+        }
+        try await background(carol, device: "carols-phone")
+        try await background(bob)
+        try await background(bob)
+        let warnings = { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("a stream without `device`") } }
+        try await eventually("bob's warning in the log") { !warnings().isEmpty }
+        #expect(warnings().count == 1, "once: \(warnings())")
+        #expect(warnings().first?.contains("user=bob") == true && warnings().first?.contains("?device=") == true)
+        #expect(await server.terminate() == 0)
+        #expect(warnings().count == 1, "still once, and never for carol, who said which device she is")
+    }
+
     @Test("a port in use and a database that cannot be opened are one line each, naming what failed")
     func unusableResources() async throws {
         let holder = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)

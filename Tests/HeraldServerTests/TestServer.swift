@@ -154,6 +154,16 @@ struct HTTPResult {
     var errorCode: String? {
         (try? decode(ErrorJSON.self))?.error.code
     }
+
+    /// An error answer's message, unescaped.
+    var errorMessage: String {
+        (try? decode(ErrorJSON.self))?.error.message ?? ""
+    }
+
+    /// A string field of a JSON object answer.
+    func field(_ name: String) -> String? {
+        ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])?[name] as? String
+    }
 }
 
 struct ErrorJSON: Decodable {

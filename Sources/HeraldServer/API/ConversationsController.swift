@@ -73,14 +73,19 @@ struct ConversationsController {
     /// Only people who exist: a mistyped id, a look-alike one, or a name typed for an id is an error, never an
     /// empty member.
     ///
+    /// - Parameter byBackend: the caller is the app's backend, which can make the users itself; a member waits for
+    ///   them to sign in (or for the backend). The error says which.
     /// - Throws: ``APIError`` `unknown_user`, naming up to five of them.
-    static func requireKnown(_ ids: Set<String>, in store: any Store) async throws {
+    static func requireKnown(_ ids: Set<String>, in store: any Store, byBackend: Bool = false) async throws {
         let unknown = try await store.unknownUsers(among: Array(ids))
         guard !unknown.isEmpty else { return }
         let named = unknown.prefix(5).map { "\"\(ControlCharacters.escaped($0))\"" }.joined(separator: ", ")
         throw APIError(
             .badRequest, .unknownUser,
-            "no user has the id \(named)\(unknown.count > 5 ? " (and \(unknown.count - 5) more)" : ""): a person can be added once they have signed in")
+            "no user has the id \(named)\(unknown.count > 5 ? " (and \(unknown.count - 5) more)" : ""): "
+                + (byBackend
+                    ? "make each with PUT /v1/service/users/{id} (a name, and a picture if you have one), then add them"
+                    : "a person can be added once they have signed in, or once the app's backend made them"))
     }
 
     /// `GET /v1/conversations/{id}`: the conversation as the caller's list shows it, with its members and owners.

@@ -34,7 +34,24 @@ struct ServiceController {
 
     struct UserRequest: Decodable {
         var name: String
+        /// The picture, named as the answers name it; `picture` (its first name, as in tokens) is still taken.
+        var avatarURL: String?
         var picture: String?
+
+        /// The picture given under either name.
+        ///
+        /// - Throws: ``APIError`` `invalid_request` when both are given and differ.
+        func givenPicture() throws -> String? {
+            try ServiceController.oneOf(avatarURL, picture, names: ("avatarURL", "picture"))
+        }
+    }
+
+    /// The value of a field sent under its name or its older one: one of them, or both the same.
+    static func oneOf(_ current: String?, _ older: String?, names: (current: String, older: String)) throws -> String? {
+        if let current, let older, current != older {
+            throw APIError.invalidRequest("`\(names.current)` and `\(names.older)` (its older name) differ: send `\(names.current)` alone")
+        }
+        return current ?? older
     }
 
     /// `PUT /v1/service/users/{userId}`: creates or updates a user (`name`, `picture`), who can then be added to
@@ -45,9 +62,9 @@ struct ServiceController {
         let name = try Input.displayText(body.name, field: "name")
         guard !name.allSatisfy(\.isWhitespace) else { throw APIError.invalidRequest("`name` must not be blank") }
         var picture: URL?
-        if let text = body.picture {
+        if let text = try body.givenPicture() {
             guard let url = Input.webURL(text) else {
-                throw APIError.invalidRequest("`picture` must be an http or https URL of at most \(Input.maxURLBytes) bytes")
+                throw APIError.invalidRequest("`avatarURL` must be an http or https URL of at most \(Input.maxURLBytes) bytes")
             }
             picture = url
         }
@@ -98,7 +115,7 @@ struct ServiceController {
             guard !members.isEmpty else { throw APIError.invalidRequest("`members` names at least one person") }
             guard owners.isSubset(of: members) else { throw APIError.invalidRequest("every one of `owners` must be in `members`") }
         }
-        try await ConversationsController.requireKnown(members, in: store)
+        try await ConversationsController.requireKnown(members, in: store, byBackend: true)
         var title = try body.title.map { try Input.displayText($0, field: "title") }
         if title?.allSatisfy(\.isWhitespace) == true || body.kind == .direct { title = nil }
         let (record, created) = try await store.createConversation(NewConversation(
@@ -135,7 +152,7 @@ struct ServiceController {
         let body = try await request.decodeJSON(as: ConversationsController.AddRequest.self, context: context)
         guard !body.members.isEmpty else { throw APIError.invalidRequest("`members` names at least one person to add") }
         let members = try ConversationsController.memberIDs(body.members, limit: limits.maxGroupMembers)
-        try await ConversationsController.requireKnown(Set(members), in: store)
+        try await ConversationsController.requireKnown(Set(members), in: store, byBackend: true)
         let outcome = try await messenger.change(.add(members, history: body.history ?? .full), in: id, by: .service)
         return try ConversationsController.answer(outcome)
     }
@@ -166,6 +183,8 @@ struct ServiceController {
 
     struct PostRequest: Decodable {
         var id: String?
+        /// Who it is from, named as messages name it; `sender` (its first name) is still taken.
+        var senderId: String?
         var sender: String?
         var text: String?
         var imageURL: String?
@@ -181,10 +200,12 @@ struct ServiceController {
         let id = try context.parameters.id("id")
         let body = try await request.decodeJSON(as: PostRequest.self, context: context)
         var sender = Person(id: "", displayName: "")
-        if let senderID = body.sender {
-            _ = try Input.id(senderID, field: "sender")
+        if let senderID = try Self.oneOf(body.senderId, body.sender, names: ("senderId", "sender")) {
+            _ = try Input.id(senderID, field: "senderId")
             guard let person = try await store.user(id: senderID) else {
-                throw APIError(.badRequest, .unknownUser, "`sender` is no user this server knows")
+                throw APIError(
+                    .badRequest, .unknownUser,
+                    "`senderId` is no user this server knows: make them with PUT /v1/service/users/{id} first")
             }
             sender = person
         }
@@ -195,7 +216,7 @@ struct ServiceController {
                 mentions: Mentions(ids: body.mentions ?? [], all: body.mentionsAll ?? false), as: sender,
                 silent: body.silent ?? false)
         } catch let error as APIError where error.code == .notAMember {
-            throw APIError(.forbidden, .notAMember, "`sender` is not a member of this conversation")
+            throw APIError(.forbidden, .notAMember, "`senderId` is not a member of this conversation")
         }
         switch outcome {
         case .stored(let message): return EditedResponse(status: .created, response: WireMessage(message))

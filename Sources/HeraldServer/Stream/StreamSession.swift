@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HummingbirdWebSocket
 import Logging
+import NIOConcurrencyHelpers
 import NIOWebSocket
 import HeraldProtocol
 import ServiceLifecycle
@@ -14,6 +15,9 @@ import ServiceLifecycle
 /// skipping any the catch-up already sent: no gap and no duplicate. Without `after`, the catch-up starts at the
 /// latest `seq` read before registering, so nothing stored while the connection was being set up is missed.
 struct StreamSession {
+    /// The users already warned that a stream of theirs without `device` went to the background.
+    static let deviceless = OnceEach(limit: 10_000)
+
     let identity: Identity
     let after: Int64?
     /// The app's id for the device, from the `device` parameter: while it is connected it gets no push.
@@ -207,6 +211,14 @@ struct StreamSession {
             messenger.hub.update(connection) { $0.focus = focus }
         case .app(let state):
             messenger.hub.update(connection) { $0.appState = state }
+            if state == .background, device == nil, Self.deviceless.firstWarning(for: identity.userID) {
+                logger.warning(
+                    """
+                    a stream without `device` says its app is in the background: the server cannot tell which phone \
+                    it is, so that phone is pushed too and may show a message twice (connect with ?device=<its id>, \
+                    the id it registered for push); said once per user
+                    """, metadata: ["user": "\(identity.userID)"])
+            }
         case .ping:
             outbox.send(OutboundFrame(text: ServerFrame.pong.text))
         case .received(let through):
@@ -233,5 +245,25 @@ struct StreamSession {
             logger.error("stream frame failed", metadata: ["user": "\(identity.userID)", "error": "\(error)"])
         }
         return OutboundFrame(text: ServerFrame.refusal(error, ref: ref).text)
+    }
+}
+
+/// Says whether something is the first for a key, each key once, for up to `limit` keys (then never again): a
+/// warning per user that cannot fill the log or memory.
+final class OnceEach: Sendable {
+    private let seen = NIOLockedValueBox<Set<String>>([])
+    private let limit: Int
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// True the first time `key` is asked about, while fewer than `limit` keys were.
+    func firstWarning(for key: String) -> Bool {
+        seen.withLockedValue { seen in
+            guard seen.count < limit, !seen.contains(key) else { return false }
+            seen.insert(key)
+            return true
+        }
     }
 }

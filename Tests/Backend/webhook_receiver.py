@@ -48,7 +48,8 @@ class Receiver(BaseHTTPRequestHandler):
             event = {}
         line = {"status": status, "id": event.get("id"), "type": event.get("type"), "seq": event.get("seq"),
                 "conversationId": event.get("conversationId"), "data": event.get("data"),
-                "headerId": self.headers.get("Herald-Event-Id")}
+                "headerId": self.headers.get("Herald-Event-Id"), "keys": sorted(event.keys()),
+                "dataKeys": sorted((event.get("data") or {}).keys())}
         with lock, open(LOG, "a") as log:
             log.write(json.dumps(line) + "\n")
         self.send_response(status)

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldServer
+import HeraldService
 import HeraldTestSupport
 import Logging
 import Testing
@@ -49,6 +50,33 @@ struct OpenAPIDocument {
         return Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
     }
 
+    /// The names under `webhooks`.
+    var webhooks: Set<String> {
+        var result: Set<String> = []
+        var inWebhooks = false
+        for line in lines {
+            if Self.indent(line) == 0 { inWebhooks = line == "webhooks:"; continue }
+            if inWebhooks, Self.indent(line) == 2, line.hasSuffix(":") {
+                result.insert(String(line.trimmingCharacters(in: .whitespaces).dropLast()))
+            }
+        }
+        return result
+    }
+
+    /// The schema of a webhook type's `data`: `message.new` → `WebhookMessageNewData`.
+    static func webhookDataSchema(_ type: String) -> String {
+        "Webhook" + type.split(separator: ".").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined() + "Data"
+    }
+
+    /// An object schema's properties (its own, not nested ones).
+    func properties(_ name: String) -> Set<String> {
+        let lines = schema(name)
+        guard let start = lines.firstIndex(of: "      properties:") else { return [] }
+        return Set(lines[(start + 1)...].prefix { Self.indent($0) > 6 || $0.isEmpty }
+            .filter { Self.indent($0) == 8 && $0.hasSuffix(":") }
+            .map { String($0.trimmingCharacters(in: .whitespaces).dropLast()) })
+    }
+
     /// A string schema's enum values, written as a block list.
     func enumValues(_ name: String) -> Set<String> {
         Set(schema(name).filter { $0.hasPrefix("        - ") }.map { String($0.dropFirst(10)) })
@@ -71,6 +99,19 @@ struct OpenAPITests {
             let documented = try OpenAPIDocument().operations
             #expect(routes == documented)
         }
+    }
+
+    @Test("it describes exactly the webhooks the server sends, each with a schema for its data (the bodies are checked against them in WebhookTests)")
+    func webhooks() throws {
+        let document = try OpenAPIDocument()
+        #expect(document.webhooks == Set(WebhookEventType.allCases.map(\.rawValue)))
+        for type in WebhookEventType.allCases {
+            let schema = OpenAPIDocument.webhookDataSchema(type.rawValue)
+            #expect(!document.required(schema).isEmpty, "\(schema)")
+            #expect(document.required(schema).isSubset(of: document.properties(schema)), "\(schema)")
+            #expect(document.lines.contains("                      $ref: \"#/components/schemas/\(schema)\""), "\(type.rawValue) uses \(schema)")
+        }
+        #expect(document.required("WebhookEvent") == ["id", "type", "time", "seq", "conversationId", "data"])
     }
 
     @Test("its error codes are exactly the server's")

@@ -92,6 +92,9 @@ struct WebhookTests {
         var conversationId: String?
         var data: Data?
         var headerId: String?
+        /// The body's keys, and its `data`'s.
+        var keys: [String]?
+        var dataKeys: [String]?
     }
 
     @Test("a receiver down with 3,000 events queued in 30 conversations: the idle server waits for the next retry it can make, it does not spin (processor time and memory over 15 s, printed and bounded)")
@@ -240,6 +243,16 @@ struct WebhookTests {
             expected.allSatisfy { has($0.0, $0.1) }
         }
         #expect(Set(delivered().compactMap(\.type)) == Set(WebhookEventType.allCases.map(\.rawValue)))
+        // Each body is as /openapi.yaml describes its type: the envelope's fields, and its data's (every required
+        // one there, nothing undescribed).
+        let document = try OpenAPIDocument()
+        for delivery in delivered() {
+            let type = delivery.type ?? ""
+            #expect(Set(delivery.keys ?? []) == document.required("WebhookEvent"), "\(type): \(delivery.keys ?? [])")
+            let schema = OpenAPIDocument.webhookDataSchema(type)
+            let keys = Set(delivery.dataKeys ?? [])
+            #expect(document.required(schema).isSubset(of: keys) && keys.isSubset(of: document.properties(schema)), "\(type): \(keys) against \(schema)")
+        }
         #expect(receiver.deliveries.allSatisfy { $0.status != 401 }, "every signature verified")
         #expect(delivered().allSatisfy { $0.headerId == $0.id })
         // In seq order per conversation (a delivery repeated after the SIGKILL repeats its seq, never goes back).

@@ -127,7 +127,9 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     private let receipts = NIOLockedValueBox<[DeviceKey: Int64]>([:])
     private let receiptSignal = WakeSignal()
     /// The least time between two writes of confirmations: a flood of them is one write of each device's furthest.
-    static let receiptInterval = Duration.milliseconds(50)
+    /// At most a second, and a fifth of the grace period, so a confirmation is written long before the push it
+    /// holds back falls due.
+    var receiptInterval: Duration { min(.seconds(1), settings.confirmWithin / 5) }
 
     /// A dispatcher sending through `providers`; `http` is shut down when it stops. With several nodes, `cluster`
     /// tells of the other nodes' connections. It decides on the entries of `store`'s log once it was added to it as a
@@ -389,7 +391,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
                 }
             }
             if stopped || Task.isCancelled { return }
-            try? await Task.sleep(for: Self.receiptInterval)
+            try? await Task.sleep(for: receiptInterval)
         }
     }
 

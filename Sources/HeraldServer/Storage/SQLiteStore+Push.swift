@@ -224,23 +224,38 @@ extension SQLiteStore {
     @discardableResult
     public func recordReceipts(_ receipts: [PushReceipt]) async throws -> Int {
         guard !receipts.isEmpty else { return 0 }
+        // Three statements a batch of up to 500 devices (not three a device): a flood of confirmations from
+        // thousands of streams is a few statements a second on the writer, beside the posts.
         return try await database.transaction { connection in
             var dropped = 0
-            for receipt in receipts {
-                let binds: [SQLiteValue] = [.text(receipt.userID), .text(receipt.device), .integer(Int(receipt.through))]
+            for chunk in stride(from: 0, to: receipts.count, by: 500).map({ receipts[$0..<min($0 + 500, receipts.count)] }) {
+                let rows = Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", ")
+                let binds = chunk.flatMap { [SQLiteValue.text($0.userID), .text($0.device), .integer(Int($0.through))] }
+                let confirmed = "WITH r(user_id, device, through) AS (VALUES \(rows))"
                 try connection.query(
                     """
-                    INSERT INTO push_receipts (user_id, device, through) SELECT ?1, ?2, ?3
-                    WHERE NOT EXISTS (SELECT 1 FROM users WHERE id = ?1 AND erased)
+                    \(confirmed)
+                    INSERT INTO push_receipts (user_id, device, through)
+                    SELECT r.user_id, r.device, max(r.through) FROM r
+                    WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = r.user_id AND u.erased)
+                    GROUP BY r.user_id, r.device
                     ON CONFLICT (user_id, device) DO UPDATE SET through = max(through, excluded.through)
-                    """, binds)
+                    """, binds, keep: false)
                 dropped += try connection.query(
                     """
-                    DELETE FROM push_jobs WHERE user_id = ?1 AND kind = 'alert' AND leased = 0 AND seq <= ?3
-                        AND (covered_by = 'member' OR (covered_by = 'device' AND device_id = ?2))
+                    \(confirmed)
+                    DELETE FROM push_jobs WHERE kind = 'alert' AND leased = 0 AND id IN (
+                        SELECT j.id FROM push_jobs j JOIN r ON j.user_id = r.user_id
+                        WHERE j.seq <= r.through AND (j.covered_by = 'member' OR (j.covered_by = 'device' AND j.device_id = r.device)))
                     RETURNING id
-                    """, binds).count
-                try connection.query("DELETE FROM push_sent WHERE user_id = ?1 AND device_id = ?2 AND seq <= ?3", binds)
+                    """, binds, keep: false).count
+                try connection.query(
+                    """
+                    \(confirmed)
+                    DELETE FROM push_sent WHERE rowid IN (
+                        SELECT s.rowid FROM push_sent s JOIN r ON s.user_id = r.user_id AND s.device_id = r.device
+                        WHERE s.seq <= r.through)
+                    """, binds, keep: false)
             }
             return dropped
         }

@@ -219,7 +219,31 @@ public enum ClientFrame: Codable, Hashable, Sendable {
     ///
     /// - Throws: `DecodingError` for text that is not a frame; ``UnknownFrameType`` for a `type` it does not know.
     public init(parsing text: String) throws {
+        // The frame a stream carries most, a client's confirmation (up to four a second from every stream), is read
+        // without a JSON decoder when written as the clients write it (the JavaScript client's key order, or the
+        // Swift client's sorted keys). Any other spelling is decoded, to the same frame or the same refusal.
+        if let through = Self.plainConfirmation(text) {
+            self = .received(through: through)
+            return
+        }
         self = try WireJSON.decoder().decode(ClientFrame.self, from: Data(text.utf8))
+    }
+
+    /// `through` of `{"type":"received","through":N}` or `{"through":N,"type":"received"}` written exactly so (no
+    /// spaces, `N` a JSON integer from 0 to 18 digits), else nil.
+    static func plainConfirmation(_ text: String) -> Int64? {
+        let utf8 = text.utf8
+        let typeFirst = (#"{"type":"received","through":"#.utf8, "}".utf8)
+        let throughFirst = (#"{"through":"#.utf8, #","type":"received"}"#.utf8)
+        for (prefix, suffix) in [typeFirst, throughFirst] where utf8.starts(with: prefix) && utf8.reversed().starts(with: suffix.reversed()) {
+            guard utf8.count > prefix.count + suffix.count else { return nil }
+            let digits = utf8.dropFirst(prefix.count).dropLast(suffix.count)
+            guard digits.count <= 18, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  digits.first != UInt8(ascii: "0") || digits.count == 1
+            else { return nil }
+            return digits.reduce(0) { $0 * 10 + Int64($1 - UInt8(ascii: "0")) }
+        }
+        return nil
     }
 
     /// The `id` of a frame, read leniently so an error about a malformed `send` can still name it.

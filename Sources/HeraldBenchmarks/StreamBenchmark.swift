@@ -351,7 +351,7 @@ struct FanOutClient: Sendable {
         switch wire {
         case .herald(let token):
             try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/v1/stream?token=\(token)", logger: logger) { inbound, outbound, _ in
-                // Confirmations as the clients send them (`received`, at most one each 250 ms; here sent when a
+                // Confirmations as the clients send them (`received`, at most one a second; here sent when a
                 // message comes, so the last of a burst waits for the next message rather than for a timer).
                 var confirmedAt = ContinuousClock.now - HeraldClient.confirmationInterval
                 for try await message in inbound.messages(maxSize: 1 << 20) {

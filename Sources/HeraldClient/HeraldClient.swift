@@ -43,9 +43,10 @@ public final class HeraldClient: Sendable {
         var paused = false
     }
 
-    /// The least time between two `received` frames: a burst of messages is confirmed by one, well within the
-    /// stream's frame budget.
-    public static let confirmationInterval = Duration.milliseconds(250)
+    /// The least time between two `received` frames: the first message after a quiet spell is confirmed at once, a
+    /// burst by one frame a second, well within the stream's frame budget and the server's grace period (5 s).
+    /// Measured: four a second cost the server a tenth more CPU per delivery at ten messages a second a stream.
+    public static let confirmationInterval = Duration.seconds(1)
 
     /// The codes with which the server refuses a token: no retry can succeed with the same one.
     static let tokenRefusals: Set<String> = ["missing_token", "invalid_token", "token_expired"]

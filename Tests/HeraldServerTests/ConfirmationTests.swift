@@ -16,7 +16,7 @@ import Testing
 @Suite("Confirmations: a connected device holds back only the pushes it confirmed", .timeLimit(.minutes(5)), .childProcesses)
 struct ConfirmationTests {
     /// `HERALD_CONFIRM_WITHIN` for these servers, in seconds.
-    static let grace = 2.0
+    static let grace = 3.0
 
     /// A server with Bob's phone registered, the chat, and the tokens.
     struct Scene: Sendable {

@@ -8,9 +8,9 @@ import { Stream } from "./stream.js";
 /** Codes of a refused send that are worth trying again (with the same id, so it is stored once). */
 const retriedCodes = new Set(["rate_limited", "database_unavailable", "storage_full", "internal", "server_busy"]);
 
-/** The least time between two `received` frames, in ms: a burst of messages is confirmed by one, well within the
- *  stream's frame budget. */
-export const confirmationInterval = 250;
+/** The least time between two `received` frames, in ms: the first message after a quiet spell is confirmed at once,
+ *  a burst by one frame a second, well within the stream's frame budget and the server's grace period (5 s). */
+export const confirmationInterval = 1000;
 
 /** Entry kinds the `member` event carries (docs/protocol.md, "Groups that change"). */
 export const memberEvents = new Set(["member_added", "member_removed", "member_left", "owner_added", "owner_removed", "renamed", "deleted"]);

@@ -281,7 +281,7 @@ extension BenchCommand {
 
         func validate() throws {
             guard messages > 0 else { throw ValidationError("--messages must be positive") }
-            guard (0.05...300).contains(grace) else { throw ValidationError("--grace is from 0.05 to 300 seconds") }
+            guard (2...300).contains(grace) else { throw ValidationError("--grace is from 2 to 300 seconds (HERALD_CONFIRM_WITHIN's range)") }
         }
 
         func run() async throws {

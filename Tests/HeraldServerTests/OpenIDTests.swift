@@ -38,6 +38,16 @@ struct OpenIDTests {
         let redirects = NIOLockedValueBox(false)
         let detours = NIOLockedValueBox(0)
 
+        /// Names itself the issuer at `port`, and the server's settings that take its tokens for this test's audience.
+        func settings(port: Int) -> OpenIDSettings {
+            let address = "http://127.0.0.1:\(port)"
+            issuer.withLockedValue { $0 = address }
+            var settings = OpenIDSettings()
+            settings.issuers = [address]
+            settings.audiences = [OpenIDTests.audience]
+            return settings
+        }
+
         var jwks: String { #"{"keys": [\#(published.withLockedValue { $0 }.joined(separator: ", "))]}"# }
 
         static func ecJWK(_ key: ES256PrivateKey, kid: String) throws -> String {
@@ -64,11 +74,8 @@ struct OpenIDTests {
         await signers.add(rsa: rsaKey, digestAlgorithm: .sha256, kid: "rsa-1")
 
         try await Self.serving(provider) { port, stopProvider in
-            let issuer = "http://127.0.0.1:\(port)"
-            provider.issuer.withLockedValue { $0 = issuer }
-            var openID = OpenIDSettings()
-            openID.issuers = [issuer]
-            openID.audiences = [Self.audience]
+            var openID = provider.settings(port: port)
+            let issuer = openID.issuers[0]
             openID.refetchWait = .milliseconds(200)
             func token(
                 _ kid: String, sub: String = "firebase-uid-1", iss: String? = nil, aud: String = OpenIDTests.audience,
@@ -179,11 +186,8 @@ struct OpenIDTests {
         await signers.add(ecdsa: key, kid: "n-1")
         let serviceKey = String(repeating: "s", count: 40)
         try await Self.serving(provider) { port, _ in
-            let issuer = "http://127.0.0.1:\(port)"
-            provider.issuer.withLockedValue { $0 = issuer }
-            var openID = OpenIDSettings()
-            openID.issuers = [issuer]
-            openID.audiences = [Self.audience]
+            let openID = provider.settings(port: port)
+            let issuer = openID.issuers[0]
             func token(_ sub: String, email: String?) async throws -> String {
                 try await signers.sign(IDClaims(
                     sub: .init(value: sub), iss: .init(value: issuer), aud: .init(value: [Self.audience]),
@@ -256,11 +260,8 @@ struct OpenIDTests {
         let signers = JWTKeyCollection()
         await signers.add(ecdsa: key, kid: "ec-1")
         try await Self.serving(provider) { port, _ in
-            let issuer = "http://127.0.0.1:\(port)"
-            provider.issuer.withLockedValue { $0 = issuer }
-            var openID = OpenIDSettings()
-            openID.issuers = [issuer]
-            openID.audiences = [Self.audience]
+            var openID = provider.settings(port: port)
+            let issuer = openID.issuers[0]
             openID.refetchWait = .milliseconds(1)
             let token = try await Self.idToken(signers, kid: "ec-1", issuer: issuer, sub: "uid-1")
             try await TestServer.run(configure: { $0.openID = openID }) { server in

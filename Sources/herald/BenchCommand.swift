@@ -1,5 +1,6 @@
 import ArgumentParser
 import HeraldBenchmarks
+import HeraldServer
 
 /// `herald bench`: benchmarks that print figures.
 struct BenchCommand: ParsableCommand {
@@ -281,10 +282,14 @@ extension BenchCommand {
 
         func validate() throws {
             guard messages > 0 else { throw ValidationError("--messages must be positive") }
-            guard (2...300).contains(grace) else { throw ValidationError("--grace is from 2 to 300 seconds (HERALD_CONFIRM_WITHIN's range)") }
+            let range = PushSettings.confirmWithinRange
+            guard range.contains(grace) else {
+                throw ValidationError("--grace is from \(Int(range.lowerBound)) to \(Int(range.upperBound)) seconds (HERALD_CONFIRM_WITHIN's range)")
+            }
         }
 
         func run() async throws {
+            noteDebugBuild("away")
             var options = AwayBenchmark.Options()
             options.messages = messages
             options.grace = .milliseconds(Int64((grace * 1000).rounded()))

@@ -102,13 +102,17 @@ struct PostgresServeTests {
         let (nodeA, nodeB, onB, chat, fake, url) = (nodes.a, nodes.b, nodes.onB, nodes.chat, nodes.fake, nodes.url)
         func pushed() -> [String] { fake.requests.compactMap(\.messageID) }
 
-        // Bob is in the foreground on node A: a message posted on node B pushes nothing.
+        // Bob is in the foreground on node A: a message posted on node B, which his stream confirms as a client
+        // does, pushes nothing (unconfirmed, it would be pushed after HERALD_CONFIRM_WITHIN: rule 8).
         let socket = try await TestSocket.connect(url: "ws://127.0.0.1:\(nodeA.port)/v1/stream?token=\(bob)")
         defer { socket.close() }
         var reader = FrameReader(socket)
         _ = try await reader.untilReady()
         try await Self.waitForPresence(of: "bob", foreground: true, in: url)
         #expect(try await onB.post(alice, to: chat, id: "while-looking", text: "you see this on A") == 201)
+        var looking = try await reader.next()
+        while looking.message?.id != "while-looking" { looking = try await reader.next() }
+        socket.confirm(through: try #require(looking.message?.seq))
         // The decision is made from the log just after the commit: it was made before Bob goes away.
         try await Self.waitForPushDecisions(through: 1, in: url)
 

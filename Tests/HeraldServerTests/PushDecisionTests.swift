@@ -290,7 +290,7 @@ struct PushDecisionTests {
             while last == 0 {
                 if let message = try await frames.next().message, message.id == "flood-20" { last = message.seq }
             }
-            let writesBefore = push.server.environment.push.counts.receiptWrites
+            let writesBefore = push.server.environment.push.counts.confirmationWrites
             let started = ContinuousClock.now
             // Two thousand frames, each a little further, as fast as the socket takes them.
             for through in (last - 1_999)...last { phone.confirm(through: max(0, through)) }
@@ -298,8 +298,8 @@ struct PushDecisionTests {
             try await push.eventually("the pushes the confirmations covered dropped") {
                 try await push.server.environment.store.pushJobCount() == 0
             }
-            let writes = push.server.environment.push.counts.receiptWrites - writesBefore
-            let bound = 1 + Int((ContinuousClock.now - started) / push.server.environment.push.receiptInterval)
+            let writes = push.server.environment.push.counts.confirmationWrites - writesBefore
+            let bound = 1 + Int((ContinuousClock.now - started) / push.server.environment.push.confirmationWriteInterval)
             #expect(writes >= 1 && writes <= bound, "\(writes) writes for 2,000 confirmations (at most \(bound) in the time taken)")
             phone.close()
             _ = try await phone.closed()

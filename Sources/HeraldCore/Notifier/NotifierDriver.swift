@@ -85,13 +85,14 @@ public final class NotifierDriver<C: Clock>: Sendable where C.Duration == Durati
                     notifier.advance(to: now)
                 }
                 for timed in effects {
-                    effectSink.yield(timed.effect)
+                    // The banner's callback first: whoever sees it go sees its callback done.
                     switch timed.effect {
                     case .dismiss(let id, _), .drop(let id, _):
                         onClose.removeValue(forKey: id)?()
                     default:
                         break
                     }
+                    effectSink.yield(timed.effect)
                 }
                 if let deadline = notifier.nextDeadline, deadline != armed {
                     armed = deadline

@@ -299,8 +299,7 @@ private struct EnvironmentSettings {
         var push = PushSettings()
         push.delay = try number("HERALD_PUSH_DELAY", in: 0...86_400).map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? push.delay
         push.maxAge = try seconds("HERALD_PUSH_MAX_AGE") ?? push.maxAge
-        // At least 2 s: the clients confirm a burst at most once a second, and the confirmation must land first.
-        push.confirmWithin = try number("HERALD_CONFIRM_WITHIN", in: 2...300)
+        push.confirmWithin = try number("HERALD_CONFIRM_WITHIN", in: PushSettings.confirmWithinRange)
             .map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? push.confirmWithin
         push.lease = try number("HERALD_PUSH_LEASE", in: 1...86_400).map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? push.lease
         push.decisionInterval = try number("HERALD_PUSH_DECISION_INTERVAL", in: 0...60)

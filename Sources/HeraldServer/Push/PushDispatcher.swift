@@ -16,6 +16,9 @@ public struct PushSettings: Hashable, Sendable {
     /// (docs/behaviour.md, rule 8). A frozen app, a vanished network or a hung tab is pushed this long after the
     /// message (or after ``delay``, if that is longer).
     public var confirmWithin: Duration = .seconds(5)
+    /// The seconds ``confirmWithin`` may be: at least 2, since the clients confirm a burst at most once a second and
+    /// the confirmation must land before the push falls due.
+    public static let confirmWithinRange: ClosedRange<Double> = 2...300
     /// How long a push is tried before it is dropped (`HERALD_PUSH_MAX_AGE`, default one hour); also the
     /// expiry the push services are given.
     public var maxAge: Duration = .seconds(3600)
@@ -86,7 +89,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         /// Pushes sent because no device confirmed their message in time (part of ``sent``).
         public var unconfirmed = 0
         /// Batches of confirmations written.
-        public var receiptWrites = 0
+        public var confirmationWrites = 0
     }
 
     /// Entries the log handed on that the decider has not decided on yet.
@@ -124,12 +127,12 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     /// Set at a graceful stop: the send loops start nothing more and end once their sends in flight are answered.
     private let stopping = NIOLockedValueBox(false)
     /// Confirmations not written yet: the furthest of each device.
-    private let receipts = NIOLockedValueBox<[DeviceKey: Int64]>([:])
-    private let receiptSignal = WakeSignal()
+    private let unwritten = NIOLockedValueBox<[DeviceKey: Int64]>([:])
+    private let confirmationSignal = WakeSignal()
     /// The least time between two writes of confirmations: a flood of them is one write of each device's furthest.
     /// At most a second, and a fifth of the grace period, so a confirmation is written long before the push it
     /// holds back falls due.
-    var receiptInterval: Duration { min(.seconds(1), settings.confirmWithin / 5) }
+    var confirmationWriteInterval: Duration { min(.seconds(1), settings.confirmWithin / 5) }
 
     /// A dispatcher sending through `providers`; `http` is shut down when it stops. With several nodes, `cluster`
     /// tells of the other nodes' connections. It decides on the entries of `store`'s log once it was added to it as a
@@ -354,44 +357,44 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     /// `through`: written (coalesced) for the decisions of every node. Never waits.
     func confirmed(userID: String, device: String, through: Int64) {
         guard !providers.isEmpty else { return }
-        receipts.withLockedValue { receipts in
+        unwritten.withLockedValue { unwritten in
             let key = DeviceKey(userID: userID, id: device)
-            receipts[key] = max(receipts[key] ?? 0, through)
+            unwritten[key] = max(unwritten[key] ?? 0, through)
         }
-        receiptSignal.notify()
+        confirmationSignal.notify()
     }
 
-    /// Writes the confirmations as they come, at most every ``receiptInterval``, until the graceful stop; then
+    /// Writes the confirmations as they come, at most every ``confirmationWriteInterval``, until the graceful stop; then
     /// what is left.
-    private func receiptLoop() async {
+    private func confirmationLoop() async {
         while true {
             let stopped = stopping.withLockedValue { $0 }
-            if !stopped { await receiptSignal.wait(timeout: .seconds(60)) }
-            let batch = receipts.withLockedValue { receipts in
-                defer { receipts = [:] }
-                return receipts
+            if !stopped { await confirmationSignal.wait(timeout: .seconds(60)) }
+            let batch = unwritten.withLockedValue { unwritten in
+                defer { unwritten = [:] }
+                return unwritten
             }
             if !batch.isEmpty {
                 do {
-                    let dropped = try await store.recordReceipts(batch.map {
-                        PushReceipt(userID: $0.key.userID, device: $0.key.id, through: $0.value)
+                    let dropped = try await store.recordConfirmations(batch.map {
+                        PushConfirmation(userID: $0.key.userID, device: $0.key.id, through: $0.value)
                     })
-                    counters.withLockedValue { $0.receiptWrites += 1 }
+                    counters.withLockedValue { $0.confirmationWrites += 1 }
                     if dropped > 0 { logger.trace("push: \(dropped) alerts held back by confirmations") }
                 } catch {
                     if stopped { return }
                     // Kept for the next write (a push that goes meanwhile shows once: docs/push.md).
-                    receipts.withLockedValue { receipts in
-                        for (key, through) in batch { receipts[key] = max(receipts[key] ?? 0, through) }
+                    unwritten.withLockedValue { unwritten in
+                        for (key, through) in batch { unwritten[key] = max(unwritten[key] ?? 0, through) }
                     }
                     logger.warning("push: confirmations not recorded", metadata: ["error": "\(error)"])
                     try? await Task.sleep(for: .seconds(1))
-                    receiptSignal.notify()
+                    confirmationSignal.notify()
                     continue
                 }
             }
             if stopped || Task.isCancelled { return }
-            try? await Task.sleep(for: receiptInterval)
+            try? await Task.sleep(for: confirmationWriteInterval)
         }
     }
 
@@ -448,7 +451,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
                 for provider in providers.values {
                     group.addTask { await self.sendLoop(provider) }
                 }
-                group.addTask { await self.receiptLoop() }
+                group.addTask { await self.confirmationLoop() }
                 try? await gracefulShutdown()
                 // The decider stops: a round in progress is cut and rolls back, and what it had not decided is
                 // decided at the next start, from the place kept (deciding a backlog here could outlast the
@@ -459,7 +462,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
                 await deciding.value
                 stopping.withLockedValue { $0 = true }
                 wake(Set(providers.keys))
-                receiptSignal.notify()
+                confirmationSignal.notify()
             }
         } onCancel: {
             deciding.cancel()

@@ -182,7 +182,7 @@ public enum PushCover: String, Hashable, Sendable {
 
 /// How far one device confirmed taking messages in: every message of its user's conversations up to `through`
 /// reached its notification engine (the stream's `received` frame).
-public struct PushReceipt: Hashable, Sendable {
+public struct PushConfirmation: Hashable, Sendable {
     /// The device's user.
     public var userID: String
     /// The device (the stream's `device`), or empty for a stream that did not say.

@@ -267,9 +267,9 @@ extension PostgresStore {
     }
 
     @discardableResult
-    public func recordReceipts(_ receipts: [PushReceipt]) async throws -> Int {
-        guard !receipts.isEmpty else { return 0 }
-        let (users, devices, throughs) = (receipts.map(\.userID), receipts.map(\.device), receipts.map(\.through))
+    public func recordConfirmations(_ confirmations: [PushConfirmation]) async throws -> Int {
+        guard !confirmations.isEmpty else { return 0 }
+        let (users, devices, throughs) = (confirmations.map(\.userID), confirmations.map(\.device), confirmations.map(\.through))
         return try await transaction { connection in
             // One row a device (the furthest, if a batch has two), so the upsert never meets a row twice.
             try await connection.query(

@@ -24,14 +24,14 @@ public protocol PushOutbox: Sendable {
 
     /// Ends leased jobs, in one transaction: each is deleted, and its `followUp` (a receipt to check) queued; an alert
     /// sent is remembered for its device's next catch-up (``pushedSeqs(userID:device:after:through:)``), if the
-    /// device ever had a stream (it has a row of ``recordReceipts(_:)``).
+    /// device ever had a stream (it has a row of ``recordConfirmations(_:)``).
     func finishPushJobs(_ finished: [FinishedPush]) async throws
 
     /// Records how far devices confirmed taking messages in, keeping each one's furthest (an erased user's are
     /// ignored); the alerts their confirmations cover are dropped, and what was pushed to them up to there is
     /// forgotten. Returns the alerts dropped.
     @discardableResult
-    func recordReceipts(_ receipts: [PushReceipt]) async throws -> Int
+    func recordConfirmations(_ confirmations: [PushConfirmation]) async throws -> Int
 
     /// The seqs in `after...through` whose alerts were pushed to `device` of `userID` since it last confirmed.
     func pushedSeqs(userID: String, device: String, after: Int64, through: Int64) async throws -> Set<Int64>

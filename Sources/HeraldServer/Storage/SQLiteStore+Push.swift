@@ -222,25 +222,28 @@ extension SQLiteStore {
     }
 
     @discardableResult
-    public func recordReceipts(_ receipts: [PushReceipt]) async throws -> Int {
-        guard !receipts.isEmpty else { return 0 }
-        // Three statements a batch of up to 500 devices (not three a device): a flood of confirmations from
-        // thousands of streams is a few statements a second on the writer, beside the posts.
+    public func recordConfirmations(_ confirmations: [PushConfirmation]) async throws -> Int {
+        guard !confirmations.isEmpty else { return 0 }
+        // Three statements a batch of up to 512 devices (not three a device): a flood of confirmations from
+        // thousands of streams is a few statements a second on the writer, beside the posts. The padding rows of
+        // NULLs match nothing.
         return try await database.transaction { connection in
             var dropped = 0
-            for chunk in stride(from: 0, to: receipts.count, by: 500).map({ receipts[$0..<min($0 + 500, receipts.count)] }) {
-                let rows = Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", ")
-                let binds = chunk.flatMap { [SQLiteValue.text($0.userID), .text($0.device), .integer(Int($0.through))] }
-                let confirmed = "WITH r(user_id, device, through) AS (VALUES \(rows))"
+            for start in stride(from: 0, to: confirmations.count, by: 512) {
+                let rows = confirmations[start..<min(start + 512, confirmations.count)].map {
+                    [SQLiteValue.text($0.userID), .text($0.device), .integer(Int($0.through))]
+                }
+                let values = SQLiteHandle.padded(rows, width: 3)
+                let confirmed = "WITH r(user_id, device, through) AS (VALUES \(values.placeholders))"
                 try connection.query(
                     """
                     \(confirmed)
                     INSERT INTO push_receipts (user_id, device, through)
                     SELECT r.user_id, r.device, max(r.through) FROM r
-                    WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = r.user_id AND u.erased)
+                    WHERE r.user_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = r.user_id AND u.erased)
                     GROUP BY r.user_id, r.device
                     ON CONFLICT (user_id, device) DO UPDATE SET through = max(through, excluded.through)
-                    """, binds, keep: false)
+                    """, values.binds)
                 dropped += try connection.query(
                     """
                     \(confirmed)
@@ -248,14 +251,14 @@ extension SQLiteStore {
                         SELECT j.id FROM push_jobs j JOIN r ON j.user_id = r.user_id
                         WHERE j.seq <= r.through AND (j.covered_by = 'member' OR (j.covered_by = 'device' AND j.device_id = r.device)))
                     RETURNING id
-                    """, binds, keep: false).count
+                    """, values.binds).count
                 try connection.query(
                     """
                     \(confirmed)
                     DELETE FROM push_sent WHERE rowid IN (
                         SELECT s.rowid FROM push_sent s JOIN r ON s.user_id = r.user_id AND s.device_id = r.device
                         WHERE s.seq <= r.through)
-                    """, binds, keep: false)
+                    """, values.binds)
             }
             return dropped
         }

@@ -114,19 +114,24 @@ public final class Hub: Sendable {
         }
     }
 
-    /// Ends every stream of `userID`: each writes what is queued, then closes (1008, `reason`).
-    func close(userID: String, reason: String) {
-        let outboxes = state.withLockedValue { state in
-            (state.byUser[userID] ?? []).compactMap { state.connections[$0]?.outbox }
+    /// The outboxes of `userID`'s connections, or of those that said they are `device`.
+    private func outboxes(of userID: String, device: String? = nil) -> [Outbox] {
+        state.withLockedValue { state in
+            (state.byUser[userID] ?? []).compactMap { id -> Outbox? in
+                guard let connection = state.connections[id], device == nil || connection.presence.device == device else { return nil }
+                return connection.outbox
+            }
         }
-        for outbox in outboxes { outbox.finish(closing: reason) }
     }
 
-    /// Sends `frame` to every connection of `userID`. Never waits.
-    func send(_ frame: ServerFrame, toUser userID: String) {
-        let outboxes = state.withLockedValue { state in
-            (state.byUser[userID] ?? []).compactMap { state.connections[$0]?.outbox }
-        }
+    /// Ends every stream of `userID`: each writes what is queued, then closes (1008, `reason`).
+    func close(userID: String, reason: String) {
+        for outbox in outboxes(of: userID) { outbox.finish(closing: reason) }
+    }
+
+    /// Sends `frame` to every connection of `userID`, or of its `device` only. Never waits.
+    func send(_ frame: ServerFrame, toUser userID: String, device: String? = nil) {
+        let outboxes = outboxes(of: userID, device: device)
         guard !outboxes.isEmpty else { return }
         let outbound = OutboundFrame(text: frame.text)
         for outbox in outboxes {
@@ -137,16 +142,8 @@ public final class Hub: Sendable {
     /// Tells the streams of the device an alert was pushed to (the `pushed` frame), so it does not notify the
     /// message itself. Never waits.
     func pushed(_ notice: PushedNotice) {
-        let outboxes = state.withLockedValue { state in
-            (state.byUser[notice.user] ?? []).compactMap { id -> Outbox? in
-                guard let connection = state.connections[id], connection.presence.device == notice.device else { return nil }
-                return connection.outbox
-            }
-        }
-        guard !outboxes.isEmpty else { return }
-        let frame = OutboundFrame(text: ServerFrame.pushed(
-            conversationID: notice.conversation, messageID: notice.message, seq: notice.seq).text)
-        for outbox in outboxes { outbox.send(frame) }
+        send(.pushed(conversationID: notice.conversation, messageID: notice.message, seq: notice.seq),
+             toUser: notice.user, device: notice.device)
     }
 
     /// The presence of each connection of `userID`.

@@ -20,7 +20,8 @@ struct StreamSession {
 
     let identity: Identity
     let after: Int64?
-    /// The app's id for the device, from the `device` parameter: while it is connected it gets no push.
+    /// The app's id for the device, from the `device` parameter: while it is connected, its pushes wait for its
+    /// confirmation (`received`), and it is told which messages were pushed to it (`pushed`).
     let device: String?
     let messenger: Messenger
     let limits: ServerLimits

@@ -1,0 +1,110 @@
+// The system's notifications: the Android channel, permission and the Expo push token registered as a Herald device,
+// local notifications for the engine's `local` effects, and a chat's notifications cleared when it was read on
+// another device or the user left it. Plain JavaScript: expo-notifications and expo-device are handed in.
+
+import { notificationIdentifier } from "@herald-chat/client";
+import { backgroundData, notificationData } from "./payload.js";
+
+/** The Android channel Herald's notifications go to. Herald's Expo pushes name no channel: app.json makes this one
+ *  expo-notifications' `defaultChannel`, so they land here; made with a high importance, so a message pops up. */
+export const CHANNEL_ID = "default";
+
+/**
+ * Once, at start: how a notification arriving in the foreground is shown (not as a system banner: Herald's own banner
+ * showed it, or the chat is on screen), and the Android channel (Android 13 asks for the permission only once a
+ * channel exists, so this comes before `registerForPushes`).
+ */
+export async function setUpNotifications({ Notifications, platform }) {
+  Notifications.setNotificationHandler({
+    handleNotification: async () => ({ shouldShowBanner: false, shouldShowList: true, shouldPlaySound: false, shouldSetBadge: true }),
+  });
+  if (platform === "android") {
+    await Notifications.setNotificationChannelAsync(CHANNEL_ID, {
+      name: "Messages",
+      importance: Notifications.AndroidImportance.HIGH,
+      sound: "default",
+      vibrationPattern: [0, 250, 250, 250],
+      lockscreenVisibility: Notifications.AndroidNotificationVisibility.PRIVATE,
+    });
+  }
+}
+
+/**
+ * Asks for the permission, and registers this phone's Expo push token as the Herald device `deviceID` of the signed-in
+ * user. Resolves to `{status}`: "registered" (with `token`), "denied", or "simulator" (no push token there). The
+ * engine is told whether notifications may be posted. `projectId` is the EAS project's (`eas init` writes it into
+ * app.json's `extra.eas.projectId`); without it Expo cannot make a token, and this says so.
+ */
+export async function registerForPushes({ live, deviceID, Notifications, Device, projectId }) {
+  let { status } = await Notifications.getPermissionsAsync();
+  if (status !== "granted") ({ status } = await Notifications.requestPermissionsAsync());
+  const granted = status === "granted";
+  live.setPermission(granted);
+  if (!granted) return { status: "denied" };
+  if (!Device.isDevice) return { status: "simulator" };
+  if (!projectId) throw new Error("no EAS project id: run `eas init` (it writes extra.eas.projectId into app.json)");
+  const { data: token } = await Notifications.getExpoPushTokenAsync({ projectId });
+  await live.client.api.registerDevice(deviceID, "expo", token);
+  return { status: "registered", token };
+}
+
+/** Registers again whenever the system gives the app a new push token; returns the function that stops. */
+export function followPushTokenChanges(options) {
+  const subscription = options.Notifications.addPushTokenListener(() => {
+    registerForPushes(options).catch(() => {
+      // Not now (offline, signed out): the next start registers again.
+    });
+  });
+  return () => subscription.remove();
+}
+
+/** At sign-out, before the client is stopped: no more pushes to this phone for that user. */
+export async function unregister(live, deviceID) {
+  try {
+    await live.client.api.removeDevice(deviceID);
+  } catch {
+    // Offline: the server removes a token the push service reports dead; a later sign-in replaces it.
+  }
+}
+
+/**
+ * Carries out the engine's system-notification effects: `local` is posted under its identifier (the one the
+ * message's push would have, so the two are one notification), `clear` removes that chat's notifications. Returns the
+ * function that stops.
+ */
+export function postEffects(live, Notifications) {
+  return live.on("effect", (effect) => {
+    if (effect.type === "local") {
+      const { title, body, thread, message, silent } = effect.notification;
+      Notifications.scheduleNotificationAsync({
+        identifier: notificationIdentifier(effect.notification),
+        content: { title, body, sound: silent ? false : "default", data: { conversationId: thread, messageId: message } },
+        trigger: null,
+      }).catch(() => {});
+    } else if (effect.type === "clear") {
+      clearConversation(Notifications, effect.conversation).catch(() => {});
+    }
+  });
+}
+
+/** Removes every notification of a chat from the notification centre; resolves to how many. */
+export async function clearConversation(Notifications, conversationId) {
+  const presented = await Notifications.getPresentedNotificationsAsync();
+  const ofChat = presented.filter((notification) => notificationData(notification)?.conversationId === conversationId);
+  await Promise.all(ofChat.map((notification) => Notifications.dismissNotificationAsync(notification.request.identifier)));
+  return ofChat.length;
+}
+
+/** The background task's name (index.js defines it at the top level, as expo-task-manager requires). */
+export const BACKGROUND_TASK = "herald-background-notification";
+
+/**
+ * A push that reached the app in the background (the task's payload): the silent "read" push (`data.type` "read",
+ * sent when the chat was read on another of the user's devices) clears that chat's notifications here. Resolves to
+ * how many were removed.
+ */
+export async function handleBackgroundPush(payload, Notifications) {
+  const data = backgroundData(payload);
+  if (data?.type !== "read") return 0;
+  return clearConversation(Notifications, data.conversationId);
+}

@@ -1,6 +1,8 @@
 """docs/deploy.md's nginx configuration: `nginx -t` accepts the file as the guide prints it (only the certificate,
 pid and log paths moved to a temporary folder), and the same file, pointed at two live nodes sharing one
-PostgreSQL, carries real traffic: TLS, the WebSocket upgrade, no sticky sessions, /metrics kept from outside."""
+PostgreSQL, carries real traffic: TLS, the WebSocket upgrade, no sticky sessions, /metrics kept from outside.
+deploy/compose.yaml and its nginx.conf, the same way: three nodes with the compose file's settings (the database
+replaced by the test's), behind its nginx configuration (the node names replaced by their loopback addresses)."""
 import json
 import os
 import re
@@ -17,6 +19,7 @@ import urllib.request
 import uuid
 
 import websocket  # Selenium's own dependency
+import yaml
 
 from harness import ROOT, Server
 
@@ -48,7 +51,9 @@ def psql(url, statement):
                    check=True, capture_output=True, text=True, timeout=60)
 
 
-class DeployGuide(unittest.TestCase):
+class ProxyTest(unittest.TestCase):
+    """A test with a folder of its own (a throwaway certificate in it), nodes and nginx in front of them."""
+
     def setUp(self):
         self.folder = tempfile.mkdtemp(prefix="herald-nginx-")
         for name in ("logs", "certificates"):
@@ -63,27 +68,24 @@ class DeployGuide(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def write(self, configuration):
-        """The configuration with its files moved into the test's folder, written there; its path."""
+    def write_guides(self, configuration):
+        """The guide's configuration with its files moved into the test's folder, written there; its path."""
         for old, new in ((CERTIFICATE, self.certificate), (PRIVATE_KEY, self.private_key),
                          ("/run/nginx.pid", os.path.join(self.folder, "nginx.pid")),
                          ("/var/log/nginx/", os.path.join(self.folder, "logs") + "/")):
             self.assertIn(old, configuration)
             configuration = configuration.replace(old, new)
+        return self.write(configuration)
+
+    def write(self, configuration):
+        """The configuration written to the test's folder; its path."""
         path = os.path.join(self.folder, "nginx.conf")
         with open(path, "w", encoding="utf-8") as file:
             file.write(configuration)
         return path
 
-    def test_nginx_accepts_the_guides_configuration(self):
-        path = self.write(guide_configuration())
-        checked = subprocess.run([NGINX, "-t", "-p", self.folder, "-c", path], capture_output=True, text=True,
-                                 timeout=30)
-        self.assertEqual(checked.returncode, 0, checked.stderr)
-        self.assertIn("syntax is ok", checked.stderr)
-        self.assertIn("test is successful", checked.stderr)
-
-    def test_it_carries_two_nodes_traffic(self):
+    def database(self):
+        """A database of its own on the test's PostgreSQL, dropped at the end: its URL."""
         base = os.environ.get("HERALD_TEST_POSTGRES_URL")
         if not base:
             if os.environ.get("CI"):
@@ -92,7 +94,92 @@ class DeployGuide(unittest.TestCase):
         name = "herald_nginx_" + uuid.uuid4().hex
         psql(base, f"CREATE DATABASE {name}")
         self.addCleanup(psql, base, f"DROP DATABASE {name} WITH (FORCE)")
-        url = urllib.parse.urlunsplit(urllib.parse.urlsplit(base)._replace(path="/" + name))
+        return urllib.parse.urlunsplit(urllib.parse.urlsplit(base)._replace(path="/" + name))
+
+    def proxy(self, path, port):
+        """nginx running the configuration at `path`, once it listens on `port`."""
+        proxy = subprocess.Popen([NGINX, "-p", self.folder, "-c", path, "-g", "daemon off;"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        def stop_proxy():
+            proxy.terminate()
+            proxy.wait(timeout=10)
+            proxy.stderr.close()
+        self.addCleanup(stop_proxy)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return
+            except OSError:
+                self.assertIsNone(proxy.poll(), f"nginx ended: {proxy.stderr.read() if proxy.stderr else ''}")
+                self.assertLess(time.monotonic(), deadline, "nginx did not listen within 10 s")
+                time.sleep(0.05)
+
+    @staticmethod
+    def requester(origin, tls=None):
+        """request(method, path, token, body) through the proxy at `origin`: (status, headers, body)."""
+        def request(method, path, token=None, body=None):
+            data = None if body is None else json.dumps(body).encode()
+            call = urllib.request.Request(origin + path, data=data, method=method,
+                                          headers={"Host": "chat.example.com"})
+            if token:
+                call.add_header("Authorization", f"Bearer {token}")
+            if data is not None:
+                call.add_header("Content-Type", "application/json")
+            try:
+                with urllib.request.urlopen(call, timeout=10, context=tls) as answer:
+                    return answer.status, answer.headers, answer.read().decode()
+            except urllib.error.HTTPError as error:
+                return error.code, error.headers, error.read().decode()
+        return request
+
+    def carries_streams(self, request, stream_url, nodes, tls=None):
+        """One of Bob's streams through the proxy per node (round robin, no stickiness asked for: one on each), and
+        three posts of Alice's through the proxy reaching every one of them, in order."""
+        _, _, alice = request("POST", "/v1/demo/tokens", body={"user": "alice"})
+        _, _, bob = request("POST", "/v1/demo/tokens", body={"user": "bob"})
+        alice, bob = json.loads(alice)["token"], json.loads(bob)["token"]
+        status, _, chat = request("POST", "/v1/conversations", alice, {"kind": "direct", "members": ["bob"]})
+        self.assertIn(status, (200, 201), chat)
+        chat = json.loads(chat)["id"]
+        streams = []
+        for _ in nodes:
+            stream = websocket.create_connection(
+                f"{stream_url}/v1/stream?token={bob}", timeout=10, suppress_origin=True,
+                host="chat.example.com", **({"sslopt": {"context": tls}} if tls else {}))
+            self.addCleanup(stream.close)
+            deadline = time.monotonic() + 10
+            while json.loads(stream.recv())["type"] != "ready":
+                self.assertLess(time.monotonic(), deadline, "no ready frame")
+            streams.append(stream)
+        for node in nodes:
+            with urllib.request.urlopen(node.url + "metrics", timeout=10) as answer:
+                scraped = answer.read().decode()
+            self.assertRegex(scraped, r"(?m)^herald_connections_open 1(\.0)?$", f"node {node.port} has one stream")
+        for index in range(3):
+            status, _, body = request("POST", f"/v1/conversations/{chat}/messages", alice,
+                                      {"text": f"through nginx {index}", "id": f"nginx-{index}"})
+            self.assertIn(status, (200, 201), body)
+        for stream in streams:
+            texts = []
+            while len(texts) < 3:
+                frame = json.loads(stream.recv())
+                if frame["type"] == "message":
+                    texts.append(frame["message"]["text"])
+            self.assertEqual(texts, [f"through nginx {index}" for index in range(3)])
+
+
+class DeployGuide(ProxyTest):
+    def test_nginx_accepts_the_guides_configuration(self):
+        path = self.write_guides(guide_configuration())
+        checked = subprocess.run([NGINX, "-t", "-p", self.folder, "-c", path], capture_output=True, text=True,
+                                 timeout=30)
+        self.assertEqual(checked.returncode, 0, checked.stderr)
+        self.assertIn("syntax is ok", checked.stderr)
+        self.assertIn("test is successful", checked.stderr)
+
+    def test_it_carries_two_nodes_traffic(self):
+        url = self.database()
         environment = {"HERALD_POSTGRES_URL": url, "HERALD_JWT_SECRET": uuid.uuid4().hex + uuid.uuid4().hex}
         nodes = []
         for _ in range(2):
@@ -111,42 +198,11 @@ class DeployGuide(unittest.TestCase):
         configuration = configuration.replace("listen 80;", f"listen 127.0.0.1:{http_port};")
         configuration = configuration.replace("listen 443 ssl", f"listen 127.0.0.1:{https_port} ssl")
         configuration = configuration.replace("worker_processes auto;", "worker_processes 1;")
-        path = self.write(configuration)
-        proxy = subprocess.Popen([NGINX, "-p", self.folder, "-c", path, "-g", "daemon off;"],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        def stop_proxy():
-            proxy.terminate()
-            proxy.wait(timeout=10)
-            proxy.stderr.close()
-        self.addCleanup(stop_proxy)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", https_port), timeout=1).close()
-                break
-            except OSError:
-                self.assertIsNone(proxy.poll(), f"nginx ended: {proxy.stderr.read() if proxy.stderr else ''}")
-                self.assertLess(time.monotonic(), deadline, "nginx did not listen within 10 s")
-                time.sleep(0.05)
+        self.proxy(self.write_guides(configuration), https_port)
 
         tls = ssl.create_default_context(cafile=self.certificate)
         tls.check_hostname = False
-        origin = f"https://127.0.0.1:{https_port}"
-
-        def request(method, path, token=None, body=None):
-            data = None if body is None else json.dumps(body).encode()
-            call = urllib.request.Request(origin + path, data=data, method=method,
-                                          headers={"Host": "chat.example.com"})
-            if token:
-                call.add_header("Authorization", f"Bearer {token}")
-            if data is not None:
-                call.add_header("Content-Type", "application/json")
-            try:
-                with urllib.request.urlopen(call, timeout=10, context=tls) as answer:
-                    return answer.status, answer.headers, answer.read().decode()
-            except urllib.error.HTTPError as error:
-                return error.code, error.headers, error.read().decode()
-
+        request = self.requester(f"https://127.0.0.1:{https_port}", tls)
         status, headers, body = request("GET", "/health")
         self.assertEqual((status, json.loads(body)), (200, {"status": "ok", "database": "reachable"}))
         self.assertEqual(headers["Strict-Transport-Security"], "max-age=63072000")
@@ -168,42 +224,62 @@ class DeployGuide(unittest.TestCase):
             self.assertEqual(error.code, 301)
             self.assertEqual(error.headers["Location"], "https://127.0.0.1/health")
 
-        _, _, alice = request("POST", "/v1/demo/tokens", body={"user": "alice"})
-        _, _, bob = request("POST", "/v1/demo/tokens", body={"user": "bob"})
-        alice, bob = json.loads(alice)["token"], json.loads(bob)["token"]
-        status, _, chat = request("POST", "/v1/conversations", alice, {"kind": "direct", "members": ["bob"]})
-        self.assertIn(status, (200, 201), chat)
-        chat = json.loads(chat)["id"]
+        self.carries_streams(request, f"wss://127.0.0.1:{https_port}", nodes, tls)
 
-        # Two streams of Bob's through the proxy: round robin puts one on each node, no stickiness asked for.
-        streams = []
-        for _ in range(2):
-            stream = websocket.create_connection(
-                f"wss://127.0.0.1:{https_port}/v1/stream?token={bob}", timeout=10, suppress_origin=True,
-                host="chat.example.com", sslopt={"context": tls})
-            self.addCleanup(stream.close)
-            deadline = time.monotonic() + 10
-            while json.loads(stream.recv())["type"] != "ready":
-                self.assertLess(time.monotonic(), deadline, "no ready frame")
-            streams.append(stream)
-        for node in nodes:
-            with urllib.request.urlopen(node.url + "metrics", timeout=10) as answer:
-                scraped = answer.read().decode()
-            self.assertRegex(scraped, r"(?m)^herald_connections_open 1(\.0)?$", f"node {node.port} has one stream")
 
-        # Alice posts through the proxy, to whichever node; both of Bob's streams have it.
-        for index in range(3):
-            status, _, body = request("POST", f"/v1/conversations/{chat}/messages", alice,
-                                      {"text": f"through nginx {index}", "id": f"nginx-{index}"})
-            self.assertIn(status, (200, 201), body)
-        for stream in streams:
-            texts = []
-            while len(texts) < 3:
-                frame = json.loads(stream.recv())
-                if frame["type"] == "message":
-                    texts.append(frame["message"]["text"])
-            self.assertEqual(texts, [f"through nginx {index}" for index in range(3)])
+class ComposeFile(ProxyTest):
+    """deploy/compose.yaml: its three nodes' settings and its nginx configuration, with real nodes and nginx."""
 
+    def test_compose_files_settings_and_proxy_carry_three_nodes(self):
+        with open(os.path.join(ROOT, "deploy", "compose.yaml"), encoding="utf-8") as file:
+            compose = yaml.safe_load(file)
+        with open(os.path.join(ROOT, "scripts", "image"), encoding="utf-8") as file:
+            built = re.search(r'^tag="([^"]+)"$', file.read(), re.M).group(1)
+        services = compose["services"]
+        names = sorted(name for name in services if name.startswith("node"))
+        self.assertEqual(names, ["node1", "node2", "node3"])
+        database_url = None
+        for name in names:
+            node = services[name]
+            self.assertEqual(node["image"], built, "the nodes run the image scripts/image builds")
+            self.assertEqual(node["depends_on"], {"db": {"condition": "service_healthy"}})
+            self.assertEqual(node["environment"], services["node1"]["environment"], "every node has the same settings")
+            database_url = node["environment"]["HERALD_POSTGRES_URL"]
+        self.assertRegex(database_url, r"^postgres://herald:\$\{HERALD_DB_PASSWORD:\?[^}]+\}@db:5432/herald$")
+        self.assertEqual(services["db"]["environment"]["POSTGRES_USER"], "herald")
+        self.assertEqual(services["db"]["environment"]["POSTGRES_DB"], "herald")
+        proxy = services["proxy"]
+        self.assertEqual(proxy["ports"], ["8080:80"])
+        self.assertEqual(proxy["volumes"], ["./nginx.conf:/etc/nginx/nginx.conf:ro"])
+
+        # The nodes: the compose file's settings, with the test's database for `db` and loopback for the network.
+        environment = {key: str(value) for key, value in services["node1"]["environment"].items()}
+        environment["HERALD_POSTGRES_URL"] = self.database()
+        nodes = []
+        for _ in names:
+            nodes.append(Server(environment))
+            self.addCleanup(nodes[-1].close)
+
+        with open(os.path.join(ROOT, "deploy", "nginx.conf"), encoding="utf-8") as file:
+            configuration = file.read()
+        for index, node in enumerate(nodes, start=1):
+            self.assertIn(f"server node{index}:8080 ", configuration)
+            configuration = configuration.replace(f"server node{index}:8080 ", f"server 127.0.0.1:{node.port} ")
+        port = free_port()
+        self.assertIn("listen 80;", configuration)
+        configuration = configuration.replace("listen 80;", f"listen 127.0.0.1:{port};")
+        configuration = configuration.replace("worker_processes auto;", "worker_processes 1;")
+        configuration = (f"pid {self.folder}/nginx.pid;\nerror_log {self.folder}/logs/error.log;\n" + configuration)
+        configuration = configuration.replace("http {\n", f"http {{\n    access_log {self.folder}/logs/access.log;\n", 1)
+        self.proxy(self.write(configuration), port)
+
+        request = self.requester(f"http://127.0.0.1:{port}")
+        status, _, body = request("GET", "/health")
+        self.assertEqual((status, json.loads(body)), (200, {"status": "ok", "database": "reachable"}))
+        status, _, body = request("GET", "/metrics")
+        self.assertEqual(status, 404, "/metrics is not served through the proxy")
+        self.assertNotIn("herald_", body)
+        self.carries_streams(request, f"ws://127.0.0.1:{port}", nodes)
 
 if __name__ == "__main__":
     unittest.main()

@@ -106,7 +106,9 @@ export class Stream {
   connect(state) {
     if (this.stopped) return;
     this.setState(state);
-    const query = queryString({ token: this.token, device: this.device || null, after: this.lastSeq });
+    // The token this connection is made with: what a refusal of it refers to, whatever renewed it meanwhile.
+    const used = this.token;
+    const query = queryString({ token: used, device: this.device || null, after: this.lastSeq });
     let socket;
     try {
       socket = new this.WebSocket(streamURL(this.url, query));
@@ -159,8 +161,8 @@ export class Stream {
       this.socket = null;
       clearTimeout(this.heartbeatTimer);
       if (refused?.code === "token_expired" && this.renew) {
-        // An expired token is renewed and the stream goes on where it was (`after`).
-        const used = this.token;
+        // An expired token is renewed and the stream goes on where it was (`after`). The renewal may be done already
+        // (the API's request found the token expired first): then it is the token that renewal made.
         Promise.resolve(this.renew(used)).then(
           (fresh) => {
             if (this.stopped) return;

@@ -131,6 +131,48 @@ describe("HeraldClient on a real server", () => {
     assert.notEqual(hana.token, expired);
   });
 
+  test("a stream refused for a token the API has renewed meanwhile goes on with that renewal, not a second one", async () => {
+    // The refusal of the first connection is held back until the API's own request found the token expired and
+    // renewed it: the stream then takes the token that renewal made (the race a loaded machine made real).
+    const expired = token("ines", { expiresIn: -120 });
+    const renewals = [];
+    let release;
+    const released = new Promise((resolve) => { release = resolve; });
+    let heldSome;
+    const held = new Promise((resolve) => { heldSome = resolve; });
+    class HeldWebSocket extends WebSocket {
+      constructor(url) {
+        super(url);
+        this.first = url.includes(encodeURIComponent(expired)) || url.includes(expired);
+      }
+      set onmessage(handler) {
+        super.onmessage = (event) => (this.first ? (heldSome(), released.then(() => handler(event))) : handler(event));
+      }
+      get onmessage() {
+        return super.onmessage;
+      }
+      set onclose(handler) {
+        super.onclose = (event) => (this.first ? released.then(() => setTimeout(() => handler(event), 0)) : handler(event));
+      }
+      get onclose() {
+        return super.onclose;
+      }
+    }
+    const ines = open(new HeraldClient({
+      url: server.url, token: expired, backoff: { initial: 100, max: 400 }, WebSocket: HeldWebSocket,
+      renew: async (used) => {
+        renewals.push(used);
+        return token("ines");
+      },
+    }));
+    ines.connect();
+    await bounded("the refusal, held back", held);
+    await ines.api.conversations(); // renews the token for both
+    release();
+    await eventually("live with the renewed token", () => ines.state === "live");
+    assert.deepEqual(renewals, [expired], "one renewal");
+  });
+
   test("a token that cannot be renewed ends the connection with tokenRefused, and no more tries", async () => {
     const bad = token("ivan", { secret: "not-the-servers-secret-but-32-bytes-long" });
     const ivan = open(new HeraldClient({ url: server.url, token: bad, backoff: { initial: 50, max: 50 } }));

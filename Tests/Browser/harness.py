@@ -345,6 +345,25 @@ def unread(driver, name):
       return null;""", name)
 
 
+def list_item(driver, name):
+    """What the list shows for a chat, read in one step: the list is redrawn as the stream brings news, and an element
+    found a moment before may be gone the next (stale). Its whole text, its time, its unread badge (count, classes,
+    computed background colour), whether it has the muted and the level marks; None when it is not in the list."""
+    return driver.execute_script("""for (const item of document.querySelectorAll('#conversations li')) {
+        if (item.querySelector('.conversation-name').textContent !== arguments[0]) continue;
+        const badge = item.querySelector('.unread');
+        return {
+          text: item.textContent,
+          time: item.querySelector('.conversation-time')?.textContent ?? null,
+          unread: badge ? {count: Number(badge.textContent), classes: badge.className,
+                           background: getComputedStyle(badge).backgroundColor} : null,
+          muted: item.querySelector('.muted-mark') !== null,
+          level: item.querySelector('.level-mark') !== null,
+        };
+      }
+      return null;""", name)
+
+
 def visible_banners(driver):
     return driver.find_elements(By.CSS_SELECTOR, "#banner-layer .banner:not(.leaving)")
 

@@ -12,8 +12,8 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from harness import (ROOT, Server, chromium, click_when, conversation_item, messages, open_chat, open_settings, severe_console_lines,
-                     sign_in_as, unread, visible_banners, wait)
+from harness import (ROOT, Server, chromium, click_when, conversation_item, list_item, messages, open_chat, open_settings,
+                     severe_console_lines, sign_in_as, unread, visible_banners, wait)
 
 # Set HERALD_UPDATE_SCREENSHOTS=1 to write the README's screenshots (docs/images) from the tests that take them.
 SCREENSHOTS = os.environ.get("HERALD_UPDATE_SCREENSHOTS") == "1"
@@ -504,8 +504,8 @@ class FirstHourTests(PageTestCase):
                  "the picture loaded")
             self.assertEqual(image.get_attribute("src"), picture)
             if suffix == "desktop":  # on a phone the list is hidden while a chat is open
-                stamp = conversation_item(alice, "Holiday photos").find_element(By.CSS_SELECTOR, ".conversation-time")
-                self.assertRegex(stamp.text, r"\d{1,2}:\d{2}", "today's last message shows its time in the list")
+                stamp = list_item(alice, "Holiday photos")["time"]
+                self.assertRegex(stamp, r"\d{1,2}:\d{2}", "today's last message shows its time in the list")
             shot(alice, f"web-chat-{suffix}")
 
         # A muted chat's unread count is grey, not the accent blue, and left out of the tab's total.
@@ -518,11 +518,10 @@ class FirstHourTests(PageTestCase):
         self.server.post(bob_token, group["id"], "Quiet, please")
         self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Loud and clear")
         wait(alice, lambda d: unread(d, "Holiday photos") == 1 and unread(d, "Charlie Davis") >= 1, 5, "both counted")
-        muted = conversation_item(alice, "Holiday photos").find_element(By.CSS_SELECTOR, ".unread")
-        loud = conversation_item(alice, "Charlie Davis").find_element(By.CSS_SELECTOR, ".unread")
-        self.assertIn("quiet", muted.get_attribute("class"))
-        self.assertNotEqual(muted.value_of_css_property("background-color"), loud.value_of_css_property("background-color"))
-        self.assertTrue(conversation_item(alice, "Holiday photos").find_elements(By.CSS_SELECTOR, ".muted-mark"))
+        muted, loud = list_item(alice, "Holiday photos"), list_item(alice, "Charlie Davis")
+        self.assertIn("quiet", muted["unread"]["classes"].split())
+        self.assertNotEqual(muted["unread"]["background"], loud["unread"]["background"])
+        self.assertTrue(muted["muted"])
         loud_total = alice.execute_script(
             "return [...document.querySelectorAll('#conversations .unread:not(.quiet)')].reduce((n, b) => n + Number(b.textContent), 0)")
         self.assertEqual(alice.title, f"({loud_total}) Herald", "the muted chat is not in the total")
@@ -751,8 +750,7 @@ class WhoHearsWhatTests(PageTestCase):
         self.assertEqual(level["level"], "mentions")
         ends = time.mktime(time.strptime(level["levelUntil"][:19], "%Y-%m-%dT%H:%M:%S")) - time.timezone
         self.assertAlmostEqual(ends - time.time(), 3600, delta=120)
-        self.assertTrue(conversation_item(alice, "Team Chat").find_elements(By.CSS_SELECTOR, ".level-mark"),
-                        "the list says mentions only")
+        wait(alice, lambda d: list_item(d, "Team Chat")["level"], 3, "the list saying mentions only")
 
         # Away from the group: what does not name her gives no banner; what does, or @all, does.
         open_chat(alice, "Bob")
@@ -779,7 +777,8 @@ class WhoHearsWhatTests(PageTestCase):
         open_chat(alice, "Team Chat")
         self.choose(alice, "default")
         wait(alice, lambda d: d.find_element(By.ID, "level-button").text == "Notify: all", 3, "the default level")
-        self.assertFalse(conversation_item(alice, "Team Chat").find_elements(By.CSS_SELECTOR, ".muted-mark, .level-mark"))
+        wait(alice, lambda d: not list_item(d, "Team Chat")["muted"] and not list_item(d, "Team Chat")["level"], 3,
+             "no mark in the list")
 
     def test_the_settings_panel_sets_the_default_level_snooze_quiet_hours_and_what_counts(self):
         alice = self.browser()

@@ -44,7 +44,7 @@ describe("Confirmations: a frozen phone", async () => {
   const expo = await fakeExpo();
   const devices = [];
   const server = suiteServer(() => devices.forEach((device) => device.stop()), () => ({
-    HERALD_EXPO_URL: expo.url, HERALD_CONFIRM_WITHIN: "3",
+    HERALD_EXPO_URL: expo.url, HERALD_CONFIRM_WITHIN: "6", // time enough for a running phone to confirm on a loaded machine
   }));
   after(() => expo.close());
 

@@ -1,6 +1,9 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+/// Where apps run: there the clients use URLSession and nothing of SwiftNIO.
+let applePlatforms: [Platform] = [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .macCatalyst]
+
 let package = Package(
     name: "Herald",
     platforms: [.macOS(.v14), .iOS(.v17)],
@@ -9,6 +12,9 @@ let package = Package(
         .library(name: "HeraldReplay", targets: ["HeraldReplay"]),
         .library(name: "HeraldProtocol", targets: ["HeraldProtocol"]),
         .library(name: "HeraldClient", targets: ["HeraldClient"]),
+        .library(name: "HeraldTransport", targets: ["HeraldTransport"]),
+        .library(name: "HeraldURLSession", targets: ["HeraldURLSession"]),
+        .library(name: "HeraldNIOTransport", targets: ["HeraldNIOTransport"]),
         .library(name: "HeraldService", targets: ["HeraldService"]),
         .library(name: "HeraldPresentation", targets: ["HeraldPresentation"]),
         .library(name: "HeraldUI", targets: ["HeraldUI"]),
@@ -36,14 +42,23 @@ let package = Package(
         .target(name: "HeraldCore"),
         // The stream's frames and the API's message, one Codable definition for server and clients.
         .target(name: "HeraldProtocol", dependencies: ["HeraldCore"]),
-        // The HTTP API as the Swift clients call it: JSON, a bearer credential, errors with their stable codes.
+        // How the Swift clients reach a server, as two protocols (HTTP for the API, a WebSocket for the stream), and
+        // the API's JSON, bearer credential and errors on top. Foundation only.
+        .target(name: "HeraldTransport", dependencies: ["HeraldProtocol"]),
+        // The two over URLSession: what an app on Apple platforms uses (FoundationNetworking on Linux).
+        .target(name: "HeraldURLSession", dependencies: ["HeraldTransport"]),
+        // The two over AsyncHTTPClient and hummingbird-websocket's client (SwiftNIO): what Linux programs use.
         .target(
-            name: "HeraldHTTP",
+            name: "HeraldNIOTransport",
             dependencies: [
-                "HeraldProtocol",
+                "HeraldTransport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
         // For the app's backend: the service API's client, and the webhooks' events and signature.
@@ -52,10 +67,10 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldProtocol",
-                "HeraldHTTP",
+                "HeraldTransport",
+                "HeraldNIOTransport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
@@ -97,24 +112,22 @@ let package = Package(
         // The tool the EmbedFiles plugin runs: files of the repository into a Swift source file.
         .executableTarget(name: "herald-embed"),
         .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["herald-embed"]),
-        // The Swift client: connect, resume, reconnect, report focus and app state, feed the engine.
+        // The Swift client: connect, resume, reconnect, report focus and app state, feed the engine. On Apple platforms
+        // over URLSession, so an app compiles nothing of the server's stack; on Linux over SwiftNIO, so `herald` needs
+        // no libcurl.
         .target(
             name: "HeraldClient",
             dependencies: [
                 "HeraldCore",
                 "HeraldProtocol",
-                "HeraldHTTP",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                "HeraldTransport",
+                .target(name: "HeraldURLSession", condition: .when(platforms: applePlatforms)),
+                .target(name: "HeraldNIOTransport", condition: .when(platforms: [.linux])),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // What a view layer needs to draw banners, platform-free and tested on Linux: the presenter and the style.
-        .target(name: "HeraldPresentation", dependencies: ["HeraldCore", "HeraldClient"]),
+        .target(name: "HeraldPresentation", dependencies: ["HeraldCore"]),
         // The SwiftUI overlay and the UserNotifications adapter: Apple platforms only (empty elsewhere), kept thin.
         .target(name: "HeraldUI", dependencies: ["HeraldCore", "HeraldClient", "HeraldPresentation"]),
         // The system's SQLite (libsqlite3): the embedded store drives its C API on a thread of its own.
@@ -132,6 +145,7 @@ let package = Package(
                 "HeraldCore",
                 "HeraldServer",
                 "HeraldClient",
+                "HeraldNIOTransport",
                 "CHeapUsage",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -164,7 +178,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldPresentationTests", dependencies: ["HeraldPresentation", "HeraldCore", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldPresentationTests", dependencies: ["HeraldPresentation", "HeraldClient", "HeraldCore", "HeraldTestSupport"]),
         // What the test suites share: finding the package and the built `herald`, running it.
         .target(name: "HeraldTestSupport", path: "Tests/Support"),
         .testTarget(name: "HeraldReplayTests", dependencies: ["HeraldReplay", "HeraldCore", "HeraldTestSupport"]),
@@ -174,6 +189,8 @@ let package = Package(
             dependencies: [
                 "HeraldServer",
                 "HeraldClient",
+                "HeraldURLSession",
+                "HeraldNIOTransport",
                 "HeraldService",
                 "HeraldCore",
                 "HeraldTestSupport",

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import HeraldNIOTransport
 import Foundation
 import HeraldClient
 import HeraldServer
@@ -95,7 +96,7 @@ public enum PostBenchmark {
         for index in 0..<options.connections {
             let token = try await tokens.token(userID: "poster-\(index)", name: "Poster \(index)")
             let node = nodes[index % nodes.count]
-            let api = HeraldAPI(configuration: ClientConfiguration(server: node.url, token: token), httpClient: http)
+            let api = HeraldAPI(configuration: ClientConfiguration(server: node.url, token: token, transport: .nio(httpClient: http)))
             let others = (1..<groupSize).map { "reader-\(index)-\($0)" }
             try await SignIn.users(others, tokens: tokens, at: node.url, http: http)
             let conversation = try await api.createConversation(kind: .group, title: "Posts \(index)", members: others).id

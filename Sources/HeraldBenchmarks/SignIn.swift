@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import HeraldNIOTransport
 import Foundation
 import HeraldClient
 import HeraldServer
@@ -19,7 +20,7 @@ enum SignIn {
             for (index, token) in userTokens.enumerated() {
                 if index >= 16 { try await group.next() }
                 group.addTask {
-                    let api = HeraldAPI(configuration: ClientConfiguration(server: server, token: token), httpClient: http)
+                    let api = HeraldAPI(configuration: ClientConfiguration(server: server, token: token, transport: .nio(httpClient: http)))
                     _ = try await api.conversationPage(limit: 1)
                 }
             }

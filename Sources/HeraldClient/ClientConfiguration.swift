@@ -1,6 +1,11 @@
 import Foundation
 import HeraldCore
-import NIOConcurrencyHelpers
+import HeraldTransport
+#if canImport(Darwin)
+import HeraldURLSession
+#else
+import HeraldNIOTransport
+#endif
 
 /// Where a client connects, as whom, and how it retries.
 public struct ClientConfiguration: Sendable {
@@ -29,14 +34,20 @@ public struct ClientConfiguration: Sendable {
     public var jitter: Double = 0.2
     /// How long a connection must hold before the back-off starts again from ``initialBackoff``.
     public var stableAfter: Duration = .seconds(5)
+    /// How the client reaches the server: URLSession on Apple platforms (``ClientTransport/standard``), SwiftNIO on
+    /// Linux; `.urlSession` and `.nio(...)` name either where both are built.
+    public var transport: ClientTransport = .standard
     /// This device's id, as registered for pushes (``HeraldAPI/registerDevice(_:platform:token:)``): the stream
     /// tells the server, which sends no push to a device while its stream is open (the app shows its own
     /// notification), and reads marked from here clear the conversation's pushes on the user's other devices.
     public var deviceID: String?
 
     /// Creates a configuration; `renewToken` gets a fresh token when the one in use expired.
-    public init(server: URL, token: String, renewToken: (@Sendable () async throws -> String)? = nil) {
+    public init(
+        server: URL, token: String, renewToken: (@Sendable () async throws -> String)? = nil, transport: ClientTransport = .standard
+    ) {
         self.server = server
+        self.transport = transport
         tokens = TokenStore(token, renew: renewToken)
     }
 
@@ -70,26 +81,26 @@ final class TokenStore: Sendable {
         var renewing: Task<String, any Error>?
     }
 
-    private let state: NIOLockedValueBox<State>
+    private let state: LockedState<State>
 
     init(_ token: String, renew: (@Sendable () async throws -> String)?) {
-        state = NIOLockedValueBox(State(current: token, renew: renew))
+        state = LockedState(State(current: token, renew: renew))
     }
 
     var current: String {
-        get { state.withLockedValue { $0.current } }
-        set { state.withLockedValue { $0.current = newValue } }
+        get { state.withLock { $0.current } }
+        set { state.withLock { $0.current = newValue } }
     }
 
     var renew: (@Sendable () async throws -> String)? {
-        get { state.withLockedValue { $0.renew } }
-        set { state.withLockedValue { $0.renew = newValue } }
+        get { state.withLock { $0.renew } }
+        set { state.withLock { $0.renew = newValue } }
     }
 
     /// A fresh token in place of `expired` (nil without a way to renew): if another caller renewed it meanwhile,
     /// theirs.
     func renewed(replacing expired: String) async throws -> String? {
-        let task = state.withLockedValue { state -> Task<String, any Error>? in
+        let task = state.withLock { state -> Task<String, any Error>? in
             if state.current != expired { return Task { [current = state.current] in current } }
             if let renewing = state.renewing { return renewing }
             guard let renew = state.renew else { return nil }
@@ -98,9 +109,22 @@ final class TokenStore: Sendable {
             return task
         }
         guard let task else { return nil }
-        defer { state.withLockedValue { if $0.renewing == task { $0.renewing = nil } } }
+        defer { state.withLock { if $0.renewing == task { $0.renewing = nil } } }
         let fresh = try await task.value
-        state.withLockedValue { $0.current = fresh }
+        state.withLock { $0.current = fresh }
         return fresh
+    }
+}
+
+extension ClientTransport {
+    /// The platform's own: URLSession on Apple platforms (an app compiles nothing of SwiftNIO); on Linux, SwiftNIO
+    /// (AsyncHTTPClient and hummingbird-websocket's client), because FoundationNetworking needs libcurl, which a
+    /// server binary should not (and Debian's carries no WebSockets).
+    public static var standard: ClientTransport {
+        #if canImport(Darwin)
+        .urlSession
+        #else
+        .nio()
+        #endif
     }
 }

@@ -1,10 +1,7 @@
-import AsyncHTTPClient
 import Foundation
 import HeraldCore
-@_exported import HeraldHTTP
 import HeraldProtocol
-import NIOCore
-import NIOHTTP1
+@_exported import HeraldTransport
 
 /// Herald's HTTP API for one signed-in user: their conversations with unread counts, a conversation's history, read
 /// markers, and posting without a stream. The live stream is ``HeraldClient``; this is what an app asks when it
@@ -19,14 +16,11 @@ public struct HeraldAPI: Sendable {
     /// The server and the user's token.
     public let configuration: ClientConfiguration
     /// How long one request may take.
-    public var timeout: TimeAmount = .seconds(30)
-    private let http: HTTPClient
+    public var timeout: Duration = .seconds(30)
 
-    /// An API client for `configuration`'s server and user, using `httpClient` (the process-wide shared one by
-    /// default).
-    public init(configuration: ClientConfiguration, httpClient: HTTPClient = .shared) {
+    /// An API client for `configuration`'s server and user, over its transport.
+    public init(configuration: ClientConfiguration) {
         self.configuration = configuration
-        http = httpClient
     }
 
     /// All the user's conversations, most recently active first, each with its last message, unread count and the
@@ -263,17 +257,17 @@ public struct HeraldAPI: Sendable {
     // MARK: Requests
 
     private func transport(_ token: String) -> APITransport {
-        APITransport(server: configuration.server, credential: token, httpClient: http, timeout: timeout)
+        APITransport(server: configuration.server, credential: token, http: configuration.transport.http, timeout: timeout)
     }
 
     private func request<Answer: Decodable>(
-        _ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none, as answer: Answer.Type
+        _ method: APIMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none, as answer: Answer.Type
     ) async throws -> Answer {
         try await renewing { try await transport($0).request(method, path, body: body, as: answer) }
     }
 
     @discardableResult
-    private func perform(_ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none) async throws -> Data {
+    private func perform(_ method: APIMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none) async throws -> Data {
         try await renewing { try await transport($0).perform(method, path, body: body) }
     }
 

@@ -1,11 +1,8 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
-import HummingbirdWSClient
+import HeraldTransport
 import Logging
-import NIOConcurrencyHelpers
-import NIOCore
-import NIOPosix
 
 /// A connection to a Herald server for one user's device: it keeps the stream open, resumes after every drop,
 /// and tells the app what arrives.
@@ -53,7 +50,7 @@ public final class HeraldClient: Sendable {
 
     /// The settings it connects with.
     public let configuration: ClientConfiguration
-    private let state: NIOLockedValueBox<State>
+    private let state: LockedState<State>
     private let logger: Logger
     /// Wakes a paused run.
     private let resumes: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation) =
@@ -66,7 +63,7 @@ public final class HeraldClient: Sendable {
     public init(configuration: ClientConfiguration, resumeAfter: Int64? = nil, logger: Logger = Logger(label: "herald-client")) {
         self.configuration = configuration
         self.logger = logger
-        state = NIOLockedValueBox(State(lastSeq: resumeAfter))
+        state = LockedState(State(lastSeq: resumeAfter))
     }
 
     /// A new stream of events from now on. It ends when ``run()`` returns.
@@ -74,14 +71,14 @@ public final class HeraldClient: Sendable {
         let (stream, continuation) = AsyncStream<ClientEvent>.makeStream()
         let id = UUID()
         continuation.onTermination = { [state] _ in
-            state.withLockedValue { _ = $0.subscribers.removeValue(forKey: id) }
+            state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
         }
-        state.withLockedValue { $0.subscribers[id] = continuation }
+        state.withLock { $0.subscribers[id] = continuation }
         return stream
     }
 
     /// The last sequence number seen: what to resume after.
-    public var lastSeq: Int64? { state.withLockedValue { $0.lastSeq } }
+    public var lastSeq: Int64? { state.withLock { $0.lastSeq } }
 
     /// Queues a message, mentioning the members `mentions` (user ids) or, with `mentionsAll`, everyone; returns its
     /// id. It is retried across reconnects until acknowledged or refused (a mention of someone who is not a member
@@ -91,7 +88,7 @@ public final class HeraldClient: Sendable {
         _ text: String, to conversationID: String, mentions: [String] = [], mentionsAll: Bool = false,
         id: String = UUID().uuidString.lowercased()
     ) -> String {
-        let wake = state.withLockedValue { state in
+        let wake = state.withLock { state in
             state.pending.append(PendingSend(
                 id: id, conversationID: conversationID, text: text, mentions: mentions, mentionsAll: mentionsAll))
             return state.wake
@@ -102,7 +99,7 @@ public final class HeraldClient: Sendable {
 
     /// Reports the conversation on screen (nil: none).
     public func focus(_ conversationID: String?) {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.focus = conversationID
             return state.wake
         }?.yield()
@@ -110,7 +107,7 @@ public final class HeraldClient: Sendable {
 
     /// Reports whether the app is in the foreground.
     public func setAppState(_ appState: AppState) {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.appState = appState
             return state.wake
         }?.yield()
@@ -118,14 +115,14 @@ public final class HeraldClient: Sendable {
 
     /// Closes the current connection; the client connects again after its back-off (after a network change, say).
     public func reconnect() {
-        state.withLockedValue { $0.drop }?.yield()
+        state.withLock { $0.drop }?.yield()
     }
 
     /// Closes the stream and keeps it closed (``ConnectionState/paused``) until ``resume()``: the server then knows at
     /// once that this device is away and pushes to it, rather than waiting for confirmations a suspended app cannot
     /// send. Sends and reports wait for the next connection.
     public func pause() {
-        state.withLockedValue { state -> AsyncStream<Void>.Continuation? in
+        state.withLock { state -> AsyncStream<Void>.Continuation? in
             guard !state.paused else { return nil }
             state.paused = true
             return state.drop
@@ -134,7 +131,7 @@ public final class HeraldClient: Sendable {
 
     /// Opens the stream again after ``pause()``, resuming after the last `seq` seen.
     public func resume() {
-        let resumed = state.withLockedValue { state -> Bool in
+        let resumed = state.withLock { state -> Bool in
             defer { state.paused = false }
             return state.paused
         }
@@ -148,9 +145,9 @@ public final class HeraldClient: Sendable {
         var resumed = resumes.stream.makeAsyncIterator()
         emit(.state(.connecting))
         while !Task.isCancelled {
-            if state.withLockedValue({ $0.paused }) {
+            if state.withLock({ $0.paused }) {
                 emit(.state(.paused))
-                while state.withLockedValue({ $0.paused }) {
+                while state.withLock({ $0.paused }) {
                     // Nil once the task is cancelled.
                     if await resumed.next() == nil { break }
                 }
@@ -159,7 +156,7 @@ public final class HeraldClient: Sendable {
                 emit(.state(.connecting))
             }
             let (drops, dropSink) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-            state.withLockedValue {
+            state.withLock {
                 $0.drop = dropSink
                 $0.liveSince = nil
                 $0.sent = []
@@ -167,26 +164,26 @@ public final class HeraldClient: Sendable {
             var reason: String
             let used = configuration.token
             do {
-                let close = try await WebSocketClient.connect(
-                    url: configuration.streamURL(after: lastSeq),
-                    configuration: .init(maxFrameSize: 1 << 20),
-                    logger: logger
-                ) { inbound, outbound, _ in
+                guard let url = URL(string: configuration.streamURL(after: lastSeq)) else {
+                    throw TransportError(reason: "\(configuration.server) is not an address")
+                }
+                let close = try await configuration.transport.stream.connect(to: url, maximumMessageSize: 1 << 20) {
+                    inbound, outbound in
                     try await self.session(inbound: inbound, outbound: outbound, drops: drops)
                 }
-                reason = close.map { "the server closed the connection (\($0.closeCode)\($0.reason.map { ": " + $0 } ?? ""))" }
+                reason = close.map { "the server closed the connection (\($0.code)\($0.reason.map { ": " + $0 } ?? ""))" }
                     ?? "connection lost"
             } catch {
                 logger.debug("stream ended", metadata: ["error": "\(error)"])
                 reason = Self.describe(error, server: configuration.server)
             }
             if Task.isCancelled { break }
-            if let refusal = state.withLockedValue({ $0.refusal }) {
+            if let refusal = state.withLock({ $0.refusal }) {
                 // An expired token is renewed, when the app said how, and the stream goes on where it was.
                 if refusal.code == "token_expired", configuration.renewToken != nil {
                     do {
                         if try await configuration.tokens.renewed(replacing: used) != nil {
-                            state.withLockedValue { $0.refusal = nil }
+                            state.withLock { $0.refusal = nil }
                             logger.debug("token renewed; reconnecting where the stream was")
                             continue
                         }
@@ -198,27 +195,29 @@ public final class HeraldClient: Sendable {
                 emit(.state(.refused(code: refusal.code, message: refusal.message)))
                 break
             }
-            let stable = state.withLockedValue { state -> Bool in
+            let stable = state.withLock { state -> Bool in
                 defer { state.wake = nil; state.drop = nil; state.retries = nil }
                 guard let since = state.liveSince else { return false }
                 return since.duration(to: .now) >= configuration.stableAfter
             }
             if stable { attempt = 0 }
             // Closed by the app: no back-off, the loop waits for `resume()`.
-            if state.withLockedValue({ $0.paused }) { continue }
+            if state.withLock({ $0.paused }) { continue }
             attempt += 1
             let delay = configuration.backoff(attempt: attempt, random: Double.random(in: 0...1))
             emit(.state(.reconnecting(attempt: attempt, delay: delay, reason: reason)))
             try? await Task.sleep(for: delay)
         }
-        let subscribers = state.withLockedValue { $0.subscribers.values }
+        let subscribers = state.withLock { $0.subscribers.values }
         for subscriber in subscribers { subscriber.finish() }
     }
 
-    private func session(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, drops: AsyncStream<Void>) async throws {
+    private func session(
+        inbound: AsyncThrowingStream<String, any Error>, outbound: any StreamWriter, drops: AsyncStream<Void>
+    ) async throws {
         let (wakes, wakeSink) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let (retries, retrySink) = AsyncStream<Duration>.makeStream()
-        state.withLockedValue {
+        state.withLock {
             $0.wake = wakeSink
             $0.retries = retrySink
         }
@@ -242,10 +241,7 @@ public final class HeraldClient: Sendable {
                 }
             }
             group.addTask {
-                for try await message in inbound.messages(maxSize: 1 << 20) {
-                    guard case .text(let text) = message else { continue }
-                    self.handle(text)
-                }
+                for try await text in inbound { self.handle(text) }
             }
             group.addTask {
                 var iterator = drops.makeAsyncIterator()
@@ -271,10 +267,10 @@ public final class HeraldClient: Sendable {
     /// messages were taken in (a `received` waits out ``confirmationInterval`` after the last: `retries` wakes this
     /// again then).
     private func flush(
-        _ outbound: WebSocketOutboundWriter, reported: inout Reported, retries: AsyncStream<Duration>.Continuation
+        _ outbound: any StreamWriter, reported: inout Reported, retries: AsyncStream<Duration>.Continuation
     ) async throws {
         let now = ContinuousClock.now
-        let (focus, appState, pending, confirmable) = state.withLockedValue { state in
+        let (focus, appState, pending, confirmable) = state.withLock { state in
             let due = state.pending.filter { !state.sent.contains($0.id) && ($0.notBefore.map { $0 <= now } ?? true) }
             state.sent.formUnion(due.map(\.id))
             return (state.focus, state.appState, due, state.confirmable)
@@ -282,7 +278,7 @@ public final class HeraldClient: Sendable {
         if confirmable > reported.received {
             let next = reported.receivedAt.map { $0 + Self.confirmationInterval } ?? now
             if next <= now {
-                try await outbound.write(.text(ClientFrame.received(through: confirmable).text))
+                try await outbound.write(ClientFrame.received(through: confirmable).text)
                 reported.received = confirmable
                 reported.receivedAt = now
                 reported.waking = false
@@ -293,15 +289,15 @@ public final class HeraldClient: Sendable {
             }
         }
         if reported.focus == nil || reported.focus! != focus {
-            try await outbound.write(.text(ClientFrame.focus(conversationID: focus).text))
+            try await outbound.write(ClientFrame.focus(conversationID: focus).text)
             reported.focus = .some(focus)
         }
         if reported.app != appState {
-            try await outbound.write(.text(ClientFrame.app(appState).text))
+            try await outbound.write(ClientFrame.app(appState).text)
             reported.app = appState
         }
         for send in pending {
-            try await outbound.write(.text(send.frame.text))
+            try await outbound.write(send.frame.text)
         }
     }
 
@@ -319,14 +315,14 @@ public final class HeraldClient: Sendable {
         switch frame {
         case .message(let incoming):
             let seq = incoming.message.seq ?? 0
-            let isNew = state.withLockedValue { state -> Bool in
+            let isNew = state.withLock { state -> Bool in
                 if let last = state.lastSeq, seq <= last { return false }
                 state.lastSeq = seq
                 return true
             }
             if isNew, emit(.message(incoming)) { confirm(through: seq) }
         case .ready(let seq, _):
-            let through = state.withLockedValue { state in
+            let through = state.withLock { state in
                 state.lastSeq = max(state.lastSeq ?? seq, seq)
                 state.liveSince = .now
                 return state.lastSeq ?? seq
@@ -334,7 +330,7 @@ public final class HeraldClient: Sendable {
             // Everything of the user's up to here was handed on (the catch-up), or there was nothing.
             if emit(.state(.live)) { confirm(through: through) }
         case .ack(let id, let seq):
-            let known = state.withLockedValue { state -> Bool in
+            let known = state.withLock { state -> Bool in
                 guard let index = state.pending.firstIndex(where: { $0.id == id }) else { return false }
                 state.pending.remove(at: index)
                 return true
@@ -343,14 +339,14 @@ public final class HeraldClient: Sendable {
         case .error(let code, let message, let ref, let retryAfter):
             guard let ref, code != "internal" else {
                 if ref == nil, Self.tokenRefusals.contains(code) {
-                    state.withLockedValue { $0.refusal = (code, message) }
+                    state.withLock { $0.refusal = (code, message) }
                 }
                 logger.notice("stream error", metadata: ["code": "\(code)", "message": "\(message)"])
                 return
             }
             if code == "rate_limited" {
                 let delay = Duration.seconds(max(1, retryAfter ?? 1))
-                let retries = state.withLockedValue { state -> AsyncStream<Duration>.Continuation? in
+                let retries = state.withLock { state -> AsyncStream<Duration>.Continuation? in
                     guard let index = state.pending.firstIndex(where: { $0.id == ref }) else { return nil }
                     state.pending[index].notBefore = .now + delay
                     state.sent.remove(ref)
@@ -359,7 +355,7 @@ public final class HeraldClient: Sendable {
                 retries?.yield(delay)
                 return
             }
-            let known = state.withLockedValue { state -> Bool in
+            let known = state.withLock { state -> Bool in
                 guard let index = state.pending.firstIndex(where: { $0.id == ref }) else { return false }
                 state.pending.remove(at: index)
                 return true
@@ -380,7 +376,7 @@ public final class HeraldClient: Sendable {
 
     /// The messages up to `seq` were handed to the app: the next flush confirms them.
     private func confirm(through seq: Int64) {
-        state.withLockedValue { state -> AsyncStream<Void>.Continuation? in
+        state.withLock { state -> AsyncStream<Void>.Continuation? in
             guard seq > state.confirmable else { return nil }
             state.confirmable = seq
             return state.wake
@@ -389,28 +385,13 @@ public final class HeraldClient: Sendable {
 
     /// Why a connection could not be made, for people: "cannot reach http://…: connection refused".
     static func describe(_ error: any Error, server: URL) -> String {
-        "cannot reach \(server.absoluteString): " + cause(of: error)
-    }
-
-    private static func cause(of error: any Error) -> String {
-        switch error {
-        case let io as IOError:
-            return String(cString: strerror(io.errnoCode)).lowercased()
-        case let connection as NIOConnectionError:
-            if let first = connection.connectionErrors.first { return cause(of: first.error) }
-            if connection.dnsAError != nil || connection.dnsAAAAError != nil { return "the host name cannot be resolved" }
-            return "no address to connect to"
-        case ChannelError.connectTimeout:
-            return "timed out"
-        default:
-            return String(describing: error)
-        }
+        "cannot reach \(server.absoluteString): " + ((error as? TransportError)?.reason ?? String(describing: error))
     }
 
     /// Hands `event` to every subscriber; whether there was one.
     @discardableResult
     private func emit(_ event: ClientEvent) -> Bool {
-        let subscribers = state.withLockedValue { Array($0.subscribers.values) }
+        let subscribers = state.withLock { Array($0.subscribers.values) }
         for subscriber in subscribers { subscriber.yield(event) }
         return !subscribers.isEmpty
     }

@@ -1,6 +1,6 @@
 import Foundation
 import HeraldCore
-import NIOConcurrencyHelpers
+import HeraldTransport
 
 /// The stream wired into the notification engine: the one call an app needs to get "show this banner", "post
 /// this local notification" and "open this conversation".
@@ -24,10 +24,12 @@ import NIOConcurrencyHelpers
 /// ``mute(_:)``, ``unmute(_:)`` and ``setSettings(_:)`` here and the changes of the user's other devices, which the
 /// stream reports.
 ///
-/// It may run again after a run ended (a SwiftUI view that went away and came back): the engine goes on where it
-/// stopped, with what it knew (the open conversation, the app state, the mutes, the messages seen). Each access to
-/// ``effects`` is a subscription of its own, so two windows may each follow it; a subscription ends with its run,
-/// and a view that comes back subscribes again.
+/// Several may run it at once (two windows of an iPad app, each with `.heraldBanners(live)`): one connection serves
+/// them all, and it keeps running until the last of them stops. When the one whose task carries the connection stops
+/// first, another carries it on (the stream reconnects, resuming after the last `seq`; nothing is missed). It may run
+/// again after every run ended (a view that went away and came back): the engine goes on where it stopped, with what
+/// it knew (the open conversation, the app state, the mutes, the messages seen). Each access to ``effects`` is a
+/// subscription of its own, so two windows may each follow it; subscriptions end when the last run ends.
 public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Duration {
     /// What the stream does while the app is in the background.
     public enum BackgroundStream: Sendable {
@@ -49,7 +51,12 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
     private struct State {
         /// Where inputs go: the driver of the run under way, or the one the next run starts.
         var driver: NotifierDriver<C>
+        /// Whether a run carries the connection now.
         var running = false
+        /// Calls of ``run()`` under way: the one carrying the connection and those waiting to carry it on.
+        var runs = 0
+        /// Wakes the waiting runs when the carrying one ends.
+        var waiting: [UUID: AsyncStream<Void>.Continuation] = [:]
         /// The levels the engine has, as the last run left them: what the next run's first reading of the server is
         /// compared with.
         var levels: [String: LevelChoice] = [:]
@@ -58,7 +65,7 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
         var unclaimed: [NotificationEffect] = []
     }
 
-    private let state: NIOLockedValueBox<State>
+    private let state: LockedState<State>
     /// The most effects kept for a subscriber that has not come yet.
     static var unclaimedLimit: Int { 100 }
     /// How long a system notification waits for the server's word that it pushed the message
@@ -75,7 +82,7 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
         self.inBackground = inBackground
         self.clock = clock
         let notifier = Notifier(userID: userID, config: config, localHold: Self.localHold)
-        state = NIOLockedValueBox(State(driver: NotifierDriver(notifier: notifier, clock: clock)))
+        state = LockedState(State(driver: NotifierDriver(notifier: notifier, clock: clock)))
     }
 
     /// What the app must do, in order, from now on: a new subscription each time it is read (iterate each from one
@@ -85,9 +92,9 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
         let (stream, continuation) = AsyncStream<NotificationEffect>.makeStream()
         let id = UUID()
         continuation.onTermination = { [state] _ in
-            state.withLockedValue { _ = $0.subscribers.removeValue(forKey: id) }
+            state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
         }
-        state.withLockedValue { state in
+        state.withLock { state in
             for effect in state.unclaimed { continuation.yield(effect) }
             state.unclaimed = []
             state.subscribers[id] = continuation
@@ -95,7 +102,7 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
         return stream
     }
 
-    private var driver: NotifierDriver<C> { state.withLockedValue { $0.driver } }
+    private var driver: NotifierDriver<C> { state.withLock { $0.driver } }
 
     /// The user opened a conversation (nil: the list, settings, ...).
     public func open(_ conversationID: String?) {
@@ -159,19 +166,49 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
         driver.show(message, tone: tone, icon: icon, duration: duration, onClose: onClose)
     }
 
-    /// Runs the connection, the engine and the wiring until the calling task is cancelled. A call while a run is
-    /// under way does nothing more than wait alongside it (one connection for the device); once a run ended, the
-    /// next starts afresh, with the engine as it was.
+    /// How many calls of ``run()`` are under way.
+    var runsUnderWay: Int { state.withLock { $0.runs } }
+
+    /// Runs the connection, the engine and the wiring until the calling task is cancelled (or the server refuses the
+    /// token). Several calls at once share one connection, carried by one of them and carried on by another when that
+    /// one stops; effects' subscriptions end when the last call returns.
     public func run() async {
-        let claimed = state.withLockedValue { state -> (driver: NotifierDriver<C>, levels: [String: LevelChoice])? in
-            guard !state.running else { return nil }
-            state.running = true
-            return (state.driver, state.levels)
+        state.withLock { $0.runs += 1 }
+        defer {
+            let ended = state.withLock { state -> [AsyncStream<NotificationEffect>.Continuation] in
+                state.runs -= 1
+                guard state.runs == 0 else { return [] }
+                defer { state.subscribers = [:] }
+                return Array(state.subscribers.values)
+            }
+            // The subscriptions end with the last run (outside the lock: ending one runs its termination handler).
+            for subscriber in ended { subscriber.finish() }
         }
-        guard let (driver, knownLevels) = claimed else {
-            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        while !Task.isCancelled {
+            let id = UUID()
+            let (wake, wakeSink) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            let claimed = state.withLock { state -> (driver: NotifierDriver<C>, levels: [String: LevelChoice])? in
+                guard !state.running else {
+                    state.waiting[id] = wakeSink
+                    return nil
+                }
+                state.running = true
+                return (state.driver, state.levels)
+            }
+            guard let (driver, knownLevels) = claimed else {
+                // Another run carries the connection: wait for it to end (or for this task to be cancelled).
+                for await _ in wake { break }
+                state.withLock { _ = $0.waiting.removeValue(forKey: id) }
+                continue
+            }
+            await carry(driver: driver, knownLevels: knownLevels)
             return
         }
+    }
+
+    /// Runs the connection, the engine and the wiring until the calling task is cancelled or the connection ends for
+    /// good; then the engine is kept for the next run, and a waiting run is woken to carry on.
+    private func carry(driver: NotifierDriver<C>, knownLevels: [String: LevelChoice]) async {
         let events = client.events()
         let notifier = await withTaskGroup(of: Notifier?.self) { group in
             group.addTask {
@@ -217,22 +254,20 @@ public final class LiveNotifications<C: Clock>: Sendable where C.Duration == Dur
             }
             return last
         }
-        let ended = state.withLockedValue { state in
+        let waiting = state.withLock { state in
             state.running = false
             if let notifier {
                 state.driver = NotifierDriver(notifier: notifier, clock: clock)
                 state.levels = notifier.device.levels
             }
-            defer { state.subscribers = [:] }
-            return Array(state.subscribers.values)
+            return Array(state.waiting.values)
         }
-        // The run's subscriptions end with it (outside the lock: ending one runs its termination handler).
-        for subscriber in ended { subscriber.finish() }
+        for run in waiting { run.yield() }
     }
 
     /// Hands an effect to every subscriber, or keeps it for the first one to come.
     private func deliver(_ effect: NotificationEffect) {
-        let subscribers = state.withLockedValue { state -> [AsyncStream<NotificationEffect>.Continuation] in
+        let subscribers = state.withLock { state -> [AsyncStream<NotificationEffect>.Continuation] in
             if state.subscribers.isEmpty {
                 state.unclaimed.append(effect)
                 if state.unclaimed.count > Self.unclaimedLimit { state.unclaimed.removeFirst() }

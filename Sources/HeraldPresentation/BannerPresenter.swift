@@ -1,11 +1,11 @@
-import HeraldClient
 import HeraldCore
 import Observation
 
 /// The observable state a view binds to for in-app banners: a ``BannerPresentation`` run on a real clock, fed by the
 /// engine's effects, and the intents a view sends back.
 ///
-/// Feed it from `LiveNotifications` (messages from the stream) or a bare `NotifierDriver` (general banners only):
+/// Feed it from `LiveNotifications` (messages from the stream: `HeraldUI` adds `BannerPresenter(live:)`) or a bare
+/// `NotifierDriver` (general banners only):
 ///
 /// ```swift
 /// let presenter = BannerPresenter(live: live)
@@ -43,11 +43,6 @@ public final class BannerPresenter {
         self.appState = appState
     }
 
-    /// A presenter for a device's live notifications: gestures and app state go to `live` (and so to the server).
-    public convenience init<C: Clock>(live: LiveNotifications<C>, style: BannerStyle = .standard) where C.Duration == Duration {
-        self.init(style: style, gestures: { live.gesture($0) }, appState: { live.setAppState($0) })
-    }
-
     /// A presenter for a bare driver (general banners: "Saved", "Upload failed").
     public convenience init<C: Clock>(driver: NotifierDriver<C>, style: BannerStyle = .standard) where C.Duration == Duration {
         self.init(style: style, gestures: { driver.send(.gesture($0)) }, appState: { driver.send(.app($0)) })
@@ -63,8 +58,8 @@ public final class BannerPresenter {
     public var isPressed: Bool { presentation.isPressed }
     /// Slide, or fade under Reduce Motion.
     public var transition: BannerTransition { presentation.transition }
-    /// What VoiceOver should announce for the banner on screen.
-    public var announcement: String? { presentation.announcement }
+    /// What VoiceOver should announce for the banner on screen: a new value each time (post it on change).
+    public var announcement: Announcement? { presentation.announcement }
     /// Changes each time a banner appears: the trigger for the light haptic.
     public var hapticCount: Int { presentation.hapticCount }
 

@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 import Foundation
 import HeraldCore
-@_exported import HeraldHTTP
+import HeraldNIOTransport
 import HeraldProtocol
-import NIOCore
+@_exported import HeraldTransport
 import NIOHTTP1
 
 /// Herald's service API for a Swift backend (Hummingbird, Vapor, ...): users before they sign in and their erasure,
@@ -23,13 +23,13 @@ public struct HeraldService: Sendable {
     /// The server.
     public let server: URL
     /// How long one request may take.
-    public var timeout: TimeAmount = .seconds(30)
+    public var timeout: Duration = .seconds(30)
     /// The secrets webhook signatures are checked with (`HERALD_WEBHOOK_SECRET`; two while one replaces the other).
     public var webhookSecrets: [String]
     /// How far a webhook's signature time may be from now.
     public var webhookTolerance: TimeInterval = 300
     private let key: String
-    private let http: HTTPClient
+    private let http: AsyncHTTPClientTransport
 
     /// A client of `server` with the service `key` (one of `HERALD_SERVICE_KEY`'s), on `httpClient` (the
     /// process-wide shared one by default); `webhookSecret` checks webhooks.
@@ -37,7 +37,7 @@ public struct HeraldService: Sendable {
         self.server = server
         self.key = key
         webhookSecrets = webhookSecret.map { [$0] } ?? []
-        http = httpClient
+        http = AsyncHTTPClientTransport(httpClient: httpClient)
     }
 
     // MARK: Users
@@ -176,7 +176,7 @@ public struct HeraldService: Sendable {
     }
 
     private var transport: APITransport {
-        APITransport(server: server, credential: key, httpClient: http, timeout: timeout)
+        APITransport(server: server, credential: key, http: http, timeout: timeout)
     }
 
     private func escape(_ component: String) -> String {

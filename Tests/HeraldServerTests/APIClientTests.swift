@@ -7,15 +7,15 @@ import Testing
 
 @Suite("HeraldAPI, the client's HTTP side, against a live server", .timeLimit(.minutes(3)))
 struct APIClientTests {
-    static func api(port: Int, token: String) -> HeraldAPI {
-        HeraldAPI(configuration: ClientConfiguration(server: URL(string: "http://127.0.0.1:\(port)")!, token: token))
+    static func api(port: Int, token: String, _ transport: TestTransport) -> HeraldAPI {
+        HeraldAPI(configuration: .local(port: port, token: token, transport))
     }
 
-    @Test("conversations with unread counts and read markers; history in pages; marking read clears the count")
-    func conversationsAndReadMarkers() async throws {
+    @Test("conversations with unread counts and read markers; history in pages; marking read clears the count", arguments: TestTransport.allCases)
+    func conversationsAndReadMarkers(_ transport: TestTransport) async throws {
         try await TestServer.run { server in
             let (alice, bob) = try await (server.token("alice"), server.token("bob"))
-            let aliceAPI = Self.api(port: server.port, token: alice), bobAPI = Self.api(port: server.port, token: bob)
+            let aliceAPI = Self.api(port: server.port, token: alice, transport), bobAPI = Self.api(port: server.port, token: bob, transport)
             let chat = try await aliceAPI.createConversation(kind: .direct, members: ["bob"])
             #expect(chat.kind == .direct && Set(chat.members) == ["alice", "bob"])
             #expect(try await bobAPI.createConversation(kind: .direct, members: ["alice"]).id == chat.id,
@@ -46,13 +46,13 @@ struct APIClientTests {
         }
     }
 
-    @Test("people: the members with their current names; one whose token named no one is there with an empty name (clients say Someone)")
-    func people() async throws {
+    @Test("people: the members with their current names; one whose token named no one is there with an empty name (clients say Someone)", arguments: TestTransport.allCases)
+    func people(_ transport: TestTransport) async throws {
         try await TestServer.run { server in
             let (alice, bob) = try await (server.token("alice", name: "Alice Johnson"), server.token("bob", name: "Bob"))
-            let bobAPI = Self.api(port: server.port, token: bob)
+            let bobAPI = Self.api(port: server.port, token: bob, transport)
             _ = try await bobAPI.conversations()  // Bob signs in once
-            let aliceAPI = Self.api(port: server.port, token: alice)
+            let aliceAPI = Self.api(port: server.port, token: alice, transport)
             let direct = try await aliceAPI.createConversation(kind: .direct, members: ["bob"])
             #expect(direct.people == [WirePerson(id: "alice", name: "Alice Johnson", avatarURL: nil), WirePerson(id: "bob", name: "Bob", avatarURL: nil)])
             _ = try await server.token("dana", name: "")  // signed in with a token that gives no name
@@ -62,24 +62,24 @@ struct APIClientTests {
             #expect(group.people.last?.name == "")
 
             let renamed = try await server.token("bob", name: "Bob Smith")
-            _ = try await Self.api(port: server.port, token: renamed).conversations()
+            _ = try await Self.api(port: server.port, token: renamed, transport).conversations()
             let list = try await aliceAPI.conversations()
             #expect(Set(list.map(\.conversation.id)) == [direct.id, group.id], "listed with no messages yet")
             for summary in list {
                 #expect(summary.conversation.people.first { $0.id == "bob" }?.name == "Bob Smith", "the name from his latest token")
             }
             let dana = try await server.token("dana", name: "Dana")
-            _ = try await Self.api(port: server.port, token: dana).conversations()
+            _ = try await Self.api(port: server.port, token: dana, transport).conversations()
             #expect(try await aliceAPI.conversations().first { $0.conversation.id == group.id }?.conversation.people.map(\.id)
                     == ["alice", "bob", "dana"], "once she signs in with one, she has a name")
         }
     }
 
-    @Test("posting without a stream: the message as stored; the same id again is that message, not a second one")
-    func posting() async throws {
+    @Test("posting without a stream: the message as stored; the same id again is that message, not a second one", arguments: TestTransport.allCases)
+    func posting(_ transport: TestTransport) async throws {
         try await TestServer.run { server in
             let (alice, bob) = try await (server.token("alice"), server.token("bob"))
-            let aliceAPI = Self.api(port: server.port, token: alice), bobAPI = Self.api(port: server.port, token: bob)
+            let aliceAPI = Self.api(port: server.port, token: alice, transport), bobAPI = Self.api(port: server.port, token: bob, transport)
             let chat = try await aliceAPI.createConversation(kind: .direct, members: ["bob"])
             let reply = try await bobAPI.postMessage(in: chat.id, text: "On my way", id: "quick-reply-1")
             #expect(reply.id == "quick-reply-1" && reply.senderId == "bob" && reply.conversationId == chat.id && reply.seq > 0)
@@ -93,17 +93,17 @@ struct APIClientTests {
         }
     }
 
-    @Test("refusals arrive as HeraldAPIError with the status and the stable code")
-    func refusals() async throws {
+    @Test("refusals arrive as HeraldAPIError with the status and the stable code", arguments: TestTransport.allCases)
+    func refusals(_ transport: TestTransport) async throws {
         try await TestServer.run { server in
             let (alice, charlie) = try await (server.token("alice"), server.token("charlie"))
-            let chat = try await Self.api(port: server.port, token: alice).createConversation(kind: .group, title: "Private", members: [])
-            let outsider = Self.api(port: server.port, token: charlie)
+            let chat = try await Self.api(port: server.port, token: alice, transport).createConversation(kind: .group, title: "Private", members: [])
+            let outsider = Self.api(port: server.port, token: charlie, transport)
             let forbidden = await Self.refusal { _ = try await outsider.messages(in: chat.id) }
             #expect(forbidden?.status == 403 && forbidden?.code == "not_a_member")
             let unknown = await Self.refusal { try await outsider.markRead("no-such-chat", upTo: 1) }
             #expect(unknown?.status == 404 && unknown?.code == "conversation_not_found")
-            let badToken = await Self.refusal { _ = try await Self.api(port: server.port, token: "not-a-token").conversations() }
+            let badToken = await Self.refusal { _ = try await Self.api(port: server.port, token: "not-a-token", transport).conversations() }
             #expect(badToken?.status == 401 && badToken?.code == "invalid_token")
         }
     }
@@ -124,12 +124,12 @@ struct APIClientTests {
 
 @Suite("HeraldClient and groups whose members change", .timeLimit(.minutes(3)))
 struct ClientMembershipTests {
-    @Test("HeraldAPI adds, renames, makes owners, removes and deletes; the added person's client shows the banner, the others' a quiet skip")
-    func membersThroughTheClient() async throws {
+    @Test("HeraldAPI adds, renames, makes owners, removes and deletes; the added person's client shows the banner, the others' a quiet skip", arguments: TestTransport.allCases)
+    func membersThroughTheClient(_ transport: TestTransport) async throws {
         try await TestServer.run { server in
             let (alice, bob, carol) = try await (server.token("alice", name: "Alice"), server.token("bob"), server.token("carol", name: "Carol"))
-            let aliceAPI = APIClientTests.api(port: server.port, token: alice)
-            let bobAPI = APIClientTests.api(port: server.port, token: bob)
+            let aliceAPI = APIClientTests.api(port: server.port, token: alice, transport)
+            let bobAPI = APIClientTests.api(port: server.port, token: bob, transport)
             let group = try await aliceAPI.createConversation(kind: .group, title: "Team Chat", members: ["bob"])
             #expect(group.owners == ["alice"])
 
@@ -137,7 +137,7 @@ struct ClientMembershipTests {
             let records = [ClientRecord(), ClientRecord()]
             var devices: [@Sendable () async throws -> Void] = []
             for (record, token, user) in [(records[0], carol, "carol"), (records[1], bob, "bob")] {
-                let client = ClientTests.client(port: server.port, token: token)
+                let client = ClientTests.client(port: server.port, token: token, transport)
                 let live = LiveNotifications(client: client, userID: user)
                 devices += [record.watching(client), record.watching(live), { await live.run() }]
             }
@@ -153,7 +153,7 @@ struct ClientMembershipTests {
                 try await records[1].wait { $0.skips[event.id] != nil }
                 #expect(records[1].skips[event.id] == .quiet, "Bob gets a quiet line, no banner")
                 #expect(records[0].messages.allSatisfy { $0.id != "before" }, "no history for Carol")
-                #expect(try await APIClientTests.api(port: server.port, token: carol).messages(in: group.id).map(\.kind) == ["event"])
+                #expect(try await APIClientTests.api(port: server.port, token: carol, transport).messages(in: group.id).map(\.kind) == ["event"])
 
                 #expect(try await aliceAPI.rename(group.id, to: "Team Room").title == "Team Room")
                 #expect(try await aliceAPI.setOwner("bob", in: group.id).owners == ["alice", "bob"])
@@ -161,7 +161,7 @@ struct ClientMembershipTests {
                 let shown = try await bobAPI.conversation(group.id)
                 #expect(shown.conversation.title == "Team Room" && shown.conversation.members == ["alice", "bob", "carol"])
                 try await bobAPI.removeMember("carol", from: group.id)
-                await #expect(throws: HeraldAPIError.self) { _ = try await APIClientTests.api(port: server.port, token: carol).conversation(group.id) }
+                await #expect(throws: HeraldAPIError.self) { _ = try await APIClientTests.api(port: server.port, token: carol, transport).conversation(group.id) }
                 do {
                     _ = try await aliceAPI.rename(group.id, to: "Mine")
                     Issue.record("Alice is no longer an owner")

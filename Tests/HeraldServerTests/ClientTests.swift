@@ -3,6 +3,7 @@ import HeraldClient
 import HeraldCore
 import HeraldServer
 import HeraldTestSupport
+import HeraldURLSession
 import NIOConcurrencyHelpers
 import Testing
 
@@ -58,8 +59,8 @@ struct ClientTests {
         return (folder, folder.appendingPathComponent("herald.sqlite").path)
     }
 
-    static func client(port: Int, token: String) -> HeraldClient {
-        var configuration = ClientConfiguration(server: URL(string: "http://127.0.0.1:\(port)")!, token: token)
+    static func client(port: Int, token: String, _ transport: TestTransport) -> HeraldClient {
+        var configuration = ClientConfiguration.local(port: port, token: token, transport)
         configuration.initialBackoff = .milliseconds(50)
         configuration.maximumBackoff = .milliseconds(400)
         return HeraldClient(configuration: configuration, resumeAfter: 0)
@@ -68,19 +69,19 @@ struct ClientTests {
     /// A port for a server that a test stops and starts again, and a client of it made before it first starts
     /// (Alice's, with her token), running with its notifier and recorded for the length of `body`.
     static func withClientOfRestartedServer(
-        _ record: ClientRecord, _ body: (_ port: Int, _ client: HeraldClient, _ live: LiveNotifications<ContinuousClock>) async throws -> Void
+        _ record: ClientRecord, _ transport: TestTransport, _ body: (_ port: Int, _ client: HeraldClient, _ live: LiveNotifications<ContinuousClock>) async throws -> Void
     ) async throws {
         let port = try freePort()
         let alice = try await TokenAuthority(secret: TestServer.secret).token(userID: "alice", name: "Alice Johnson")
-        let client = Self.client(port: port, token: alice)
+        let client = Self.client(port: port, token: alice, transport)
         let live = LiveNotifications(client: client, userID: "alice")
         try await withBackground([record.watching(client), record.watching(live), { await live.run() }]) {
             try await body(port, client, live)
         }
     }
 
-    @Test("the socket closed and the server restarted while messages flow: each arrives once, no banner shows twice")
-    func cutsWhileFlowing() async throws {
+    @Test("the socket closed and the server restarted while messages flow: each arrives once, no banner shows twice", arguments: TestTransport.allCases)
+    func cutsWhileFlowing(_ transport: TestTransport) async throws {
         let (folder, path) = try Self.database()
         defer { try? FileManager.default.removeItem(at: folder) }
         let record = ClientRecord()
@@ -88,7 +89,7 @@ struct ClientTests {
         var chat = ""
         var bob = ""
 
-        try await Self.withClientOfRestartedServer(record) { port, client, _ in
+        try await Self.withClientOfRestartedServer(record, transport) { port, client, _ in
             try await TestServer.run(configure: { $0.databasePath = path; $0.port = port }) { server in
                 let alice = try await server.token("alice", name: "Alice Johnson")
                 bob = try await server.token("bob", name: "Bob")
@@ -127,15 +128,15 @@ struct ClientTests {
         #expect(record.liveCount >= 3, "connected, reconnected after the cut, and after the restart")
     }
 
-    @Test("after a reconnect the focus is restored: the server knows, and the open conversation gets no banner")
-    func focusRestored() async throws {
+    @Test("after a reconnect the focus is restored: the server knows, and the open conversation gets no banner", arguments: TestTransport.allCases)
+    func focusRestored(_ transport: TestTransport) async throws {
         let (folder, path) = try Self.database()
         defer { try? FileManager.default.removeItem(at: folder) }
         let record = ClientRecord()
         var withBob = ""
         var withCharlie = ""
 
-        try await Self.withClientOfRestartedServer(record) { port, _, live in
+        try await Self.withClientOfRestartedServer(record, transport) { port, _, live in
             try await TestServer.run(configure: { $0.databasePath = path; $0.port = port }) { server in
                 let alice = try await server.token("alice", name: "Alice Johnson")
                 withBob = try await server.createConversation(alice, kind: "direct", members: ["bob"])
@@ -164,8 +165,8 @@ struct ClientTests {
         #expect(record.shows == ["other-chat"])
     }
 
-    @Test("muting reaches the engine: muted at start, muted and unmuted elsewhere, muted here; no banner for a muted chat")
-    func mutedChats() async throws {
+    @Test("muting reaches the engine: muted at start, muted and unmuted elsewhere, muted here; no banner for a muted chat", arguments: TestTransport.allCases)
+    func mutedChats(_ transport: TestTransport) async throws {
         let record = ClientRecord()
         try await TestServer.run { server in
             let (alice, bob, charlie) = try await (
@@ -175,7 +176,7 @@ struct ClientTests {
             // Muted on another device before this one starts.
             #expect(try await server.request("PUT", "/v1/conversations/\(withBob)/mute", token: alice).status == 204)
 
-            let client = Self.client(port: server.port, token: alice)
+            let client = Self.client(port: server.port, token: alice, transport)
             let live = LiveNotifications(client: client, userID: "alice")
             try await withBackground([record.watching(client), record.watching(live), { await live.run() }]) {
                 try await record.wait { $0.liveCount >= 1 }
@@ -203,8 +204,8 @@ struct ClientTests {
         }
     }
 
-    @Test("levels and settings reach the engine: set elsewhere before the start and while running, set here; a send carries its mentions")
-    func levelsAndSettings() async throws {
+    @Test("levels and settings reach the engine: set elsewhere before the start and while running, set here; a send carries its mentions", arguments: TestTransport.allCases)
+    func levelsAndSettings(_ transport: TestTransport) async throws {
         let record = ClientRecord()
         try await TestServer.run { server in
             let (alice, bob) = try await (server.token("alice"), server.token("bob", name: "Bob"))
@@ -215,11 +216,11 @@ struct ClientTests {
                 "PUT", "/v1/conversations/\(team)/notifications", token: alice, body: #"{"level": "mentions"}"#)
             #expect(set.status == 204)
 
-            let client = Self.client(port: server.port, token: alice)
+            let client = Self.client(port: server.port, token: alice, transport)
             let live = LiveNotifications(client: client, userID: "alice")
             try await withBackground([record.watching(client), record.watching(live), { await live.run() }]) {
                 try await record.wait { $0.liveCount >= 1 }
-                let bobs = HeraldAPI(configuration: ClientConfiguration(server: URL(string: "http://127.0.0.1:\(server.port)")!, token: bob))
+                let bobs = HeraldAPI(configuration: .local(port: server.port, token: bob, transport))
 
                 try await bobs.postMessage(in: team, text: "plain", id: "plain")
                 try await bobs.postMessage(in: team, text: "@Alice", id: "named", mentions: ["alice"])
@@ -257,12 +258,12 @@ struct ClientTests {
         }
     }
 
-    @Test("LiveNotifications runs again after its run ended (a view that went away and came back), keeping what the engine knew; two subscribers each get every effect; a second run at once waits alongside")
-    func restartable() async throws {
+    @Test("LiveNotifications runs again after its run ended (a view that went away and came back), keeping what the engine knew; two subscribers each get every effect; two runs at once share one connection", arguments: TestTransport.allCases)
+    func restartable(_ transport: TestTransport) async throws {
         try await TestServer.run { server in
             let (alice, bob) = try await (server.token("alice"), server.token("bob", name: "Bob"))
             let withBob = try await server.createConversation(alice, kind: "direct", members: ["bob"])
-            let client = Self.client(port: server.port, token: alice)
+            let client = Self.client(port: server.port, token: alice, transport)
             let live = LiveNotifications(client: client, userID: "alice")
             let first = ClientRecord(), second = ClientRecord()
 
@@ -292,8 +293,8 @@ struct ClientTests {
         }
     }
 
-    @Test("a token that expires while the stream is open is renewed at the next connect: the client resumes where it was, misses nothing, and sends what it queued; HTTP renews too")
-    func renewsAnExpiredToken() async throws {
+    @Test("a token that expires while the stream is open is renewed at the next connect: the client resumes where it was, misses nothing, and sends what it queued; HTTP renews too", arguments: TestTransport.allCases)
+    func renewsAnExpiredToken(_ transport: TestTransport) async throws {
         try await TestServer.run { server in
             let tokens = server.environment.tokens
             let bob = try await server.token("bob")
@@ -302,7 +303,8 @@ struct ClientTests {
             // Taken now (60 s of leeway after exp), refused two seconds from now.
             let expiring = try await tokens.token(userID: "alice", name: "Alice", lifetime: .seconds(-58))
             let renewals = NIOLockedValueBox(0)
-            var configuration = ClientConfiguration(server: URL(string: "http://127.0.0.1:\(server.port)")!, token: expiring) {
+            var configuration = ClientConfiguration.local(port: server.port, token: expiring, transport)
+            configuration.renewToken = {
                 renewals.withLockedValue { $0 += 1 }
                 return try await tokens.token(userID: "alice", name: "Alice")
             }
@@ -338,21 +340,44 @@ struct ClientTests {
 
             // HTTP alone: a request with an expired token is made again, once, with a renewed one.
             let expired = try await tokens.token(userID: "alice", name: "Alice", lifetime: .seconds(-120))
-            let api = HeraldAPI(configuration: ClientConfiguration(server: URL(string: "http://127.0.0.1:\(server.port)")!, token: expired) {
-                try await tokens.token(userID: "alice", name: "Alice")
-            })
+            let renewing = ClientConfiguration.local(port: server.port, token: expired, transport)
+            renewing.renewToken = { try await tokens.token(userID: "alice", name: "Alice") }
+            let api = HeraldAPI(configuration: renewing)
             #expect(try await api.conversations().count == 1)
-            let stuck = HeraldAPI(configuration: ClientConfiguration(server: URL(string: "http://127.0.0.1:\(server.port)")!, token: expired))
+            let stuck = HeraldAPI(configuration: .local(port: server.port, token: expired, transport))
             #expect(await APIClientTests.refusal { _ = try await stuck.conversations() }?.code == "token_expired")
         }
     }
 
-    @Test("sends are retried until acknowledged, refused ones are reported once, and back-off grows then resets")
-    func sendsAndBackoff() async throws {
+    @Test("the stream over URLSession: where this system's libcurl carries WebSockets it goes live; where it does not (Debian 12), the client says so and keeps trying")
+    func urlSessionStream() async throws {
+        try await TestServer.run { server in
+            let alice = try await server.token("alice")
+            var configuration = ClientConfiguration.local(port: server.port, token: alice, .nio)
+            configuration.transport = .urlSession
+            configuration.initialBackoff = .milliseconds(50)
+            let client = HeraldClient(configuration: configuration, resumeAfter: 0)
+            let events = client.events()
+            try await withBackground({ await client.run() }) {
+                for await event in events {
+                    guard case .state(let state) = event else { continue }
+                    if URLSessionStreamTransport.isSupported {
+                        if state == .live { break }
+                    } else if case .reconnecting(_, _, let reason) = state {
+                        #expect(reason == "cannot reach http://127.0.0.1:\(server.port): WebSockets not supported by libcurl")
+                        break
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("sends are retried until acknowledged, refused ones are reported once, and back-off grows then resets", arguments: TestTransport.allCases)
+    func sendsAndBackoff(_ transport: TestTransport) async throws {
         try await TestServer.run { server in
             let alice = try await server.token("alice")
             let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
-            let client = Self.client(port: server.port, token: alice)
+            let client = Self.client(port: server.port, token: alice, transport)
             let events = client.events()
             let sent = client.send("queued before connecting", to: chat, id: "early")
             let refused = client.send("nowhere", to: "no-such-conversation", id: "lost")

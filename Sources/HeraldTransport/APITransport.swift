@@ -1,40 +1,37 @@
-import AsyncHTTPClient
 import Foundation
 import HeraldProtocol
-import NIOCore
-import NIOHTTP1
 
 /// Herald's HTTP API as its Swift clients call it: JSON bodies in Herald's wire JSON, a bearer credential (a user's
-/// token, or the app's backend's service key), and refusals as ``HeraldAPIError``. `HeraldAPI` (a user) and
-/// `HeraldService` (the app's backend) both send through it.
+/// token, or the app's backend's service key), and refusals as ``HeraldAPIError``, over an ``HTTPTransport``.
+/// `HeraldAPI` (a user) and `HeraldService` (the app's backend) both send through it.
 public struct APITransport: Sendable {
     /// The server.
     public let server: URL
     /// What is sent as `Authorization: Bearer`.
     public let credential: String
     /// How long one request may take.
-    public var timeout: TimeAmount
-    private let http: HTTPClient
+    public var timeout: Duration
+    private let http: any HTTPTransport
 
-    /// A transport to `server` with `credential`, on `httpClient` (the process-wide shared one by default).
-    public init(server: URL, credential: String, httpClient: HTTPClient = .shared, timeout: TimeAmount = .seconds(30)) {
+    /// A transport to `server` with `credential`, sending through `http`.
+    public init(server: URL, credential: String, http: any HTTPTransport, timeout: Duration = .seconds(30)) {
         self.server = server
         self.credential = credential
         self.timeout = timeout
-        http = httpClient
+        self.http = http
     }
 
     /// Sends a request and decodes its answer.
     ///
     /// - Throws: ``HeraldAPIError``: the server's refusal, or `bad_response` for an answer that cannot be read.
     public func request<Answer: Decodable>(
-        _ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none, as answer: Answer.Type
+        _ method: APIMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none, as answer: Answer.Type
     ) async throws -> Answer {
         try decode(Answer.self, from: try await exchange(method, path, body: body).data, method: method, path: path)
     }
 
     /// `data` decoded, or `bad_response`.
-    public func decode<Answer: Decodable>(_ type: Answer.Type, from data: Data, method: HTTPMethod, path: String) throws -> Answer {
+    public func decode<Answer: Decodable>(_ type: Answer.Type, from data: Data, method: APIMethod, path: String) throws -> Answer {
         do {
             return try WireJSON.decoder().decode(Answer.self, from: data)
         } catch {
@@ -46,35 +43,40 @@ public struct APITransport: Sendable {
     ///
     /// - Throws: ``HeraldAPIError`` when the server refuses it.
     @discardableResult
-    public func perform(_ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none) async throws -> Data {
+    public func perform(_ method: APIMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none) async throws -> Data {
         try await exchange(method, path, body: body).data
     }
 
     /// Sends a request; its status (a 2xx) and body.
     ///
-    /// - Throws: ``HeraldAPIError`` when the server refuses it.
+    /// - Throws: ``HeraldAPIError`` when the server refuses it, or (status 0, code `network`) when no answer came.
     public func exchange(
-        _ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none
+        _ method: APIMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none
     ) async throws -> (status: Int, data: Data) {
         let base = server.absoluteString.hasSuffix("/") ? String(server.absoluteString.dropLast()) : server.absoluteString
-        var request = HTTPClientRequest(url: base + path)
-        request.method = method
-        request.headers.add(name: "Authorization", value: "Bearer \(credential)")
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: try WireJSON.encoder().encode(body)))
+        guard let url = URL(string: base + path) else {
+            throw HeraldAPIError(status: 0, code: "invalid_request", message: "\(base + path) is not an address")
         }
-        let response = try await http.execute(request, timeout: timeout)
-        let bytes = try await response.body.collect(upTo: 16 << 20)
-        let data = Data(bytes.readableBytesView)
-        guard (200..<300).contains(response.status.code) else {
-            let wire = try? WireJSON.decoder().decode(WireError.self, from: data)
+        var headers = [(name: "Authorization", value: "Bearer \(credential)")]
+        var data: Data?
+        if let body {
+            headers.append((name: "Content-Type", value: "application/json"))
+            data = try WireJSON.encoder().encode(body)
+        }
+        let response: TransportResponse
+        do {
+            response = try await http.send(TransportRequest(method: method, url: url, headers: headers, body: data, timeout: timeout))
+        } catch let error as TransportError {
+            throw HeraldAPIError(status: 0, code: "network", message: "cannot reach \(base): \(error.reason)")
+        }
+        guard (200..<300).contains(response.status) else {
+            let wire = try? WireJSON.decoder().decode(WireError.self, from: response.body)
             throw HeraldAPIError(
-                status: Int(response.status.code), code: wire?.error.code ?? "http_\(response.status.code)",
+                status: response.status, code: wire?.error.code ?? "http_\(response.status)",
                 message: wire?.error.message ?? "\(method) \(path) answered \(response.status)"
             )
         }
-        return (Int(response.status.code), data)
+        return (response.status, response.body)
     }
 
     /// `?after=&before=&limit=` for a page of history (empty when none is given).

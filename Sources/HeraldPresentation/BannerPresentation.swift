@@ -52,6 +52,8 @@ public enum PresentationIntent: Hashable, Sendable {
     case touchEnded(dy: Double)
     /// The system took the touch (a system gesture, an incoming call): the banner springs back, nothing happens.
     case touchCancelled
+    /// VoiceOver's focus came to the banner (`true`) or left it: its timer is paused while it is read.
+    case accessibilityFocus(Bool)
 }
 
 /// The scene phase as SwiftUI reports it (`ScenePhase`), for ``BannerPresentation/appState(for:)``.
@@ -105,10 +107,15 @@ public struct BannerPresentation: Hashable, Sendable {
         var began: Duration
         var moved: Bool
     }
+    /// Whether VoiceOver's focus is on the banner (its timer is paused while it is read).
+    public private(set) var isAccessibilityFocused = false
     /// Whether the system asks for reduced motion.
     public var reduceMotion = false
-    /// What VoiceOver should say for the banner on screen ("Charlie Davis in Team Chat: Hey, are you there?").
-    public private(set) var announcement: String?
+    /// What VoiceOver should say for the banner on screen ("Charlie Davis in Team Chat: Hey, are you there?"), once
+    /// each time a banner appears or its words change: a new value each time, even for the same words twice.
+    public private(set) var announcement: Announcement?
+    /// Announcements so far.
+    private var announcements = 0
     /// Goes up by one each time a banner appears: a view plays the light haptic when it changes.
     public private(set) var hapticCount = 0
     /// The latest instant seen.
@@ -165,19 +172,21 @@ public struct BannerPresentation: Hashable, Sendable {
             nextDeadline = now + style.enterDuration
             dragOffset = 0
             isPressed = false
+            isAccessibilityFocused = false
             touch = nil
-            announcement = ContentFormatter.standard.announcement(for: banner)
+            announce(banner)
             hapticCount += 1
         case .update(let banner):
             guard current?.id == banner.id, current?.phase != .leaving else { return [] }
             current?.banner = banner
-            announcement = ContentFormatter.standard.announcement(for: banner)
+            if ContentFormatter.standard.announcement(for: banner) != announcement?.text { announce(banner) }
         case .dismiss(let id, let reason):
             guard current?.id == id, current?.phase != .leaving else { return [] }
             current?.phase = .leaving
             current?.dismissReason = reason
             nextDeadline = now + style.exitDuration
             isPressed = false
+            isAccessibilityFocused = false
             touch = nil
         case .navigate(let conversationID):
             return [.navigate(conversationID: conversationID)]
@@ -228,18 +237,51 @@ public struct BannerPresentation: Hashable, Sendable {
             touch = nil
             dragOffset = 0
             return release()
+        case .accessibilityFocus(let focused):
+            // VoiceOver reads the banner: it stays while read, as under a finger.
+            let wasHeld = isHeld
+            isAccessibilityFocused = focused
+            return hold(changedFrom: wasHeld)
         }
     }
 
+    /// Whether something holds the banner (a finger, or VoiceOver's focus): the engine's timer is paused.
+    public var isHeld: Bool { isPressed || isAccessibilityFocused }
+
     private mutating func press() -> [PresentationOutput] {
         guard !isPressed else { return [] }
+        let wasHeld = isHeld
         isPressed = true
-        return [.gesture(.touchDown)]
+        return hold(changedFrom: wasHeld)
     }
 
     private mutating func release() -> [PresentationOutput] {
         guard isPressed else { return [] }
+        let wasHeld = isHeld
         isPressed = false
-        return [.gesture(.touchUp)]
+        return hold(changedFrom: wasHeld)
     }
+
+    /// The engine's pause from the first hold to the last: `touchDown` when the banner became held, `touchUp` when
+    /// nothing holds it any more.
+    private func hold(changedFrom wasHeld: Bool) -> [PresentationOutput] {
+        switch (wasHeld, isHeld) {
+        case (false, true): [.gesture(.touchDown)]
+        case (true, false): [.gesture(.touchUp)]
+        default: []
+        }
+    }
+
+    private mutating func announce(_ banner: Banner) {
+        announcements += 1
+        announcement = Announcement(text: ContentFormatter.standard.announcement(for: banner), serial: announcements)
+    }
+}
+
+/// Words for VoiceOver to say, once: two announcements of the same words are still two (a view posts each new value).
+public struct Announcement: Hashable, Sendable {
+    /// What to say.
+    public var text: String
+    /// Which announcement this is, counting from 1.
+    public var serial: Int
 }

@@ -1,11 +1,13 @@
 // Apple platforms only; an empty module elsewhere. Parsed on Linux by scripts/test (swiftc -parse), compiled only
 // in Xcode. APIs used, all available on iOS 17 / macOS 14 and checked against Apple's documentation: ViewModifier,
-// @State (init(initialValue:)) with an @Observable class, .overlay(alignment:content:), .task(_:), .onChange(of:
-// initial:_:), DragGesture(minimumDistance:) with .updating(_:body:), .onChanged(_:), .onEnded(_:) and @GestureState,
-// .gesture(_:), .transition(_:), .animation(_:value:), .sensoryFeedback(_:trigger:),
-// AccessibilityNotification.Announcement, @Environment(\.accessibilityReduceMotion), @Environment(\.scenePhase)
-// (ScenePhase .active, .inactive, .background), .accessibilityElement(children:), .accessibilityLabel(_:),
-// .accessibilityAddTraits(_:), .accessibilityAction(named:_:), .accessibilityAction(_:) (the default action).
+// @State with an @Observable class, .overlay(alignment:content:), .task(id:priority:_:) (iOS 15: cancelled and started
+// again when the id changes), .onChange(of:initial:_:), DragGesture(minimumDistance:) with .updating(_:body:),
+// .onChanged(_:), .onEnded(_:) and @GestureState, .gesture(_:), .transition(_:), .animation(_:value:),
+// .sensoryFeedback(_:trigger:), AccessibilityNotification.Announcement, @Environment(\.accessibilityReduceMotion),
+// @Environment(\.scenePhase) (ScenePhase .active, .inactive, .background), .accessibilityElement(children:),
+// .accessibilityLabel(_:), .accessibilityAddTraits(_:), .accessibilityAction(named:_:), .accessibilityAction(_:) (the
+// default action), @AccessibilityFocusState (Bool) with .accessibilityFocused(_:) (iOS 15 / macOS 12) and
+// .accessibilitySortPriority(_:) (iOS 14 / macOS 11).
 #if os(iOS) || os(macOS)
 import HeraldClient
 import HeraldCore
@@ -41,32 +43,38 @@ extension View {
 
 /// Owns the presenter for a `LiveNotifications` and runs both while the view is on screen.
 ///
-/// The overlay is always applied (no branch that would rebuild the app's content, and its navigation state, once
-/// the presenter exists): the presenter is made with the modifier and kept by SwiftUI for the view's life. When the
-/// view goes away its task is cancelled; when it comes back, ``LiveNotifications/run()`` starts again, keeping the
-/// engine's state, and the presenter takes a new subscription to its effects.
+/// The overlay is always applied (no branch that would rebuild the app's content, and its navigation state). The
+/// presenter belongs to the `LiveNotifications` it was made for: the task is keyed by that object, so when the app
+/// hands the modifier another one (another account signed in), the old run is cancelled and a new presenter runs the
+/// new one (``PresenterSlot``): nothing of the last account's banners carries over. When the view goes away its task
+/// is cancelled; when it comes back, ``LiveNotifications/run()`` starts again, keeping the engine's state, and the
+/// presenter takes a new subscription to its effects.
 struct LiveBannersModifier: ViewModifier {
     let live: LiveNotifications<ContinuousClock>
+    let style: BannerStyle
     let onNavigate: @MainActor (String) -> Void
     let onLocal: @MainActor (LocalNotification) -> Void
     let onClear: @MainActor (String) -> Void
-    @State private var presenter: BannerPresenter
+    @State private var slot: PresenterSlot<ObjectIdentifier>
 
     init(
         live: LiveNotifications<ContinuousClock>, style: BannerStyle, onNavigate: @escaping @MainActor (String) -> Void,
         onLocal: @escaping @MainActor (LocalNotification) -> Void, onClear: @escaping @MainActor (String) -> Void
     ) {
         self.live = live
+        self.style = style
         self.onNavigate = onNavigate
         self.onLocal = onLocal
         self.onClear = onClear
-        _presenter = State(initialValue: BannerPresenter(live: live, style: style))
+        // Kept by SwiftUI for the view's life (a later `live` is taken by the task below, not by this).
+        _slot = State(initialValue: PresenterSlot(key: ObjectIdentifier(live), presenter: BannerPresenter(live: live, style: style)))
     }
 
     func body(content: Content) -> some View {
         content
-            .modifier(BannerOverlayModifier(presenter: presenter))
-            .task {
+            .modifier(BannerOverlayModifier(presenter: slot.current))
+            .task(id: ObjectIdentifier(live)) {
+                let presenter = slot.presenter(for: ObjectIdentifier(live)) { BannerPresenter(live: live, style: style) }
                 presenter.onNavigate = onNavigate
                 presenter.onLocal = onLocal
                 presenter.onClear = onClear
@@ -79,6 +87,13 @@ struct LiveBannersModifier: ViewModifier {
     }
 }
 
+extension BannerPresenter {
+    /// A presenter for a device's live notifications: gestures and app state go to `live` (and so to the server).
+    public convenience init<C: Clock>(live: LiveNotifications<C>, style: BannerStyle = .standard) where C.Duration == Duration {
+        self.init(style: style, gestures: { live.gesture($0) }, appState: { live.setAppState($0) })
+    }
+}
+
 /// Draws a presenter's banner and wires the gestures, motion, VoiceOver, haptics and scene phase to it. No logic:
 /// every decision is the presenter's (`BannerPresentation`).
 struct BannerOverlayModifier: ViewModifier {
@@ -87,6 +102,8 @@ struct BannerOverlayModifier: ViewModifier {
     @Environment(\.scenePhase) private var scenePhase
     /// Whether a finger is on the banner; SwiftUI resets it however the touch ends, cancelled included.
     @GestureState private var touching = false
+    /// Whether VoiceOver's focus is on the banner: its timer waits while it is read.
+    @AccessibilityFocusState private var focused: Bool
 
     func body(content: Content) -> some View {
         content
@@ -104,9 +121,11 @@ struct BannerOverlayModifier: ViewModifier {
             .onChange(of: scenePhase, initial: true) { _, phase in
                 if let state = BannerPresentation.appState(for: Self.kind(of: phase)) { presenter.setAppState(state) }
             }
-            .onChange(of: presenter.announcement) { _, text in
-                if let text { AccessibilityNotification.Announcement(text).post() }
+            .onChange(of: presenter.announcement) { _, announcement in
+                // A new value for each banner, so the same words twice are said twice.
+                if let announcement { AccessibilityNotification.Announcement(announcement.text).post() }
             }
+            .onChange(of: focused) { _, isFocused in presenter.send(.accessibilityFocus(isFocused)) }
             .onChange(of: touching) { _, isTouching in
                 // After an ended touch this changes nothing; after one the system took, it springs the banner back.
                 if !isTouching { presenter.send(.touchCancelled) }
@@ -138,8 +157,11 @@ struct BannerOverlayModifier: ViewModifier {
                     .onEnded { value in presenter.send(.touchEnded(dy: value.translation.height)) }
             )
             .accessibilityElement(children: .combine)
-            .accessibilityLabel(Text(presenter.announcement ?? presented.banner.title))
+            .accessibilityLabel(Text(presenter.announcement?.text ?? presented.banner.title))
             .accessibilityAddTraits(.isButton)
+            .accessibilityFocused($focused)
+            // Read before the content it covers, not after it (an overlay otherwise comes last).
+            .accessibilitySortPriority(1)
             .accessibilityAction { presenter.send(.tap) }
             .accessibilityAction(named: Text("Dismiss")) { presenter.send(.close) }
     }

@@ -1,7 +1,8 @@
 // Apple platforms only; an empty module elsewhere. Parsed on Linux by scripts/test (swiftc -parse), compiled only
 // in Xcode. APIs used, all stable since iOS 17 / macOS 14: SwiftUI View, HStack, VStack, Text, Image(systemName:),
 // AsyncImage, Circle, RoundedRectangle, Button, Color, Font, .shadow, .lineLimit, .truncationMode,
-// @Environment(\.colorScheme).
+// @Environment(\.colorScheme), and for Dynamic Type ScaledMetric (init(wrappedValue:relativeTo:), iOS 14 / macOS 11)
+// with Font.TextStyle (.subheadline, .footnote).
 #if os(iOS) || os(macOS)
 import HeraldCore
 import HeraldPresentation
@@ -9,18 +10,28 @@ import SwiftUI
 
 /// One banner as docs/behaviour.md §3 draws it: a 40 pt avatar (the sender's picture, or initials on a colour from
 /// the sender), the name in bold with `in <group>`, the preview in a secondary colour, one line each; general
-/// banners show their tone's colour and symbol. It holds no logic: ``BannerPresenter`` decides everything.
+/// banners show their tone's colour and symbol. Its type, avatar and height follow Dynamic Type from the style's
+/// sizes (the name as `.subheadline` scales, the preview as `.footnote`). It holds no logic: ``BannerPresenter``
+/// decides everything.
 public struct BannerView: View {
     let banner: Banner
     let style: BannerStyle
     let close: @MainActor () -> Void
     @Environment(\.colorScheme) private var colorScheme
+    @ScaledMetric private var titleSize: Double
+    @ScaledMetric private var bodySize: Double
+    @ScaledMetric private var avatarSize: Double
+    @ScaledMetric private var height: Double
 
     /// A view of `banner`; `close` is the close button's action.
     public init(banner: Banner, style: BannerStyle = .standard, close: @escaping @MainActor () -> Void) {
         self.banner = banner
         self.style = style
         self.close = close
+        _titleSize = ScaledMetric(wrappedValue: style.titleFontSize, relativeTo: .subheadline)
+        _bodySize = ScaledMetric(wrappedValue: style.bodyFontSize, relativeTo: .footnote)
+        _avatarSize = ScaledMetric(wrappedValue: style.avatarSize, relativeTo: .subheadline)
+        _height = ScaledMetric(wrappedValue: style.height, relativeTo: .subheadline)
     }
 
     public var body: some View {
@@ -30,7 +41,7 @@ public struct BannerView: View {
                 title
                 if let body = banner.body {
                     Text(body)
-                        .font(.system(size: style.bodyFontSize))
+                        .font(.system(size: bodySize))
                         .foregroundStyle(.secondary)
                         .lineLimit(1)
                         .truncationMode(.tail)
@@ -47,7 +58,7 @@ public struct BannerView: View {
             .accessibilityLabel(Text("Dismiss"))
         }
         .padding(.horizontal, 12)
-        .frame(minHeight: style.height)
+        .frame(minHeight: height)
         .background(
             RoundedRectangle(cornerRadius: style.cornerRadius, style: .continuous)
                 .fill(.regularMaterial)
@@ -62,9 +73,9 @@ public struct BannerView: View {
 
     private var title: some View {
         HStack(spacing: 4) {
-            Text(banner.title).font(.system(size: style.titleFontSize, weight: .bold))
+            Text(banner.title).font(.system(size: titleSize, weight: .bold))
             if let subtitle = banner.subtitle {
-                Text(subtitle).font(.system(size: style.titleFontSize)).foregroundStyle(.secondary)
+                Text(subtitle).font(.system(size: titleSize)).foregroundStyle(.secondary)
             }
             if banner.count > 1 {
                 Text("\(banner.count)")
@@ -80,12 +91,12 @@ public struct BannerView: View {
 
     @ViewBuilder private var leading: some View {
         if banner.tone == .message {
-            Avatar(banner: banner, size: style.avatarSize)
+            Avatar(banner: banner, size: avatarSize)
         } else {
             Image(systemName: banner.icon ?? Self.symbol(for: banner.tone))
-                .font(.system(size: 22, weight: .semibold))
+                .font(.system(size: avatarSize * 0.55, weight: .semibold))
                 .foregroundStyle(toneColor)
-                .frame(width: style.avatarSize, height: style.avatarSize)
+                .frame(width: avatarSize, height: avatarSize)
         }
     }
 

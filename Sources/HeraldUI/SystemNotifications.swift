@@ -1,6 +1,6 @@
 // Apple platforms only; an empty module elsewhere. Parsed on Linux by scripts/test (swiftc -parse), compiled only
 // in Xcode. APIs used, all available on iOS 17 / macOS 14 and checked against Apple's documentation:
-// UNUserNotificationCenter (requestAuthorization(options:), add(_:), setBadgeCount(_:),
+// UNUserNotificationCenter (requestAuthorization(options:), add(_:), setBadgeCount(_:) (iOS 16 / macOS 13),
 // removeDeliveredNotifications(withIdentifiers:), deliveredNotifications() (async), delegate),
 // UNNotification.request.content.threadIdentifier, UNUserNotificationCenterDelegate
 // (userNotificationCenter(_:willPresent:withCompletionHandler:) and (_:didReceive:withCompletionHandler:), their
@@ -14,24 +14,26 @@ import HeraldPresentation
 @preconcurrency import UserNotifications
 
 /// The system's notifications for Herald: asks permission, posts the engine's `local` effects, keeps the badge,
-/// and routes a tapped notification to the conversation it is about.
+/// routes a tapped notification to the conversation it is about, and carries out Herald's silent clear.
 ///
-/// Set it as the center's delegate early (in the app's `init`), so a notification tapped while the app was closed
-/// reaches ``onOpen``:
+/// Let the app delegate own it, made in `application(_:didFinishLaunchingWithOptions:)`: it is then the center's
+/// delegate before any scene exists, so a notification tapped while the app was closed reaches ``opens``, and a clear
+/// that launches the app in the background (no scene at all) is carried out. A tap waits in ``opens`` until a signed-in
+/// session attaches (``NotificationOpens/attach(_:)``):
 ///
 /// ```swift
 /// let system = HeraldSystemNotifications()      // becomes UNUserNotificationCenter.current().delegate
-/// system.onOpen = { conversationID in router.open(conversationID) }
-/// let granted = await system.requestAuthorization()
-/// live.setPermission(granted: granted)
+/// // after sign-in:
+/// system.opens.attach { conversationID in live.open(conversationID); router.open(conversationID) }
+/// live.setPermission(granted: await system.requestAuthorization())
 /// ```
 @MainActor
 public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenterDelegate {
     /// The key under which a notification carries its conversation id.
     public nonisolated static let conversationKey = "herald.conversation"
 
-    /// Called with the conversation of a notification the user tapped.
-    public var onOpen: @MainActor (String) -> Void = { _ in }
+    /// The conversations of tapped notifications, held until a signed-in session opens them.
+    public let opens = NotificationOpens()
 
     private let center: UNUserNotificationCenter
 
@@ -49,9 +51,9 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
     }
 
     /// Posts the engine's notification: `LocalNotification.identifier` as the identifier (posting it again replaces
-    /// it, so one message never shows twice), the conversation id as the thread, and the conversation for ``onOpen``.
-    /// In the user's quiet hours (`LocalNotification.silent`) it is passive and makes no sound
-    /// (`SystemNotificationStyle`).
+    /// it, so one message never shows twice), the conversation id as the thread, and in `userInfo` what a tap and the
+    /// notification actions need, in a push's keys (`conversationId`, `messageId`, `seq`, `senderId`, `type`). In the
+    /// user's quiet hours (`LocalNotification.silent`) it is passive and makes no sound (`SystemNotificationStyle`).
     public func post(_ notification: LocalNotification) async {
         let style = SystemNotificationStyle(for: notification)
         let content = UNMutableNotificationContent()
@@ -60,7 +62,13 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         content.threadIdentifier = notification.thread
         content.sound = style.playsSound ? .default : nil
         content.interruptionLevel = style.interruption == .passive ? .passive : .active
-        content.userInfo = [Self.conversationKey: notification.thread]
+        var userInfo: [String: Any] = [
+            Self.conversationKey: notification.thread, "conversationId": notification.thread,
+            "messageId": notification.messageID, "type": "message",
+        ]
+        if let seq = notification.seq { userInfo["seq"] = String(seq) }
+        if let senderID = notification.senderID { userInfo["senderId"] = senderID }
+        content.userInfo = userInfo
         let request = UNNotificationRequest(identifier: notification.identifier, content: content, trigger: nil)
         try? await center.add(request)
     }
@@ -76,8 +84,7 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
     }
 
     /// Removes every delivered notification of a conversation and sets the badge: what Herald's silent push asks for
-    /// when the conversation was read on another device (its `type` is `read`; it carries `conversationId` and
-    /// `badge`). Call it from the app delegate's `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`.
+    /// when the conversation was read on another device (``handle(remoteNotification:)`` reads it).
     public func clear(conversation conversationID: String, badge: Int?) async {
         let delivered = await center.deliveredNotifications()
         let identifiers = delivered.filter { $0.request.content.threadIdentifier == conversationID }.map(\.request.identifier)
@@ -85,14 +92,14 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         if let badge { await setBadge(badge) }
     }
 
-    /// What a remote notification's payload asks, if it is Herald's clear: the conversation read elsewhere, and the
-    /// badge now.
-    public nonisolated static func clearRequest(in userInfo: [AnyHashable: Any]) -> (conversationID: String, badge: Int?)? {
-        guard userInfo["type"] as? String == "read", let conversationID = userInfo["conversationId"] as? String else {
-            return nil
-        }
-        let aps = userInfo["aps"] as? [String: Any]
-        return (conversationID, aps?["badge"] as? Int)
+    /// Carries out a remote notification the app received (the app delegate's
+    /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`, which runs even when the push launched the
+    /// app in the background, with no scene): Herald's clear removes that conversation's notifications and sets the
+    /// badge. Whether it was one of Herald's clears (`.newData`) or not (`.noData`).
+    public func handle(remoteNotification userInfo: [AnyHashable: Any]) async -> Bool {
+        guard case .clear(let conversationID, let badge) = RemoteNotification(userInfo: userInfo) else { return false }
+        await clear(conversation: conversationID, badge: badge)
+        return true
     }
 
     /// In the foreground the engine shows an in-app banner for what matters, so a system notification (a push that
@@ -107,8 +114,8 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         completionHandler([.list, .badge])
     }
 
-    /// A tapped notification opens its conversation (the engine's `navigate`, done by the app's ``onOpen`` on the
-    /// main actor); the handler is called once that is done, from the main actor.
+    /// A tapped notification opens its conversation: through ``opens``, at once when a session is attached, else
+    /// when one attaches; the handler is called once that is handed on, from the main actor.
     public nonisolated func userNotificationCenter(
         _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
         withCompletionHandler completionHandler: @escaping @Sendable () -> Void
@@ -116,7 +123,7 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         let content = response.notification.request.content
         let conversation = (content.userInfo[Self.conversationKey] as? String) ?? content.threadIdentifier
         Task { @MainActor in
-            if !conversation.isEmpty { self.onOpen(conversation) }
+            self.opens.tapped(conversation)
             completionHandler()
         }
     }

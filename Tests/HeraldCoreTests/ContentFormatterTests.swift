@@ -107,7 +107,7 @@ struct ContentFormatterTests {
     func directNotification() {
         let notification = formatter.notification(for: Cast.message("m1", in: Cast.aliceBob, from: Cast.bob))
         #expect(notification == LocalNotification(
-            messageID: "m1", title: "New message from Bob", body: "Hey, are you there?", thread: "alice-bob"))
+            messageID: "m1", title: "New message from Bob", body: "Hey, are you there?", thread: "alice-bob", senderID: "bob"))
     }
 
     @Test("a group's system notification: New message in <group>, body <sender>: <preview>")
@@ -116,7 +116,17 @@ struct ContentFormatterTests {
         let notification = formatter.notification(
             for: Cast.message("m2", in: Cast.team, from: Cast.charlie, nil, imageURL: image))
         #expect(notification == LocalNotification(
-            messageID: "m2", title: "New message in Team Chat", body: "Charlie Davis: 📷 Image", thread: "team"))
+            messageID: "m2", title: "New message in Team Chat", body: "Charlie Davis: 📷 Image", thread: "team",
+            senderID: "charlie"))
+    }
+
+    @Test("a notification names its message's sender, whom a Reply answers; an event's and the app's backend's name none")
+    func notificationSender() {
+        #expect(formatter.notification(for: Cast.message("m1", in: Cast.team, from: Cast.charlie)).senderID == "charlie")
+        let system = Person(id: "", displayName: "")
+        #expect(formatter.notification(for: Cast.message("m2", in: Cast.team, from: system)).senderID == nil)
+        let added = ConversationEventTests.event("e1", .memberAdded, members: [Cast.alice])
+        #expect(formatter.notification(for: added, viewer: "alice").senderID == nil)
     }
 
     @Test("display names are shown, never raw ids; a blank name or group title gets a neutral stand-in")

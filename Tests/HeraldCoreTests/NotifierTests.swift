@@ -49,7 +49,8 @@ struct NotifierTests {
         _ = notifier.handle(.app(.background), at: at(1))
         let effects = notifier.handle(.message(Cast.message("m1", in: Cast.team, from: Cast.charlie, "Standup!")), at: at(2))
         #expect(effects == [TimedEffect(at: at(2), effect: .local(LocalNotification(
-            messageID: "m1", title: "New message in Team Chat", body: "Charlie Davis: Standup!", thread: "team")))])
+            messageID: "m1", title: "New message in Team Chat", body: "Charlie Davis: Standup!", thread: "team",
+            senderID: "charlie")))])
         let open = notifier.handle(.message(Cast.message("m2", in: Cast.aliceBob, from: Cast.bob)), at: at(3))
         #expect(describe(open) == ["3.00 local m2"], "the open chat is not on screen while the app is away")
     }

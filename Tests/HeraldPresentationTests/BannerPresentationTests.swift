@@ -213,10 +213,10 @@ struct BannerPresentationTests {
     func announcement() {
         var screen = Screen()
         screen.input(message("m1", in: team), at: 0)
-        #expect(screen.presentation.announcement == "Charlie Davis in Team Chat: Hey, are you there?")
+        #expect(screen.presentation.announcement?.text == "Charlie Davis in Team Chat: Hey, are you there?")
         screen.input(.show(.general(id: "g1", message: "Saved", tone: .success, icon: "checkmark.circle.fill")), at: 0.1)
         screen.advance(to: 4.25)
-        #expect(screen.presentation.announcement == "Saved")
+        #expect(screen.presentation.announcement?.text == "Saved")
     }
 
     @Test("a tap emits navigate once, and the banner leaves with reason tap")
@@ -253,7 +253,8 @@ struct BannerPresentationTests {
         screen.input(message("m1"), at: 1)
         #expect(screen.presentation.current == nil)
         #expect(screen.outputs == [.local(LocalNotification(
-            messageID: "m1", title: "New message from Charlie Davis", body: "Hey, are you there?", thread: "alice-charlie"))])
+            messageID: "m1", title: "New message from Charlie Davis", body: "Hey, are you there?", thread: "alice-charlie",
+            senderID: "charlie"))])
     }
 
     @Test("coalescing updates the banner on screen and its announcement, without a second haptic")
@@ -263,7 +264,7 @@ struct BannerPresentationTests {
         screen.input(message("m1", in: team), at: 0)
         screen.input(message("m2", in: team, text: "Standup at 10"), at: 1)
         #expect(screen.presentation.current?.banner.count == 2)
-        #expect(screen.presentation.announcement == "Charlie Davis in Team Chat: Standup at 10")
+        #expect(screen.presentation.announcement?.text == "Charlie Davis in Team Chat: Standup at 10")
         #expect(screen.presentation.hapticCount == 1)
     }
 }

@@ -39,7 +39,7 @@ struct BannerPresenterTests {
             group.addTask { await presenter.run(effects: driver.effects, clock: clock) }
             driver.send(message("m1", in: team))
             await eventually("the banner to enter") { presenter.current?.phase == .entering }
-            #expect(presenter.announcement == "Charlie Davis in Team Chat: Hey, are you there?")
+            #expect(presenter.announcement?.text == "Charlie Davis in Team Chat: Hey, are you there?")
             #expect(presenter.transition == .slide)
             clock.advance(by: .milliseconds(300))
             await eventually("the banner to be shown") { presenter.current?.phase == .shown }

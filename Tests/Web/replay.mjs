@@ -75,7 +75,7 @@ function timelineLine({ at, effect }) {
     case "skip": Object.assign(line, { message: effect.message, reason: effect.reason }); break;
     case "show": case "update": line.banner = bannerFields(effect.banner); break;
     case "local": {
-      const { seq, ...shown } = effect.notification;
+      const { seq, sender, ...shown } = effect.notification; // neither is part of a timeline
       line.notification = { ...shown, identifier: notificationIdentifier(effect.notification) };
       break;
     }

@@ -1,6 +1,6 @@
-// The example app's state: signing in, the conversation list, the open chat, sending, the device's push token.
-// APIs used, all available on iOS 17 and checked against Apple's documentation: Observation, URLSession.data(for:),
-// Task, UserDefaults, UIApplication.registerForRemoteNotifications().
+// The example app's state: signing in (and again at launch, from the Keychain), the conversation list, the open chat,
+// sending, the device's push token. APIs used, all available on iOS 17 and checked against Apple's documentation:
+// Observation, URLSession.data(for:), Task, UserDefaults, UIApplication.registerForRemoteNotifications().
 #if os(iOS) || os(macOS)
 import Foundation
 import HeraldClient
@@ -37,10 +37,11 @@ final class ChatAppModel {
         let live: LiveNotifications<ContinuousClock>
     }
 
-    let systemNotifications = HeraldSystemNotifications()
+    /// The system's notifications, owned by the app (its delegate made them at launch).
+    let systemNotifications: HeraldSystemNotifications
 
-    init() {
-        systemNotifications.onOpen = { [weak self] conversationID in self?.open(conversationID) }
+    init(system: HeraldSystemNotifications) {
+        systemNotifications = system
     }
 
     /// Opens a chat (nil: back to the list); the engine and the server both learn it.
@@ -72,21 +73,40 @@ final class ChatAppModel {
                 let user: User
             }
             let minted = try JSONDecoder().decode(Minted.self, from: data)
-            var configuration = ClientConfiguration(server: base, token: minted.token)
-            // The stream names this device, so the server sends it no push while the app is connected.
-            configuration.deviceID = Self.deviceID
-            let client = HeraldClient(configuration: configuration)
-            let live = LiveNotifications(client: client, userID: minted.user.id)
-            session = Session(userID: minted.user.id, name: minted.user.name, client: client, live: live)
+            let saved = SavedSignIn(server: base, token: minted.token, userID: minted.user.id, name: minted.user.name)
+            SignInKeychain.save(saved)
+            start(saved)
+            await refresh()
+        } catch {
+            problem = "Cannot reach \(server): \(error.localizedDescription)"
+        }
+    }
+
+    /// Signs in again as the person the Keychain kept, if any and nobody is signed in.
+    func restore() {
+        guard session == nil, let saved = SignInKeychain.load() else { return }
+        server = saved.server.absoluteString
+        start(saved)
+        Task { await refresh() }
+    }
+
+    /// The session of a signed-in person: the client, the live notifications, the notification permission, and the
+    /// conversations of notifications tapped meanwhile (opened now, once).
+    private func start(_ saved: SavedSignIn) {
+        var configuration = ClientConfiguration(server: saved.server, token: saved.token)
+        // The stream names this device, so the server sends it no push for what the app shows itself.
+        configuration.deviceID = Self.deviceID
+        let client = HeraldClient(configuration: configuration)
+        let live = LiveNotifications(client: client, userID: saved.userID)
+        session = Session(userID: saved.userID, name: saved.name, client: client, live: live)
+        systemNotifications.opens.attach { [weak self] conversationID in self?.open(conversationID) }
+        Task {
             let granted = await systemNotifications.requestAuthorization()
             live.setPermission(granted: granted)
             #if os(iOS)
             // The token comes to the app delegate, which hands it to ``register(apnsToken:)``.
             if granted { UIApplication.shared.registerForRemoteNotifications() }
             #endif
-            await refresh()
-        } catch {
-            problem = "Cannot reach \(server): \(error.localizedDescription)"
         }
     }
 
@@ -157,6 +177,8 @@ final class ChatAppModel {
         if let session {
             Task { try? await session.client.api.removeDevice(Self.deviceID) }
         }
+        systemNotifications.opens.detach()
+        SignInKeychain.delete()
         session = nil
         conversations = []
         messages = []

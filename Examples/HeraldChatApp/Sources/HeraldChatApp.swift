@@ -1,8 +1,9 @@
 // The example app's entry point and its app delegate. APIs used, all available on iOS 17 and checked against Apple's
-// documentation: App, WindowGroup, @State with an @Observable class, @UIApplicationDelegateAdaptor,
-// UIApplicationDelegate (application(_:didRegisterForRemoteNotificationsWithDeviceToken:),
+// documentation: App, WindowGroup, @State with an @Observable class, .task(_:), @UIApplicationDelegateAdaptor,
+// UIApplicationDelegate (application(_:didFinishLaunchingWithOptions:),
+// application(_:didRegisterForRemoteNotificationsWithDeviceToken:),
 // application(_:didFailToRegisterForRemoteNotificationsWithError:),
-// application(_:didReceiveRemoteNotification:fetchCompletionHandler:)), UIApplication.registerForRemoteNotifications(),
+// application(_:didReceiveRemoteNotification:fetchCompletionHandler:)), UIApplication.LaunchOptionsKey,
 // UIBackgroundFetchResult.
 #if os(iOS) || os(macOS)
 import HeraldUI
@@ -17,11 +18,13 @@ struct HeraldChatApp: App {
     #if os(iOS)
     @UIApplicationDelegateAdaptor(AppDelegate.self) private var appDelegate
     #endif
-    @State private var model = ChatAppModel()
+    @State private var model = ChatAppModel(system: AppNotifications.system)
 
     var body: some Scene {
         WindowGroup {
             RootView(model: model)
+                // The person signed in last time, from the Keychain: a tap that launched the app opens its chat then.
+                .task { model.restore() }
                 #if os(iOS)
                 .onAppear { appDelegate.model = model }
                 #endif
@@ -29,14 +32,30 @@ struct HeraldChatApp: App {
     }
 }
 
+/// The app's one object for the system's notifications, made on first use: by the app delegate at launch, before
+/// any scene exists (also when a push launches the app in the background, when no scene ever does), so that it is
+/// the notification center's delegate before anything is delivered.
+@MainActor
+enum AppNotifications {
+    static let system = HeraldSystemNotifications()
+}
+
 #if os(iOS)
 /// The remote notifications' side: the APNs device token goes to Herald as this device's `apns` device, and
-/// Herald's silent push (a conversation read on another device) clears that conversation's notifications here.
-/// Pushes need the Push Notifications capability and, for the clear, Background Modes → Remote notifications.
+/// Herald's silent push (a conversation read on another device) clears that conversation's notifications here, with
+/// or without a scene. Pushes need the Push Notifications capability and, for the clear, Background Modes → Remote
+/// notifications.
 @MainActor
 final class AppDelegate: NSObject, UIApplicationDelegate {
-    /// The app's model, once the first window is up.
-    var model: ChatAppModel?
+    /// The app's model, once a window is up (the device token comes after a sign-in, in a window).
+    weak var model: ChatAppModel?
+
+    func application(
+        _ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]? = nil
+    ) -> Bool {
+        _ = AppNotifications.system // the center's delegate from the start
+        return true
+    }
 
     func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
         let token = deviceToken.map { String(format: "%02x", $0) }.joined()
@@ -51,13 +70,9 @@ final class AppDelegate: NSObject, UIApplicationDelegate {
         _ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any],
         fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void
     ) {
-        guard let clear = HeraldSystemNotifications.clearRequest(in: userInfo), let model else {
-            completionHandler(.noData)
-            return
-        }
         Task {
-            await model.systemNotifications.clear(conversation: clear.conversationID, badge: clear.badge)
-            completionHandler(.newData)
+            let handled = await AppNotifications.system.handle(remoteNotification: userInfo)
+            completionHandler(handled ? .newData : .noData)
         }
     }
 }

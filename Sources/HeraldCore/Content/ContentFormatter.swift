@@ -201,6 +201,7 @@ public struct ContentFormatter: Hashable, Sendable {
     public func notification(for incoming: IncomingMessage, viewer: String? = nil) -> LocalNotification {
         var notification = words(for: incoming, viewer: viewer)
         notification.seq = incoming.message.seq
+        if incoming.message.event == nil, !incoming.message.isSystem { notification.senderID = incoming.message.senderID }
         return notification
     }
 

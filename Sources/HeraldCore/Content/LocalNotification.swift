@@ -10,8 +10,10 @@ public struct LocalNotification: Codable, Hashable, Sendable {
     public var thread: String
     /// Whether it is posted without sound or vibration (the user's quiet hours).
     public var silent: Bool
-    /// The message's `seq`, when the server stored it.
+    /// The message's `seq`, when the server stored it: what a Mark as read action moves the read marker to.
     public var seq: Int64?
+    /// Who wrote the message (nil for an event, or the app's backend): whom a Reply answers.
+    public var senderID: String?
 
     /// A name no other message's notification has, and the one its push carries on every platform (APNs'
     /// `apns-collapse-id`, which iOS makes the request's identifier; Android's tag; Web Push's `tag`): `herald-<seq>`,
@@ -28,12 +30,16 @@ public struct LocalNotification: Codable, Hashable, Sendable {
     }
 
     /// Creates a notification.
-    public init(messageID: String, title: String, body: String, thread: String, silent: Bool = false, seq: Int64? = nil) {
+    public init(
+        messageID: String, title: String, body: String, thread: String, silent: Bool = false, seq: Int64? = nil,
+        senderID: String? = nil
+    ) {
         self.messageID = messageID
         self.title = title
         self.body = body
         self.thread = thread
         self.silent = silent
         self.seq = seq
+        self.senderID = senderID
     }
 }

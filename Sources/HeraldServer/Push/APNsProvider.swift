@@ -122,11 +122,16 @@ public final class APNsProvider: PushProvider {
         return try await http.send(.POST, url, headers: headers, body: Self.payload(for: job))
     }
 
-    /// The JSON body: `aps` and the app's data beside it.
+    /// The JSON body: `aps` and the app's data beside it. A background push (the clear) has `content-available` alone
+    /// in `aps`, as Apple's "Pushing background updates to your App" asks; the badge it carries is the app's data
+    /// (`badge` beside `aps`), which the app sets itself.
     static func payload(for job: PushJob) -> Data {
         let content = job.content
-        var aps: [String: Any] = ["badge": content.badge, "thread-id": content.conversationID]
+        var aps: [String: Any] = [:]
+        var body: [String: Any] = [:]
         if job.kind == .alert {
+            aps["badge"] = content.badge
+            aps["thread-id"] = content.conversationID
             aps["alert"] = ["title": content.title ?? "", "body": content.body ?? ""]
             if content.quiet {
                 // Quiet hours: into the notification list without sound, lighting the screen or breaking through Focus.
@@ -137,8 +142,9 @@ public final class APNsProvider: PushProvider {
             aps["mutable-content"] = 1
         } else {
             aps["content-available"] = 1
+            body["badge"] = content.badge
         }
-        var body: [String: Any] = ["aps": aps]
+        body["aps"] = aps
         for (key, value) in content.data { body[key] = value }
         return (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
     }

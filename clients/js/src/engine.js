@@ -249,10 +249,13 @@ export function bannerFor(incoming, formatter = standardFormatter, viewer = null
 }
 
 /** The system notification for an incoming message (push uses the same words), with the message's `seq` when the
- *  server stored it. */
+ *  server stored it and its sender (HeraldCore's `senderID`: whom a Reply answers; none for an event or the app's
+ *  backend). */
 export function notificationFor(incoming, formatter = standardFormatter, viewer = null) {
+  const { message } = incoming;
   const notification = notificationWords(incoming, formatter, viewer);
-  if (typeof incoming.message.seq === "number") notification.seq = incoming.message.seq;
+  if (typeof message.seq === "number") notification.seq = message.seq;
+  if (!message.event && message.senderId !== "") notification.sender = message.senderId;
   return notification;
 }
 

@@ -360,6 +360,8 @@ export interface LocalNotification {
   silent?: boolean;
   /** The message's seq, when the server stored it: `notificationIdentifier` names the notification by it. */
   seq?: number;
+  /** Who wrote it (none for an event or the app's backend): whom a Reply answers. */
+  sender?: string;
 }
 
 /** Why nothing was shown. */

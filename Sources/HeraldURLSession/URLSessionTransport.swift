@@ -170,7 +170,12 @@ public final class URLSessionStreamTransport: StreamTransport {
         let task: URLSessionWebSocketTask
 
         func write(_ text: String) async throws {
-            try await task.send(.string(text))
+            do {
+                try await task.send(.string(text))
+            } catch {
+                // As the receiving side says it: in words, never with the address (and its token).
+                throw TransportError(reason: URLSessionHTTPTransport.reason(error))
+            }
         }
     }
 }

@@ -164,7 +164,7 @@ struct DemoTerminal {
             failure = error
         }
         await tmux.stop()
-        #expect(await server.terminate() == 0, "the server stops gracefully with a chat connected")
+        await server.expectCleanStop("the server stops gracefully with a chat connected")
         if let failure { throw failure }
     }
 }

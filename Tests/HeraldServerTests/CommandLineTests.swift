@@ -21,7 +21,7 @@ struct CommandLineTests {
 
         // The server makes the secret on its first start: one line of 64 hex digits, no newline, its owner's only.
         let server = try await ServerProcess(database: database, environment: ["HERALD_JWT_SECRET": nil])
-        #expect(await server.terminate() == 0)
+        await server.expectCleanStop()
         let attributes = try FileManager.default.attributesOfItem(atPath: secretFile)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "readable by its owner only")
         let kept = try String(contentsOfFile: secretFile, encoding: .utf8)

@@ -130,7 +130,7 @@ struct ConfirmationTests {
                 #expect(phone.notified == ["while-running", "after-waking"], "never the pushed one")
                 try await Self.outboxEmpty(port: scene.server.port)
                 #expect(scene.pushes(of: "after-waking").isEmpty)
-                #expect(await scene.server.terminate() == 0)
+                await scene.server.expectCleanStop()
             }
         }
     }
@@ -159,7 +159,7 @@ struct ConfirmationTests {
                 }
                 try await Self.outboxEmpty(port: scene.server.port)
                 #expect(scene.pushes(of: "frozen-on-screen").count == 1)
-                #expect(await scene.server.terminate() == 0)
+                await scene.server.expectCleanStop()
             }
         }
     }
@@ -199,7 +199,7 @@ struct ConfirmationTests {
         try await Self.outboxEmpty(port: scene.server.port)
         #expect(scene.pushes(of: "in-the-lift").count == 1)
         await proxy.close()
-        #expect(await scene.server.terminate() == 0)
+        await scene.server.expectCleanStop()
     }
 
     @Test("a SIGKILL while a push waits for a confirmation, then a restart: pushed once", arguments: StoreKind.available)
@@ -228,7 +228,7 @@ struct ConfirmationTests {
                 try await scene.fake.wait("the push after the restart") { _ in !scene.pushes(of: "across-the-kill").isEmpty }
                 try await Self.outboxEmpty(port: second.port)
                 #expect(scene.pushes(of: "across-the-kill").count == 1, "pushed once")
-                #expect(await second.terminate() == 0)
+                await second.expectCleanStop()
             }
         }
     }
@@ -272,8 +272,8 @@ struct ConfirmationTests {
                     phone.skippedAsPushed == ["frozen-elsewhere"]
                 }
                 #expect(phone.notified == ["posted-elsewhere"])
-                #expect(await other.terminate() == 0)
-                #expect(await scene.server.terminate() == 0)
+                await other.expectCleanStop()
+                await scene.server.expectCleanStop()
             }
         }
     }

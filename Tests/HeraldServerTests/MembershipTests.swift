@@ -27,7 +27,7 @@ struct MembershipTests {
                     environment: environment)
                 defer { server.stop() }
                 try await membersChange(port: server.port, fake: apns.fake)
-                #expect(await server.terminate() == 0)
+                await server.expectCleanStop()
             }
         }
     }

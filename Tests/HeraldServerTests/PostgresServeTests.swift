@@ -33,8 +33,8 @@ struct PostgresServeTests {
             #expect(try await onSecond.post(bob, to: chat, id: "hello-2", text: "and back from the second") == 201)
             let read = try await onSecond.messages(alice, in: chat, after: 0)
             #expect(read.map(\.id) == ["hello-1", "hello-2"] && read.map(\.seq) == [1, 2])
-            #expect(await first.terminate() == 0)
-            #expect(await second.terminate() == 0)
+            await first.expectCleanStop()
+            await second.expectCleanStop()
         }
     }
 
@@ -132,7 +132,7 @@ struct PostgresServeTests {
         #expect(try await onB.post(alice, to: chat, id: "long-after", text: "A is gone") == 201)
         try await fake.wait("the push after node A expired") { _ in pushed().contains("long-after") }
         #expect(pushed() == ["while-away", "long-after"], "no push while Bob was in the foreground on A")
-        #expect(await nodeB.terminate() == 0)
+        await nodeB.expectCleanStop()
     }
     }
 
@@ -209,8 +209,8 @@ struct PostgresServeTests {
         #expect(sampled.allSatisfy { $0 <= 2 }, "at most one row a connection: \(sampled.max() ?? 0)")
         let after = try #require(nodeA.residentBytes)
         #expect(after - before < 64 << 20, "node A grew by \((after - before) >> 20) MiB")
-        #expect(await nodeA.terminate() == 0)
-        #expect(await nodeB.terminate() == 0)
+        await nodeA.expectCleanStop()
+        await nodeB.expectCleanStop()
     }
     }
 
@@ -375,7 +375,7 @@ struct PostgresServeTests {
             }
             #expect(back == 200, "healthy again once the database is back")
             #expect(try await client.post(alice, to: chat, id: "back", text: "back again") == 201)
-            #expect(await node.terminate() == 0)
+            await node.expectCleanStop()
             await proxy.close()
         }
     }

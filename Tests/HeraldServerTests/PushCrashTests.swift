@@ -62,7 +62,7 @@ struct PushCrashTests {
                 #expect(again.count == 1)
                 #expect(again.first?.headers["apns-id"] == held.headers["apns-id"], "the same apns-id: APNs and the device see one notification")
             }
-            #expect(await second.terminate() == 0)
+            await second.expectCleanStop()
         }
     }
 
@@ -91,7 +91,7 @@ struct PushCrashTests {
                 defer { first.stop() }
                 #expect(try await client.post(alice, to: chat, id: "in-flight", text: "Sent as the server stops") == 201)
                 try await fake.wait("the push in flight") { $0.contains { $0.messageID == "in-flight" } }
-                #expect(await first.terminate() == 0, "it waits for the answer and exits 0")
+                await first.expectCleanStop("it waits for the answer and exits 0")
 
                 fake.respond { _ in nil }
                 let second = try await ServerProcess(database: database, secret: TestServer.secret, environment: environment)
@@ -101,7 +101,7 @@ struct PushCrashTests {
                 try await fake.wait("the push after the restart") { $0.contains { $0.messageID == "after" } }
                 try await Task.sleep(for: .milliseconds(500))
                 #expect(fake.requests.filter { $0.messageID == "in-flight" }.count == 1, "the answered push went once")
-                #expect(await second.terminate() == 0)
+                await second.expectCleanStop()
             }
         }
     }
@@ -189,7 +189,7 @@ struct PushCrashTests {
             }
             #expect(seen.count == expected, "every message to every phone")
             #expect(seen.values.allSatisfy { $0 == 1 }, "each once: \(seen.filter { $0.value > 1 }.keys.sorted().prefix(5))")
-            #expect(await server.terminate() == 0)
+            await server.expectCleanStop()
         }
     }
 

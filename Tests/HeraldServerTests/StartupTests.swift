@@ -113,7 +113,7 @@ struct StartupTests {
         #expect(line.contains(#"push (log only, no fcm credentials): "New message from Alice Johnson" / "lunch? \u{1B}[31mred", badge"#), "\(line)")
         #expect(line.contains("device=bob-phone"))
         #expect(!text.unicodeScalars.contains("\u{1B}"), "no raw ESC reaches the log")
-        #expect(await server.terminate() == 0)
+        await server.expectCleanStop()
     }
 
     @Test("herald serve says at start what is on (database, sign-in, service API, webhooks, retention), never a secret; the migrations are one line")
@@ -143,7 +143,7 @@ struct StartupTests {
         }
         let migrated = text.split(separator: "\n").filter { $0.contains("database migrated") }
         #expect(migrated.count == 1 && migrated.first?.contains("from=0") == true, "one line for the migrations: \(migrated)")
-        #expect(await server.terminate() == 0)
+        await server.expectCleanStop()
 
         var configuration = ServerConfiguration()
         configuration.postgresURL = "postgres://herald:hunter2hunter2@db.internal:5432/herald"
@@ -185,7 +185,7 @@ struct StartupTests {
         try await eventually("bob's warning in the log") { !warnings().isEmpty }
         #expect(warnings().count == 1, "once: \(warnings())")
         #expect(warnings().first?.contains("user=bob") == true && warnings().first?.contains("?device=") == true)
-        #expect(await server.terminate() == 0)
+        await server.expectCleanStop()
         #expect(warnings().count == 1, "still once, and never for carol, who said which device she is")
     }
 
@@ -244,7 +244,7 @@ struct StartupTests {
             #expect(written.contains("herald.sqlite" + suffix), "\(suffix) is written: \(written)")
         }
         #expect(try await untracked() == ["?? .gitignore"], "while it runs")
-        #expect(await server.terminate() == 0)
+        await server.expectCleanStop()
         #expect(try await untracked() == ["?? .gitignore"], "after it stopped")
     }
 
@@ -260,7 +260,7 @@ struct StartupTests {
         #expect(page.status == 200)
         #expect(page.headers[.contentType]?.hasPrefix("text/html") == true)
         #expect(try await HTTPClient.request(port: server.port, "GET", "/v1/demo/people").status == 200)
-        #expect(await server.terminate() == 0)
+        await server.expectCleanStop()
     }
 
     @Test("a second server on the same SQLite file refuses to start while the first runs; after it stops, one may")
@@ -273,9 +273,9 @@ struct StartupTests {
         let line = try await Self.failedStart(["--database", database])
         #expect(line.contains("another Herald server"), "\(line)")
         #expect(try await RemoteServer(port: first.port).health() == 200, "the first is untouched")
-        #expect(await first.terminate() == 0)
+        await first.expectCleanStop()
         let again = try await ServerProcess(database: database, secret: TestServer.secret)
-        #expect(await again.terminate() == 0)
+        await again.expectCleanStop()
     }
 
     @Test("a corrupted database, or one whose -wal was lost after a crash, is refused at start, not served")
@@ -299,7 +299,7 @@ struct StartupTests {
         for index in 0..<200 {
             _ = try await remote.post(alice, to: chat, id: "m\(index)", text: String(repeating: "text \(index) ", count: 20))
         }
-        #expect(await server.terminate() == 0)
+        await server.expectCleanStop()
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: damaged))
         let size = try handle.seekToEnd()
         #expect(size > 4 * 4096)
@@ -333,7 +333,7 @@ struct StartupTests {
         await crashingAgain.kill()
         let recovered = try await ServerProcess(database: kept, secret: TestServer.secret)
         #expect(try await RemoteServer(port: recovered.port).messages(alice, in: keptChat, after: 0).map(\.id) == ["k1"])
-        #expect(await recovered.terminate() == 0)
+        await recovered.expectCleanStop()
     }
 
     @Test("SIGTERM with silent, half-sent and stalled requests open still ends the server within its shutdown timeout")

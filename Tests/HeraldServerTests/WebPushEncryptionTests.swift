@@ -117,7 +117,7 @@ struct VAPIDTests {
             defer { server.stop() }
             let result = try await HTTPClient.request(port: server.port, "GET", "/v1/webpush/key", token: alice)
             #expect(try await HTTPClient.request(port: server.port, "GET", "/v1/webpush/key").status == 401)
-            #expect(await server.terminate() == 0)
+            await server.expectCleanStop()
             return try #require((try JSONSerialization.jsonObject(with: result.body) as? [String: String])?["publicKey"])
         }
         let first = try await publicKey()

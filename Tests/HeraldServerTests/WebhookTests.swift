@@ -140,7 +140,7 @@ struct WebhookTests {
         #expect(used < 1.5, "the idle server used \(used) s of processor time in 15 s")
         #expect(grown < 32, "its memory grew by \(grown) MiB")
         #expect(try await Self.queued(in: path) >= 3_000, "nothing was given up")
-        #expect(await server.terminate() == 0)
+        await server.expectCleanStop()
     }
 
     /// The events waiting in the outbox of the SQLite file at `path` (read beside the server, as any reader may).
@@ -262,7 +262,7 @@ struct WebhookTests {
             #expect(seq >= last[conversation, default: 0], "\(delivery.type ?? "") at \(seq) after \(last[conversation] ?? 0)")
             last[conversation] = seq
         }
-        #expect(await server.terminate() == 0)
+        await server.expectCleanStop()
     }
 
     @Test("unread.reminder: only for a member who had no device connected meanwhile, is still a member, has not muted nor read the conversation")

@@ -123,6 +123,17 @@ public final class ServerProcess: Sendable {
         return await child.exited().status
     }
 
+    /// SIGTERM, and the expectation that it stops gracefully (exit status 0) within ``ChildProcessScope/grace``: when
+    /// it does not, the test records the end of the server's log with the status, so a stop that failed on a busy
+    /// machine says why.
+    public func expectCleanStop(_ comment: String = "", sourceLocation: SourceLocation = #_sourceLocation) async {
+        let status = await terminate()
+        if status != 0 {
+            Issue.record("herald serve on port \(port) exited with status \(status)\(comment.isEmpty ? "" : " (\(comment))"); the end of its log:\n\(logTail(60))",
+                         sourceLocation: sourceLocation)
+        }
+    }
+
     /// SIGTERM without waiting, for a `defer`: the test's scope waits for the end.
     public func stop() {
         child.signal(SIGTERM)

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
 
-/// How fast the notifier decides, and what a waiting banner costs: the figures of the README.
+/// How fast the notifier decides, and what a waiting banner costs: the figures of docs/benchmarks.md.
 public enum EngineBenchmark {
     /// What one run measured.
     public struct Report: Sendable {

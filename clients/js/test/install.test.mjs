@@ -23,7 +23,8 @@ test("npm pack, npm install of the tarball, import by name and types by name", (
     writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", version: "1.0.0", type: "module", private: true }));
     run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--silent", join(folder, tarball)], app);
     const installed = readdirSync(join(app, "node_modules", "@herald-chat", "client", "src")).sort();
-    assert.deepEqual(installed, ["api.js", "client.js", "engine.js", "index.d.ts", "index.js", "live.js", "presentation.js", "stream.js"]);
+    assert.deepEqual(installed, ["api.js", "banners.js", "client.js", "config.js", "engine.js", "index.d.ts", "index.js", "live.js", "notifier.js", "policy.js",
+      "presentation.js", "stream.js", "wording.js"]);
 
     writeFileSync(join(app, "main.mjs"), `
       import { HeraldClient, LiveNotifications, Notifier, API } from "@herald-chat/client";

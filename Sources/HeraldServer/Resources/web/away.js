@@ -1,0 +1,120 @@
+// Away from the page: visibility, system notifications, and Web Push when the tab is closed.
+
+import { $, tokenKey, page } from "./state.js";
+import { cleanText } from "/herald/presentation.js";
+import { markRead, openChat } from "./chat.js";
+import { notificationIdentifier } from "/herald/engine.js";
+import { renewWebPush, turnWebPushOff, turnWebPushOn, webPushIsOn, webPushOwner, webPushSupported } from "./push.js";
+
+
+export function notificationsPermitted() {
+  return "Notification" in window && Notification.permission === "granted";
+}
+
+export function tellEngineAboutPermission() {
+  page.session?.banners.send({ type: "permission", granted: notificationsPermitted() });
+}
+
+export function tellEngineAboutVisibility() {
+  page.session?.banners.send({ type: "app", state: document.hidden ? "background" : "foreground" });
+}
+
+export function updateNotifyButton() {
+  $("notify-button").hidden = !("Notification" in window) || Notification.permission !== "default";
+}
+
+export async function askNotificationPermission() {
+  if (!("Notification" in window)) return;
+  try {
+    await Notification.requestPermission();
+  } catch {
+    // Refused or unsupported: nothing, silently.
+  }
+  updateNotifyButton();
+  tellEngineAboutPermission();
+}
+
+/** The engine's `local` effect: a system notification, one per message, tagged as the message's Web Push is
+ *  (`herald-<seq>`: one replaces the other). */
+export function postSystemNotification(notification) {
+  if (!notificationsPermitted()) return;
+  try {
+    const shown = new Notification(cleanText(notification.title), {
+      body: cleanText(notification.body),
+      silent: notification.silent === true, // quiet hours
+      tag: notificationIdentifier(notification),
+      data: { conversation: notification.thread },
+    });
+    shown.addEventListener("click", () => {
+      window.focus();
+      openChat(notification.thread);
+      shown.close();
+    });
+  } catch {
+    // Some browsers allow notifications only from a service worker: nothing, silently.
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Notified when the tab is closed: Web Push (push.js), and the service worker's clicks
+
+/** Shows the switch where the browser can do Web Push, set as this browser is. While it is on, the token is kept in
+ * localStorage (not only the tab's sessionStorage), so a window a notification opens is signed in. */
+export async function showPushSwitch() {
+  const current = page.session;
+  const box = $("push-switch");
+  $("push-setting").hidden = !webPushSupported();
+  box.checked = false;
+  if (!webPushSupported()) return;
+  const owner = webPushOwner();
+  if (owner !== null && owner !== current.me.id) {
+    // Another person's subscription, left by a tab that was closed without signing out: not this user's to receive.
+    await turnWebPushOff(null);
+    localStorage.removeItem(tokenKey);
+    return;
+  }
+  const on = await webPushIsOn(current.me.id);
+  if (current !== page.session) return;
+  box.checked = on;
+  if (on) {
+    localStorage.setItem(tokenKey, current.api.token);
+    renewWebPush(current.api);
+  }
+}
+
+export async function pushSwitchChanged() {
+  const current = page.session;
+  if (!current) return;
+  const box = $("push-switch");
+  box.disabled = true;
+  try {
+    if (box.checked) {
+      await turnWebPushOn(current.api, current.me.id);
+      if (current === page.session) localStorage.setItem(tokenKey, current.api.token);
+    } else {
+      localStorage.removeItem(tokenKey);
+      await turnWebPushOff(current.api);
+    }
+  } catch (error) {
+    box.checked = false;
+    await turnWebPushOff(current.api).catch(() => {});
+    if (current === page.session) page.session.banners.general(`Could not turn on notifications: ${error.message}`, "danger");
+  } finally {
+    box.disabled = false;
+    updateNotifyButton();
+    tellEngineAboutPermission();
+  }
+}
+
+/** The service worker's notification was clicked while a tab was open: that tab opens the chat. */
+navigator.serviceWorker?.addEventListener("message", (event) => {
+  const data = event.data;
+  if (data?.type === "open" && typeof data.conversationId === "string") openChat(data.conversationId);
+});
+
+document.addEventListener("visibilitychange", () => {
+  if (!page.session) return;
+  page.session.client.setAppState(document.hidden ? "background" : "foreground");
+  tellEngineAboutVisibility();
+  if (!document.hidden) markRead();
+});

@@ -1,0 +1,179 @@
+// The signed-in session: the client, the banners, and what the stream brings.
+
+import { $, tokenKey, coalesceKey, page } from "./state.js";
+import { API, APIError } from "/herald/api.js";
+import { HeraldClient } from "/herald/client.js";
+import { avatar, Banners } from "./banners.js";
+import { choiceOf, levelChanged, settingsChanged } from "./levels.js";
+import { cleanText } from "/herald/presentation.js";
+import { defaultSettings, displayName, initials } from "/herald/engine.js";
+import { deviceID } from "./push.js";
+import { loadConversations } from "./list.js";
+import { markRead, messageArrived, openChat, refreshChat, refused, showChat } from "./chat.js";
+import { postSystemNotification, showPushSwitch, tellEngineAboutPermission, tellEngineAboutVisibility, updateNotifyButton } from "./away.js";
+import { signOut } from "./signin.js";
+
+
+/**
+ * A fresh token for `me` when the one in use expired: the demo's sign-in gives one for the same person on a demo
+ * server; elsewhere there is none (the page then signs out, saying so). The client shares one renewal between its
+ * API and its stream.
+ */
+export function tokenRenewal(me) {
+  return async () => {
+    const { token } = await API.demoToken(me.id);
+    if (page.session?.me.id === me.id) sessionStorage.setItem(tokenKey, token);
+    return token;
+  };
+}
+
+/** The name a token's claims give: its `name`, else its email's local part (as the server takes it), else none
+ * (shown as "Someone"): never the raw id. */
+export function claimedName(who) {
+  if (typeof who.name === "string" && who.name.trim() !== "") return who.name;
+  const email = typeof who.email === "string" ? who.email : "";
+  return email.includes("@") ? email.slice(0, email.lastIndexOf("@")).trim() : "";
+}
+
+export function start(token, who) {
+  const me = { id: who.sub, name: claimedName(who) };
+  const client = new HeraldClient({ token, renew: tokenRenewal(me), device: deviceID() });
+  page.session = {
+    client,
+    api: client.api,
+    me,
+    conversations: new Map(),
+    chats: new Map(), // conversation id → {messages: [], complete, loading}
+    pending: new Map(), // client id → {conversation, text, failed}: sends the client has not had stored yet
+    open: null,
+    live: false,
+    loaded: false,
+    held: [], // frames that arrived before the list was loaded
+    banners: null,
+    settings: defaultSettings(), // who hears what (GET /v1/me/notifications), kept up to date by the stream
+    levelTimer: null,
+    choiceFrames: 0, // `level` and `notifications` frames so far: an answer older than one is not applied
+  };
+  makeBanners();
+  const current = page.session;
+  client.on("frame", (frame) => current === page.session && frame.type !== "ack" && frame.type !== "error" && receive(frame));
+  client.on("error", (frame) => current === page.session && page.session.banners.general(frame.message, "danger"));
+  client.on("state", (state) => current === page.session && connectionChanged(state));
+  client.on("open", () => current === page.session && backOnline());
+  client.on("tokenRefused", (frame) => current === page.session && signOut(`Signed out: ${frame.message} (${frame.code}).`));
+  client.setAppState(document.hidden ? "background" : "foreground");
+  $("sign-in").hidden = true;
+  $("app").hidden = false;
+  $("me-name").textContent = cleanText(displayName(me.name));
+  $("me-avatar").replaceChildren(avatar({ name: me.name, id: me.id, initials: initials(me.name) }));
+  $("coalesce").checked = localStorage.getItem(coalesceKey) === "1";
+  $("conversations").replaceChildren();
+  showChat(null);
+  updateNotifyButton();
+  showPushSwitch();
+  client.connect();
+}
+
+/** The banner engine and its view, told what the page knows (coalescing is a setting: changing it makes a new one). */
+export function makeBanners() {
+  page.session.banners?.close();
+  page.session.banners = new Banners({
+    layer: $("banner-layer"),
+    userID: page.session.me.id,
+    coalesce: localStorage.getItem(coalesceKey) === "1",
+    onNavigate: (conversation) => openChat(conversation, { fromBanner: true }),
+    onLocal: postSystemNotification,
+  });
+  tellEngineAboutPermission();
+  tellEngineAboutVisibility();
+  page.session.banners.send({ type: "settings", settings: page.session.settings });
+  for (const conversation of page.session.conversations.values()) {
+    if (conversation.level) page.session.banners.send({ type: "level", conversation: conversation.id, choice: choiceOf(conversation) });
+  }
+  if (page.session.open) page.session.banners.send({ type: "open", conversation: page.session.open });
+}
+
+/** After every (re)connection (the client has told the server the focus and app state again): back after a loss,
+ * say so first (the catch-up's banners follow), and take the stale "Connection lost" away if it is still up. */
+export function backOnline() {
+  if (page.session.lostBanner) {
+    if (page.session.banners.visibleID === page.session.lostBanner) page.session.banners.send({ type: "dismiss" });
+    page.session.lostBanner = null;
+    page.session.banners.general("Back online", "success");
+  }
+}
+
+export function connectionChanged(state) {
+  const label = { connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…" }[state];
+  if (!label) return; // "closed" and "refused": the page signs out
+  $("connection").dataset.state = state;
+  $("connection").textContent = label;
+  if (state === "reconnecting" && page.session.live) {
+    page.session.live = false;
+    page.session.lostBanner = page.session.banners.general("Connection lost", "warning");
+  }
+}
+
+export async function receive(frame) {
+  if (frame.type === "ready") {
+    await becameLive();
+    return;
+  }
+  if (!page.session.loaded) {
+    page.session.held.push(frame);
+    return;
+  }
+  handle(frame);
+}
+
+/** `ready`: read the list (unread counts, mutes, new chats), then handle what waited (the client sends the unsent
+ * messages again itself). Frames that arrive while the list is read wait for it, so none counts against a list that
+ * is then replaced. */
+export async function becameLive() {
+  const current = page.session;
+  page.session.loaded = false;
+  try {
+    settingsChanged(await page.session.api.notificationSettings());
+    await loadConversations();
+  } catch (error) {
+    if (error instanceof APIError && error.status === 401) {
+      signOut(`Signed out: ${error.message} (${error.code}).`);
+    } else {
+      current.client.stream.restart();
+    }
+    return;
+  }
+  if (current !== page.session) return;
+  const held = page.session.held;
+  page.session.held = [];
+  page.session.loaded = true;
+  for (const frame of held) handle(frame);
+  page.session.live = true;
+  if (page.chatToOpen !== null) {
+    openChat(page.chatToOpen);
+    page.chatToOpen = null;
+  }
+  if (page.session.open) {
+    await refreshChat(page.session.open);
+    markRead();
+  }
+}
+
+export function handle(frame) {
+  switch (frame.type) {
+    case "message": messageArrived(frame); break;
+    case "level":
+      page.session.choiceFrames += 1;
+      levelChanged(frame.conversation, frame.level, frame.until);
+      break;
+    case "notifications":
+      page.session.choiceFrames += 1;
+      settingsChanged(frame.settings);
+      break;
+    case "pushed":
+      // This browser's Web Push showed it (or will): the page posts no notification of its own for it.
+      page.session.banners.send({ type: "pushed", conversation: frame.conversation, message: frame.message });
+      break;
+    default: break;
+  }
+}

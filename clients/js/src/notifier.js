@@ -1,0 +1,156 @@
+// One device (HeraldCore's Notifier): the policy, the wording and the queue together.
+
+import { bannerConfig } from "./config.js";
+import { bannerFor, eventEnds, notificationFor, standardFormatter } from "./wording.js";
+import { defaultSettings, delivery, namesUser, toMillis } from "./policy.js";
+import { BannerQueue, EffectLog, RecentIDs } from "./banners.js";
+
+/**
+ * Everything one device does about new messages. `handle(input, at)` returns `[{at, effect}]`; `nextDeadline`
+ * says when to call `advance(to)`. Inputs:
+ * {type: "message", incoming} | {type: "app", state} | {type: "permission", granted} | {type: "open", conversation}
+ * | {type: "mute", conversation} | {type: "unmute", conversation} | {type: "show", banner} | {type: "gesture", gesture}
+ * | {type: "dismiss"} | {type: "dismissAll"} | {type: "pushed", conversation, message}. Gestures:
+ * {type: "tap"|"close"|"touchDown"|"touchUp"} | {type: "swipe", dy}.
+ *
+ * `localHold` (in the instants' unit, 0 by default): how long a system notification waits before it is posted, for a
+ * `pushed` input that would make it a second one (HeraldCore's `Notifier.localHold`).
+ */
+export class Notifier {
+  constructor({ userID, config = bannerConfig(), formatter = standardFormatter, seenLimit = 10_000, localHold = 0 } = {}) {
+    this.userID = userID;
+    this.formatter = formatter;
+    this.device = {
+      appState: "foreground", notificationsPermitted: true, openConversation: null, levels: new Map(), settings: defaultSettings(),
+    };
+    this.queue = new BannerQueue(config);
+    this.seen = new RecentIDs(seenLimit);
+    this.pushed = new RecentIDs(seenLimit);
+    this.localHold = Math.max(0, localHold);
+    /** System notifications held, in the order they are due: [{deadline, key, notification}]. */
+    this.held = [];
+  }
+
+  get nextDeadline() {
+    const banner = this.queue.nextDeadline, local = this.held.length ? this.held[0].deadline : null;
+    if (banner === null) return local;
+    return local === null ? banner : Math.min(banner, local);
+  }
+
+  /** Fires every deadline up to and including `instant`, each at its own instant. */
+  advance(instant) {
+    const log = new EffectLog();
+    this.fire(instant, log);
+    return log.entries;
+  }
+
+  /** The banner queue's deadlines and the held notifications', in time order, up to `instant`. */
+  fire(instant, log) {
+    while (this.held.length && this.held[0].deadline <= instant) {
+      const first = this.held.shift();
+      this.queue.advanceInto(first.deadline, log);
+      log.begin(Math.max(this.queue.now, first.deadline));
+      log.append({ type: "local", notification: first.notification });
+      log.end();
+    }
+    this.queue.advanceInto(instant, log);
+  }
+
+  /** Fires what is due up to `instant`, then handles `input` at `instant`. */
+  handle(input, instant) {
+    const log = new EffectLog();
+    const { queue, device } = this;
+    this.fire(instant, log);
+    log.begin(queue.now);
+    switch (input.type) {
+      case "message":
+        this.receive(input.incoming, log);
+        break;
+      case "app":
+        device.appState = input.state;
+        break;
+      case "permission":
+        device.notificationsPermitted = input.granted;
+        break;
+      case "open":
+        device.openConversation = input.conversation;
+        if (input.conversation !== null) queue.apply({ type: "opened", conversation: input.conversation }, log);
+        break;
+      case "mute":
+        device.levels.set(input.conversation, { level: "nothing", until: null });
+        break;
+      case "unmute":
+        device.levels.delete(input.conversation);
+        break;
+      case "level":
+        if (input.choice) device.levels.set(input.conversation, { level: input.choice.level, until: toMillis(input.choice.until) });
+        else device.levels.delete(input.conversation);
+        break;
+      case "settings":
+        device.settings = { ...defaultSettings(), ...input.settings };
+        break;
+      case "show":
+        queue.apply({ type: "enqueue", banner: input.banner }, log);
+        break;
+      case "gesture":
+        queue.apply({ type: "gesture", gesture: input.gesture }, log);
+        break;
+      case "dismiss":
+      case "dismissAll":
+        queue.apply({ type: input.type }, log);
+        break;
+      case "pushed": {
+        const key = JSON.stringify([input.conversation, input.message]);
+        this.pushed.insert(key);
+        const index = this.held.findIndex((held) => held.key === key);
+        if (index >= 0) {
+          this.held.splice(index, 1);
+          log.append({ type: "skip", message: input.message, reason: "pushed" });
+        }
+        break;
+      }
+      default:
+        throw new Error(`unknown input ${input.type}`);
+    }
+    for (const { effect } of log.current()) {
+      if (effect.type === "navigate") device.openConversation = effect.conversation;
+    }
+    log.end();
+    return log.entries;
+  }
+
+  receive(incoming, log) {
+    const { message } = incoming;
+    // An id is unique only within its conversation, so both name the message.
+    const key = JSON.stringify([message.conversationId, message.id]);
+    const alreadySeen = !this.seen.insert(key);
+    // Removed, left, or the group deleted: nothing of it may stay on screen or in the notification centre.
+    if (!alreadySeen && message.event && eventEnds(message.event, message.senderId, this.userID)) {
+      this.queue.apply({ type: "left", conversation: message.conversationId }, log);
+      log.append({ type: "clear", conversation: message.conversationId });
+    }
+    const kind = incoming.conversation.kind;
+    const decision = delivery(message, kind, this.userID, this.device, alreadySeen);
+    const shows = decision === "banner" || decision === "local" || decision === "quietLocal";
+    if (shows && this.pushed.has(key)) {
+      // Shown by its push already (the server said so before the message came: a catch-up).
+      log.append({ type: "skip", message: message.id, reason: "pushed" });
+    } else if (decision === "banner") {
+      const banner = bannerFor(incoming, this.formatter, this.userID);
+      banner.mention = namesUser(message, this.userID);
+      this.queue.enqueue(banner, log);
+    } else if (decision === "local" || decision === "quietLocal") {
+      const notification = notificationFor(incoming, this.formatter, this.userID);
+      if (decision === "quietLocal") notification.silent = true;
+      if (this.localHold > 0) {
+        const deadline = this.queue.now + this.localHold;
+        const index = this.held.findIndex((held) => held.deadline > deadline);
+        this.held.splice(index < 0 ? this.held.length : index, 0, { deadline, key, notification });
+      } else {
+        log.append({ type: "local", notification });
+      }
+    } else {
+      log.append({ type: "skip", message: message.id, reason: decision.skip });
+    }
+  }
+}

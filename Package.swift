@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "HeraldPresentation", targets: ["HeraldPresentation"]),
         .library(name: "HeraldUI", targets: ["HeraldUI"]),
         .executable(name: "herald", targets: ["herald"]),
+        .executable(name: "herald-bench", targets: ["herald-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -40,8 +41,16 @@ let package = Package(
     targets: [
         // The notification engine: models, content, policy, banner queue. Foundation only, no I/O.
         .target(name: "HeraldCore"),
-        // The stream's frames and the API's message, one Codable definition for server and clients.
-        .target(name: "HeraldProtocol", dependencies: ["HeraldCore"]),
+        // The wire: the stream's frames, the API's message, the webhooks' events and signature; one Codable definition
+        // for server, clients and backends.
+        .target(
+            name: "HeraldProtocol",
+            dependencies: [
+                "HeraldCore",
+                // The webhook signature's HMAC: Apple's CryptoKit on Apple platforms, swift-crypto (its API) elsewhere.
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi])),
+            ]
+        ),
         // How the Swift clients reach a server, as two protocols (HTTP for the API, a WebSocket for the stream), and
         // the API's JSON, bearer credential and errors on top. Foundation only.
         .target(name: "HeraldTransport", dependencies: ["HeraldProtocol"]),
@@ -80,7 +89,6 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldProtocol",
-                "HeraldService",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -138,7 +146,7 @@ let package = Package(
         .target(name: "HeraldChat", dependencies: ["HeraldCore", "HeraldProtocol", "HeraldClient", "CTerminal"]),
         // Trace-driven runs of the engine in virtual time (`herald replay`).
         .target(name: "HeraldReplay", dependencies: ["HeraldCore"]),
-        // Benchmarks that print figures (`herald bench`); run them from a release build.
+        // Benchmarks that print figures (`herald-bench`); run them from a release build.
         .target(
             name: "HeraldBenchmarks",
             dependencies: [
@@ -167,7 +175,6 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldReplay",
-                "HeraldBenchmarks",
                 "HeraldServer",
                 "HeraldClient",
                 "HeraldChat",
@@ -175,6 +182,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // The benchmarks' command line (`herald-bench`), apart from what is deployed.
+        .executableTarget(
+            name: "herald-bench",
+            dependencies: [
+                "HeraldBenchmarks",
+                "HeraldServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTestSupport"]),

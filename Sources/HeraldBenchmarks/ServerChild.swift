@@ -66,7 +66,7 @@ final class ServerChild: Sendable {
     let usage: ProcessUsage
     private let process: Process
 
-    /// Starts `herald serve` (this executable) with `database` and waits up to 30 s until it says where it listens.
+    /// Starts `herald serve` (the `herald` built beside this executable: ``heraldExecutable``) with `database` and waits up to 30 s until it says where it listens.
     /// Posts, streams opened and frames are not rate-limited (the benchmark goes faster than people do) unless
     /// `environment` sets them; logs are errors only. Its tokens are signed with `secret` (nodes of one cluster
     /// share one), a new random one without it.
@@ -86,7 +86,7 @@ final class ServerChild: Sendable {
         environment.merge(extra) { $1 }
 
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.executableURL = try ServerChild.heraldExecutable()
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--database", database]
         process.environment = environment
         let output = Pipe()
@@ -133,6 +133,18 @@ final class ServerChild: Sendable {
         components.port = port
         guard let url = components.url else { throw BenchmarkError("no URL for port \(port)") }
         self.url = url
+    }
+
+    /// The `herald` in the folder of the running executable (`swift build` puts `herald-bench` and `herald` side by
+    /// side).
+    static func heraldExecutable() throws -> URL {
+        let folder = (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+        let herald = folder.appendingPathComponent("herald")
+        guard FileManager.default.isExecutableFile(atPath: herald.path) else {
+            throw BenchmarkError("no herald beside herald-bench in \(folder.path): build both (swift build -c release)")
+        }
+        return herald
     }
 
     /// 32 random bytes in hex.

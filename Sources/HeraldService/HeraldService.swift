@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HeraldCore
 import HeraldNIOTransport
-import HeraldProtocol
+@_exported import HeraldProtocol
 @_exported import HeraldTransport
 import NIOHTTP1
 

@@ -34,6 +34,17 @@ struct AppDependencyTests {
         #expect(linux.packages.contains("swift-nio"))
     }
 
+    @Test("what is deployed carries no benchmark and no backend SDK: herald reaches neither HeraldBenchmarks nor HeraldService, herald-bench reaches the benchmarks")
+    func deployedDependencies() async throws {
+        let manifest = try await Self.manifest()
+        let herald = try Self.reach("herald", platform: "linux", in: manifest).targets
+        #expect(herald.contains("HeraldServer"))
+        #expect(herald.isDisjoint(with: ["HeraldBenchmarks", "HeraldService"]), "herald reaches \(herald.sorted())")
+        #expect(try Self.reach("herald-bench", platform: "linux", in: manifest).targets.contains("HeraldBenchmarks"))
+        // The webhooks' wire (events, signature) is shared through HeraldProtocol, which the backend SDK re-exports.
+        #expect(try Self.reach("HeraldService", platform: "linux", in: manifest).targets.contains("HeraldProtocol"))
+    }
+
     /// The targets (of this package) and packages (of the products it uses) reachable from `root` on `platform`.
     static func reach(_ root: String, platform: String, in manifest: [String: Any]) throws -> (targets: Set<String>, packages: Set<String>) {
         let targets = (manifest["targets"] as? [[String: Any]] ?? []).reduce(into: [String: [[String: Any]]]()) { all, target in

@@ -35,9 +35,9 @@ struct ConnectionLimitTests {
         await server.expectCleanStop()
     }
 
-    @Test("herald bench stream checks the descriptor limit first: too many clients is one clear line and exit 1, never a trap")
+    @Test("herald-bench stream checks the descriptor limit first: too many clients is one clear line and exit 1, never a trap")
     func benchmarkChecksDescriptors() async throws {
-        let result = try await runHerald(["bench", "stream", "--clients", "100000", "--seconds", "1"], timeout: .seconds(30))
+        let result = try await runHeraldBench(["stream", "--clients", "100000", "--seconds", "1"], timeout: .seconds(30))
         #expect(result.reason == .exit, "it ended by itself, not by a signal")
         #expect(result.status == 1)
         #expect(result.stderr.contains("100000 clients need about"), "\(result.stderr)")

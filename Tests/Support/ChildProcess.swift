@@ -273,6 +273,12 @@ public func runHerald(
     try await runProcess(heraldExecutable, arguments, input: input, environment: environment, timeout: timeout)
 }
 
+/// Runs `herald-bench` (built beside `herald`) with `arguments` to its end.
+public func runHeraldBench(_ arguments: [String], timeout: Duration = .seconds(60)) async throws -> ProcessResult {
+    let bench = heraldExecutable.deletingLastPathComponent().appendingPathComponent("herald-bench")
+    return try await runProcess(bench, arguments, timeout: timeout)
+}
+
 /// Reads up to the first newline, then goes on reading (on a thread of its own, to the end) so the child never
 /// blocks on a full pipe; the text up to the first newline, or all there was if the child ended first.
 public func firstLine(of handle: FileHandle) -> String {

@@ -1,5 +1,5 @@
 import Foundation
-import HeraldService
+import HeraldProtocol
 
 extension ServerConfiguration {
     /// What this server has on, one line each, for the log at start: the database, sign-in, the service API,

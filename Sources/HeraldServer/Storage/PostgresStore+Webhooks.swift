@@ -1,5 +1,5 @@
 import Foundation
-import HeraldService
+import HeraldProtocol
 import Logging
 import PostgresNIO
 

@@ -1,5 +1,5 @@
 import Foundation
-import HeraldService
+import HeraldProtocol
 
 /// The webhook outbox on SQLite.
 extension SQLiteStore {

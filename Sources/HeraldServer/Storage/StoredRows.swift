@@ -1,6 +1,6 @@
 import Foundation
 import HeraldCore
-import HeraldService
+import HeraldProtocol
 import PostgresNIO
 
 /// A row of a query's result, read by column name: what both stores' rows (SQLite's and PostgreSQL's) offer, so

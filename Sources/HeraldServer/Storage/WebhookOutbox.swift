@@ -1,6 +1,5 @@
 import Foundation
 import HeraldProtocol
-import HeraldService
 
 /// An event for the app's backend, to queue in the webhook outbox.
 public struct NewWebhookEvent: Sendable {

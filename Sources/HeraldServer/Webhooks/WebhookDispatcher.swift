@@ -1,7 +1,6 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
-import HeraldService
 import Logging
 import NIOConcurrencyHelpers
 import NIOHTTP1

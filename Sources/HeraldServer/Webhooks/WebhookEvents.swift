@@ -1,7 +1,6 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
-import HeraldService
 
 extension NewWebhookEvent {
     /// The event an entry of the log makes, if its type is one the backend hears of: a message (`message.new`),

@@ -1,5 +1,5 @@
 import Foundation
-import HeraldService
+import HeraldProtocol
 
 /// Where and how the app's backend hears what happened (`HERALD_WEBHOOK_*`, `HERALD_UNREAD_REMINDER`).
 public struct WebhookSettings: Hashable, Sendable {

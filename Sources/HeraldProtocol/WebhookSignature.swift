@@ -1,4 +1,8 @@
+#if canImport(CryptoKit)
+import CryptoKit
+#else
 import Crypto
+#endif
 import Foundation
 
 /// The `Herald-Signature` header of a webhook delivery: `t=<unix seconds>,v1=<hex>`, where the hex is

@@ -2,15 +2,17 @@ import ArgumentParser
 import HeraldBenchmarks
 import HeraldServer
 
-/// `herald bench`: benchmarks that print figures.
-struct BenchCommand: ParsableCommand {
+/// `herald-bench`: benchmarks that print figures. An executable of its own, so that `herald` (what is deployed)
+/// carries no benchmark; those that run a server run the `herald` built beside it.
+@main
+struct HeraldBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench",
+        commandName: "herald-bench",
         abstract: "Benchmarks that print figures; build with -c release for meaningful numbers.",
         subcommands: [Engine.self, Stream.self, Peers.self, Post.self, Connections.self, List.self, Push.self, Flood.self, Away.self]
     )
 
-    /// `herald bench engine`.
+    /// `herald-bench engine`.
     struct Engine: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Decisions a second and bytes a waiting banner, on one device."
@@ -69,7 +71,7 @@ struct BenchCommand: ParsableCommand {
         }
     }
 
-    /// `herald bench stream`.
+    /// `herald-bench stream`.
     struct Stream: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Many WebSocket clients in groups: latency, deliveries a second, server CPU and memory.",
@@ -113,7 +115,7 @@ struct BenchCommand: ParsableCommand {
         }
     }
 
-    /// `herald bench peers`.
+    /// `herald-bench peers`.
     struct Peers: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "The stream workload against Herald and against a running Mosquitto, with the ratios.",
@@ -149,7 +151,7 @@ struct BenchCommand: ParsableCommand {
         }
     }
 
-    /// `herald bench post`.
+    /// `herald-bench post`.
     struct Post: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Durable posts a second over HTTP, several connections at once, database in a file."
@@ -177,7 +179,7 @@ struct BenchCommand: ParsableCommand {
         }
     }
 
-    /// `herald bench connections`.
+    /// `herald-bench connections`.
     struct Connections: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "The server's memory per idle stream, and its growth over streams opened and closed."
@@ -202,7 +204,7 @@ struct BenchCommand: ParsableCommand {
         }
     }
 
-    /// `herald bench list`.
+    /// `herald-bench list`.
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "A poster's latency while one user in many conversations lists them all, several times at once."
@@ -232,8 +234,8 @@ struct BenchCommand: ParsableCommand {
     }
 }
 
-extension BenchCommand {
-    /// `herald bench push`.
+extension HeraldBench {
+    /// `herald-bench push`.
     struct Push: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "A message to a group of members all away: time to decide and queue their pushes, and sends a second."
@@ -267,8 +269,8 @@ extension BenchCommand {
     }
 }
 
-extension BenchCommand {
-    /// `herald bench away`.
+extension HeraldBench {
+    /// `herald-bench away`.
     struct Away: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "A phone in the background: how soon it hears of a message with its stream closed, kept and suspended, kept and running."
@@ -298,8 +300,8 @@ extension BenchCommand {
     }
 }
 
-extension BenchCommand {
-    /// `herald bench flood`.
+extension HeraldBench {
+    /// `herald-bench flood`.
     struct Flood: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "A poster's latency while another user floods stream frames: with the frame budgets, and without."
@@ -337,6 +339,6 @@ extension BenchCommand {
 /// Says, in a debug build, that the figures mean little and which command gives real ones.
 private func noteDebugBuild(_ benchmark: String) {
     #if DEBUG
-    print("note: this is a debug build; use `swift run -c release herald bench \(benchmark)` for real figures")
+    print("note: this is a debug build; use `swift build -c release` and `.build/release/herald-bench \(benchmark)` for real figures")
     #endif
 }

@@ -1,5 +1,4 @@
 import Foundation
-import HeraldProtocol
 
 /// What a webhook tells the app's backend.
 public enum WebhookEventType: String, Codable, Hashable, Sendable, CaseIterable {

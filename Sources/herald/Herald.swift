@@ -19,6 +19,14 @@ struct Herald: AsyncParsableCommand {
     /// I/O runs, instead of handing every frame from the concurrency pool's threads to the event loop's.
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "bench" {
+            FileHandle.standardError.write(Data("""
+                Error: the benchmarks are an executable of their own, built beside herald: herald-bench
+                  (swift build -c release, then .build/release/herald-bench --help)
+
+                """.utf8))
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
         if let first = arguments.first, let suggestion = suggestion(for: first) {
             FileHandle.standardError.write(Data("""
                 Error: Unknown command '\(first)'. Did you mean '\(suggestion)'?

@@ -41,13 +41,16 @@ struct CommandLineTests {
         #expect(try await authority.verify(again.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).userID == "bob")
     }
 
-    @Test("a mistyped command gets a suggestion: herald serv, herald chta, herald bnech")
+    @Test("a mistyped command gets a suggestion: herald serv, herald chta, herald rpelay; herald bench names herald-bench")
     func suggestions() async throws {
-        for (typed, meant) in [("serv", "serve"), ("chta", "chat"), ("bnech", "bench"), ("tokn", "token")] {
+        for (typed, meant) in [("serv", "serve"), ("chta", "chat"), ("rpelay", "replay"), ("tokn", "token")] {
             let result = try await runHerald([typed], input: "")
             #expect(result.status == 64, "\(typed)")
             #expect(result.stderr.contains("Did you mean '\(meant)'?"), "\(typed): \(result.stderr)")
         }
+        let bench = try await runHerald(["bench", "post"], input: "")
+        #expect(bench.status == 64)
+        #expect(bench.stderr.contains("herald-bench"), "the benchmarks moved: \(bench.stderr)")
         let unknown = try await runHerald(["xyzzy"], input: "")
         #expect(unknown.status != 0)
         #expect(!unknown.stderr.contains("Did you mean"), "nothing close: \(unknown.stderr)")

@@ -189,20 +189,30 @@ public final class FCMProvider: PushProvider {
     }
 }
 
-/// An OAuth access token shared by concurrent sends: fetched once, kept until five minutes before it expires.
+/// An OAuth access token shared by concurrent sends: fetched once, kept until five minutes before it expires. The
+/// first send that needs one fetches it; the sends that need one meanwhile wait for that fetch.
 actor AccessTokenCache {
     private var current: (token: String, expires: Date)?
-    private var pending: Task<(token: String, expires: Date), any Error>?
+    /// The sends waiting for the fetch in progress; nil when none is.
+    private var waiting: [CheckedContinuation<String, any Error>]?
 
-    func token(renew: Bool, fetch: @escaping @Sendable () async throws -> (token: String, expires: Date)) async throws -> String {
+    func token(renew: Bool, fetch: @Sendable () async throws -> (token: String, expires: Date)) async throws -> String {
         if renew { current = nil }
         if let current, current.expires.timeIntervalSinceNow > 300 { return current.token }
-        if let pending { return try await pending.value.token }
-        let task = Task { try await fetch() }
-        pending = task
-        defer { pending = nil }
-        let fresh = try await task.value
-        current = fresh
-        return fresh.token
+        if waiting != nil {
+            return try await withCheckedThrowingContinuation { waiting?.append($0) }
+        }
+        waiting = []
+        let result: Result<(token: String, expires: Date), any Error>
+        do {
+            result = .success(try await fetch())
+        } catch {
+            result = .failure(error)
+        }
+        let waiters = waiting ?? []
+        waiting = nil
+        if case .success(let fresh) = result { current = fresh }
+        for waiter in waiters { waiter.resume(with: result.map(\.token)) }
+        return try result.get().token
     }
 }

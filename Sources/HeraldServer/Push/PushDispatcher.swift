@@ -63,16 +63,11 @@ public struct PushSettings: Hashable, Sendable {
 
 /// Push delivery: the decision for each entry of the log, the outbox's jobs sent by each provider, retries, pruning.
 ///
-/// The decision (docs/push.md, "Who gets a push") is made by the decider, a consumer of the ``EventLog``, for each
-/// message and each member it reached but the sender, and written to the outbox before anything is sent: muted →
-/// nothing; otherwise a job for each registered device. A device no stream holds gets its job when due (after
-/// ``PushSettings/delay``); one whose stream is connected, and every device of a member with a stream in the
-/// foreground, gets a job that waits ``PushSettings/confirmWithin`` and is dropped if the confirmation that covers it
-/// (``PushCover``) comes first. A member added to a group gets the same for the event that added them. The decider
-/// keeps its place in the log in the database, written in the transaction that writes the jobs, so each entry is
-/// decided on once, also across a crash; it holds at most ``decisionBuffer``
-/// entries in memory and reads the log from the database when it is further behind. Each provider has a loop of
-/// its own that leases due jobs, at most ``PushProvider/concurrency`` at once.
+/// The decider, a consumer of the ``EventLog``, decides on each entry (``PushDecisions``: who is pushed what) and
+/// writes the jobs to the outbox before anything is sent. It keeps its place in the log in the database, written in
+/// the transaction that writes the jobs, so each entry is decided on once, also across a crash; it holds at most
+/// ``decisionBuffer`` entries in memory and reads the log from the database when it is further behind. Each provider
+/// has a loop of its own that leases due jobs, at most ``PushProvider/concurrency`` at once.
 public final class PushDispatcher: Service, LogConsumer, Sendable {
     /// What the dispatcher has done since it started.
     public struct Counts: Hashable, Sendable {
@@ -116,12 +111,13 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     public let providers: [DeviceRegistration.Platform: any PushProvider]
     private let http: PushHTTP?
     private let logger: Logger
-    private let memberships: Memberships
     private let pending: NIOLockedValueBox<Pending>
     private let decisionSignal = WakeSignal()
     private let signals: [DeviceRegistration.Platform: WakeSignal]
     private let counters = NIOLockedValueBox(Counts())
     private let outcomes: OutcomeWriter
+    /// Who is told what, for each round.
+    private let decisions: PushDecisions
     /// Told of devices removed for a dead token (`device.removed`).
     private let webhooks: WebhookDispatcher?
     /// Set at a graceful stop: the send loops start nothing more and end once their sends in flight are answered.
@@ -146,7 +142,6 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         self.webhooks = webhooks
         self.store = store
         self.hub = hub
-        self.memberships = memberships
         pending = NIOLockedValueBox(Pending(readUpTo: store.log.delivered))
         self.cluster = cluster
         self.settings = settings
@@ -155,6 +150,9 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         self.logger = logger
         signals = self.providers.mapValues { _ in WakeSignal() }
         outcomes = OutcomeWriter(store: store)
+        decisions = PushDecisions(
+            store: store, hub: hub, cluster: cluster, memberships: memberships, settings: settings, clock: clock,
+            platforms: Set(self.providers.keys))
     }
 
     /// What it has done so far.
@@ -257,100 +255,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
             entries = try await store.entries(after: cursor, through: upper, limit: Self.decisionRound)
             through = entries.count == Self.decisionRound ? (entries.last?.message.seq ?? upper) : upper
         }
-        return (try await jobs(for: entries), through)
-    }
-
-    /// Who `entry` may be pushed to: for a message, the members it reached but the sender; for the event that added
-    /// people, those added (not who added them); no one for other events, a silent message, or an entry older than
-    /// ``PushSettings/maxAge``.
-    private func candidates(of entry: IncomingMessage) async throws -> Set<String> {
-        guard let seq = entry.message.seq, !entry.message.silent,
-              clock.now().timeIntervalSince(entry.message.sentAt) < settings.maxAge.seconds
-        else { return [] }
-        var reached: Set<String>
-        if let event = entry.message.event {
-            guard event.kind == .memberAdded else { return [] }
-            reached = Set(event.members.map(\.id))
-        } else {
-            let view = try await memberships.view(of: entry.conversation.id) {
-                try await store.memberView(of: entry.conversation.id)
-            }
-            reached = Set(view?.recipients(of: seq) ?? [])
-        }
-        reached.remove(entry.message.senderID)
-        return reached
-    }
-
-    /// What one member's connections (on every node) say for the decision: whether one is in the foreground, and
-    /// which devices are connected.
-    private struct Streams {
-        var foreground: Bool
-        var devices: Set<String>
-    }
-
-    /// What tells one member's push from another's of the same message.
-    private struct ContentKey: Hashable {
-        var badge: Int
-        var quiet: Bool
-        var mentioned: Bool
-    }
-
-    /// The jobs for a round's `entries`: one for each registered device of each member told (waiting for a
-    /// confirmation where a stream covers it), unless their level or snooze holds it back
-    /// (``NotificationPolicy/interruption(for:in:to:level:settings:)``, quietly in their quiet hours) or they read it
-    /// meanwhile. The devices and badges of the whole round are
-    /// read in one trip to the database.
-    private func jobs(for entries: [IncomingMessage]) async throws -> [NewPushJob] {
-        guard !providers.isEmpty else { return [] }
-        var asks: [(entry: IncomingMessage, candidates: Set<String>)] = []
-        for entry in entries {
-            let candidates = try await candidates(of: entry)
-            if !candidates.isEmpty { asks.append((entry, candidates)) }
-        }
-        guard !asks.isEmpty else { return [] }
-        // With several nodes, the connections on the others count as this node's do.
-        var elsewhere: [String: RemotePresence] = [:]
-        if let cluster {
-            elsewhere = try await cluster.othersPresence(of: asks.reduce(into: Set<String>()) { $0.formUnion($1.candidates) })
-        }
-        let targets = try await store.pushTargets(asks.map {
-            PushTargetQuery(conversationID: $0.entry.conversation.id, seq: $0.entry.message.seq ?? 0, candidates: $0.candidates)
-        })
-        let now = clock.now()
-        let due = now.addingTimeInterval(settings.delay.seconds)
-        let waiting = now.addingTimeInterval(max(settings.delay, settings.confirmWithin).seconds)
-        let formatter = ContentFormatter()
-        var streams: [String: Streams] = [:]
-        var jobs: [NewPushJob] = []
-        for (ask, targets) in zip(asks, targets) {
-            var contents: [ContentKey: PushContent] = [:]
-            for target in targets where providers[target.device.platform] != nil {
-                let userID = target.device.userID
-                let live = streams[userID] ?? Streams(
-                    foreground: hub.hasForegroundConnection(userID: userID) || elsewhere[userID]?.foreground == true,
-                    devices: hub.connectedDevices(of: userID).union(elsewhere[userID]?.devices ?? []))
-                streams[userID] = live
-                // A stream in the foreground shows a banner, one in the background a notification of its own: each
-                // holds back the push only once it confirmed the message (rule 8).
-                let cover: PushCover? = live.foreground ? .member : live.devices.contains(target.device.id) ? .device : nil
-                // The member's level, snooze and quiet hours, as every device of theirs decides.
-                let interruption = NotificationPolicy.interruption(
-                    for: ask.entry.message, in: ask.entry.conversation.kind, to: userID, level: target.level,
-                    settings: target.settings)
-                if case .skip = interruption { continue }
-                // The words are the same for every member told (an event's are written to the people it added).
-                let key = ContentKey(
-                    badge: target.badge, quiet: interruption == .quietly,
-                    mentioned: ask.entry.message.isMention(of: userID, in: ask.entry.conversation.kind))
-                let content = contents[key]
-                    ?? PushContent(alert: ask.entry, badge: target.badge, viewer: userID, quiet: key.quiet, formatter: formatter)
-                contents[key] = content
-                jobs.append(NewPushJob(
-                    kind: .alert, userID: userID, deviceID: target.device.id, content: content,
-                    due: cover == nil ? due : waiting, coveredBy: cover))
-            }
-        }
-        return jobs
+        return (try await decisions.jobs(for: entries), through)
     }
 
     /// A stream of `userID`'s `device` (empty: one that did not say) confirmed taking in every message up to
@@ -444,28 +349,26 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         }
         let released = try await store.releasePushLeases()
         if released > 0 { logger.notice("push: \(released) pushes in flight at the last stop will be sent again") }
-        let deciding = Task { await self.decideLoop() }
-        defer { deciding.cancel() }
-        await withTaskCancellationHandler {
-            await withTaskGroup(of: Void.self) { group in
+        await withDiscardingTaskGroup { writing in
+            // The outcomes are written until the last send in flight was answered.
+            writing.addTask { await self.outcomes.run() }
+            await withDiscardingTaskGroup { group in
                 for provider in providers.values {
                     group.addTask { await self.sendLoop(provider) }
                 }
                 group.addTask { await self.confirmationLoop() }
-                try? await gracefulShutdown()
-                // The decider stops: a round in progress is cut and rolls back, and what it had not decided is
-                // decided at the next start, from the place kept (deciding a backlog here could outlast the
-                // shutdown timeout). The send loops start nothing more; the sends in flight are answered and their
-                // outcomes written (a push cut here would go again at the next start, and show twice), unless the
-                // shutdown timeout cuts them first. Jobs leased and not started are released at the next start.
-                deciding.cancel()
-                await deciding.value
+                // The decider runs until the graceful stop, which cancels it: a round in progress is cut and rolls
+                // back, and what it had not decided is decided at the next start, from the place kept (deciding a
+                // backlog here could outlast the shutdown timeout). Then the send loops start nothing more; the
+                // sends in flight are answered and their outcomes written (a push cut here would go again at the
+                // next start, and show twice), unless the shutdown timeout cuts them first. Jobs leased and not
+                // started are released at the next start.
+                await cancelWhenGracefulShutdown { await self.decideLoop() }
                 stopping.withLockedValue { $0 = true }
                 wake(Set(providers.keys))
                 confirmationSignal.notify()
             }
-        } onCancel: {
-            deciding.cancel()
+            outcomes.close()
         }
         await http?.shutdown()
     }
@@ -602,107 +505,5 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     func backoff(attempts: Int) -> TimeInterval {
         let full = min(settings.maxRetryWait.seconds, settings.retryBase.seconds * pow(2, Double(min(attempts, 30))))
         return full * Double.random(in: 0.5...1)
-    }
-}
-
-/// Writes finished jobs in batches: while one batch is being written, the jobs finishing meanwhile gather for the
-/// next, so a busy outbox writes one transaction for many pushes, and an idle one writes each at once.
-final class OutcomeWriter: Sendable {
-    private struct Waiting {
-        var finished: FinishedPush
-        var continuation: CheckedContinuation<Void, any Error>
-    }
-
-    private struct State {
-        var waiting: [Waiting] = []
-        var writing = false
-    }
-
-    private let store: any Store
-    private let state = NIOLockedValueBox(State())
-
-    init(store: any Store) {
-        self.store = store
-    }
-
-    /// Records `finished`; returns once it is written.
-    func finish(_ finished: FinishedPush) async throws {
-        try await withCheckedThrowingContinuation { continuation in
-            let start = state.withLockedValue { state -> Bool in
-                state.waiting.append(Waiting(finished: finished, continuation: continuation))
-                guard !state.writing else { return false }
-                state.writing = true
-                return true
-            }
-            if start { Task { await self.write() } }
-        }
-    }
-
-    private func write() async {
-        while true {
-            let batch = state.withLockedValue { state -> [Waiting] in
-                let batch = state.waiting
-                state.waiting = []
-                if batch.isEmpty { state.writing = false }
-                return batch
-            }
-            guard !batch.isEmpty else { return }
-            do {
-                try await store.finishPushJobs(batch.map(\.finished))
-                for waiting in batch { waiting.continuation.resume() }
-            } catch {
-                for waiting in batch { waiting.continuation.resume(throwing: error) }
-            }
-        }
-    }
-}
-
-/// Wakes one waiting loop: a notification that comes while nobody waits is kept for the next wait.
-final class WakeSignal: Sendable {
-    private struct State {
-        var pending = false
-        var waiter: CheckedContinuation<Void, Never>?
-    }
-
-    private let state = NIOLockedValueBox(State())
-
-    func notify() {
-        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
-            if let waiter = state.waiter {
-                state.waiter = nil
-                return waiter
-            }
-            state.pending = true
-            return nil
-        }
-        waiter?.resume()
-    }
-
-    /// Returns at the next notification (or one kept since the last wait), after `timeout`, or when cancelled.
-    func wait(timeout: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.next() }
-            group.addTask { try? await Task.sleep(for: timeout) }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    private func next() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let now = state.withLockedValue { state -> Bool in
-                    if state.pending {
-                        state.pending = false
-                        return true
-                    }
-                    state.waiter = continuation
-                    return false
-                }
-                if now { continuation.resume() }
-            }
-        } onCancel: {
-            notify()
-        }
     }
 }

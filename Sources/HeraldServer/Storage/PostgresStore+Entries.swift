@@ -7,7 +7,9 @@ import PostgresNIO
 /// The event log on PostgreSQL: posting (group commit, one committer per node) and reading entries.
 extension PostgresStore {
     public func post(_ draft: MessageDraft) async throws -> PostOutcome {
-        // One committer at a time takes what waits, group by group, until nothing does.
+        // One committer at a time takes what waits, group by group, until nothing does. One of the server's few
+        // unstructured tasks: the committer is no post's own, so that a post whose request is cancelled (its client
+        // went away) never cancels the group committed with it; it ends when nothing waits.
         try await posts.add(draft) { Task { await self.commitWaiting() } }
     }
 

@@ -51,6 +51,9 @@ public final class PostgresStore: Store, Service {
         self.clock = wallClock
         self.client = client
         self.database = BoundedPostgres(client: client, limit: queryLimit)
+        // One of the server's few unstructured tasks: the pool must run from the connection on, before the service
+        // group starts (the migrations, and the demo's seed, use it), and until the store's service stops, after
+        // the HTTP server and every consumer (``close()`` cancels it and waits for its end).
         self.pool = Task { await client.run() }
         self.leaseDuration = leaseDuration
         self.logger = logger

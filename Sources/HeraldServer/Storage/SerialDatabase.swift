@@ -99,7 +99,10 @@ final class SerialDatabase: Service {
             return accepting
         }
         guard first else { return }
-        try await Task { [thread, connection, lock, logger] in
+        // Nothing here waits on cancellation (the job and the thread's end are continuations), so a stop cut short
+        // still closes the file.
+        let (thread, connection, lock) = (thread, connection, lock)
+        do {
             defer { lock?.release() }
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 thread.submit { _ in
@@ -115,7 +118,7 @@ final class SerialDatabase: Service {
             }
             try await thread.shutdownGracefully()
             logger.info("database closed")
-        }.value
+        }
     }
 
     /// The connection, touched only on the database's thread (every job runs there, one at a time).

@@ -28,6 +28,9 @@ final class WebhookDispatcher: Service, LogConsumer, Sendable {
     private let http: GuardedHTTP?
     private let feedSignal = WakeSignal()
     private let sendSignal = WakeSignal()
+    private let reminderSignal = WakeSignal()
+    /// Users a device of whom connected since the reminder loop last looked: their reminders are dropped first.
+    private let connectedUsers = NIOLockedValueBox<Set<String>>([])
     private let stopping = NIOLockedValueBox(false)
     /// The last seq the log handed on: committed, and what the feed goes up to. (The log's own `delivered` moves
     /// only after every consumer took the entries, so a feed woken by them would not see them there yet.)
@@ -76,16 +79,12 @@ final class WebhookDispatcher: Service, LogConsumer, Sendable {
         if settings.isOn { sendSignal.notify() }
     }
 
-    /// A device of `userID` connected: their reminders are dropped (they are live).
+    /// A device of `userID` connected: their reminders are dropped (they are live), by the reminder loop before it
+    /// fires any. Never waits.
     func connected(_ userID: String) {
         guard wants(.unreadReminder) else { return }
-        Task {
-            do {
-                try await store.cancelReminders(of: userID)
-            } catch {
-                logger.warning("webhook: reminders not dropped", metadata: ["user": "\(userID)", "error": "\(error)"])
-            }
-        }
+        connectedUsers.withLockedValue { _ = $0.insert(userID) }
+        reminderSignal.notify()
     }
 
     /// Moves the feed's place to the log's end, telling nothing (webhooks are off).
@@ -166,16 +165,31 @@ final class WebhookDispatcher: Service, LogConsumer, Sendable {
         }
     }
 
+    /// Drops the reminders of who connected, then fires those due, every quarter of the reminder's delay (at most
+    /// 5 s), or at once when someone connects.
     private func reminderLoop() async {
         guard let after = settings.reminder else { return }
         let tick = Duration.milliseconds(Int64(min(5, max(0.1, after.seconds / 4)) * 1000))
         while !Task.isCancelled {
+            let connected = connectedUsers.withLockedValue { users in
+                defer { users = [] }
+                return users
+            }
             do {
+                for (index, userID) in connected.sorted().enumerated() {
+                    do {
+                        try await store.cancelReminders(of: userID)
+                    } catch {
+                        // Kept for the next turn: what is not dropped yet must not fire.
+                        connectedUsers.withLockedValue { $0.formUnion(connected.sorted().dropFirst(index)) }
+                        throw error
+                    }
+                }
                 if try await store.fireReminders(now: Date(), limit: 500) > 0 { sendSignal.notify() }
             } catch {
                 if !Task.isCancelled { logger.warning("webhook: reminders failed", metadata: ["error": "\(error)"]) }
             }
-            try? await Task.sleep(for: tick)
+            await reminderSignal.wait(timeout: tick)
         }
     }
 
@@ -190,24 +204,19 @@ final class WebhookDispatcher: Service, LogConsumer, Sendable {
             return
         }
         try await store.releaseWebhookLeases()
-        let feeding = Task { await self.feedLoop() }
-        let reminding = Task { await self.reminderLoop() }
-        await withTaskCancellationHandler {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.sendLoop(http) }
-                try? await gracefulShutdown()
-                // As the push sender: the feed's round in progress rolls back; the deliveries in flight are
-                // answered and recorded, and nothing more starts.
-                feeding.cancel()
-                reminding.cancel()
-                await feeding.value
-                await reminding.value
-                stopping.withLockedValue { $0 = true }
-                sendSignal.notify()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.sendLoop(http) }
+            // As the push sender: the feed and the reminders run until the graceful stop, which cancels them (the
+            // feed's round in progress rolls back); the deliveries in flight are answered and recorded, and nothing
+            // more starts.
+            await cancelWhenGracefulShutdown {
+                await withDiscardingTaskGroup { loops in
+                    loops.addTask { await self.feedLoop() }
+                    loops.addTask { await self.reminderLoop() }
+                }
             }
-        } onCancel: {
-            feeding.cancel()
-            reminding.cancel()
+            stopping.withLockedValue { $0 = true }
+            sendSignal.notify()
         }
         await http.shutdown()
     }

@@ -1,0 +1,78 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Writes finished jobs in batches: while one batch is being written, the jobs finishing meanwhile gather for the
+/// next, so a busy outbox writes one transaction for many pushes, and an idle one writes each at once.
+///
+/// ``run()`` is the writer, a task of the push dispatcher's; ``finish(_:)`` waits until its job is written.
+final class OutcomeWriter: Sendable {
+    private struct Waiting {
+        var finished: FinishedPush
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var waiting: [Waiting] = []
+        /// Set by ``close()``: the writer writes what waits, then ends; later jobs are refused.
+        var closed = false
+    }
+
+    /// Why a job was not written: the writer was closed or cancelled (the job stays leased, and goes again at the
+    /// next start).
+    struct Closed: Error {}
+
+    private let store: any Store
+    private let state = NIOLockedValueBox(State())
+    private let signal = WakeSignal()
+
+    init(store: any Store) {
+        self.store = store
+    }
+
+    /// Records `finished`; returns once it is written.
+    func finish(_ finished: FinishedPush) async throws {
+        try await withCheckedThrowingContinuation { continuation in
+            let accepted = state.withLockedValue { state -> Bool in
+                guard !state.closed else { return false }
+                state.waiting.append(Waiting(finished: finished, continuation: continuation))
+                return true
+            }
+            if accepted { signal.notify() } else { continuation.resume(throwing: Closed()) }
+        }
+    }
+
+    /// Writes what waits, batch after batch, until ``close()`` (then what is left) or cancellation (then what is
+    /// left is refused).
+    func run() async {
+        while true {
+            let (batch, closed) = state.withLockedValue { state -> ([Waiting], Bool) in
+                defer { state.waiting = [] }
+                return (state.waiting, state.closed)
+            }
+            if batch.isEmpty {
+                if closed { return }
+                if Task.isCancelled { break }
+                await signal.wait(timeout: .seconds(60))
+                continue
+            }
+            do {
+                try await store.finishPushJobs(batch.map(\.finished))
+                for waiting in batch { waiting.continuation.resume() }
+            } catch {
+                for waiting in batch { waiting.continuation.resume(throwing: error) }
+            }
+        }
+        let left = state.withLockedValue { state -> [Waiting] in
+            state.closed = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for waiting in left { waiting.continuation.resume(throwing: Closed()) }
+    }
+
+    /// Ends ``run()`` once what waits is written.
+    func close() {
+        state.withLockedValue { $0.closed = true }
+        signal.notify()
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import HeraldCore
+import HeraldProtocol
+
+/// Who is pushed what for a round of the log's entries (docs/push.md, "Who gets a push"): the rule, apart from the
+/// machinery that reads the log, keeps the decider's place and writes the jobs (``PushDispatcher``).
+///
+/// For each message, each member it reached but the sender; for the event that added people, those added. Muted →
+/// nothing; otherwise a job for each registered device of a platform there is a provider for. A device no stream
+/// holds gets its job when due (after ``PushSettings/delay``); one whose stream is connected, and every device of a
+/// member with a stream in the foreground, gets a job that waits ``PushSettings/confirmWithin`` and is dropped if the
+/// confirmation that covers it (``PushCover``) comes first.
+struct PushDecisions: Sendable {
+    let store: any Store
+    let hub: Hub
+    /// The other nodes' connections, with several nodes.
+    let cluster: (any ClusterPresence)?
+    let memberships: Memberships
+    let settings: PushSettings
+    let clock: WallClock
+    /// The platforms there is a provider for: devices of others get no job.
+    let platforms: Set<DeviceRegistration.Platform>
+
+    /// Who `entry` may be pushed to: for a message, the members it reached but the sender; for the event that added
+    /// people, those added (not who added them); no one for other events, a silent message, or an entry older than
+    /// ``PushSettings/maxAge``.
+    private func candidates(of entry: IncomingMessage) async throws -> Set<String> {
+        guard let seq = entry.message.seq, !entry.message.silent,
+              clock.now().timeIntervalSince(entry.message.sentAt) < settings.maxAge.seconds
+        else { return [] }
+        var reached: Set<String>
+        if let event = entry.message.event {
+            guard event.kind == .memberAdded else { return [] }
+            reached = Set(event.members.map(\.id))
+        } else {
+            let view = try await memberships.view(of: entry.conversation.id) {
+                try await store.memberView(of: entry.conversation.id)
+            }
+            reached = Set(view?.recipients(of: seq) ?? [])
+        }
+        reached.remove(entry.message.senderID)
+        return reached
+    }
+
+    /// What one member's connections (on every node) say for the decision: whether one is in the foreground, and
+    /// which devices are connected.
+    private struct Streams {
+        var foreground: Bool
+        var devices: Set<String>
+    }
+
+    /// What tells one member's push from another's of the same message.
+    private struct ContentKey: Hashable {
+        var badge: Int
+        var quiet: Bool
+        var mentioned: Bool
+    }
+
+    /// The jobs for a round's `entries`: one for each registered device of each member told (waiting for a
+    /// confirmation where a stream covers it), unless their level or snooze holds it back
+    /// (``NotificationPolicy/interruption(for:in:to:level:settings:)``, quietly in their quiet hours) or they read it
+    /// meanwhile. The devices and badges of the whole round are
+    /// read in one trip to the database.
+    func jobs(for entries: [IncomingMessage]) async throws -> [NewPushJob] {
+        guard !platforms.isEmpty else { return [] }
+        var asks: [(entry: IncomingMessage, candidates: Set<String>)] = []
+        for entry in entries {
+            let candidates = try await candidates(of: entry)
+            if !candidates.isEmpty { asks.append((entry, candidates)) }
+        }
+        guard !asks.isEmpty else { return [] }
+        // With several nodes, the connections on the others count as this node's do.
+        var elsewhere: [String: RemotePresence] = [:]
+        if let cluster {
+            elsewhere = try await cluster.othersPresence(of: asks.reduce(into: Set<String>()) { $0.formUnion($1.candidates) })
+        }
+        let targets = try await store.pushTargets(asks.map {
+            PushTargetQuery(conversationID: $0.entry.conversation.id, seq: $0.entry.message.seq ?? 0, candidates: $0.candidates)
+        })
+        let now = clock.now()
+        let due = now.addingTimeInterval(settings.delay.seconds)
+        let waiting = now.addingTimeInterval(max(settings.delay, settings.confirmWithin).seconds)
+        let formatter = ContentFormatter()
+        var streams: [String: Streams] = [:]
+        var jobs: [NewPushJob] = []
+        for (ask, targets) in zip(asks, targets) {
+            var contents: [ContentKey: PushContent] = [:]
+            for target in targets where platforms.contains(target.device.platform) {
+                let userID = target.device.userID
+                let live = streams[userID] ?? Streams(
+                    foreground: hub.hasForegroundConnection(userID: userID) || elsewhere[userID]?.foreground == true,
+                    devices: hub.connectedDevices(of: userID).union(elsewhere[userID]?.devices ?? []))
+                streams[userID] = live
+                // A stream in the foreground shows a banner, one in the background a notification of its own: each
+                // holds back the push only once it confirmed the message (rule 8).
+                let cover: PushCover? = live.foreground ? .member : live.devices.contains(target.device.id) ? .device : nil
+                // The member's level, snooze and quiet hours, as every device of theirs decides.
+                let interruption = NotificationPolicy.interruption(
+                    for: ask.entry.message, in: ask.entry.conversation.kind, to: userID, level: target.level,
+                    settings: target.settings)
+                if case .skip = interruption { continue }
+                // The words are the same for every member told (an event's are written to the people it added).
+                let key = ContentKey(
+                    badge: target.badge, quiet: interruption == .quietly,
+                    mentioned: ask.entry.message.isMention(of: userID, in: ask.entry.conversation.kind))
+                let content = contents[key]
+                    ?? PushContent(alert: ask.entry, badge: target.badge, viewer: userID, quiet: key.quiet, formatter: formatter)
+                contents[key] = content
+                jobs.append(NewPushJob(
+                    kind: .alert, userID: userID, deviceID: target.device.id, content: content,
+                    due: cover == nil ? due : waiting, coveredBy: cover))
+            }
+        }
+        return jobs
+    }
+}

@@ -185,8 +185,9 @@ extension PostgresStore {
     }
 }
 
-/// One change to a group, inside its transaction on PostgreSQL (holding the sequence's counter): the checks (who
-/// may), the rows it writes, the events it appends with the next seqs, and what it does to pushes.
+/// One change to a group, inside its transaction on PostgreSQL (holding the sequence's counter): the group read, the
+/// steps ``GroupRules`` decides carried out (the events appended with the next seqs, the rows written, the pushes
+/// dropped and cleared).
 struct PostgresGroupChange {
     let conversationID: String
     let authority: GroupChangeAuthority
@@ -212,132 +213,81 @@ struct PostgresGroupChange {
     }
 
     mutating func apply(_ change: ConversationChange, memberLimit: Int) async throws -> (entries: [IncomingMessage], result: ChangeOutcome) {
-        let rows = try await connection.query(
-            "SELECT id, kind, title FROM conversations WHERE id = \(conversationID) AND NOT deleted FOR UPDATE",
-            logger: logger).collect()
-        guard let row = rows.first else { throw StoreError.conversationNotFound }
-        let conversation = try Rows.conversation(row.makeRandomAccess())
-        let me = try await connection.query(
-            "SELECT owner FROM members WHERE conversation_id = \(conversationID) AND user_id = \(actorID) AND removed_seq IS NULL",
-            logger: logger).collect()
+        let group = try await snapshot()
+        let steps = try GroupRules.steps(for: change, by: authority, in: group, memberLimit: memberLimit)
         let actor = try await person(actorID)
-        let (owner, leaving) = try authority.check(
-            change, member: me.first != nil, owner: try me.first?.decode(Bool.self) ?? false, kind: conversation.kind)
-
-        switch change {
-        case .add(let ids, let history):
-            let current = Set(try await currentMembers())
-            let new = HeraldID.sorted(Set(ids).subtracting(current))
-            guard !new.isEmpty else { break }
-            guard current.count + new.count <= memberLimit else { throw StoreError.memberLimit(memberLimit) }
-            var people: [Person] = []
-            for id in new { people.append(try await person(id)) }
-            let entry = try await append(ConversationEvent(kind: .memberAdded, members: people), conversation, actor)
-            let seq = entry.message.seq ?? 0
-            try await connection.query(
-                "INSERT INTO users (id) SELECT unnest(\(new)::text[]) ON CONFLICT DO NOTHING", logger: logger)
-            // Added: they receive from this event on, see the past if `history` says so, have read nothing after
-            // joining, and find the group at the top of their list. One removed before starts afresh.
-            try await connection.query(
-                """
-                INSERT INTO members (conversation_id, user_id, added_seq, removed_seq, visible_from, read_seq, activity, owner, level)
-                SELECT \(conversationID), unnest(\(new)::text[]), \(seq), NULL, \(history == .none ? seq : 0), \(seq - 1), \(seq),
-                       false, NULL
-                ON CONFLICT (conversation_id, user_id) DO UPDATE SET added_seq = excluded.added_seq, removed_seq = NULL,
-                    visible_from = excluded.visible_from, read_seq = excluded.read_seq, activity = excluded.activity,
-                    owner = false, level = NULL, level_until = NULL
-                """, logger: logger)
-        case .remove(let target):
-            if leaving {
-                let entry = try await append(ConversationEvent(kind: .memberLeft), conversation, actor)
-                try await end(target, at: entry.message.seq ?? 0)
-                if owner { try await keepAnOwner(conversation, actor) }
-            } else {
-                guard try await currentMembers().contains(target) else { throw StoreError.memberNotFound(target) }
-                let wasOwner = try await owners().contains(target)
-                let entry = try await append(
-                    ConversationEvent(kind: .memberRemoved, members: [try await person(target)]), conversation, actor)
-                try await end(target, at: entry.message.seq ?? 0)
-                if wasOwner { try await keepAnOwner(conversation, actor) }
-            }
-        case .rename(let title):
-            guard title != conversation.title else { break }
-            let entry = try await append(ConversationEvent(kind: .renamed, title: title), conversation, actor)
-            try await connection.query(
-                "UPDATE conversations SET title = \(title), title_seq = \(entry.message.seq ?? 0) WHERE id = \(conversationID)",
-                logger: logger)
-        case .owner(let target, let make):
-            guard try await currentMembers().contains(target) else { throw StoreError.memberNotFound(target) }
-            let owners = try await owners()
-            guard owners.contains(target) != make else { break }
-            if !make, owners == [target] { throw StoreError.lastOwner }
-            try await setOwner(target, make)
-            _ = try await append(
-                ConversationEvent(kind: make ? .ownerAdded : .ownerRemoved, members: [try await person(target)]), conversation, actor)
-        case .delete:
-            let members = try await currentMembers()
-            let entry = try await append(ConversationEvent(kind: .deleted), conversation, actor)
-            let seq = entry.message.seq ?? 0
-            // Its messages go; the deletion stays, so that every member's devices learn of it, also on resume.
-            try await connection.query(
-                "DELETE FROM messages WHERE conversation_id = \(conversationID) AND seq < \(seq)", logger: logger)
-            try await connection.query("UPDATE conversations SET deleted = true WHERE id = \(conversationID)", logger: logger)
-            for member in members { try await end(member, at: seq) }
-        }
+        for step in steps { try await carryOut(step, in: group.conversation, by: actor) }
         let record = try await PostgresStore.conversation(id: conversationID, on: connection, logger: logger)
         return (entries, ChangeOutcome(entries: entries, record: record, clears: clears))
     }
 
-    /// After the last owner went (left, or removed by the app's backend), the longest-standing member owns the group.
-    private mutating func keepAnOwner(_ conversation: Conversation, _ actor: Person) async throws {
-        guard try await owners().isEmpty else { return }
-        let heirs = try await connection.query(
-            """
-            SELECT user_id FROM members WHERE conversation_id = \(conversationID) AND removed_seq IS NULL
-            ORDER BY added_seq, user_id LIMIT 1
-            """, logger: logger).collect()
-        guard let heir = try heirs.first.map({ try $0.decode(String.self) }) else { return }
-        try await setOwner(heir, true)
-        _ = try await append(ConversationEvent(kind: .ownerAdded, members: [try await person(heir)]), conversation, actor)
-    }
-
-    private func currentMembers() async throws -> [String] {
+    /// The group as it is (its row locked until the change commits): not deleted, its members longest-standing
+    /// first.
+    private func snapshot() async throws -> GroupSnapshot {
         let rows = try await connection.query(
-            "SELECT user_id FROM members WHERE conversation_id = \(conversationID) AND removed_seq IS NULL", logger: logger)
-        var ids: [String] = []
-        for try await id in rows.decode(String.self) { ids.append(id) }
-        return ids
-    }
-
-    private func owners() async throws -> [String] {
-        let rows = try await connection.query(
+            "SELECT id, kind, title FROM conversations WHERE id = \(conversationID) AND NOT deleted FOR UPDATE",
+            logger: logger).collect()
+        guard let row = rows.first else { throw StoreError.conversationNotFound }
+        let members = try await connection.query(
             """
-            SELECT user_id FROM members WHERE conversation_id = \(conversationID) AND removed_seq IS NULL AND owner
-            ORDER BY user_id
+            SELECT user_id, owner FROM members WHERE conversation_id = \(conversationID) AND removed_seq IS NULL
+            ORDER BY added_seq, user_id
             """, logger: logger)
-        var ids: [String] = []
-        for try await id in rows.decode(String.self) { ids.append(id) }
-        return ids
+        var current: [GroupSnapshot.Member] = []
+        for try await (id, owner) in members.decode((String, Bool).self) {
+            current.append(GroupSnapshot.Member(id: id, owner: owner))
+        }
+        return GroupSnapshot(conversation: try Rows.conversation(row.makeRandomAccess()), members: current)
+    }
+
+    /// Appends the step's event, then writes what it does at the event's seq.
+    private mutating func carryOut(_ step: GroupStep, in conversation: Conversation, by actor: Person) async throws {
+        var people: [Person] = []
+        for id in step.people { people.append(try await person(id)) }
+        let event = ConversationEvent(kind: step.kind, members: people, title: step.title)
+        let seq = try await append(event, conversation, actor).message.seq ?? 0
+        for effect in step.effects {
+            switch effect {
+            case .add(let new, let history):
+                try await connection.query(
+                    "INSERT INTO users (id) SELECT unnest(\(new)::text[]) ON CONFLICT DO NOTHING", logger: logger)
+                // Added: they receive from this event on, see the past if `history` says so, have read nothing after
+                // joining, and find the group at the top of their list. One removed before starts afresh.
+                try await connection.query(
+                    """
+                    INSERT INTO members (conversation_id, user_id, added_seq, removed_seq, visible_from, read_seq, activity, owner, level)
+                    SELECT \(conversationID), unnest(\(new)::text[]), \(seq), NULL, \(history == .none ? seq : 0), \(seq - 1), \(seq),
+                           false, NULL
+                    ON CONFLICT (conversation_id, user_id) DO UPDATE SET added_seq = excluded.added_seq, removed_seq = NULL,
+                        visible_from = excluded.visible_from, read_seq = excluded.read_seq, activity = excluded.activity,
+                        owner = false, level = NULL, level_until = NULL
+                    """, logger: logger)
+            case .end(let id):
+                try await connection.query(
+                    "UPDATE members SET removed_seq = \(seq), owner = false WHERE conversation_id = \(conversationID) AND user_id = \(id)",
+                    logger: logger)
+                clears += try await PostgresStore.forgetPushes(
+                    of: id, in: conversationID, at: seq, now: Date(timeIntervalSince1970: now), on: connection, logger: logger)
+            case .setOwner(let id, let owner):
+                try await connection.query(
+                    "UPDATE members SET owner = \(owner) WHERE conversation_id = \(conversationID) AND user_id = \(id)",
+                    logger: logger)
+            case .retitle(let title):
+                try await connection.query(
+                    "UPDATE conversations SET title = \(title), title_seq = \(seq) WHERE id = \(conversationID)", logger: logger)
+            case .delete:
+                // Its messages go; the deletion stays, so that every member's devices learn of it, also on resume.
+                try await connection.query(
+                    "DELETE FROM messages WHERE conversation_id = \(conversationID) AND seq < \(seq)", logger: logger)
+                try await connection.query(
+                    "UPDATE conversations SET deleted = true WHERE id = \(conversationID)", logger: logger)
+            }
+        }
     }
 
     private func person(_ id: String) async throws -> Person {
         let rows = try await connection.query("SELECT id, name, picture, known FROM users WHERE id = \(id)", logger: logger).collect()
         return try rows.first.flatMap { try Rows.person($0.makeRandomAccess()) } ?? Person(id: id, displayName: "")
-    }
-
-    private func setOwner(_ id: String, _ owner: Bool) async throws {
-        try await connection.query(
-            "UPDATE members SET owner = \(owner) WHERE conversation_id = \(conversationID) AND user_id = \(id)", logger: logger)
-    }
-
-    /// `id` is no longer a member from `seq` on: they receive nothing after it, their waiting pushes of the
-    /// conversation are dropped, and their devices that were shown its messages get a silent push clearing them.
-    private mutating func end(_ id: String, at seq: Int64) async throws {
-        try await connection.query(
-            "UPDATE members SET removed_seq = \(seq), owner = false WHERE conversation_id = \(conversationID) AND user_id = \(id)",
-            logger: logger)
-        clears += try await PostgresStore.forgetPushes(
-            of: id, in: conversationID, at: seq, now: Date(timeIntervalSince1970: now), on: connection, logger: logger)
     }
 
     /// Appends an event by `actor`, with the next seq.

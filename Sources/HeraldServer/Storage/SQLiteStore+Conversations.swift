@@ -164,8 +164,8 @@ extension SQLiteStore {
     }
 }
 
-/// One change to a group, inside its transaction on SQLite: the checks (who may), the rows it writes, the events it
-/// appends, and what it does to pushes.
+/// One change to a group, inside its transaction on SQLite: the group read, the steps ``GroupRules`` decides
+/// carried out (the events appended, the rows written, the pushes dropped and cleared).
 struct GroupChange {
     let conversationID: String
     let authority: GroupChangeAuthority
@@ -188,127 +188,75 @@ struct GroupChange {
     }
 
     mutating func apply(_ change: ConversationChange, memberLimit: Int) throws -> (entries: [IncomingMessage], result: ChangeOutcome) {
-        let rows = try connection.query(
-            "SELECT id, kind, title FROM conversations WHERE id = ?1 AND deleted = 0", [.text(conversationID)])
-        guard let row = rows.first else { throw StoreError.conversationNotFound }
-        let conversation = try Rows.conversation(row)
-        let me = try connection.query(
-            "SELECT owner FROM members WHERE conversation_id = ?1 AND user_id = ?2 AND removed_seq IS NULL",
-            [.text(conversationID), .text(actorID)])
-        let mine = me.first
+        let group = try snapshot()
+        let steps = try GroupRules.steps(for: change, by: authority, in: group, memberLimit: memberLimit)
         let actor = try person(actorID)
-        let (owner, leaving) = try authority.check(
-            change, member: mine != nil, owner: try mine?.bool("owner") ?? false, kind: conversation.kind)
-
-        switch change {
-        case .add(let ids, let history):
-            let current = Set(try currentMembers())
-            let new = HeraldID.sorted(Set(ids).subtracting(current))
-            guard !new.isEmpty else { break }
-            guard current.count + new.count <= memberLimit else { throw StoreError.memberLimit(memberLimit) }
-            let entry = try append(ConversationEvent(kind: .memberAdded, members: try new.map(person)), conversation, actor)
-            let seq = entry.message.seq ?? 0
-            for id in new {
-                try connection.query("INSERT OR IGNORE INTO users (id) VALUES (?1)", [.text(id)])
-                // Added: they receive from this event on, see the past if `history` says so, have read nothing
-                // after joining, and find the group at the top of their list. One removed before starts afresh.
-                try connection.query(
-                    """
-                    INSERT INTO members (conversation_id, user_id, added_seq, removed_seq, visible_from, read_seq, activity, owner, level)
-                    VALUES (?1, ?2, ?3, NULL, ?4, ?3 - 1, ?3, 0, NULL)
-                    ON CONFLICT (conversation_id, user_id) DO UPDATE SET added_seq = excluded.added_seq, removed_seq = NULL,
-                        visible_from = excluded.visible_from, read_seq = excluded.read_seq, activity = excluded.activity,
-                        owner = 0, level = NULL, level_until = NULL
-                    """,
-                    [.text(conversationID), .text(id), .integer(Int(seq)), .integer(history == .none ? Int(seq) : 0)])
-            }
-        case .remove(let target):
-            if leaving {
-                let entry = try append(ConversationEvent(kind: .memberLeft), conversation, actor)
-                try end(target, at: entry.message.seq ?? 0)
-                if owner { try keepAnOwner(conversation, actor) }
-            } else {
-                guard try currentMembers().contains(target) else { throw StoreError.memberNotFound(target) }
-                let wasOwner = try owners().contains(target)
-                let entry = try append(ConversationEvent(kind: .memberRemoved, members: [try person(target)]), conversation, actor)
-                try end(target, at: entry.message.seq ?? 0)
-                if wasOwner { try keepAnOwner(conversation, actor) }
-            }
-        case .rename(let title):
-            guard title != conversation.title else { break }
-            let entry = try append(ConversationEvent(kind: .renamed, title: title), conversation, actor)
-            try connection.query(
-                "UPDATE conversations SET title = ?2, title_seq = ?3 WHERE id = ?1",
-                [.text(conversationID), .optionalText(title), .integer(Int(entry.message.seq ?? 0))])
-        case .owner(let target, let make):
-            guard try currentMembers().contains(target) else { throw StoreError.memberNotFound(target) }
-            let owners = try owners()
-            guard owners.contains(target) != make else { break }
-            if !make, owners == [target] { throw StoreError.lastOwner }
-            try setOwner(target, make)
-            _ = try append(ConversationEvent(kind: make ? .ownerAdded : .ownerRemoved, members: [try person(target)]), conversation, actor)
-        case .delete:
-            let members = try currentMembers()
-            let entry = try append(ConversationEvent(kind: .deleted), conversation, actor)
-            let seq = entry.message.seq ?? 0
-            // Its messages go; the deletion stays, so that every member's devices learn of it, also on resume.
-            try connection.query(
-                "DELETE FROM messages WHERE conversation_id = ?1 AND seq < ?2", [.text(conversationID), .integer(Int(seq))])
-            try connection.query("UPDATE conversations SET deleted = 1 WHERE id = ?1", [.text(conversationID)])
-            for member in members { try end(member, at: seq) }
-        }
+        for step in steps { try carryOut(step, in: group.conversation, by: actor) }
         let record = try SQLiteStore.conversation(id: conversationID, on: connection)
         return (entries, ChangeOutcome(entries: entries, record: record, clears: clears))
     }
 
-    /// After the last owner went (left, or removed by the app's backend), the longest-standing member owns the group.
-    private mutating func keepAnOwner(_ conversation: Conversation, _ actor: Person) throws {
-        guard try owners().isEmpty else { return }
-        let heirs = try connection.query(
+    /// The group as it is: not deleted, its members longest-standing first.
+    private func snapshot() throws -> GroupSnapshot {
+        let rows = try connection.query(
+            "SELECT id, kind, title FROM conversations WHERE id = ?1 AND deleted = 0", [.text(conversationID)])
+        guard let row = rows.first else { throw StoreError.conversationNotFound }
+        let members = try connection.query(
             """
-            SELECT user_id FROM members WHERE conversation_id = ?1 AND removed_seq IS NULL
-            ORDER BY added_seq, user_id LIMIT 1
-            """, [.text(conversationID)])
-        guard let heir = heirs.first?.column("user_id")?.string else { return }
-        try setOwner(heir, true)
-        _ = try append(ConversationEvent(kind: .ownerAdded, members: [try person(heir)]), conversation, actor)
+            SELECT user_id, owner FROM members WHERE conversation_id = ?1 AND removed_seq IS NULL
+            ORDER BY added_seq, user_id
+            """, [.text(conversationID)]
+        ).map { GroupSnapshot.Member(id: $0.column("user_id")?.string ?? "", owner: try $0.bool("owner")) }
+        return GroupSnapshot(conversation: try Rows.conversation(row), members: members)
     }
 
-    /// The current members' ids.
-    private func currentMembers() throws -> [String] {
-        try connection.query(
-            "SELECT user_id FROM members WHERE conversation_id = ?1 AND removed_seq IS NULL", [.text(conversationID)]
-        ).compactMap { $0.column("user_id")?.string }
-    }
-
-    /// The current owners' ids.
-    private func owners() throws -> [String] {
-        try connection.query(
-            "SELECT user_id FROM members WHERE conversation_id = ?1 AND removed_seq IS NULL AND owner = 1 ORDER BY user_id",
-            [.text(conversationID)]
-        ).compactMap { $0.column("user_id")?.string }
+    /// Appends the step's event, then writes what it does at the event's seq.
+    private mutating func carryOut(_ step: GroupStep, in conversation: Conversation, by actor: Person) throws {
+        let event = ConversationEvent(kind: step.kind, members: try step.people.map(person), title: step.title)
+        let seq = try append(event, conversation, actor).message.seq ?? 0
+        for effect in step.effects {
+            switch effect {
+            case .add(let ids, let history):
+                for id in ids {
+                    try connection.query("INSERT OR IGNORE INTO users (id) VALUES (?1)", [.text(id)])
+                    // Added: they receive from this event on, see the past if `history` says so, have read nothing
+                    // after joining, and find the group at the top of their list. One removed before starts afresh.
+                    try connection.query(
+                        """
+                        INSERT INTO members (conversation_id, user_id, added_seq, removed_seq, visible_from, read_seq, activity, owner, level)
+                        VALUES (?1, ?2, ?3, NULL, ?4, ?3 - 1, ?3, 0, NULL)
+                        ON CONFLICT (conversation_id, user_id) DO UPDATE SET added_seq = excluded.added_seq, removed_seq = NULL,
+                            visible_from = excluded.visible_from, read_seq = excluded.read_seq, activity = excluded.activity,
+                            owner = 0, level = NULL, level_until = NULL
+                        """,
+                        [.text(conversationID), .text(id), .integer(Int(seq)), .integer(history == .none ? Int(seq) : 0)])
+                }
+            case .end(let id):
+                try connection.query(
+                    "UPDATE members SET removed_seq = ?3, owner = 0 WHERE conversation_id = ?1 AND user_id = ?2",
+                    [.text(conversationID), .text(id), .integer(Int(seq))])
+                clears += try SQLiteStore.forgetPushes(
+                    of: id, in: conversationID, at: seq, now: Date(timeIntervalSince1970: now), on: connection)
+            case .setOwner(let id, let owner):
+                try connection.query(
+                    "UPDATE members SET owner = ?3 WHERE conversation_id = ?1 AND user_id = ?2",
+                    [.text(conversationID), .text(id), .integer(owner ? 1 : 0)])
+            case .retitle(let title):
+                try connection.query(
+                    "UPDATE conversations SET title = ?2, title_seq = ?3 WHERE id = ?1",
+                    [.text(conversationID), .optionalText(title), .integer(Int(seq))])
+            case .delete:
+                try connection.query(
+                    "DELETE FROM messages WHERE conversation_id = ?1 AND seq < ?2", [.text(conversationID), .integer(Int(seq))])
+                try connection.query("UPDATE conversations SET deleted = 1 WHERE id = ?1", [.text(conversationID)])
+            }
+        }
     }
 
     /// A user as they are now (a name only if they signed in).
     private func person(_ id: String) throws -> Person {
         let rows = try connection.query("SELECT id, name, picture, known FROM users WHERE id = ?1", [.text(id)])
         return try rows.first.flatMap(Rows.person) ?? Person(id: id, displayName: "")
-    }
-
-    private func setOwner(_ id: String, _ owner: Bool) throws {
-        try connection.query(
-            "UPDATE members SET owner = ?3 WHERE conversation_id = ?1 AND user_id = ?2",
-            [.text(conversationID), .text(id), .integer(owner ? 1 : 0)])
-    }
-
-    /// `id` is no longer a member from `seq` on: they receive nothing after it, their waiting pushes of the
-    /// conversation are dropped, and their devices that were shown its messages get a silent push clearing them.
-    private mutating func end(_ id: String, at seq: Int64) throws {
-        try connection.query(
-            "UPDATE members SET removed_seq = ?3, owner = 0 WHERE conversation_id = ?1 AND user_id = ?2",
-            [.text(conversationID), .text(id), .integer(Int(seq))])
-        clears += try SQLiteStore.forgetPushes(
-            of: id, in: conversationID, at: seq, now: Date(timeIntervalSince1970: now), on: connection)
     }
 
     /// Appends an event by `actor`: a row of its own in the log, with the next seq.

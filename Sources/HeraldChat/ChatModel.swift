@@ -301,7 +301,7 @@ extension ChatCommand {
         switch self {
         case .notify(let level?, _): return "notifications: \(level.rawValue)\(until)"
         case .notify(nil, _): return "notifications: the default level"
-        case .snooze(nil): return "snooze off"
+        case .snooze(nil): return "not snoozed any more"
         case .snooze: return "snoozed\(until)"
         case .add, .remove, .rename, .leave: return ""
         }

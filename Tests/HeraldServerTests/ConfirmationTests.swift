@@ -16,9 +16,10 @@ import Testing
 @Suite("Confirmations: a connected device holds back only the pushes it confirmed", .timeLimit(.minutes(5)), .childProcesses)
 struct ConfirmationTests {
     /// `HERALD_CONFIRM_WITHIN` for these servers, in seconds: how long a running phone has to confirm what it took in
-    /// before the server pushes it anyway. Twice the 3 s this was: a CI run with a build beside it (a load of 6 on two
-    /// cores) once took longer than 3 s from a post to the phone's confirmation, and pushed what the test says is not.
-    static let grace = 6.0
+    /// before the server pushes it anyway. A CI run with a build beside it (a load of 6 on two cores) once took longer
+    /// than 3 s from a post to the phone's confirmation, and pushed what the test says is not; two CI runs at once, with
+    /// a test run beside them (a load of 9), once took longer than 6 s.
+    static let grace = 10.0
 
     /// A server with Bob's phone registered, the chat, and the tokens.
     struct Scene: Sendable {

@@ -61,7 +61,9 @@ struct GroupCommitTests {
         try await withStore { store in
             let record = try await store.createConversation(kind: .group, title: "Busy", memberIDs: ["alice", "bob"]).record
             let published = NIOLockedValueBox<[Int64]>([])
-            store.log.add(Recorder { entries in published.withLockedValue { $0 += entries.compactMap(\.message.seq) } })
+            try await EventLog.attached(to: store, logger: Logger(label: "test")).add(Recorder { entries in
+                published.withLockedValue { $0 += entries.compactMap(\.message.seq) }
+            })
             let outcomes = try await withDatabaseHeld(store) { release in
                 try await withThrowingTaskGroup(of: (String, PostOutcome).self) { group in
                     for index in 0..<200 {

@@ -98,7 +98,12 @@ struct PostgresServeTests {
         let (alice, bob) = try await (tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"))
         let phone = PushHarness.apnsToken(0xB0B)
 
-        try await Self.twoNodes(alice: alice, bob: bob, phone: phone, environment: ["HERALD_PRESENCE_EXPIRY": "3"]) { nodes in
+        // The expiry is long enough that the decision on a message posted just after node A's death is made within
+        // it on a busy machine; the test then waits for the expiry itself, not for a time it guesses.
+        let expiry = 12
+        try await Self.twoNodes(alice: alice, bob: bob, phone: phone, environment: [
+            "HERALD_PRESENCE_EXPIRY": "\(expiry)", "HERALD_CONFIRM_WITHIN": "300",
+        ]) { nodes in
         let (nodeA, nodeB, onB, chat, fake, url) = (nodes.a, nodes.b, nodes.onB, nodes.chat, nodes.fake, nodes.url)
         func pushed() -> [String] { fake.requests.compactMap(\.messageID) }
 
@@ -122,13 +127,14 @@ struct PostgresServeTests {
         #expect(try await onB.post(alice, to: chat, id: "while-away", text: "to the phone") == 201)
         try await fake.wait("the push for the message posted while Bob was away") { _ in pushed() == ["while-away"] }
 
-        // Back in the foreground, then node A dies: it still counts until its heartbeat is 3 s old ...
+        // Back in the foreground, then node A dies: it still counts until its heartbeat is older than the expiry ...
         socket.send(#"{"type": "app", "state": "foreground"}"#)
         try await Self.waitForPresence(of: "bob", foreground: true, in: url)
         await nodeA.kill()
         #expect(try await onB.post(alice, to: chat, id: "just-after", text: "A still counts") == 201)
+        try await Self.waitForPushDecisions(through: try await Self.latestSeq(in: url), in: url)
         // ... and not after.
-        try await Task.sleep(for: .seconds(4))
+        try await Self.waitUntilStale(user: "bob", expiry: expiry, in: url)
         #expect(try await onB.post(alice, to: chat, id: "long-after", text: "A is gone") == 201)
         try await fake.wait("the push after node A expired") { _ in pushed().contains("long-after") }
         #expect(pushed() == ["while-away", "long-after"], "no push while Bob was in the foreground on A")
@@ -312,6 +318,24 @@ struct PostgresServeTests {
                 try await Task.sleep(for: .milliseconds(20))
             }
             Issue.record("the presence of \(user) never became foreground = \(foreground)")
+        }
+    }
+
+    /// Waits (checking every 100 ms, up to 90 s) until no connection of `user` counts any more: every node holding
+    /// one has a heartbeat older than `expiry` seconds (the database's clock, as the decision reads it).
+    static func waitUntilStale(user: String, expiry: Int, in url: String) async throws {
+        try await Self.withClient(url) { client in
+            let deadline = ContinuousClock.now + .seconds(90)
+            while ContinuousClock.now < deadline {
+                let rows = try await client.query(
+                    """
+                    SELECT count(*) FROM presence p JOIN nodes n ON n.id = p.node_id
+                    WHERE p.user_id = \(user) AND n.seen_at > now() - make_interval(secs => \(Double(expiry)))
+                    """).collect()
+                if try rows.first?.decode(Int64.self) == 0 { return }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            Issue.record("the connections of \(user) still count after 90 s")
         }
     }
 

@@ -139,7 +139,9 @@ struct StoreTests {
 
             // Many at once: every one stored once, published in seq order, numbered with no gap.
             let published = NIOLockedValueBox<[Int64]>([])
-            store.log.add(Recorder { entries in published.withLockedValue { $0 += entries.compactMap(\.message.seq) } })
+            try await EventLog.attached(to: store, logger: Logger(label: "test")).add(Recorder { entries in
+                published.withLockedValue { $0 += entries.compactMap(\.message.seq) }
+            })
             try await withThrowingTaskGroup(of: PostOutcome.self) { posts in
                 for index in 0..<60 {
                     posts.addTask {

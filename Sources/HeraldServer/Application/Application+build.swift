@@ -13,6 +13,9 @@ public struct ServerEnvironment: Sendable {
     public let configuration: ServerConfiguration
     /// Where everything is kept.
     public let store: any Store
+    /// The node's event log: what the store commits, handed to the live streams, the push decider and the webhook
+    /// feed in `seq` order.
+    public let log: EventLog
     /// The live connections and presence.
     public let hub: Hub
     /// Verifies and signs tokens.
@@ -48,8 +51,9 @@ public struct ServerEnvironment: Sendable {
                 let (providers, http) = try await PushProviders.make(
                     configuration.push, vapid: vapid, demo: configuration.demo, logger: logger)
                 let presence = store.presence
+                let log = try await EventLog.attached(to: store, logger: logger)
                 return await ServerEnvironment(
-                    configuration, store: store, storeService: store, secret: secret, vapid: vapid,
+                    configuration, store: store, log: log, storeService: store, secret: secret, vapid: vapid,
                     providers: providers, http: http, hub: Hub(observer: { presence.record($0) }), cluster: presence,
                     logger: logger)
             } catch {
@@ -65,6 +69,7 @@ public struct ServerEnvironment: Sendable {
         let (providers, http) = try await PushProviders.make(
             configuration.push, vapid: vapid, demo: configuration.demo, logger: logger)
         let store: SQLiteStore
+        let log: EventLog
         do {
             store = try await SQLiteStore.open(
                 path: configuration.databasePath, fullSync: configuration.fullSync, clock: configuration.clock, logger: logger)
@@ -72,8 +77,15 @@ public struct ServerEnvironment: Sendable {
             await http?.shutdown()
             throw error
         }
+        do {
+            log = try await EventLog.attached(to: store, logger: logger)
+        } catch {
+            try? await store.database.close(markingClean: true)
+            await http?.shutdown()
+            throw error
+        }
         return await ServerEnvironment(
-            configuration, store: store, storeService: store.database, secret: secret, vapid: vapid,
+            configuration, store: store, log: log, storeService: store.database, secret: secret, vapid: vapid,
             providers: providers, http: http, logger: logger)
     }
 
@@ -97,21 +109,22 @@ public struct ServerEnvironment: Sendable {
 extension ServerEnvironment {
     /// The rest, around an open store.
     private init(
-        _ configuration: ServerConfiguration, store: any Store, storeService: any Service, secret: String, vapid: VAPID,
+        _ configuration: ServerConfiguration, store: any Store, log: EventLog, storeService: any Service, secret: String,
+        vapid: VAPID,
         providers: [any PushProvider], http: PushHTTP?, hub: Hub = Hub(), cluster: (any ClusterPresence)? = nil,
         logger: Logger
     ) async {
         let memberships = Memberships()
         let webhooks = WebhookDispatcher(
-            store: store, hub: hub, memberships: memberships, cluster: cluster, settings: configuration.webhooks,
-            lease: configuration.push.lease, logger: logger)
+            store: store, log: log, hub: hub, memberships: memberships, cluster: cluster,
+            settings: configuration.webhooks, lease: configuration.push.lease, logger: logger)
         let push = PushDispatcher(
-            store: store, hub: hub, memberships: memberships, cluster: cluster, providers: providers,
+            store: store, log: log, hub: hub, memberships: memberships, cluster: cluster, providers: providers,
             settings: configuration.push, http: http, webhooks: webhooks, clock: configuration.clock, logger: logger)
         // What the log hands on goes to this node's connections, then to the push decider and the webhook feed.
-        store.log.add(FanOut(hub: hub, memberships: memberships, store: store, logger: logger))
-        store.log.add(push)
-        store.log.add(webhooks)
+        log.add(FanOut(hub: hub, memberships: memberships, store: store, logger: logger))
+        log.add(push)
+        log.add(webhooks)
         let users = UserDirectory(store: store) { [hub] in hub.close(userID: $0, reason: APIError.Code.userErased.rawValue) }
         // With several nodes, an erasure made on another is told to this one at once.
         (store as? PostgresStore)?.onErasure { users.erased($0) }
@@ -120,6 +133,7 @@ extension ServerEnvironment {
         self.init(
             configuration: configuration,
             store: store,
+            log: log,
             hub: hub,
             tokens: await TokenAuthority(secret: secret, openID: configuration.openID, logger: logger),
             push: push,

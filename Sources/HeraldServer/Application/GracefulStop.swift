@@ -19,6 +19,11 @@ public func runUntilSignalled(_ application: some Service, grace: Duration, logg
     }
 }
 
+/// How long each last use of the database by a stopping service may take (the feed's and the decider's places, the
+/// last confirmations and outcomes, the node's presence): with the database gone, the services, which stop one after
+/// another, still end well within a grace period of 10 s.
+let lastWriteLimit: Duration = .seconds(2)
+
 /// Notes when the graceful stop began.
 private final class GracefulStopWatch: Service {
     private let instant = NIOLockedValueBox<ContinuousClock.Instant?>(nil)

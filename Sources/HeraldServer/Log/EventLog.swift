@@ -20,8 +20,9 @@ extension LogConsumer {
 /// The node's one reader of the event log: every committed entry (a message, or an event such as a member added),
 /// this node's and, with PostgreSQL, every other node's, handed to the consumers exactly once and in `seq` order.
 ///
-/// Storage persists entries and answers reads; it calls nothing back. A writer tells the log what it is about to
-/// commit (``reserve(_:)``) and what it committed (``committed(_:entries:waiters:)``) or that it rolled back
+/// The application makes it, adds its consumers and attaches it to the store as its ``CommitSink``: storage
+/// persists entries and answers reads, and tells the log, through that narrow sink, what it is about to commit
+/// (``reserve(_:)``) and what it committed (``committed(_:entries:waiters:)``) or that it rolled back
 /// (``failed(_:)``); other nodes' commits arrive as ``notified(through:)``. ``LogOrder`` decides what may go on;
 /// one carrier at a time carries it out: it hands entries to the consumers (the live fan-out, the push decider's
 /// signal), reads what this node does not hold from the store, and then resumes whoever waits for a seq to be
@@ -31,7 +32,7 @@ extension LogConsumer {
 /// takes the entries at once (the members are in memory); the rest goes to a task, so a writer never waits on the
 /// database or on a slow consumer. A commit's entries are thus usually out, and its posts resumed, with no hand-over
 /// to another thread.
-public final class EventLog: Sendable {
+public final class EventLog: CommitSink {
     private struct State {
         var order: LogOrder<IncomingMessage>
         /// Entries cleared to go, in order, not handed on yet.
@@ -54,6 +55,16 @@ public final class EventLog: Sendable {
     /// How long a failed read waits before it is tried again.
     let retryWait: Duration
 
+    /// The node's log over `store`: it starts after the store's last seq, reads what it does not hold from the
+    /// store, and is the store's sink from now on.
+    static func attached(to store: any Store, retryWait: Duration = .seconds(1), logger: Logger) async throws -> EventLog {
+        let log = EventLog(after: try await store.latestSeq(), retryWait: retryWait, logger: logger) { after, through in
+            try await store.entries(after: after, through: through, limit: .max)
+        }
+        store.attach(log)
+        return log
+    }
+
     /// A log that starts after `seq` (the store's last when the node starts) and reads what it does not hold with
     /// `source`.
     init(
@@ -67,14 +78,6 @@ public final class EventLog: Sendable {
         self.retryWait = retryWait
     }
 
-    /// Starts over after `seq` (the store's last, read once the database is reached); before anything was committed.
-    func start(after seq: Int64) {
-        state.withLockedValue { state in
-            state.order = LogOrder(after: seq)
-            state.delivered = seq
-        }
-    }
-
     /// Adds a consumer; it takes the entries delivered from then on.
     func add(_ consumer: any LogConsumer) {
         consumers.withLockedValue { $0.append(consumer) }
@@ -84,39 +87,32 @@ public final class EventLog: Sendable {
     var delivered: Int64 { state.withLockedValue { $0.delivered } }
 
     /// This node is about to commit `seqs` (with PostgreSQL: it holds the sequence's counter).
-    func reserve(_ seqs: ClosedRange<Int64>) {
+    public func reserve(_ seqs: ClosedRange<Int64>) {
         state.withLockedValue { $0.order.reserve(seqs) }
     }
 
     /// This node committed `seqs` with these entries. Each waiter resumes once its seq was delivered (at once if it
     /// already was).
-    func committed(
-        _ seqs: ClosedRange<Int64>, entries: [IncomingMessage], waiters: [(seq: Int64, resume: @Sendable () -> Void)] = []
+    public func committed(
+        _ seqs: ClosedRange<Int64>, entries: [IncomingMessage], waiters: [LogWaiter] = []
     ) {
         let numbered = entries.map { (seq: $0.message.seq ?? 0, entry: $0) }
         step(waiters: waiters) { $0.commit(seqs, entries: numbered) }
     }
 
     /// This node's reservation of `seqs` rolled back.
-    func failed(_ seqs: ClosedRange<Int64>) {
+    public func failed(_ seqs: ClosedRange<Int64>) {
         step { $0.fail(seqs) }
     }
 
     /// Everything up to `seq` is committed.
-    func notified(through seq: Int64) {
+    public func notified(through seq: Int64) {
         step { $0.notified(through: seq) }
     }
 
     /// Resumes `resume` once `seq` was delivered (at once if it was).
-    func whenDelivered(_ seq: Int64, _ resume: @escaping @Sendable () -> Void) {
+    public func whenDelivered(_ seq: Int64, _ resume: @escaping @Sendable () -> Void) {
         step(waiters: [(seq, resume)]) { _ in [] }
-    }
-
-    /// Returns once `seq` was delivered.
-    func delivery(of seq: Int64) async {
-        await withCheckedContinuation { continuation in
-            whenDelivered(seq) { continuation.resume() }
-        }
     }
 
     private func step(

@@ -56,7 +56,11 @@ final class OutcomeWriter: Sendable {
                 continue
             }
             do {
-                try await store.finishPushJobs(batch.map(\.finished))
+                let finished = batch.map(\.finished)
+                let write: @Sendable () async throws -> Void = { [store] in try await store.finishPushJobs(finished) }
+                // Once closed (the stop), each write is bounded: the stop ends within its grace period with the
+                // database gone (what is not written is sent again at the next start).
+                if closed { try await withinLimit(lastWriteLimit, write) } else { try await write() }
                 for waiting in batch { waiting.continuation.resume() }
             } catch {
                 for waiting in batch { waiting.continuation.resume(throwing: error) }

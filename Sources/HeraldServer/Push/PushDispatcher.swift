@@ -131,10 +131,10 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     var confirmationWriteInterval: Duration { min(.seconds(1), settings.confirmWithin / 5) }
 
     /// A dispatcher sending through `providers`; `http` is shut down when it stops. With several nodes, `cluster`
-    /// tells of the other nodes' connections. It decides on the entries of `store`'s log once it was added to it as a
+    /// tells of the other nodes' connections. It decides on the entries of `log` once it was added to it as a
     /// consumer, with the members `memberships` knows.
     init(
-        store: any Store, hub: Hub, memberships: Memberships, cluster: (any ClusterPresence)? = nil,
+        store: any Store, log: EventLog, hub: Hub, memberships: Memberships, cluster: (any ClusterPresence)? = nil,
         providers: [any PushProvider], settings: PushSettings, http: PushHTTP?, webhooks: WebhookDispatcher? = nil,
         clock: WallClock = WallClock(), logger: Logger
     ) {
@@ -142,7 +142,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         self.webhooks = webhooks
         self.store = store
         self.hub = hub
-        pending = NIOLockedValueBox(Pending(readUpTo: store.log.delivered))
+        pending = NIOLockedValueBox(Pending(readUpTo: log.delivered))
         self.cluster = cluster
         self.settings = settings
         self.providers = Dictionary(providers.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
@@ -180,11 +180,15 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         return entries.count
     }
 
-    /// Moves the decider's place to the log's end, deciding nothing (there is no provider to push with).
-    private func skipDecisions() async {
-        do {
+    /// Moves the decider's place to the log's end, deciding nothing (there is no provider to push with); at a stop,
+    /// within ``lastWriteLimit``.
+    private func skipDecisions(stopping: Bool = false) async {
+        let skip: @Sendable () async throws -> Void = { [store] in
             let latest = try await store.latestSeq()
             _ = try await store.decidePushes { cursor in ([], max(cursor, latest)) }
+        }
+        do {
+            if stopping { try await withinLimit(lastWriteLimit, skip) } else { try await skip() }
         } catch {
             logger.warning("push: the decisions' place could not be moved", metadata: ["error": "\(error)"])
         }
@@ -281,9 +285,12 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
             }
             if !batch.isEmpty {
                 do {
-                    let dropped = try await store.recordConfirmations(batch.map {
+                    let confirmations = batch.map {
                         PushConfirmation(userID: $0.key.userID, device: $0.key.id, through: $0.value)
-                    })
+                    }
+                    let write: @Sendable () async throws -> Int = { [store] in try await store.recordConfirmations(confirmations) }
+                    // The last write of a stop is bounded: the stop ends within its grace period with the database gone.
+                    let dropped = stopped ? try await withinLimit(lastWriteLimit, write) : try await write()
                     counters.withLockedValue { $0.confirmationWrites += 1 }
                     if dropped > 0 { logger.trace("push: \(dropped) alerts held back by confirmations") }
                 } catch {
@@ -343,7 +350,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
             // stop, so that a provider configured later starts from then, not from what was said meanwhile.
             await skipDecisions()
             try? await gracefulShutdown()
-            await skipDecisions()
+            await skipDecisions(stopping: true)
             await http?.shutdown()
             return
         }

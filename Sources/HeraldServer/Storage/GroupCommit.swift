@@ -70,11 +70,13 @@ final class GroupCommitQueue: Sendable {
     /// How many posts wait for their group.
     var waiting: Int { state.withLockedValue { $0.posts.count } }
 
-    /// Ends a committed group: hands its new entries to `log` (with their seqs, `committed`) and answers each post
+    /// Ends a committed group: hands its new entries to `sink` (with their seqs, `committed`) and answers each post
     /// once its entry was handed on; failures at once.
-    func finish(_ group: [Post], with outcomes: [Result<PostOutcome, any Error>], log: EventLog, committed: ClosedRange<Int64>?) {
+    func finish(
+        _ group: [Post], with outcomes: [Result<PostOutcome, any Error>], sink: any CommitSink, committed: ClosedRange<Int64>?
+    ) {
         var entries: [IncomingMessage] = []
-        var waiters: [(seq: Int64, resume: @Sendable () -> Void)] = []
+        var waiters: [LogWaiter] = []
         var failures: [(Post, any Error)] = []
         var stored = 0
         for (post, outcome) in zip(group, outcomes) {
@@ -103,9 +105,9 @@ final class GroupCommitQueue: Sendable {
         }
         entries.sort { ($0.message.seq ?? 0) < ($1.message.seq ?? 0) }
         if let committed {
-            log.committed(committed, entries: entries, waiters: waiters)
+            sink.committed(committed, entries: entries, waiters: waiters)
         } else {
-            for waiter in waiters { log.whenDelivered(waiter.seq, waiter.resume) }
+            for waiter in waiters { sink.whenDelivered(waiter.seq, waiter.resume) }
         }
         for (post, error) in failures { post.continuation.resume(throwing: error) }
     }

@@ -36,7 +36,7 @@ extension PostgresStore {
     }
 
     private func finish(_ group: [GroupCommitQueue.Post], _ stored: (outcomes: [Result<PostOutcome, any Error>], seqs: ClosedRange<Int64>?)) {
-        posts.finish(group, with: stored.outcomes, log: log, committed: stored.seqs)
+        posts.finish(group, with: stored.outcomes, sink: commits, committed: stored.seqs)
     }
 
     /// Stores `drafts` in one transaction: the counter row locked (and with it every other node's entries held
@@ -47,75 +47,70 @@ extension PostgresStore {
         _ drafts: [MessageDraft]
     ) async throws -> (outcomes: [Result<PostOutcome, any Error>], seqs: ClosedRange<Int64>?) {
         let createdAt = clock.now().timeIntervalSince1970
-        let reserved = NIOLockedValueBox<ClosedRange<Int64>?>(nil)
-        do {
-            let messages = try await transaction { connection -> [MessageKey: (message: Message, new: Bool)] in
-                let counter = try await connection.query(
-                    "SELECT seq FROM message_seq WHERE id = 1 FOR UPDATE", logger: self.logger).collect()
-                var seq = try counter.first.map { try $0.decode(Int64.self) } ?? 0
-                var messages: [MessageKey: (message: Message, new: Bool)] = [:]
-                let used = try await connection.query(
-                    """
-                    SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent, m.mentions
-                    FROM messages m
-                    JOIN unnest(\(drafts.map(\.conversation.id))::text[], \(drafts.map(\.id))::text[]) AS d(c, i)
-                        ON m.conversation_id = d.c AND m.id = d.i
-                    """, logger: self.logger).collect()
-                for row in used {
-                    let message = try Rows.message(row.makeRandomAccess())
-                    messages[MessageKey(conversationID: message.conversationID, id: message.id)] = (message, false)
-                }
-                // Only members post (checked under the counter's lock, which changes of members take too).
-                let allowed = try await connection.query(
-                    """
-                    SELECT me.conversation_id, me.user_id FROM members me
-                    JOIN unnest(\(drafts.map(\.conversation.id))::text[], \(drafts.map(\.sender.id))::text[]) AS d(c, u)
-                        ON me.conversation_id = d.c AND me.user_id = d.u
-                    WHERE me.removed_seq IS NULL
-                    """, logger: self.logger)
-                var members: Set<[String]> = []
-                for try await (conversationID, userID) in allowed.decode((String, String).self) {
-                    members.insert([conversationID, userID])
-                }
-                var rows: [MessageRow] = []
-                // A system message (no sender) needs no membership.
-                for draft in drafts where messages[draft.key] == nil
-                    && (draft.sender.id.isEmpty || members.contains([draft.conversation.id, draft.sender.id])) {
-                    seq += 1
-                    let message = Message(
-                        id: draft.id, conversationID: draft.conversation.id, senderID: draft.sender.id, text: draft.text,
-                        imageURL: draft.imageURL, sentAt: Rows.date(createdAt), seq: seq, silent: draft.silent,
-                        mentions: draft.mentions, mentionsAll: draft.mentionsAll)
-                    messages[draft.key] = (message, true)
-                    rows.append(MessageRow(
-                        seq: seq, id: draft.id, conversation_id: draft.conversation.id, sender_id: draft.sender.id,
-                        text: draft.text, image_url: draft.imageURL?.absoluteString, created_at: createdAt,
-                        silent: draft.silent, mentions: draft.mentionsColumn))
-                }
-                guard let first = rows.first?.seq else { return messages }
-                // Until this commits (or rolls back), the log hands on nothing past these seqs.
-                self.log.reserve(first...seq)
-                reserved.withLockedValue { $0 = first...seq }
-                let json = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
-                try await connection.query(
-                    """
-                    INSERT INTO messages (seq, id, conversation_id, sender_id, text, image_url, created_at, silent, mentions)
-                    SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, silent, mentions
-                    FROM jsonb_to_recordset(\(json)::jsonb) AS m(seq bigint, id text, conversation_id text, sender_id text,
-                        text text, image_url text, created_at double precision, silent boolean, mentions text)
-                    ORDER BY seq
-                    """, logger: self.logger)
-                try await connection.query("UPDATE message_seq SET seq = \(seq) WHERE id = 1", logger: self.logger)
-                // Delivered at commit, to every node listening (the payload is the last seq, never the entry).
-                try await connection.query("SELECT pg_notify('herald_entries', \(String(seq)))", logger: self.logger)
-                return messages
+        // Rolled back: the seqs it took are given again, and the log goes on past them.
+        let (messages, reserved) = try await commits.appending { reservation in
+            try await transaction { connection -> [MessageKey: (message: Message, new: Bool)] in
+                    let counter = try await connection.query(
+                        "SELECT seq FROM message_seq WHERE id = 1 FOR UPDATE", logger: self.logger).collect()
+                    var seq = try counter.first.map { try $0.decode(Int64.self) } ?? 0
+                    var messages: [MessageKey: (message: Message, new: Bool)] = [:]
+                    let used = try await connection.query(
+                        """
+                        SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent, m.mentions
+                        FROM messages m
+                        JOIN unnest(\(drafts.map(\.conversation.id))::text[], \(drafts.map(\.id))::text[]) AS d(c, i)
+                            ON m.conversation_id = d.c AND m.id = d.i
+                        """, logger: self.logger).collect()
+                    for row in used {
+                        let message = try Rows.message(row.makeRandomAccess())
+                        messages[MessageKey(conversationID: message.conversationID, id: message.id)] = (message, false)
+                    }
+                    // Only members post (checked under the counter's lock, which changes of members take too).
+                    let allowed = try await connection.query(
+                        """
+                        SELECT me.conversation_id, me.user_id FROM members me
+                        JOIN unnest(\(drafts.map(\.conversation.id))::text[], \(drafts.map(\.sender.id))::text[]) AS d(c, u)
+                            ON me.conversation_id = d.c AND me.user_id = d.u
+                        WHERE me.removed_seq IS NULL
+                        """, logger: self.logger)
+                    var members: Set<[String]> = []
+                    for try await (conversationID, userID) in allowed.decode((String, String).self) {
+                        members.insert([conversationID, userID])
+                    }
+                    var rows: [MessageRow] = []
+                    // A system message (no sender) needs no membership.
+                    for draft in drafts where messages[draft.key] == nil
+                        && (draft.sender.id.isEmpty || members.contains([draft.conversation.id, draft.sender.id])) {
+                        seq += 1
+                        let message = Message(
+                            id: draft.id, conversationID: draft.conversation.id, senderID: draft.sender.id, text: draft.text,
+                            imageURL: draft.imageURL, sentAt: Rows.date(createdAt), seq: seq, silent: draft.silent,
+                            mentions: draft.mentions, mentionsAll: draft.mentionsAll)
+                        messages[draft.key] = (message, true)
+                        rows.append(MessageRow(
+                            seq: seq, id: draft.id, conversation_id: draft.conversation.id, sender_id: draft.sender.id,
+                            text: draft.text, image_url: draft.imageURL?.absoluteString, created_at: createdAt,
+                            silent: draft.silent, mentions: draft.mentionsColumn))
+                    }
+                    guard let first = rows.first?.seq else { return messages }
+                    // Until this commits (or rolls back), the log hands on nothing past these seqs.
+                    reservation.reserve(first...seq)
+                    let json = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
+                    try await connection.query(
+                        """
+                        INSERT INTO messages (seq, id, conversation_id, sender_id, text, image_url, created_at, silent, mentions)
+                        SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, silent, mentions
+                        FROM jsonb_to_recordset(\(json)::jsonb) AS m(seq bigint, id text, conversation_id text, sender_id text,
+                            text text, image_url text, created_at double precision, silent boolean, mentions text)
+                        ORDER BY seq
+                        """, logger: self.logger)
+                    try await connection.query("UPDATE message_seq SET seq = \(seq) WHERE id = 1", logger: self.logger)
+                    // Delivered at commit, to every node listening (the payload is the last seq, never the entry).
+                    try await connection.query("SELECT pg_notify('herald_entries', \(String(seq)))", logger: self.logger)
+                    return messages
             }
-            return (GroupCommitQueue.outcomes(of: drafts, messages: messages), reserved.withLockedValue { $0 })
-        } catch {
-            // Rolled back: the seqs it took are given again, and the log goes on past them.
-            if let seqs = reserved.withLockedValue({ $0 }) { log.failed(seqs) }
-            throw error
         }
+        return (GroupCommitQueue.outcomes(of: drafts, messages: messages), reserved)
     }
 
     public func entries(

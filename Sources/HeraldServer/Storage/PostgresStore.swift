@@ -27,14 +27,15 @@ public final class PostgresStore: Store, Service {
     /// The pool's own task: it runs from ``connect(url:leaseDuration:retryFor:logger:)`` until the store's service
     /// stops (after the HTTP server, so the pool closes last).
     private let pool: Task<Void, Never>
+    /// Told when the pool's task ends.
+    private let poolEnded: WakeSignal
     let logger: Logger
     /// Posts waiting for the next group commit.
     let posts = GroupCommitQueue()
     /// How long a node keeps a leased push job before another may take it over.
     let leaseDuration: TimeInterval
-    /// Every committed entry, this node's and the others', handed on in seq order; started at the log's end once
-    /// the database is reached.
-    public let log: EventLog
+    /// Where committed entries go, this node's and (notified) the others': the node's log, once attached.
+    let commits = CommitTarget()
     /// The wall clock entries are stamped with.
     public let clock: WallClock
     /// This node's connections as the other nodes see them, and theirs.
@@ -54,14 +55,15 @@ public final class PostgresStore: Store, Service {
         // One of the server's few unstructured tasks: the pool must run from the connection on, before the service
         // group starts (the migrations, and the demo's seed, use it), and until the store's service stops, after
         // the HTTP server and every consumer (``close()`` cancels it and waits for its end).
-        self.pool = Task { await client.run() }
+        let ended = WakeSignal()
+        poolEnded = ended
+        self.pool = Task {
+            await client.run()
+            ended.notify()
+        }
         self.leaseDuration = leaseDuration
         self.logger = logger
         self.presence = PostgresPresence(client: client, expiry: presenceExpiry, logger: logger)
-        let database = BoundedPostgres(client: client, limit: queryLimit)
-        self.log = EventLog(after: 0, logger: logger) { after, through in
-            try await Self.entries(after: after, through: through, limit: Int.max, from: database, logger: logger)
-        }
     }
 
     /// Connects to the database `url` names (`postgres://user:password@host:port/database?sslmode=…`) and migrates
@@ -94,7 +96,6 @@ public final class PostgresStore: Store, Service {
                 try await BoundedPostgres(client: store.client, limit: .seconds(5)).query("SELECT 1", logger: logger)
                 try await BoundedPostgres(client: store.client, limit: .seconds(60)).run {
                     try await PostgresMigrations.migrate(store.client, logger: logger)
-                    store.log.start(after: try await store.latestSeq())
                     try await store.presence.join()
                 }
                 return store
@@ -153,12 +154,12 @@ public final class PostgresStore: Store, Service {
                     try await connection.listen(on: "herald_entries") { notifications in
                         // Listening: what committed before is read from the table (on another connection; this one
                         // only listens), and the erasures this node has not taken.
-                        self.log.notified(through: try await self.latestSeq())
+                        self.commits.notified(through: try await self.latestSeq())
                         await self.takeErasures()
                         wait = .seconds(1)
                         for try await notification in notifications {
                             if let seq = Int64(notification.payload) {
-                                self.log.notified(through: seq)
+                                self.commits.notified(through: seq)
                             } else if let erasure = Erasure(payload: notification.payload) {
                                 await self.take(erasure)
                             } else if let pushed = PushedNotice(payload: notification.payload) {
@@ -237,10 +238,16 @@ public final class PostgresStore: Store, Service {
         logger.warning("an erasure was not acknowledged by every node in time", metadata: ["erasure": "\(seq)"])
     }
 
-    /// Closes the pool.
+    public func attach(_ sink: any CommitSink) {
+        commits.attach(sink)
+    }
+
+    /// Closes the pool, and waits (up to 10 s) for its connections to close. A stop cut short (this task cancelled)
+    /// does not wait: the process ends, and its connections with it, before the service group's cancellation
+    /// limit would end it with a crash.
     func close() async {
         pool.cancel()
-        await pool.value
+        await poolEnded.wait(timeout: .seconds(10))
     }
 
     /// Reachable when `SELECT 1` answers within `timeout`. A full disk on the database server is not seen here
@@ -312,10 +319,8 @@ public final class PostgresStore: Store, Service {
     func appending<T: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection, Int64) async throws -> (entries: [IncomingMessage], result: T)
     ) async throws -> T {
-        let reserved = NIOLockedValueBox<ClosedRange<Int64>?>(nil)
-        let outcome: (entries: [IncomingMessage], result: T)
-        do {
-            outcome = try await transaction { connection in
+        let (outcome, reserved) = try await commits.appending { reservation in
+            try await transaction { connection in
                 let counter = try await connection.query(
                     "SELECT seq FROM message_seq WHERE id = 1 FOR UPDATE", logger: self.logger).collect()
                 let last = try counter.first.map { try $0.decode(Int64.self) } ?? 0
@@ -325,18 +330,14 @@ public final class PostgresStore: Store, Service {
                     try await connection.query("UPDATE message_seq SET seq = \(end) WHERE id = 1", logger: self.logger)
                     // Delivered at commit, to every node listening (the payload is the last seq, never the entry).
                     try await connection.query("SELECT pg_notify('herald_entries', \(String(end)))", logger: self.logger)
-                    self.log.reserve(first...end)
-                    reserved.withLockedValue { $0 = first...end }
+                    reservation.reserve(first...end)
                 }
                 return outcome
             }
-        } catch {
-            if let seqs = reserved.withLockedValue({ $0 }) { log.failed(seqs) }
-            throw error
         }
-        guard let seqs = reserved.withLockedValue({ $0 }) else { return outcome.result }
+        guard let seqs = reserved else { return outcome.result }
         await withCheckedContinuation { continuation in
-            log.committed(seqs, entries: outcome.entries, waiters: [(seqs.upperBound, { @Sendable in continuation.resume() })])
+            commits.committed(seqs, entries: outcome.entries, waiters: [(seqs.upperBound, { @Sendable in continuation.resume() })])
         }
         return outcome.result
     }

@@ -48,7 +48,7 @@ extension SQLiteStore {
 
     private func finish(_ group: [GroupCommitQueue.Post], _ stored: (outcomes: [Result<PostOutcome, any Error>], seqs: [Int64])) {
         let range = stored.seqs.min().flatMap { first in stored.seqs.max().map { first...$0 } }
-        posts.finish(group, with: stored.outcomes, log: log, committed: range)
+        posts.finish(group, with: stored.outcomes, sink: commits, committed: range)
     }
 
     /// Stores `drafts` in one statement: an outcome for each, in order, and the seqs it used. Throws if the statement

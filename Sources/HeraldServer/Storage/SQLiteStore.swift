@@ -20,8 +20,8 @@ public final class SQLiteStore: Store {
     let folder: String?
     /// Posts waiting for the next group commit (see SQLiteStore+Entries.swift).
     let posts = GroupCommitQueue()
-    /// Where committed entries go.
-    public let log: EventLog
+    /// Where committed entries go: the node's log, once attached.
+    let commits = CommitTarget()
     /// The wall clock entries are stamped with.
     public let clock: WallClock
 
@@ -116,7 +116,7 @@ public final class SQLiteStore: Store {
     func appending<T: Sendable>(
         _ work: @escaping @Sendable (SQLiteHandle) throws -> (entries: [IncomingMessage], result: T)
     ) async throws -> T {
-        let log = log
+        let commits = commits
         let (committed, result) = try await database.perform { connection -> (Int64?, T) in
             try connection.query("BEGIN IMMEDIATE")
             let outcome: (entries: [IncomingMessage], result: T)
@@ -129,11 +129,15 @@ public final class SQLiteStore: Store {
             }
             let seqs = outcome.entries.compactMap(\.message.seq)
             guard let first = seqs.min(), let last = seqs.max() else { return (nil, outcome.result) }
-            log.committed(first...last, entries: outcome.entries)
+            commits.committed(first...last, entries: outcome.entries, waiters: [])
             return (last, outcome.result)
         }
-        if let committed { await log.delivery(of: committed) }
+        if let committed { await commits.delivery(of: committed) }
         return result
+    }
+
+    public func attach(_ sink: any CommitSink) {
+        commits.attach(sink)
     }
 
     static func reason(_ error: any Error) -> String {
@@ -144,12 +148,6 @@ public final class SQLiteStore: Store {
         self.database = database
         self.clock = clock
         self.folder = folder
-        let latest = try await database.perform { try Self.latestSeq(on: $0) }
-        // The log reads from the database only what it does not hold: with one node, nothing (every entry is this
-        // store's), unless a seq went by without one.
-        log = EventLog(after: latest, logger: logger) { [database] after, through in
-            try await database.perform { try Self.entries(after: after, through: through, limit: Int.max, on: $0) }
-        }
     }
 
     /// How much free space below which the disk counts as full: a group of posts needs room to be written.

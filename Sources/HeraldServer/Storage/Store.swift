@@ -454,8 +454,8 @@ extension DeviceStore {
 /// Where Herald keeps users, conversations, the event log, read markers, devices and the push outbox: each concern
 /// a protocol of its own, so that code needing one depends on that one.
 public protocol Store: UserStore, ConversationStore, EntryStore, ReadStateStore, DeviceStore, PushOutbox, WebhookOutbox {
-    /// The log this store's commits go to.
-    var log: EventLog { get }
+    /// From now on, what this store commits is told to `sink` (the node's ``EventLog``); until then, to nobody.
+    func attach(_ sink: any CommitSink)
 
     /// Whether the database answers now and takes writes (`/health`); at most `timeout` to find out.
     func health(within timeout: Duration) async -> StoreHealth

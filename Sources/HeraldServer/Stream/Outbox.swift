@@ -40,6 +40,8 @@ final class Outbox: Sendable {
         /// Why the server ends the stream once what is queued is written, if it does.
         var closeReason: String?
         var writer: CheckedContinuation<[OutboundFrame], Never>?
+        /// The last seq the writer has written through (``written(through:)``).
+        var writtenThrough: Int64 = 0
     }
 
     private let maxFrames: Int
@@ -53,6 +55,15 @@ final class Outbox: Sendable {
         maxBytes = max(1, byteLimit)
         self.onOverflow = onOverflow
     }
+
+    /// The writer writes everything of the user's up to `seq` (the catch-up's end, or a live frame's seq); told just
+    /// before the write, as the client may answer before the write returns.
+    func written(through seq: Int64) {
+        state.withLockedValue { $0.writtenThrough = max($0.writtenThrough, seq) }
+    }
+
+    /// How far the connection's client can have taken in messages: what the writer wrote through.
+    var writtenThrough: Int64 { state.withLockedValue { $0.writtenThrough } }
 
     /// Queues `frame`, or closes the queue if it is full.
     func send(_ frame: OutboundFrame) {

@@ -145,11 +145,14 @@ struct StreamSession {
             let kept = try await messenger.store.retentionHorizon()
             if start < kept { horizon = kept }
         }
+        // Noted before the write: the client may answer before the write returns.
+        outbox.written(through: through)
         try await socket.write(OutboundFrame(text: ServerFrame.ready(seq: through, horizon: horizon).text))
         // Live frames: whatever queued while the last batch was written goes out as the next, with one flush.
         while true {
             let batch = await outbox.nextBatch()
             if batch.isEmpty { break }
+            if let last = batch.compactMap(\.seq).max() { outbox.written(through: last) }
             try await socket.write(batch.filter { frame in frame.seq.map { $0 > through } ?? true })
         }
         try await socket.drain()
@@ -225,9 +228,9 @@ struct StreamSession {
         case .received(let through):
             guard through >= 0 else { throw APIError(.badRequest, .invalidRequest, "through must be a seq (0 or more)") }
             HeraldMetrics.confirmations.increment()
-            // No further than the log has handed to the streams: a device cannot have taken in more, and a
-            // confirmation from the future would hold back the pushes of messages it never saw.
-            let through = min(through, messenger.store.log.delivered)
+            // No further than this stream has written: a device cannot have taken in more, and a confirmation from
+            // the future would hold back the pushes of messages it never saw.
+            let through = min(through, outbox.writtenThrough)
             guard through > 0 else { return }
             messenger.push.confirmed(userID: identity.userID, device: device ?? "", through: through)
         case .send(let conversationID, let id, let text, let imageURL, let mentions, let mentionsAll):

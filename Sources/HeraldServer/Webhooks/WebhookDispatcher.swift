@@ -19,6 +19,8 @@ import ServiceLifecycle
 /// into events.
 final class WebhookDispatcher: Service, LogConsumer, Sendable {
     let store: any Store
+    /// The node's log: how far the feed may read.
+    private let log: EventLog
     let settings: WebhookSettings
     private let hub: Hub
     private let memberships: Memberships
@@ -40,10 +42,11 @@ final class WebhookDispatcher: Service, LogConsumer, Sendable {
     static let feedRound = 256
 
     init(
-        store: any Store, hub: Hub, memberships: Memberships, cluster: (any ClusterPresence)?, settings: WebhookSettings,
-        lease: Duration, logger: Logger
+        store: any Store, log: EventLog, hub: Hub, memberships: Memberships, cluster: (any ClusterPresence)?,
+        settings: WebhookSettings, lease: Duration, logger: Logger
     ) {
         self.store = store
+        self.log = log
         self.hub = hub
         self.memberships = memberships
         self.cluster = cluster
@@ -87,11 +90,15 @@ final class WebhookDispatcher: Service, LogConsumer, Sendable {
         reminderSignal.notify()
     }
 
-    /// Moves the feed's place to the log's end, telling nothing (webhooks are off).
-    private func skipFeed() async {
-        do {
+    /// Moves the feed's place to the log's end, telling nothing (webhooks are off); at a stop, within
+    /// ``lastWriteLimit``.
+    private func skipFeed(stopping: Bool = false) async {
+        let skip: @Sendable () async throws -> Void = { [store] in
             let latest = try await store.latestSeq()
             _ = try await store.feedWebhooks { cursor in ([], [], max(cursor, latest)) }
+        }
+        do {
+            if stopping { try await withinLimit(lastWriteLimit, skip) } else { try await skip() }
         } catch {
             logger.warning("webhook: the feed's place could not be moved", metadata: ["error": "\(error)"])
         }
@@ -108,7 +115,7 @@ final class WebhookDispatcher: Service, LogConsumer, Sendable {
     /// place.
     private func feedAll() async -> Bool {
         while !Task.isCancelled {
-            let target = max(store.log.delivered, handedOn.withLockedValue { $0 })
+            let target = max(log.delivered, handedOn.withLockedValue { $0 })
             do {
                 let reached = NIOLockedValueBox<Int64>(0)
                 guard let queued = try await store.feedWebhooks({ cursor in
@@ -200,7 +207,7 @@ final class WebhookDispatcher: Service, LogConsumer, Sendable {
         guard settings.isOn, let http else {
             await skipFeed()
             try? await gracefulShutdown()
-            await skipFeed()
+            await skipFeed(stopping: true)
             return
         }
         try await store.releaseWebhookLeases()

@@ -45,14 +45,32 @@ class BannerTests(PageTestCase):
 
     def test_an_ignored_banner_goes_after_four_seconds(self):
         alice = self.alice_in_bobs_chat()
+        # The page notes, on its own clock, when each banner came and when and why it left: what the test reads is
+        # the engine's timing, not how promptly this process was scheduled on a busy machine.
+        alice.execute_script("""
+            window.bannerLog = [];
+            const layer = document.getElementById("banner-layer");
+            new MutationObserver((records) => {
+              for (const record of records) {
+                for (const node of record.addedNodes) {
+                  if (node.classList?.contains("banner")) window.bannerLog.push({node, text: node.textContent, shown: performance.now()});
+                }
+                if (record.type === "attributes" && record.target.dataset.reason) {
+                  const entry = window.bannerLog.find((e) => e.node === record.target && e.reason === undefined);
+                  if (entry) Object.assign(entry, {reason: record.target.dataset.reason, left: performance.now()});
+                }
+              }
+            }).observe(layer, {childList: true, subtree: true, attributes: true, attributeFilter: ["data-reason"]});
+        """)
         self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Ignore me")
-        banner = self.wait_for_banner(alice, "Ignore me", 1.0, settled=False)
-        shown = time.monotonic()
-        time.sleep(3.0)
-        self.assertIn(banner, visible_banners(alice), "gone before its 4 s")
-        wait(alice, lambda d: banner not in visible_banners(d), 2.0, "the banner to time out")
-        self.assertAlmostEqual(time.monotonic() - shown, 4.0, delta=0.6)
-        self.assertEqual(banner.get_attribute("data-reason"), "timeout")
+        self.wait_for_banner(alice, "Ignore me", 1.0, settled=False)
+        script = """return window.bannerLog.filter((e) => e.text.includes("Ignore me") && e.reason)
+                    .map((e) => ({reason: e.reason, shown: e.left - e.shown}))"""
+        ended = wait(alice, lambda d: d.execute_script(script), 15.0, "the banner to leave")
+        self.assertEqual(ended[0]["reason"], "timeout")
+        # Never before its 4 s (a timer fires no earlier than it was set); later only as late as the machine is busy.
+        self.assertGreaterEqual(ended[0]["shown"], 3950, ended)
+        self.assertLess(ended[0]["shown"], 10000, ended)
 
     def test_three_messages_from_three_people_show_one_after_another(self):
         alice = self.alice_in_bobs_chat()

@@ -414,13 +414,19 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
                 }
                 if ahead.count < max(1, concurrency / 2) {
                     do {
-                        let leased = try await store.leasePushJobs(
-                            now: clock.now(), platform: provider.platform, limit: concurrency - ahead.count)
+                        // A lease in progress is cut by the graceful stop (it rolls back): the stop does not wait on
+                        // a database that is gone. The sends in flight are children, and are not cut.
+                        let limit = concurrency - ahead.count
+                        let leased = try await cancelWhenGracefulShutdown { [store, clock] in
+                            try await store.leasePushJobs(now: clock.now(), platform: provider.platform, limit: limit)
+                        }
                         ahead += leased.jobs
                         nextDue = leased.nextDue
                         if !leased.jobs.isEmpty { continue }
                     } catch {
-                        if !Task.isCancelled { logger.warning("push: outbox unreadable", metadata: ["error": "\(error)"]) }
+                        if !Task.isCancelled, !Task.isShuttingDownGracefully {
+                            logger.warning("push: outbox unreadable", metadata: ["error": "\(error)"])
+                        }
                         await signal.wait(timeout: .seconds(1))
                         continue
                     }

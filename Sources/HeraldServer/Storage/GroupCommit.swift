@@ -112,6 +112,13 @@ final class GroupCommitQueue: Sendable {
         for (post, error) in failures { post.continuation.resume(throwing: error) }
     }
 
+    /// Whether the posts of a group whose transaction failed with `error` are each tried again alone (so one bad
+    /// post never fails the others), or all fail alike: a group of one, or a database that is away (trying each
+    /// alone would only wait on it again). The policy both stores' committers follow.
+    static func retriesEachAlone(after error: any Error, groupOf count: Int) -> Bool {
+        count > 1 && !StorageFailure.isUnavailable(error)
+    }
+
     /// Each draft's outcome, given the messages its group found or stored by key (`new`: stored by this group): the
     /// draft that stored a message gets `.stored`, every other with its key `.existing`; a draft whose id another
     /// member's message in the conversation has gets ``StoreError/idTaken(_:)``, and one that found nothing (its

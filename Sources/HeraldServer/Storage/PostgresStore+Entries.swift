@@ -19,11 +19,9 @@ extension PostgresStore {
             guard !group.isEmpty else { return }
             do {
                 finish(group, try await store(group.map(\.draft)))
-            } catch where StorageFailure.isUnavailable(error) {
-                // The database is away: every post of the group fails alike, at once.
+            } catch where !GroupCommitQueue.retriesEachAlone(after: error, groupOf: group.count) {
                 finish(group, (group.map { _ in .failure(error) }, nil))
             } catch {
-                // The group failed as a whole: each post alone, so one bad post never fails the others.
                 for post in group {
                     do {
                         finish([post], try await store([post.draft]))

@@ -372,10 +372,9 @@ extension PostgresStore {
         var devices: [String] = []
         for try await deviceID in shown.decode(String.self) { devices.append(deviceID) }
         guard !devices.isEmpty else { return 0 }
-        let content = PushContent(
-            clear: conversationID, readUpTo: marker, badge: try await Self.badge(of: userID, at: now, on: connection, logger: logger))
-        let jobs = devices.map { NewPushJob(kind: .clear, userID: userID, deviceID: $0, content: content, due: due) }
-        return try await Self.queue(jobs, on: connection, logger: logger)
+        let badge = try await Self.badge(of: userID, at: now, on: connection, logger: logger)
+        return try await Self.queue(NewPushJob.clears(
+            of: conversationID, for: userID, on: devices, readUpTo: marker, badge: badge, due: due), on: connection, logger: logger)
     }
 
     /// The place is a row every node shares: a round holds it (`FOR UPDATE`) from reading it to writing

@@ -242,12 +242,12 @@ public final class PostgresStore: Store, Service {
         commits.attach(sink)
     }
 
-    /// Closes the pool, and waits (up to 10 s) for its connections to close. A stop cut short (this task cancelled)
+    /// Closes the pool, and waits (up to 3 s) for its connections to close. A stop cut short (this task cancelled)
     /// does not wait: the process ends, and its connections with it, before the service group's cancellation
     /// limit would end it with a crash.
     func close() async {
         pool.cancel()
-        await poolEnded.wait(timeout: .seconds(10))
+        await poolEnded.wait(timeout: .seconds(3))
     }
 
     /// Reachable when `SELECT 1` answers within `timeout`. A full disk on the database server is not seen here

@@ -35,7 +35,9 @@ extension SQLiteStore {
         do {
             finish(group, try store(group.map(\.draft), on: connection))
         } catch {
-            guard group.count > 1 else { return finish(group, ([.failure(error)], [])) }
+            guard GroupCommitQueue.retriesEachAlone(after: error, groupOf: group.count) else {
+                return finish(group, (group.map { _ in .failure(error) }, []))
+            }
             for post in group {
                 do {
                     finish([post], try store([post.draft], on: connection))

@@ -311,15 +311,11 @@ extension SQLiteStore {
             RETURNING device_id
             """,
             [.text(userID), .text(conversationID), .integer(Int(upTo)), .text(device ?? "")])
-        guard !shown.isEmpty else { return 0 }
-        let content = PushContent(
-            clear: conversationID, readUpTo: marker ?? upTo, badge: try Self.badge(of: userID, at: now, on: connection))
-        let jobs = shown.compactMap { row in
-            row.column("device_id")?.string.map {
-                NewPushJob(kind: .clear, userID: userID, deviceID: $0, content: content, due: due)
-            }
-        }
-        return try Self.queue(jobs, on: connection)
+        let devices = shown.compactMap { $0.column("device_id")?.string }
+        guard !devices.isEmpty else { return 0 }
+        return try Self.queue(NewPushJob.clears(
+            of: conversationID, for: userID, on: devices, readUpTo: marker ?? upTo,
+            badge: try Self.badge(of: userID, at: now, on: connection), due: due), on: connection)
     }
 
     public func decidePushes(

@@ -238,7 +238,10 @@ final class WebhookDispatcher: Service, LogConsumer, Sendable {
                 var nextDue: Date?
                 if free > 0 {
                     do {
-                        let leased = try await store.leaseWebhooks(now: Date(), limit: free, lease: lease)
+                        // As the push sender's: a lease in progress is cut by the graceful stop.
+                        let leased = try await cancelWhenGracefulShutdown { [store, lease] in
+                            try await store.leaseWebhooks(now: Date(), limit: free, lease: lease)
+                        }
                         nextDue = leased.nextDue
                         for job in leased.jobs {
                             inFlight.withLockedValue { $0 += 1 }
@@ -250,7 +253,9 @@ final class WebhookDispatcher: Service, LogConsumer, Sendable {
                         }
                         if !leased.jobs.isEmpty { continue }
                     } catch {
-                        if !Task.isCancelled { logger.warning("webhook: outbox unreadable", metadata: ["error": "\(error)"]) }
+                        if !Task.isCancelled, !Task.isShuttingDownGracefully {
+                            logger.warning("webhook: outbox unreadable", metadata: ["error": "\(error)"])
+                        }
                     }
                 }
                 let wait = nextDue.map { max(0.001, min(1, $0.timeIntervalSinceNow)) } ?? 1

@@ -123,8 +123,8 @@ extension ServerEnvironment {
             settings: configuration.push, http: http, webhooks: webhooks, clock: configuration.clock, logger: logger)
         // What the log hands on goes to this node's connections, then to the push decider and the webhook feed.
         log.add(FanOut(hub: hub, memberships: memberships, store: store, logger: logger))
-        log.add(push)
-        log.add(webhooks)
+        log.add(push.decider)
+        log.add(webhooks.feed)
         let users = UserDirectory(store: store) { [hub] in hub.close(userID: $0, reason: APIError.Code.userErased.rawValue) }
         // With several nodes, an erasure made on another is told to this one at once.
         (store as? PostgresStore)?.onErasure { users.erased($0) }

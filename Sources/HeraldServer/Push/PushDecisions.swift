@@ -12,10 +12,8 @@ import HeraldProtocol
 /// confirmation that covers it (``PushCover``) comes first.
 struct PushDecisions: Sendable {
     let store: any Store
-    let hub: Hub
-    /// The other nodes' connections, with several nodes.
-    let cluster: (any ClusterPresence)?
-    let memberships: Memberships
+    /// Who an entry reached, and their streams.
+    let reach: Reach
     let settings: PushSettings
     let clock: WallClock
     /// The platforms there is a provider for: devices of others get no job.
@@ -25,28 +23,12 @@ struct PushDecisions: Sendable {
     /// people, those added (not who added them); no one for other events, a silent message, or an entry older than
     /// ``PushSettings/maxAge``.
     private func candidates(of entry: IncomingMessage) async throws -> Set<String> {
-        guard let seq = entry.message.seq, !entry.message.silent,
+        guard entry.message.seq != nil, !entry.message.silent,
               clock.now().timeIntervalSince(entry.message.sentAt) < settings.maxAge.seconds
         else { return [] }
-        var reached: Set<String>
-        if let event = entry.message.event {
-            guard event.kind == .memberAdded else { return [] }
-            reached = Set(event.members.map(\.id))
-        } else {
-            let view = try await memberships.view(of: entry.conversation.id) {
-                try await store.memberView(of: entry.conversation.id)
-            }
-            reached = Set(view?.recipients(of: seq) ?? [])
-        }
-        reached.remove(entry.message.senderID)
-        return reached
-    }
-
-    /// What one member's connections (on every node) say for the decision: whether one is in the foreground, and
-    /// which devices are connected.
-    private struct Streams {
-        var foreground: Bool
-        var devices: Set<String>
+        guard let event = entry.message.event else { return try await reach.recipients(of: entry) }
+        guard event.kind == .memberAdded else { return [] }
+        return Set(event.members.map(\.id)).subtracting([entry.message.senderID])
     }
 
     /// What tells one member's push from another's of the same message.
@@ -70,10 +52,7 @@ struct PushDecisions: Sendable {
         }
         guard !asks.isEmpty else { return [] }
         // With several nodes, the connections on the others count as this node's do.
-        var elsewhere: [String: RemotePresence] = [:]
-        if let cluster {
-            elsewhere = try await cluster.othersPresence(of: asks.reduce(into: Set<String>()) { $0.formUnion($1.candidates) })
-        }
+        let streams = try await reach.streams(of: asks.reduce(into: Set<String>()) { $0.formUnion($1.candidates) })
         let targets = try await store.pushTargets(asks.map {
             PushTargetQuery(conversationID: $0.entry.conversation.id, seq: $0.entry.message.seq ?? 0, candidates: $0.candidates)
         })
@@ -81,16 +60,12 @@ struct PushDecisions: Sendable {
         let due = now.addingTimeInterval(settings.delay.seconds)
         let waiting = now.addingTimeInterval(max(settings.delay, settings.confirmWithin).seconds)
         let formatter = ContentFormatter()
-        var streams: [String: Streams] = [:]
         var jobs: [NewPushJob] = []
         for (ask, targets) in zip(asks, targets) {
             var contents: [ContentKey: PushContent] = [:]
             for target in targets where platforms.contains(target.device.platform) {
                 let userID = target.device.userID
-                let live = streams[userID] ?? Streams(
-                    foreground: hub.hasForegroundConnection(userID: userID) || elsewhere[userID]?.foreground == true,
-                    devices: hub.connectedDevices(of: userID).union(elsewhere[userID]?.devices ?? []))
-                streams[userID] = live
+                let live = streams[userID] ?? Reach.Streams()
                 // A stream in the foreground shows a banner, one in the background a notification of its own: each
                 // holds back the push only once it confirmed the message (rule 8).
                 let cover: PushCover? = live.foreground ? .member : live.devices.contains(target.device.id) ? .device : nil

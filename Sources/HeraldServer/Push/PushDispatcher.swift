@@ -1,4 +1,3 @@
-import DequeModule
 import Foundation
 import HeraldCore
 import HeraldProtocol
@@ -63,12 +62,11 @@ public struct PushSettings: Hashable, Sendable {
 
 /// Push delivery: the decision for each entry of the log, the outbox's jobs sent by each provider, retries, pruning.
 ///
-/// The decider, a consumer of the ``EventLog``, decides on each entry (``PushDecisions``: who is pushed what) and
-/// writes the jobs to the outbox before anything is sent. It keeps its place in the log in the database, written in
-/// the transaction that writes the jobs, so each entry is decided on once, also across a crash; it holds at most
-/// ``decisionBuffer`` entries in memory and reads the log from the database when it is further behind. Each provider
-/// has a loop of its own that leases due jobs, at most ``PushProvider/concurrency`` at once.
-public final class PushDispatcher: Service, LogConsumer, Sendable {
+/// The decider, a ``DurableConsumer`` of the ``EventLog``, decides on each entry (``PushDecisions``: who is pushed
+/// what) and writes the jobs to the outbox, with its place in the log, before anything is sent: each entry is
+/// decided on once, also across a crash. Each provider has a ``LeasedSender`` of its own that leases due jobs, at
+/// most ``PushProvider/concurrency`` at once.
+public final class PushDispatcher: Service, Sendable {
     /// What the dispatcher has done since it started.
     public struct Counts: Hashable, Sendable {
         /// Jobs queued by decisions and reads.
@@ -87,19 +85,6 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         public var confirmationWrites = 0
     }
 
-    /// Entries the log handed on that the decider has not decided on yet.
-    private struct Pending {
-        var entries: Deque<IncomingMessage> = []
-        /// Entries up to this seq are not held (they came before the start, or were let go past the buffer): the
-        /// decider reads them from the database.
-        var readUpTo: Int64
-    }
-
-    /// The most entries the decider holds in memory; past it, they are let go and read again from the database.
-    static let decisionBuffer = 4_096
-    /// The most entries one decision round takes.
-    static let decisionRound = 256
-
     let store: any Store
     let hub: Hub
     /// The other nodes' connections, with several nodes.
@@ -111,16 +96,15 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     public let providers: [DeviceRegistration.Platform: any PushProvider]
     private let http: PushHTTP?
     private let logger: Logger
-    private let pending: NIOLockedValueBox<Pending>
-    private let decisionSignal = WakeSignal()
-    private let signals: [DeviceRegistration.Platform: WakeSignal]
+    /// The log's consumer that decides who is pushed what: the application adds it to the log.
+    let decider: DurableConsumer
+    /// Each provider's sender, while it runs.
+    private let senders = NIOLockedValueBox<[DeviceRegistration.Platform: LeasedSender<PushJob>]>([:])
     private let counters = NIOLockedValueBox(Counts())
     private let outcomes: OutcomeWriter
-    /// Who is told what, for each round.
-    private let decisions: PushDecisions
     /// Told of devices removed for a dead token (`device.removed`).
     private let webhooks: WebhookDispatcher?
-    /// Set at a graceful stop: the send loops start nothing more and end once their sends in flight are answered.
+    /// Set at a graceful stop: the confirmations left are written once more, and not waited for again.
     private let stopping = NIOLockedValueBox(false)
     /// Confirmations not written yet: the furthest of each device.
     private let unwritten = NIOLockedValueBox<[DeviceKey: Int64]>([:])
@@ -131,8 +115,8 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     var confirmationWriteInterval: Duration { min(.seconds(1), settings.confirmWithin / 5) }
 
     /// A dispatcher sending through `providers`; `http` is shut down when it stops. With several nodes, `cluster`
-    /// tells of the other nodes' connections. It decides on the entries of `log` once it was added to it as a
-    /// consumer, with the members `memberships` knows.
+    /// tells of the other nodes' connections. Its ``decider`` decides on the entries of `log` once it was added to
+    /// it, with the members `memberships` knows.
     init(
         store: any Store, log: EventLog, hub: Hub, memberships: Memberships, cluster: (any ClusterPresence)? = nil,
         providers: [any PushProvider], settings: PushSettings, http: PushHTTP?, webhooks: WebhookDispatcher? = nil,
@@ -142,125 +126,33 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         self.webhooks = webhooks
         self.store = store
         self.hub = hub
-        pending = NIOLockedValueBox(Pending(readUpTo: log.delivered))
         self.cluster = cluster
         self.settings = settings
-        self.providers = Dictionary(providers.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
+        let providers = Dictionary(providers.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
+        self.providers = providers
         self.http = http
         self.logger = logger
-        signals = self.providers.mapValues { _ in WakeSignal() }
         outcomes = OutcomeWriter(store: store)
-        decisions = PushDecisions(
-            store: store, hub: hub, cluster: cluster, memberships: memberships, settings: settings, clock: clock,
-            platforms: Set(self.providers.keys))
+        let decisions = PushDecisions(
+            store: store, reach: Reach(store: store, memberships: memberships, hub: hub, cluster: cluster),
+            settings: settings, clock: clock, platforms: Set(providers.keys))
+        let (counters, senders) = (counters, senders)
+        decider = DurableConsumer(
+            .push, store: store, after: log.delivered, isOn: !providers.isEmpty, interval: settings.decisionInterval,
+            logger: logger,
+            decide: { ConsumerOutput(pushJobs: try await decisions.jobs(for: $0)) },
+            wrote: { added in
+                counters.withLockedValue { $0.queued += added }
+                for sender in senders.withLockedValue({ $0.values }) { sender.wake() }
+            })
     }
 
     /// What it has done so far.
     public var counts: Counts { counters.withLockedValue { $0 } }
 
-    /// Takes entries the log handed on and holds them for the decider: never waits. Past ``decisionBuffer`` they
-    /// are let go; the decider reads them from the database when it gets there.
-    func take(_ entries: [IncomingMessage]) async {
-        _ = takeAtOnce(entries)
-    }
-
-    /// As ``take(_:)``, which never waits: takes them all.
-    func takeAtOnce(_ entries: [IncomingMessage]) -> Int {
-        guard !providers.isEmpty else { return entries.count }
-        pending.withLockedValue { pending in
-            if pending.entries.count + entries.count > Self.decisionBuffer {
-                let last = entries.last?.message.seq ?? pending.entries.last?.message.seq ?? pending.readUpTo
-                pending.readUpTo = max(pending.readUpTo, last)
-                pending.entries.removeAll()
-            } else {
-                pending.entries.append(contentsOf: entries)
-            }
-        }
-        decisionSignal.notify()
-        return entries.count
-    }
-
-    /// Moves the decider's place to the log's end, deciding nothing (there is no provider to push with); at a stop,
-    /// within ``lastWriteLimit``.
-    private func skipDecisions(stopping: Bool = false) async {
-        let skip: @Sendable () async throws -> Void = { [store] in
-            let latest = try await store.latestSeq()
-            _ = try await store.decidePushes { cursor in ([], max(cursor, latest)) }
-        }
-        do {
-            if stopping { try await withinLimit(lastWriteLimit, skip) } else { try await skip() }
-        } catch {
-            logger.warning("push: the decisions' place could not be moved", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Decides round after round while the log has entries it has not decided on; when a round finds the place
-    /// held by another node, or fails, it tries again after a second.
-    ///
-    /// Rounds start at most every ``PushSettings/decisionInterval``: a round costs two trips to the database (its
-    /// place, then its jobs with the new place) whatever it decides, so under a stream of posts one round takes the
-    /// entries of many rather than each post paying for its own. A post after a quiet spell is decided at once.
     /// The last seq a round of this node decided on (0 before its first): what tests wait for before changing a
     /// member's choices, which the decision reads when it is made.
-    let decidedThrough = NIOLockedValueBox<Int64>(0)
-
-    private func decideLoop() async {
-        var retry = true
-        while !Task.isCancelled {
-            let started = ContinuousClock.now
-            retry = await decideAll() == false
-            await decisionSignal.wait(timeout: retry ? .seconds(1) : .seconds(60))
-            let next = started + settings.decisionInterval
-            if ContinuousClock.now < next { try? await Task.sleep(until: next) }
-        }
-    }
-
-    /// Rounds until the decisions reach the last entry held (or one decides nothing): true when they got there,
-    /// false when another node holds the place or a round failed.
-    @discardableResult
-    private func decideAll() async -> Bool {
-        while !Task.isCancelled {
-            do {
-                let more = NIOLockedValueBox(false)
-                guard let added = try await store.decidePushes({ cursor in
-                    let round = try await self.round(after: cursor)
-                    let behind = self.pending.withLockedValue { pending in
-                        (pending.entries.last?.message.seq ?? 0) > round.through || pending.readUpTo > round.through
-                    }
-                    more.withLockedValue { $0 = round.through > cursor && behind }
-                    self.decidedThrough.withLockedValue { $0 = max($0, round.through) }
-                    return round
-                }) else { return false }
-                if added > 0 {
-                    counters.withLockedValue { $0.queued += added }
-                    wake(Set(providers.keys))
-                }
-                if !more.withLockedValue({ $0 }) { return true }
-            } catch {
-                if !Task.isCancelled { logger.warning("push: decisions failed", metadata: ["error": "\(error)"]) }
-                return false
-            }
-        }
-        return true
-    }
-
-    /// One round: the entries after `cursor` (from memory, or from the database when they are not held), each
-    /// decided on; their jobs, and the seq decided through.
-    private func round(after cursor: Int64) async throws -> (jobs: [NewPushJob], through: Int64) {
-        let (held, readUpTo) = pending.withLockedValue { pending -> ([IncomingMessage], Int64) in
-            while let first = pending.entries.first, (first.message.seq ?? 0) <= cursor { pending.entries.removeFirst() }
-            return (Array(pending.entries.prefix(Self.decisionRound)), pending.readUpTo)
-        }
-        var entries = held
-        var through = held.last?.message.seq ?? cursor
-        if cursor < readUpTo {
-            // Behind what is held: from the database, up to where memory starts (seqs without a row count too).
-            let upper = min(readUpTo, cursor + 10_000)
-            entries = try await store.entries(after: cursor, through: upper, limit: Self.decisionRound)
-            through = entries.count == Self.decisionRound ? (entries.last?.message.seq ?? upper) : upper
-        }
-        return (try await decisions.jobs(for: entries), through)
-    }
+    var decidedThrough: NIOLockedValueBox<Int64> { decider.decidedThrough }
 
     /// A stream of `userID`'s `device` (empty: one that did not say) confirmed taking in every message up to
     /// `through`: written (coalesced) for the decisions of every node. Never waits.
@@ -339,7 +231,8 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
     }
 
     private func wake(_ platforms: Set<DeviceRegistration.Platform>) {
-        for platform in platforms { signals[platform]?.notify() }
+        let senders = senders.withLockedValue { $0 }
+        for platform in platforms { senders[platform]?.wake() }
     }
 
     /// Sends until the server stops: what was in flight when it last stopped goes first (with the same collapse
@@ -348,31 +241,41 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         guard !providers.isEmpty else {
             // Nothing to push with: no decisions, and the decider's place moves to the log's end at start and at
             // stop, so that a provider configured later starts from then, not from what was said meanwhile.
-            await skipDecisions()
+            await decider.skipToEnd()
             try? await gracefulShutdown()
-            await skipDecisions(stopping: true)
+            await decider.skipToEnd(stopping: true)
             await http?.shutdown()
             return
         }
         let released = try await store.releasePushLeases()
         if released > 0 { logger.notice("push: \(released) pushes in flight at the last stop will be sent again") }
+        let senders = providers.mapValues { provider in
+            LeasedSender<PushJob>(
+                "push", concurrency: provider.concurrency, idle: .seconds(60), now: { [clock] in clock.now() },
+                logger: logger,
+                lease: { [store, clock] limit in
+                    try await store.leasePushJobs(now: clock.now(), platform: provider.platform, limit: limit)
+                },
+                send: { job, answered in await self.process(job, with: provider, answered: answered) })
+        }
+        self.senders.withLockedValue { $0 = senders }
         await withDiscardingTaskGroup { writing in
             // The outcomes are written until the last send in flight was answered.
             writing.addTask { await self.outcomes.run() }
             await withDiscardingTaskGroup { group in
-                for provider in providers.values {
-                    group.addTask { await self.sendLoop(provider) }
+                for sender in senders.values {
+                    group.addTask { await sender.run() }
                 }
                 group.addTask { await self.confirmationLoop() }
                 // The decider runs until the graceful stop, which cancels it: a round in progress is cut and rolls
                 // back, and what it had not decided is decided at the next start, from the place kept (deciding a
-                // backlog here could outlast the shutdown timeout). Then the send loops start nothing more; the
-                // sends in flight are answered and their outcomes written (a push cut here would go again at the
-                // next start, and show twice), unless the shutdown timeout cuts them first. Jobs leased and not
-                // started are released at the next start.
-                await cancelWhenGracefulShutdown { await self.decideLoop() }
+                // backlog here could outlast the shutdown timeout). Then the senders start nothing more; the sends
+                // in flight are answered and their outcomes written (a push cut here would go again at the next
+                // start, and show twice), unless the shutdown timeout cuts them first. Jobs leased and not started
+                // are released at the next start.
+                await cancelWhenGracefulShutdown { await self.decider.run() }
                 stopping.withLockedValue { $0 = true }
-                wake(Set(providers.keys))
+                for sender in senders.values { sender.stop() }
                 confirmationSignal.notify()
             }
             outcomes.close()
@@ -380,65 +283,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         await http?.shutdown()
     }
 
-    /// One provider's loop. It keeps up to ``PushProvider/concurrency`` pushes in flight, each in a task of its own,
-    /// and as many leased ahead, so a freed slot takes the next job at once rather than after a trip to the
-    /// database; it leases again when fewer than half are left ahead, and otherwise waits for a slot, new jobs or
-    /// the next due job.
-    private func sendLoop(_ provider: any PushProvider) async {
-        guard let signal = signals[provider.platform] else { return }
-        let concurrency = provider.concurrency
-        let inFlight = NIOLockedValueBox(0)
-        var ahead: [PushJob] = []
-        var nextDue: Date?
-        let takeSlot = {
-            inFlight.withLockedValue { busy in
-                guard busy < concurrency else { return false }
-                busy += 1
-                return true
-            }
-        }
-        await withDiscardingTaskGroup { group in
-            while !Task.isCancelled, !stopping.withLockedValue({ $0 }) {
-                while !ahead.isEmpty, takeSlot() {
-                    let job = ahead.removeFirst()
-                    group.addTask {
-                        // The slot is free once the service answered; the outcome is written meanwhile (the job
-                        // stays leased until then, so it is not sent twice).
-                        await self.process(job, with: provider) {
-                            inFlight.withLockedValue { $0 -= 1 }
-                            signal.notify()
-                        }
-                        // And once the outcome is written: a retry or a receipt may be the next job due.
-                        signal.notify()
-                    }
-                }
-                if ahead.count < max(1, concurrency / 2) {
-                    do {
-                        // A lease in progress is cut by the graceful stop (it rolls back): the stop does not wait on
-                        // a database that is gone. The sends in flight are children, and are not cut.
-                        let limit = concurrency - ahead.count
-                        let leased = try await cancelWhenGracefulShutdown { [store, clock] in
-                            try await store.leasePushJobs(now: clock.now(), platform: provider.platform, limit: limit)
-                        }
-                        ahead += leased.jobs
-                        nextDue = leased.nextDue
-                        if !leased.jobs.isEmpty { continue }
-                    } catch {
-                        if !Task.isCancelled, !Task.isShuttingDownGracefully {
-                            logger.warning("push: outbox unreadable", metadata: ["error": "\(error)"])
-                        }
-                        await signal.wait(timeout: .seconds(1))
-                        continue
-                    }
-                }
-                // Nothing to start: wait for a free slot (a job ahead), new jobs, or the next due one.
-                let wait = ahead.isEmpty ? nextDue.map { max(0.001, $0.timeIntervalSince(clock.now())) } ?? 60 : 60
-                await signal.wait(timeout: .milliseconds(Int64(min(wait, 60) * 1000)))
-            }
-        }
-    }
-
-    private func process(_ job: PushJob, with provider: any PushProvider, answered: () -> Void) async {
+    private func process(_ job: PushJob, with provider: any PushProvider, answered: @Sendable () -> Void) async {
         let metadata: Logger.Metadata = [
             "provider": "\(provider.name)", "user": "\(job.device.userID)", "device": "\(job.device.id)",
             "kind": "\(job.kind.rawValue)", "message": "\(job.content.messageID ?? job.content.conversationID)"]
@@ -473,7 +318,7 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
                 logger.debug(job.coveredBy == nil ? "push sent" : "push sent: no device confirmed the message in time",
                              metadata: metadata)
             case .retry(let after, let reason):
-                let wait = after?.seconds ?? backoff(attempts: job.attempts)
+                let wait = backoff.wait(attempts: job.attempts, retryAfter: after)
                 let due = clock.now().addingTimeInterval(wait)
                 guard Date().addingTimeInterval(wait) < deadline else {
                     return await drop(job, reason: "\(reason), and no time left to retry", metadata: metadata)
@@ -512,11 +357,6 @@ public final class PushDispatcher: Service, LogConsumer, Sendable {
         logger.warning("push dropped: \(ControlCharacters.escaped(reason))", metadata: metadata)
     }
 
-    /// The wait before try `attempts + 1`: doubling from ``PushSettings/retryBase``, at most
-    /// ``PushSettings/maxRetryWait``, each between half and all of that (jitter, so many retries do not come at
-    /// once).
-    func backoff(attempts: Int) -> TimeInterval {
-        let full = min(settings.maxRetryWait.seconds, settings.retryBase.seconds * pow(2, Double(min(attempts, 30))))
-        return full * Double.random(in: 0.5...1)
-    }
+    /// The wait before a retry (``PushSettings/retryBase`` doubling to ``PushSettings/maxRetryWait``).
+    var backoff: Backoff { Backoff(base: settings.retryBase, longest: settings.maxRetryWait) }
 }

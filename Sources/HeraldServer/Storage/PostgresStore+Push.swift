@@ -87,12 +87,11 @@ extension PostgresStore {
     }
 
     /// Inserts `jobs`, one statement per kind (rows read from JSON); a newer clear of a conversation replaces the
-    /// one waiting, anything else already queued is left as it is.
-    /// Inserts `jobs`. With `membersOnly`, an alert for someone no longer a member of its conversation, or who has
+    /// one waiting, anything else already queued is left as it is. With `membersOnly`, an alert for someone no longer a member of its conversation, or who has
     /// read it up to its message, is left out, and the member rows it was checked against are locked (`FOR SHARE`)
     /// until the transaction ends: a removal or a read either committed before (the alert is left out) or waits for
     /// this one (and then drops what it queued).
-    private static func queue(
+    static func queue(
         _ jobs: [NewPushJob], on connection: PostgresConnection, membersOnly: Bool = false, logger: Logger
     ) async throws -> Int {
         let now = Date().timeIntervalSince1970
@@ -375,22 +374,6 @@ extension PostgresStore {
         let badge = try await Self.badge(of: userID, at: now, on: connection, logger: logger)
         return try await Self.queue(NewPushJob.clears(
             of: conversationID, for: userID, on: devices, readUpTo: marker, badge: badge, due: due), on: connection, logger: logger)
-    }
-
-    /// The place is a row every node shares: a round holds it (`FOR UPDATE`) from reading it to writing
-    /// the jobs, so one node decides at a time and a node that finds it held leaves the round to the one holding it.
-    public func decidePushes(
-        _ decide: @escaping @Sendable (Int64) async throws -> (jobs: [NewPushJob], through: Int64)
-    ) async throws -> Int? {
-        try await transaction { connection -> Int? in
-            let rows = try await connection.query(
-                "SELECT seq FROM log_cursors WHERE name = 'push' FOR UPDATE", logger: self.logger).collect()
-            guard let cursor = try rows.first.map({ try $0.decode(Int64.self) }) else { return nil }
-            let (jobs, through) = try await decide(cursor)
-            guard through > cursor else { return 0 }
-            try await connection.query("UPDATE log_cursors SET seq = \(through) WHERE name = 'push'", logger: self.logger)
-            return try await Self.queue(jobs, on: connection, membersOnly: true, logger: self.logger)
-        }
     }
 
     public func pushJobCount() async throws -> Int {

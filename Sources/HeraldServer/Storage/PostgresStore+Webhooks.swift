@@ -5,32 +5,6 @@ import PostgresNIO
 
 /// The webhook outbox on PostgreSQL, shared by every node.
 extension PostgresStore {
-    /// The place is a row every node shares: a round holds it (`FOR UPDATE`) from reading it to writing its events,
-    /// so one node feeds at a time.
-    public func feedWebhooks(
-        _ feed: @escaping @Sendable (Int64) async throws -> (events: [NewWebhookEvent], reminders: [NewUnreadReminder], through: Int64)
-    ) async throws -> Int? {
-        try await transaction { connection -> Int? in
-            let rows = try await connection.query(
-                "SELECT seq FROM log_cursors WHERE name = 'webhook' FOR UPDATE", logger: self.logger).collect()
-            guard let cursor = try rows.first.map({ try $0.decode(Int64.self) }) else { return nil }
-            let (events, reminders, through) = try await feed(cursor)
-            guard through > cursor else { return 0 }
-            try await connection.query("UPDATE log_cursors SET seq = \(through) WHERE name = 'webhook'", logger: self.logger)
-            let now = Date().timeIntervalSince1970
-            for reminder in reminders {
-                // The first reminder of each member and conversation stays: a later message does not move it.
-                try await connection.query(
-                    """
-                    INSERT INTO unread_reminders (user_id, conversation_id, seq, created_at, due_at)
-                    VALUES (\(reminder.userID), \(reminder.conversationID), \(reminder.seq), \(now), \(reminder.due.timeIntervalSince1970))
-                    ON CONFLICT DO NOTHING
-                    """, logger: self.logger)
-            }
-            return try await Self.insertWebhooks(events, on: connection, logger: self.logger)
-        }
-    }
-
     /// Inserts `events`; one without a seq takes the log's last.
     static func insertWebhooks(_ events: [NewWebhookEvent], on connection: PostgresConnection, logger: Logger) async throws -> Int {
         guard !events.isEmpty else { return 0 }

@@ -50,14 +50,6 @@ public protocol PushOutbox: Sendable {
 
     /// How many jobs wait or are being sent.
     func pushJobCount() async throws -> Int
-
-    /// One round of push decisions from the decider's place in the log, kept in the database: `decide` gets the
-    /// place (the last seq decided on) and returns the jobs for the entries after it that it decided on, and the seq
-    /// it decided through. The jobs and the new place are written in one transaction, so a decision is made once
-    /// however the server stops. With several nodes, one decides at a time: another node's round holding the place
-    /// is waited for, and this one starts from where it left off. Returns the jobs added; nil when the place moved
-    /// meanwhile (nothing is written; the round is made again from the new place).
-    func decidePushes(_ decide: @escaping @Sendable (Int64) async throws -> (jobs: [NewPushJob], through: Int64)) async throws -> Int?
 }
 
 /// A job that is done: sent, or given up.

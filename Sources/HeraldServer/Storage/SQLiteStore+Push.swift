@@ -72,11 +72,10 @@ extension SQLiteStore {
     }
 
     /// Inserts `jobs` a few hundred rows a statement (padded, so a few statements serve every size); the content
-    /// most jobs of one message share is encoded once.
-    /// Inserts `jobs`. With `membersOnly`, an alert for someone no longer a member of its conversation, or who has
+    /// most jobs of one message share is encoded once. With `membersOnly`, an alert for someone no longer a member of its conversation, or who has
     /// read it up to its message, is left out: a removal or a read committed while its round was deciding (which
     /// dropped the alerts waiting then, not this one).
-    private static func queue(_ jobs: [NewPushJob], on connection: SQLiteHandle, membersOnly: Bool = false) throws -> Int {
+    static func queue(_ jobs: [NewPushJob], on connection: SQLiteHandle, membersOnly: Bool = false) throws -> Int {
         let now = Date().timeIntervalSince1970
         let encoder = JSONEncoder()
         var encoded: [PushContent: String] = [:]
@@ -316,24 +315,6 @@ extension SQLiteStore {
         return try Self.queue(NewPushJob.clears(
             of: conversationID, for: userID, on: devices, readUpTo: marker ?? upTo,
             badge: try Self.badge(of: userID, at: now, on: connection), due: due), on: connection)
-    }
-
-    public func decidePushes(
-        _ decide: @escaping @Sendable (Int64) async throws -> (jobs: [NewPushJob], through: Int64)
-    ) async throws -> Int? {
-        let cursor = try await database.perform { connection in
-            Int64(try connection.query("SELECT seq FROM log_cursors WHERE name = 'push'").first?.column("seq")?.integer ?? 0)
-        }
-        let (jobs, through) = try await decide(cursor)
-        guard through > cursor else { return 0 }
-        return try await database.transaction { connection -> Int? in
-            // The jobs and the new place together; if the place moved meanwhile (it does not, with one node), none.
-            let moved = try connection.query(
-                "UPDATE log_cursors SET seq = ?2 WHERE name = 'push' AND seq = ?1 RETURNING seq",
-                [.integer(Int(cursor)), .integer(Int(through))])
-            guard !moved.isEmpty else { return nil }
-            return try Self.queue(jobs, on: connection, membersOnly: true)
-        }
     }
 
     public func pushJobCount() async throws -> Int {

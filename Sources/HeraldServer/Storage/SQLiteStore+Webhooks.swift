@@ -3,25 +3,6 @@ import HeraldProtocol
 
 /// The webhook outbox on SQLite.
 extension SQLiteStore {
-    public func feedWebhooks(
-        _ feed: @escaping @Sendable (Int64) async throws -> (events: [NewWebhookEvent], reminders: [NewUnreadReminder], through: Int64)
-    ) async throws -> Int? {
-        let cursor = try await database.perform { connection in
-            Int64(try connection.query("SELECT seq FROM log_cursors WHERE name = 'webhook'").first?.column("seq")?.integer ?? 0)
-        }
-        let (events, reminders, through) = try await feed(cursor)
-        guard through > cursor else { return 0 }
-        return try await database.transaction { connection -> Int? in
-            // The events and the new place together; if the place moved meanwhile (it does not, with one node), none.
-            let moved = try connection.query(
-                "UPDATE log_cursors SET seq = ?2 WHERE name = 'webhook' AND seq = ?1 RETURNING seq",
-                [.integer(Int(cursor)), .integer(Int(through))])
-            guard !moved.isEmpty else { return nil }
-            try Self.remind(reminders, on: connection)
-            return try Self.insertWebhooks(events, on: connection)
-        }
-    }
-
     /// Inserts `events`; one without a seq takes the log's last.
     static func insertWebhooks(_ events: [NewWebhookEvent], on connection: SQLiteHandle) throws -> Int {
         guard !events.isEmpty else { return 0 }
@@ -40,7 +21,7 @@ extension SQLiteStore {
     }
 
     /// Keeps the first reminder of each member and conversation: a later message does not move it.
-    private static func remind(_ reminders: [NewUnreadReminder], on connection: SQLiteHandle) throws {
+    static func remind(_ reminders: [NewUnreadReminder], on connection: SQLiteHandle) throws {
         let now = Date().timeIntervalSince1970
         for reminder in reminders {
             try connection.query(

@@ -453,7 +453,9 @@ extension DeviceStore {
 
 /// Where Herald keeps users, conversations, the event log, read markers, devices and the push outbox: each concern
 /// a protocol of its own, so that code needing one depends on that one.
-public protocol Store: UserStore, ConversationStore, EntryStore, ReadStateStore, DeviceStore, PushOutbox, WebhookOutbox {
+public protocol Store:
+    UserStore, ConversationStore, EntryStore, ReadStateStore, DeviceStore, PushOutbox, WebhookOutbox, ConsumerPlaces
+{
     /// From now on, what this store commits is told to `sink` (the node's ``EventLog``); until then, to nobody.
     func attach(_ sink: any CommitSink)
 

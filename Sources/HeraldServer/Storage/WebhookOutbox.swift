@@ -88,14 +88,6 @@ public struct WebhookJob: Hashable, Sendable {
 /// with its removal) and deleted once the backend answered 2xx (or they were given up), so none is lost however the
 /// server stops.
 public protocol WebhookOutbox: Sendable {
-    /// One round of the webhook feed from its place in the log, kept in the database: `feed` gets the place and
-    /// returns the events and reminders for the entries after it, and the seq it got through; they and the new place
-    /// are written in one transaction. With several nodes one feeds at a time. Returns the events queued; nil when
-    /// the place moved meanwhile (nothing is written).
-    func feedWebhooks(
-        _ feed: @escaping @Sendable (Int64) async throws -> (events: [NewWebhookEvent], reminders: [NewUnreadReminder], through: Int64)
-    ) async throws -> Int?
-
     /// Leases up to `limit` events that may go now, for `lease`: for each conversation (or user), only the first in
     /// `seq` order that is waiting, once it is due and once the feed has queued every entry up to its `seq`. Also
     /// tells when the next event not leased falls due.

@@ -87,7 +87,7 @@ extension PostgresServeTests {
         do {
             let node = try await ServerProcess(
                 database: "unused.sqlite", secret: TestServer.secret,
-                environment: ["HERALD_POSTGRES_URL": url, "HERALD_SHUTDOWN_TIMEOUT": "10", "HERALD_PRESENCE_EXPIRY": "3"])
+                environment: ["HERALD_POSTGRES_URL": url, "HERALD_SHUTDOWN_TIMEOUT": "10", "HERALD_PRESENCE_EXPIRY": "3", "LOG_LEVEL": "debug"])
             defer { node.stop() }
             let tokens = await TokenAuthority(secret: TestServer.secret)
             let (alice, bob) = try await (tokens.token(userID: "alice", name: "Alice"), tokens.token(userID: "bob", name: "Bob"))
@@ -118,7 +118,7 @@ extension PostgresServeTests {
             let asked = ContinuousClock.now
             let status = await node.terminate()
             let took = ContinuousClock.now - asked
-            #expect(status == 0, "it exits by itself: \(status), after \(took); its log:\n\(node.logTail())")
+            #expect(status == 0, "it exits by itself: \(status), after \(took); its log:\n\(node.logTail(150))")
             #expect(!node.logTail(40).contains("took longer than HERALD_SHUTDOWN_TIMEOUT"), "within its grace period: \(node.logTail(40))")
             #expect(took < .seconds(20), "within its 10 s grace period (and the machine's slack): \(took)")
         } catch {

@@ -303,8 +303,9 @@ struct StoreTests {
 
             // Bob reads on the web: the phone, shown the conversation by a push, gets a clear; the reader does not;
             // the web's own alert, still waiting, is dropped.
-            try await store.markRead(userID: "bob", conversationID: group.id, upTo: message.seq ?? 0)
-            #expect(try await store.pushAfterRead(userID: "bob", conversationID: group.id, device: "bob-web", due: now) == 1)
+            let read = ReadMark(
+                userID: "bob", conversationID: group.id, upTo: message.seq ?? 0, device: "bob-web", clearsDue: now)
+            #expect(try await store.markRead(read) == ReadOutcome(events: 0, clears: 1))
             let clears = try await store.leasePushJobs(now: now.addingTimeInterval(7), platform: .apns, limit: 10).jobs
             #expect(clears.map(\.kind) == [.clear] && clears.first?.device.id == "bob-phone")
             #expect(clears.first?.content.badge == 0)

@@ -259,11 +259,7 @@ struct ConversationsController {
         let body = try await request.decodeJSON(as: ReadRequest.self, context: context)
         guard body.upTo >= 0 else { throw APIError.invalidRequest("`upTo` must not be negative") }
         if let device = body.device { _ = try Input.id(device, field: "device") }
-        _ = try await messenger.conversation(id, for: identity)
-        let webhook = messenger.webhooks.wants(.read)
-        try await store.markRead(userID: identity.userID, conversationID: id, upTo: body.upTo, webhook: webhook)
-        if webhook { messenger.webhooks.queued() }
-        await messenger.push.conversationRead(userID: identity.userID, conversationID: id, device: body.device)
+        try await messenger.markRead(id, upTo: body.upTo, device: body.device, by: identity)
         return .noContent
     }
 

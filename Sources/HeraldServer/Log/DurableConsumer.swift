@@ -24,6 +24,8 @@ final class DurableConsumer: LogConsumer, Sendable {
         /// Entries up to this seq are not held (they came before the start, or were let go past the buffer): a
         /// round reads them from the database.
         var readUpTo: Int64
+        /// The last seq taken.
+        var taken: Int64
     }
 
     /// The most entries held in memory.
@@ -41,9 +43,13 @@ final class DurableConsumer: LogConsumer, Sendable {
     private let logger: Logger
     private let pending: NIOLockedValueBox<Pending>
     private let signal = WakeSignal()
-    /// The last seq a round of this node decided through (0 before its first): what tests wait for before changing
-    /// what a decision reads when it is made.
+    /// How far the place was decided, by a round of this node or (with several nodes) another's, as this node last
+    /// saw it (0 before its first round): what tests wait for before changing what a decision reads when it is made.
     let decidedThrough = NIOLockedValueBox<Int64>(0)
+
+    /// The last seq the log handed on (or that was committed before the start): once ``decidedThrough`` reaches
+    /// it, whatever the entries up to it make is written.
+    var taken: Int64 { pending.withLockedValue { $0.taken } }
 
     /// The consumer `name`, of the entries after `delivered` (what the log delivered before it was added). When it
     /// is not `isOn`, it holds nothing and decides nothing: ``skipToEnd(stopping:)`` keeps its place at the log's
@@ -59,7 +65,7 @@ final class DurableConsumer: LogConsumer, Sendable {
         self.logger = logger
         self.decide = decide
         self.wrote = wrote
-        pending = NIOLockedValueBox(Pending(readUpTo: delivered))
+        pending = NIOLockedValueBox(Pending(readUpTo: delivered, taken: delivered))
     }
 
     func take(_ entries: [IncomingMessage]) async {
@@ -71,6 +77,7 @@ final class DurableConsumer: LogConsumer, Sendable {
     func takeAtOnce(_ entries: [IncomingMessage]) -> Int {
         guard isOn else { return entries.count }
         pending.withLockedValue { pending in
+            if let last = entries.last?.message.seq { pending.taken = max(pending.taken, last) }
             if pending.entries.count + entries.count > Self.buffer {
                 let last = entries.last?.message.seq ?? pending.entries.last?.message.seq ?? pending.readUpTo
                 pending.readUpTo = max(pending.readUpTo, last)
@@ -134,6 +141,7 @@ final class DurableConsumer: LogConsumer, Sendable {
     /// when there was nothing after the place.
     private func round() async throws -> Int64? {
         let place = try await store.place(of: name)
+        decidedThrough.withLockedValue { $0 = max($0, place) }
         let (held, readUpTo) = pending.withLockedValue { pending -> ([IncomingMessage], Int64) in
             while let first = pending.entries.first, (first.message.seq ?? 0) <= place { pending.entries.removeFirst() }
             return (Array(pending.entries.prefix(Self.roundSize)), pending.readUpTo)

@@ -133,8 +133,22 @@ struct Messenger: Sendable {
     func change(_ change: ConversationChange, in conversationID: String, by actor: ChangeActor) async throws -> ChangeOutcome {
         let outcome = try await store.change(change, in: conversationID, by: actor, memberLimit: limits.maxGroupMembers)
         applied(outcome.entries)
-        push.changed(clears: outcome.clears)
+        push.queued(clears: outcome.clears)
         return outcome
+    }
+
+    /// `identity` read `conversationID` up to `seq`, on `device` if the app said: the marker, the backend's `read`
+    /// event and the clears to the other devices are one transaction (``ReadStateStore/markRead(_:)``); then the
+    /// senders look at their outboxes at once.
+    ///
+    /// - Throws: `conversation_not_found` when they are not a member.
+    func markRead(_ conversationID: String, upTo seq: Int64, device: String?, by identity: Identity) async throws {
+        _ = try await conversation(conversationID, for: identity)
+        let outcome = try await store.markRead(ReadMark(
+            userID: identity.userID, conversationID: conversationID, upTo: seq, device: device,
+            webhook: webhooks.wants(.read), clearsDue: push.clearsDue))
+        if outcome.events > 0 { webhooks.queued() }
+        push.queued(clears: outcome.clears)
     }
 
     /// The views in memory follow the events `entries` (a change, or an erasure) at once.

@@ -124,6 +124,8 @@ final class LeasedSender<Job: Sendable>: Sendable {
                 if ahead.isEmpty, let nextDue { wait = min(wait, max(0.001, nextDue.timeIntervalSince(now()))) }
                 await signal.wait(timeout: .milliseconds(Int64(wait * 1000)))
             }
+            logger.debug("\(name): starting nothing more")
         }
+        logger.debug("\(name): sends in flight ended")
     }
 }

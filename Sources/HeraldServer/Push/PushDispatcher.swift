@@ -168,6 +168,7 @@ public final class PushDispatcher: Service, Sendable {
     /// Writes the confirmations as they come, at most every ``confirmationWriteInterval``, until the graceful stop; then
     /// what is left.
     private func confirmationLoop() async {
+        defer { logger.debug("push: confirmations ended") }
         while true {
             let stopped = stopping.withLockedValue { $0 }
             if !stopped { await confirmationSignal.wait(timeout: .seconds(60)) }
@@ -207,27 +208,14 @@ public final class PushDispatcher: Service, Sendable {
         wake(Set(providers.keys))
     }
 
-    /// Clears queued by a change to a group (people no longer in it): the providers go and send them.
-    func changed(clears: Int) {
+    /// When a clear queued now is due, or nil when there is nothing to push with (a read queues no clear then).
+    var clearsDue: Date? { providers.isEmpty ? nil : clock.now() }
+
+    /// Clears queued by a read or a change to a group (people no longer in it): the providers go and send them.
+    func queued(clears: Int) {
         guard clears > 0 else { return }
         counters.withLockedValue { $0.queued += clears }
         wake(Set(providers.keys))
-    }
-
-    /// After `userID` read `conversationID`: alerts still waiting for it are dropped, and the devices that were
-    /// shown its messages by a push, but the one that read (`device`), get a silent push clearing them.
-    func conversationRead(userID: String, conversationID: String, device: String?) async {
-        guard !providers.isEmpty else { return }
-        do {
-            let clears = try await store.pushAfterRead(
-                userID: userID, conversationID: conversationID, device: device, due: clock.now())
-            if clears > 0 {
-                counters.withLockedValue { $0.queued += clears }
-                wake(Set(providers.keys))
-            }
-        } catch {
-            logger.warning("push: read not recorded", metadata: ["error": "\(error)"])
-        }
     }
 
     private func wake(_ platforms: Set<DeviceRegistration.Platform>) {
@@ -274,13 +262,17 @@ public final class PushDispatcher: Service, Sendable {
                 // start, and show twice), unless the shutdown timeout cuts them first. Jobs leased and not started
                 // are released at the next start.
                 await cancelWhenGracefulShutdown { await self.decider.run() }
+                logger.debug("push: decisions stopped")
                 stopping.withLockedValue { $0 = true }
                 for sender in senders.values { sender.stop() }
                 confirmationSignal.notify()
             }
+            logger.debug("push: sends and confirmations ended")
             outcomes.close()
         }
+        logger.debug("push: outcomes written")
         await http?.shutdown()
+        logger.debug("push: stopped")
     }
 
     private func process(_ job: PushJob, with provider: any PushProvider, answered: @Sendable () -> Void) async {

@@ -323,21 +323,25 @@ extension PostgresStore {
             """, logger: logger).collect().count
     }
 
-    public func pushAfterRead(userID: String, conversationID: String, device: String?, due: Date) async throws -> Int {
-        try await transaction { connection in
-            let marker = try await connection.query(
-                "SELECT read_seq FROM members WHERE conversation_id = \(conversationID) AND user_id = \(userID)",
-                logger: self.logger).collect()
-            guard let readSeq = try marker.first.map({ try $0.decode(Int64.self) }) else { return 0 }
-            try await connection.query(
-                """
-                DELETE FROM push_jobs WHERE kind = 'alert' AND leased_until IS NULL AND user_id = \(userID)
-                    AND conversation_id = \(conversationID) AND seq <= \(readSeq)
-                """, logger: self.logger)
-            return try await Self.clear(
-                conversationID, of: userID, upTo: readSeq, marker: readSeq, except: device, due: due,
-                at: self.clock.now(), on: connection, logger: self.logger)
-        }
+    /// After `userID` read `conversationID` (up to their read marker): drops the alerts still waiting for it, and
+    /// queues a clear, due at `due`, to each device that was shown its messages by a push, except `device` (the
+    /// one that read). Returns the clears queued.
+    static func clearsAfterRead(
+        of userID: String, in conversationID: String, except device: String?, due: Date, at now: Date,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> Int {
+        let marker = try await connection.query(
+            "SELECT read_seq FROM members WHERE conversation_id = \(conversationID) AND user_id = \(userID)",
+            logger: logger).collect()
+        guard let readSeq = try marker.first.map({ try $0.decode(Int64.self) }) else { return 0 }
+        try await connection.query(
+            """
+            DELETE FROM push_jobs WHERE kind = 'alert' AND leased_until IS NULL AND user_id = \(userID)
+                AND conversation_id = \(conversationID) AND seq <= \(readSeq)
+            """, logger: logger)
+        return try await clear(
+            conversationID, of: userID, upTo: readSeq, marker: readSeq, except: device, due: due, at: now,
+            on: connection, logger: logger)
     }
 
     /// `userID` left `conversationID` at `seq` (removed, left, or it was deleted): their waiting alerts for it are

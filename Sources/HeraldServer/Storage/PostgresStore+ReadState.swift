@@ -4,7 +4,8 @@ import PostgresNIO
 
 /// Read markers, levels and notification settings on PostgreSQL.
 extension PostgresStore {
-    public func markRead(userID: String, conversationID: String, upTo seq: Int64, webhook: Bool) async throws {
+    public func markRead(_ read: ReadMark) async throws -> ReadOutcome {
+        let (userID, conversationID, seq) = (read.userID, read.conversationID, read.upTo)
         let move: PostgresQuery = """
             UPDATE members SET read_seq = target.seq
             FROM (SELECT least(\(seq), coalesce((SELECT max(seq) FROM messages WHERE conversation_id = \(conversationID)), 0)) AS seq) AS target
@@ -12,19 +13,29 @@ extension PostgresStore {
               AND read_seq < target.seq
             RETURNING read_seq
             """
-        guard webhook else {
+        guard read.webhook || read.clearsDue != nil else {
             try await database.query(move, logger: logger)
-            return
+            return ReadOutcome()
         }
-        try await transaction { connection in
+        return try await transaction { connection in
+            var outcome = ReadOutcome()
             // The log's counter is shared: appends in flight commit first, and those after wait, so the event follows
             // exactly the entries committed before it.
-            try await connection.query("SELECT seq FROM message_seq WHERE id = 1 FOR SHARE", logger: self.logger)
+            if read.webhook {
+                try await connection.query("SELECT seq FROM message_seq WHERE id = 1 FOR SHARE", logger: self.logger)
+            }
             let moved = try await connection.query(move, logger: self.logger).collect()
-            guard let marker = try moved.first.map({ try $0.decode(Int64.self) }) else { return }
-            _ = try await Self.insertWebhooks(
-                [NewWebhookEvent.read(conversationID: conversationID, userID: userID, upTo: marker)],
-                on: connection, logger: self.logger)
+            if read.webhook, let marker = try moved.first.map({ try $0.decode(Int64.self) }) {
+                outcome.events = try await Self.insertWebhooks(
+                    [NewWebhookEvent.read(conversationID: conversationID, userID: userID, upTo: marker)],
+                    on: connection, logger: self.logger)
+            }
+            if let due = read.clearsDue {
+                outcome.clears = try await Self.clearsAfterRead(
+                    of: userID, in: conversationID, except: read.device, due: due, at: self.clock.now(),
+                    on: connection, logger: self.logger)
+            }
+            return outcome
         }
     }
 

@@ -43,11 +43,6 @@ public protocol PushOutbox: Sendable {
     @discardableResult
     func releasePushLeases() async throws -> Int
 
-    /// After `userID` read `conversationID` (up to their read marker): drops the alerts still waiting for it, and
-    /// queues a clear, due at `due`, to each device that was shown its messages by a push, except `device` (the
-    /// one that read). Returns the clears queued.
-    func pushAfterRead(userID: String, conversationID: String, device: String?, due: Date) async throws -> Int
-
     /// How many jobs wait or are being sent.
     func pushJobCount() async throws -> Int
 }

@@ -272,19 +272,21 @@ extension SQLiteStore {
         }
     }
 
-    public func pushAfterRead(userID: String, conversationID: String, device: String?, due: Date) async throws -> Int {
-        let now = clock.now()
-        return try await database.transaction { connection in
-            let marker = try connection.query(
-                "SELECT read_seq FROM members WHERE conversation_id = ?1 AND user_id = ?2",
-                [.text(conversationID), .text(userID)])
-            guard let readSeq = marker.first?.column("read_seq")?.integer else { return 0 }
-            try connection.query(
-                "DELETE FROM push_jobs WHERE kind = 'alert' AND leased = 0 AND user_id = ?1 AND conversation_id = ?2 AND seq <= ?3",
-                [.text(userID), .text(conversationID), .integer(readSeq)])
-            return try Self.clear(
-                conversationID, of: userID, upTo: Int64(readSeq), except: device, due: due, at: now, on: connection)
-        }
+    /// After `userID` read `conversationID` (up to their read marker): drops the alerts still waiting for it, and
+    /// queues a clear, due at `due`, to each device that was shown its messages by a push, except `device` (the
+    /// one that read). Returns the clears queued.
+    static func clearsAfterRead(
+        of userID: String, in conversationID: String, except device: String?, due: Date, at now: Date,
+        on connection: SQLiteHandle
+    ) throws -> Int {
+        let marker = try connection.query(
+            "SELECT read_seq FROM members WHERE conversation_id = ?1 AND user_id = ?2",
+            [.text(conversationID), .text(userID)])
+        guard let readSeq = marker.first?.column("read_seq")?.integer else { return 0 }
+        try connection.query(
+            "DELETE FROM push_jobs WHERE kind = 'alert' AND leased = 0 AND user_id = ?1 AND conversation_id = ?2 AND seq <= ?3",
+            [.text(userID), .text(conversationID), .integer(readSeq)])
+        return try clear(conversationID, of: userID, upTo: Int64(readSeq), except: device, due: due, at: now, on: connection)
     }
 
     /// `userID` left `conversationID` at `seq` (removed, left, or it was deleted): their waiting alerts for it are

@@ -3,8 +3,11 @@ import HeraldCore
 
 /// Read markers, levels and notification settings on SQLite.
 extension SQLiteStore {
-    public func markRead(userID: String, conversationID: String, upTo seq: Int64, webhook: Bool) async throws {
-        let move: @Sendable (SQLiteHandle) throws -> Void = { connection in
+    public func markRead(_ read: ReadMark) async throws -> ReadOutcome {
+        let (userID, conversationID, seq) = (read.userID, read.conversationID, read.upTo)
+        let now = clock.now()
+        let move: @Sendable (SQLiteHandle) throws -> ReadOutcome = { connection in
+            var outcome = ReadOutcome()
             let moved = try connection.query(
                 """
                 UPDATE members SET read_seq = max(read_seq,
@@ -15,15 +18,21 @@ extension SQLiteStore {
                 """,
                 [.text(conversationID), .text(userID), .integer(Int(seq))]
             )
-            guard webhook, let marker = moved.first?.column("read_seq")?.integer else { return }
-            _ = try Self.insertWebhooks([NewWebhookEvent.read(
-                conversationID: conversationID, userID: userID, upTo: Int64(marker))], on: connection)
+            if read.webhook, let marker = moved.first?.column("read_seq")?.integer {
+                outcome.events = try Self.insertWebhooks([NewWebhookEvent.read(
+                    conversationID: conversationID, userID: userID, upTo: Int64(marker))], on: connection)
+            }
+            if let due = read.clearsDue {
+                outcome.clears = try Self.clearsAfterRead(
+                    of: userID, in: conversationID, except: read.device, due: due, at: now, on: connection)
+            }
+            return outcome
         }
-        // One statement is a transaction of its own; with a webhook, the event joins it in one.
-        if webhook {
-            try await database.transaction(move)
+        // One statement is a transaction of its own; with an event or clears, they join it in one.
+        if read.webhook || read.clearsDue != nil {
+            return try await database.transaction(move)
         } else {
-            try await database.perform(move)
+            return try await database.perform(move)
         }
     }
 

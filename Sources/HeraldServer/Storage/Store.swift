@@ -405,10 +405,13 @@ public protocol EntryStore: Sendable {
 
 /// Each member's read marker, levels and notification settings.
 public protocol ReadStateStore: Sendable {
-    /// Moves `userID`'s read marker in a conversation forward to `seq` (never back, and never past the
-    /// conversation's latest entry). Posting a message moves the sender's marker to it by itself. With `webhook`,
-    /// a marker that moved queues a `read` event for the app's backend in the same transaction.
-    func markRead(userID: String, conversationID: String, upTo seq: Int64, webhook: Bool) async throws
+    /// A read, and all it sets off, in one transaction: the member's read marker moves forward to
+    /// ``ReadMark/upTo`` (never back, and never past the conversation's latest entry); a marker that moved queues a
+    /// `read` event for the app's backend (with ``ReadMark/webhook``); with ``ReadMark/clearsDue``, the alerts still
+    /// waiting for what is read are dropped and each device that was shown the conversation by a push, but the one
+    /// that read, gets a clear. Posting a message moves the sender's marker to it by itself.
+    @discardableResult
+    func markRead(_ read: ReadMark) async throws -> ReadOutcome
 
     /// Sets `userID`'s own level for a conversation they are a member of (nil: follow their default level; a mute is
     /// ``LevelChoice/muted``).
@@ -438,10 +441,47 @@ public protocol DeviceStore: Sendable {
 }
 
 extension ReadStateStore {
-    /// Moves a read marker, telling no webhook (see ``markRead(userID:conversationID:upTo:webhook:)``).
+    /// Moves a read marker, telling no webhook and queuing no clear (see ``markRead(_:)``).
     public func markRead(userID: String, conversationID: String, upTo seq: Int64) async throws {
-        try await markRead(userID: userID, conversationID: conversationID, upTo: seq, webhook: false)
+        try await markRead(ReadMark(userID: userID, conversationID: conversationID, upTo: seq))
     }
+}
+
+/// A member's read of a conversation, and what it sets off (``ReadStateStore/markRead(_:)``).
+public struct ReadMark: Hashable, Sendable {
+    /// Who read.
+    public var userID: String
+    /// What they read.
+    public var conversationID: String
+    /// Up to which `seq`.
+    public var upTo: Int64
+    /// The device that read, if the app said: it gets no clear.
+    public var device: String?
+    /// Whether a marker that moved queues a `read` webhook event.
+    public var webhook: Bool
+    /// When the clears to the other devices are due; nil: none (there is nothing to push with).
+    public var clearsDue: Date?
+
+    /// A read.
+    public init(
+        userID: String, conversationID: String, upTo: Int64, device: String? = nil, webhook: Bool = false,
+        clearsDue: Date? = nil
+    ) {
+        self.userID = userID
+        self.conversationID = conversationID
+        self.upTo = upTo
+        self.device = device
+        self.webhook = webhook
+        self.clearsDue = clearsDue
+    }
+}
+
+/// What a read queued.
+public struct ReadOutcome: Hashable, Sendable {
+    /// Webhook events (0 or 1).
+    public var events = 0
+    /// Clears to other devices.
+    public var clears = 0
 }
 
 extension DeviceStore {

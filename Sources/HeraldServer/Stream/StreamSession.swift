@@ -53,7 +53,7 @@ struct StreamSession {
             return
         }
         defer { messenger.hub.unregister(connection) }
-        messenger.webhooks.connected(identity.userID)
+        messenger.webhooks.connected(identity.userID, latest: latest)
         if let device {
             // The device has what it resumes after (nothing, without `after`), and from now on the server remembers
             // what it pushes to it, for its next catch-up's `pushed` frames.

@@ -32,7 +32,9 @@ final class WebhookDispatcher: Service, Sendable {
     private let sender = NIOLockedValueBox<LeasedSender<WebhookJob>?>(nil)
     private let reminderSignal = WakeSignal()
     /// Users a device of whom connected since the reminder loop last looked: their reminders are dropped first.
-    private let connectedUsers = NIOLockedValueBox<Set<String>>([])
+    /// Each with how far the log was when they connected: their reminders are dropped again once the feed decided
+    /// that far (a round that was deciding when they connected may write one after the first drop).
+    private let connectedUsers = NIOLockedValueBox<[String: Int64]>([:])
 
     init(
         store: any Store, log: EventLog, hub: Hub, memberships: Memberships, cluster: (any ClusterPresence)?,
@@ -61,7 +63,11 @@ final class WebhookDispatcher: Service, Sendable {
                     webhookEvents: entries.compactMap(NewWebhookEvent.entry).filter { settings.events.contains($0.type) },
                     reminders: try await reminders.due(for: entries))
             },
-            wrote: { _ in sender.withLockedValue { $0 }?.wake() })
+            wrote: { [reminderSignal, connectedUsers] _ in
+                sender.withLockedValue { $0 }?.wake()
+                // A round may have written reminders of who connected while it decided.
+                if !connectedUsers.withLockedValue(\.isEmpty) { reminderSignal.notify() }
+            })
     }
 
     /// Whether events of `type` are sent.
@@ -72,11 +78,13 @@ final class WebhookDispatcher: Service, Sendable {
         sender.withLockedValue { $0 }?.wake()
     }
 
-    /// A device of `userID` connected: their reminders are dropped (they are live), by the reminder loop before it
-    /// fires any. Never waits.
-    func connected(_ userID: String) {
+    /// A device of `userID` connected, when the log was at `latest` (or further): their reminders are dropped
+    /// (they are live) by the reminder loop before it fires any, and again once the feed decided that far. Never
+    /// waits.
+    func connected(_ userID: String, latest: Int64) {
         guard wants(.unreadReminder) else { return }
-        connectedUsers.withLockedValue { _ = $0.insert(userID) }
+        let through = max(latest, feed.taken)
+        connectedUsers.withLockedValue { $0[userID] = max($0[userID] ?? 0, through) }
         reminderSignal.notify()
     }
 
@@ -87,21 +95,22 @@ final class WebhookDispatcher: Service, Sendable {
         let tick = Duration.milliseconds(Int64(min(5, max(0.1, after.seconds / 4)) * 1000))
         while !Task.isCancelled {
             let connected = connectedUsers.withLockedValue { users in
-                defer { users = [] }
+                defer { users = [:] }
                 return users
             }
             do {
-                for (index, userID) in connected.sorted().enumerated() {
-                    do {
-                        try await store.cancelReminders(of: userID)
-                    } catch {
-                        // Kept for the next turn: what is not dropped yet must not fire.
-                        connectedUsers.withLockedValue { $0.formUnion(connected.sorted().dropFirst(index)) }
-                        throw error
-                    }
+                var left = connected
+                for (userID, through) in connected.sorted(by: { $0.key < $1.key }) {
+                    // What is not dropped yet must not fire: kept for the next turn if this fails.
+                    try await store.cancelReminders(of: userID)
+                    // Dropped again next turn while the feed may still write one: it has not decided as far as the
+                    // log was when they connected (nor, when the log has not handed that far, what it handed).
+                    if feed.decidedThrough.withLockedValue({ $0 }) >= min(through, feed.taken) { left[userID] = nil }
                 }
+                if !left.isEmpty { connectedUsers.withLockedValue { $0.merge(left, uniquingKeysWith: max) } }
                 if try await store.fireReminders(now: Date(), limit: 500) > 0 { sender.withLockedValue { $0 }?.wake() }
             } catch {
+                connectedUsers.withLockedValue { $0.merge(connected, uniquingKeysWith: max) }
                 if !Task.isCancelled { logger.warning("webhook: reminders failed", metadata: ["error": "\(error)"]) }
             }
             await reminderSignal.wait(timeout: tick)

@@ -18,7 +18,7 @@ extension PostgresServeTests {
             components.port = proxy.port
             let node = try await ServerProcess(
                 database: "unused.sqlite", secret: TestServer.secret,
-                environment: ["HERALD_POSTGRES_URL": components.string])
+                environment: ["HERALD_POSTGRES_URL": components.string, "LOG_LEVEL": "debug"])
             defer { node.stop() }
             let tokens = await TokenAuthority(secret: TestServer.secret)
             let alice = try await tokens.token(userID: "alice", name: "Alice")

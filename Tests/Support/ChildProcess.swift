@@ -157,9 +157,10 @@ public final class ChildProcess: @unchecked Sendable {
     public func logTail(_ count: Int = 20) -> String {
         guard let errorFile, let text = try? String(contentsOf: errorFile, encoding: .utf8) else { return "(no log kept)" }
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        // A crash's report is long, and its reason is at its start: that, and the first thread's frames, come first.
+        // A crash's report is long, and its reason is at its start: that, the 30 lines before it and the first
+        // thread's frames come first.
         if let crash = lines.firstIndex(where: { $0.contains("Fatal error") || $0.contains("*** Program crashed") || $0.contains("failed: file") }) {
-            let start = max(lines.startIndex, crash - 5)
+            let start = max(lines.startIndex, crash - 30)
             let report = lines[start..<min(lines.endIndex, crash + 40)].joined(separator: "\n")
             return report + "\n[…]\n" + lines.suffix(count).joined(separator: "\n")
         }

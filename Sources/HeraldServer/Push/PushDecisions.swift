@@ -51,11 +51,13 @@ struct PushDecisions: Sendable {
             if !candidates.isEmpty { asks.append((entry, candidates)) }
         }
         guard !asks.isEmpty else { return [] }
-        // With several nodes, the connections on the others count as this node's do.
-        let streams = try await reach.streams(of: asks.reduce(into: Set<String>()) { $0.formUnion($1.candidates) })
         let targets = try await store.pushTargets(asks.map {
             PushTargetQuery(conversationID: $0.entry.conversation.id, seq: $0.entry.message.seq ?? 0, candidates: $0.candidates)
         })
+        // The streams of those with a device to push to only (most members of a busy chat have none); with several
+        // nodes, the connections on the others count as this node's do.
+        let streams = try await reach.streams(of: Set(targets.joined().lazy
+            .filter { platforms.contains($0.device.platform) }.map(\.device.userID)))
         let now = clock.now()
         let due = now.addingTimeInterval(settings.delay.seconds)
         let waiting = now.addingTimeInterval(max(settings.delay, settings.confirmWithin).seconds)

@@ -203,7 +203,7 @@ public final class PushDispatcher: Service, Sendable {
         }
     }
 
-    /// Wakes every send loop, to lease what is due now: after a test moved ``clock`` forward.
+    /// Wakes every sender, to lease what is due now: after a test moved ``clock`` forward.
     func wakeSenders() {
         wake(Set(providers.keys))
     }

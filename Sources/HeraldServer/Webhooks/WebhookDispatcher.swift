@@ -20,9 +20,6 @@ import ServiceLifecycle
 final class WebhookDispatcher: Service, Sendable {
     let store: any Store
     let settings: WebhookSettings
-    private let hub: Hub
-    private let memberships: Memberships
-    private let cluster: (any ClusterPresence)?
     private let lease: Duration
     private let logger: Logger
     private let http: GuardedHTTP?
@@ -41,9 +38,6 @@ final class WebhookDispatcher: Service, Sendable {
         settings: WebhookSettings, lease: Duration, logger: Logger
     ) {
         self.store = store
-        self.hub = hub
-        self.memberships = memberships
-        self.cluster = cluster
         self.settings = settings
         self.lease = lease
         self.logger = logger

@@ -41,6 +41,7 @@ class Metrics(unittest.TestCase):
                      "herald_slow_readers_dropped_total", "herald_push_outbox_depth", "herald_rate_limited_total",
                      "herald_database_errors_total"):
             self.assertIsNotNone(self.value(before, name), f"{name} is missing from /metrics")
+        self.assertEqual(self.value(before, "herald_http_requests_in_flight"), 1, "the scrape itself is in flight")
         # The demo's own messages were posted, and pushed to the demo phones (logged, not sent): the pushes are
         # decided shortly after the posts, so they are waited for (up to 10 s).
         self.assertEqual(self.value(before, "herald_messages_posted_total"), 5)

@@ -82,12 +82,6 @@ struct ConfirmationTests {
         try await waitForOutboxDepth(0, port: port)
     }
 
-    /// A metric's value at the server on `port`.
-    static func metric(_ name: String, port: Int) async throws -> Double? {
-        let metrics = try await HTTPClient.request(port: port, "GET", "/metrics")
-        return metrics.text.split(separator: "\n").first { $0.hasPrefix(name + " ") }?.split(separator: " ").last.flatMap { Double($0) }
-    }
-
     @Test("a background client that confirms is not pushed; frozen (SIGSTOP, socket open), it is pushed once the grace period is over, once; woken, it does not notify that message itself",
           arguments: StoreKind.available)
     func confirmsThenFrozen(kind: StoreKind) async throws {
@@ -120,8 +114,8 @@ struct ConfirmationTests {
                 #expect(scene.pushes(of: "while-frozen").count == 1, "pushed once")
                 let push = try #require(scene.pushes(of: "while-frozen").first)
                 #expect(push.headers["apns-collapse-id"] == "herald-\(seq)", "under the identifier of the app's own notification")
-                #expect(try await Self.metric("herald_push_unconfirmed_total", port: scene.server.port) == 1)
-                #expect(try await Self.metric("herald_confirmations_total", port: scene.server.port) ?? 0 >= 1)
+                #expect(try await metric("herald_push_unconfirmed_total", port: scene.server.port) == 1)
+                #expect(try await metric("herald_confirmations_total", port: scene.server.port) ?? 0 >= 1)
 
                 // Woken: it reads the message and the server's word that it was pushed, and notifies it no more.
                 phone.wake()

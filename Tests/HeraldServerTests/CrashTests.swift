@@ -104,9 +104,11 @@ struct CrashTests {
         let connection = try await connectTCP(port: server.port)
         let response = try await connection.executeThenClose { inbound, outbound in
             try await outbound.write(ByteBuffer(string: head + body.prefix(20)))
-            // Time for the server to read the head and start the request (a connection with no request begun is
-            // idle, and closed at once by a graceful stop): 300 ms was too little once, with every suite at once.
-            try await Task.sleep(for: .seconds(2))
+            // The signal once the server has begun the request (a connection with no request begun is idle, and
+            // closed at once by a graceful stop): its metrics count it in flight, beside the scrape asking.
+            try await eventually("the half-sent post is in flight") {
+                try await metric("herald_http_requests_in_flight", port: server.port) ?? 0 >= 2
+            }
             server.stop()
             var refused = false
             for _ in 0..<250 where !refused {

@@ -189,8 +189,8 @@ struct PostgresServeTests {
             // The presence waiting to be written, sampled from node A's /metrics while the flood lasts.
             group.addTask {
                 while !done.withLockedValue({ $0 }) {
-                    if let waiting = try? await Self.metric("herald_presence_writes_waiting", on: port) {
-                        samples.withLockedValue { $0.append(waiting) }
+                    if let waiting = try? await metric("herald_presence_writes_waiting", port: port) {
+                        samples.withLockedValue { $0.append(Int(waiting)) }
                     }
                     try await Task.sleep(for: .milliseconds(50))
                 }
@@ -297,13 +297,6 @@ struct PostgresServeTests {
     /// What `twoNodes` sets up.
     struct TwoNodes {
         let a: ServerProcess, b: ServerProcess, onB: RemoteServer, chat: String, fake: FakePushService, url: String
-    }
-
-    /// The value of an unlabelled metric on a node's `/metrics`, if it shows one.
-    static func metric(_ name: String, on port: Int) async throws -> Int? {
-        let text = try await HTTPClient.request(port: port, "GET", "/metrics").text
-        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
-        return line.flatMap { Double($0.dropFirst(name.count + 1)) }.map { Int($0) }
     }
 
     /// Waits (checking every 20 ms, up to 60 s) until the presence table says `user` has a connection in the

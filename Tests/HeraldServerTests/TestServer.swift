@@ -417,11 +417,16 @@ struct FrameReader {
 
 /// Waits (up to 60 s) until the `herald serve` on `port` counts `depth` jobs in its push outbox (`/metrics`).
 func waitForOutboxDepth(_ depth: Int, port: Int) async throws {
-    var last = "no answer"
-    try await eventually("the outbox holds \(depth) jobs", detail: { last }) {
-        let metrics = try await HTTPClient.request(port: port, "GET", "/metrics")
-        let line = metrics.text.split(separator: "\n").first { $0.hasPrefix("herald_push_outbox_depth ") }
-        last = line.map(String.init) ?? "no herald_push_outbox_depth line"
-        return line?.split(separator: " ").last.flatMap { Double($0) } == Double(depth)
+    var last: Double?
+    try await eventually("the outbox holds \(depth) jobs", detail: { "\(last.map { "\($0)" } ?? "no herald_push_outbox_depth")" }) {
+        last = try await metric("herald_push_outbox_depth", port: port)
+        return last == Double(depth)
     }
+}
+
+/// The value of the unlabelled metric `name` on the `/metrics` of the `herald serve` on `port`, if it shows one.
+func metric(_ name: String, port: Int) async throws -> Double? {
+    let text = try await HTTPClient.request(port: port, "GET", "/metrics").text
+    let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+    return line.flatMap { Double($0.dropFirst(name.count + 1)) }
 }

@@ -6,9 +6,11 @@ import HeraldProtocol
 
 /// The first middleware of the router, so it also wraps the router's not-found responder: every failure, from
 /// any route, middleware or the router itself (an unknown path), becomes a JSON error body with a stable code.
-/// Unexpected errors are logged and answered `internal`.
+/// Unexpected errors are logged and answered `internal`. Being first, it also counts the requests in flight.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        HeraldMetrics.requestsInFlight.increment()
+        defer { HeraldMetrics.requestsInFlight.decrement() }
         do {
             return try await next(request, context)
         } catch {

@@ -22,7 +22,7 @@ public enum HeraldMetrics {
         factory.valueHistogramBuckets[Label.catchUp] = [0, 1, 10, 100, 1_000, 10_000, 100_000]
         MetricsSystem.bootstrap(factory)
         // Made now, so that a scrape shows each at zero before it first moves.
-        _ = (connectionsOpen, messagesPosted, deliveries, postToPublish, catchUp, slowReadersDropped,
+        _ = (connectionsOpen, requestsInFlight, messagesPosted, deliveries, postToPublish, catchUp, slowReadersDropped,
              streamsClosedForFlooding, outboxDepth, presenceWritesWaiting, rateLimited, databaseErrors, confirmations,
              pushesUnconfirmed)
     }
@@ -34,6 +34,8 @@ public enum HeraldMetrics {
 
     /// Stream connections open now.
     static let connectionsOpen = Meter(label: "herald_connections_open")
+    /// HTTP requests the router is answering now (this scrape included): what a graceful stop waits for.
+    static let requestsInFlight = Meter(label: "herald_http_requests_in_flight")
     /// Messages stored (new ones; a repeated id is not counted again).
     static let messagesPosted = Counter(label: "herald_messages_posted_total")
     /// Message frames handed to live connections (one a message and connection).

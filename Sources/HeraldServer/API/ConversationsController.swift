@@ -8,6 +8,8 @@ import HeraldProtocol
 struct ConversationsController {
     let store: any Store
     let messenger: Messenger
+    let hub: Hub
+    let userLimits: UserLimits
     let limits: ServerLimits
     let notifications: NotificationsController
 
@@ -46,7 +48,7 @@ struct ConversationsController {
         }
         try await Self.requireKnown(members.subtracting([identity.userID]), in: store)
         let title = try body.title.map { try Input.displayText($0, field: "title") }
-        try messenger.userLimits.createConversation(by: identity.userID)
+        try userLimits.createConversation(by: identity.userID)
         let (record, created) = try await store.createConversation(
             kind: body.kind,
             title: body.kind == .group ? title : nil,
@@ -278,7 +280,7 @@ struct ConversationsController {
         let identity = try context.requireIdentity()
         let id = try context.parameters.id("id")
         try await notifications.apply(muted ? .muted : nil, to: id, for: identity)
-        messenger.hub.send(.muted(conversationID: id, muted: muted), toUser: identity.userID)
+        hub.send(.muted(conversationID: id, muted: muted), toUser: identity.userID)
         return .noContent
     }
 

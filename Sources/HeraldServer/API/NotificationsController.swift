@@ -9,6 +9,8 @@ import Hummingbird
 struct NotificationsController {
     let store: any Store
     let messenger: Messenger
+    let hub: Hub
+    let userLimits: UserLimits
     let clock: WallClock
 
     /// The furthest an `until` or a snooze may reach: a year and a day. Further is a mistake, not a choice ("for
@@ -31,7 +33,7 @@ struct NotificationsController {
     @Sendable func changeSettings(_ request: Request, context: HeraldRequestContext) async throws -> WireNotificationSettings {
         let identity = try context.requireIdentity()
         let change = try await request.decodeJSON(as: SettingsChange.self, context: context)
-        try messenger.userLimits.change(by: identity.userID)
+        try userLimits.change(by: identity.userID)
         var settings = try await store.notificationSettings(of: identity.userID)
         if let level = change.defaultLevel { settings.defaultLevel = try Self.level(level, field: "defaultLevel") }
         if let snooze = change.snoozeUntil {
@@ -43,7 +45,7 @@ struct NotificationsController {
         if let counts = change.badgeCountsMuted { settings.badgeCountsMuted = counts }
         if let problem = settings.problem { throw APIError.invalidRequest(problem) }
         try await store.setNotificationSettings(settings, of: identity.userID)
-        messenger.hub.send(.notifications(settings), toUser: identity.userID)
+        hub.send(.notifications(settings), toUser: identity.userID)
         return WireNotificationSettings(settings: settings)
     }
 
@@ -71,9 +73,9 @@ struct NotificationsController {
     /// Keeps `choice` as `identity`'s level for `conversationID` and tells their connected devices.
     func apply(_ choice: LevelChoice?, to conversationID: String, for identity: Identity) async throws {
         _ = try await messenger.conversation(conversationID, for: identity)
-        try messenger.userLimits.change(by: identity.userID)
+        try userLimits.change(by: identity.userID)
         try await store.setLevel(choice, userID: identity.userID, conversationID: conversationID)
-        messenger.hub.send(.level(conversationID: conversationID, choice), toUser: identity.userID)
+        hub.send(.level(conversationID: conversationID, choice), toUser: identity.userID)
     }
 
     static func level(_ text: String, field: String) throws -> NotificationLevel {

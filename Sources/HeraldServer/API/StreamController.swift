@@ -17,9 +17,7 @@ import HeraldProtocol
 /// closed (1008). A plain GET gets the usual JSON 401 (or 400 for a bad `after`, and 426 when all is well but it is
 /// not an upgrade).
 struct StreamController {
-    let messenger: Messenger
-    let limits: ServerLimits
-    let timeouts: ServerTimeouts
+    let streams: StreamServices
     let authentication: AuthenticationMiddleware
 
     /// The plain HTTP side of `/v1/stream`.
@@ -56,10 +54,8 @@ struct StreamController {
                 try await Self.refuse(APIError(error), inbound: inbound, outbound: outbound, channel: channel)
                 return
             }
-            let session = StreamSession(
-                identity: identity, after: after, device: device, messenger: messenger, limits: limits, timeouts: timeouts,
-                logger: logger)
-            let socket = try await SocketWriter.attach(to: channel, pingEvery: timeouts.ping)
+            let session = StreamSession(identity: identity, after: after, device: device, services: streams, logger: logger)
+            let socket = try await SocketWriter.attach(to: channel, pingEvery: streams.timeouts.ping)
             try await session.run(inbound: inbound, outbound: outbound, socket: socket)
         }
     }

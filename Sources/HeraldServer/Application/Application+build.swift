@@ -91,8 +91,8 @@ public struct ServerEnvironment: Sendable {
 
     var messenger: Messenger {
         Messenger(
-            store: store, hub: hub, push: push, webhooks: webhooks, limits: configuration.limits, userLimits: userLimits,
-            memberships: memberships, retention: configuration.retention)
+            store: store, push: push, webhooks: webhooks, limits: configuration.limits, userLimits: userLimits,
+            memberships: memberships)
     }
 
     var authentication: AuthenticationMiddleware {
@@ -101,7 +101,9 @@ public struct ServerEnvironment: Sendable {
 
     var streams: StreamController {
         StreamController(
-            messenger: messenger, limits: configuration.limits, timeouts: configuration.timeouts,
+            streams: StreamServices(
+                store: store, hub: hub, push: push, webhooks: webhooks, messenger: messenger, userLimits: userLimits,
+                limits: configuration.limits, timeouts: configuration.timeouts, keepsEverything: configuration.retention == nil),
             authentication: authentication)
     }
 }
@@ -227,11 +229,12 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
     environment.streams.addRoutes(to: router)
     let v1 = router.group("v1").add(middleware: environment.authentication)
     let notifications = NotificationsController(
-        store: environment.store, messenger: environment.messenger, clock: environment.configuration.clock)
+        store: environment.store, messenger: environment.messenger, hub: environment.hub,
+        userLimits: environment.userLimits, clock: environment.configuration.clock)
     notifications.addRoutes(to: v1)
     ConversationsController(
-        store: environment.store, messenger: environment.messenger, limits: environment.configuration.limits,
-        notifications: notifications
+        store: environment.store, messenger: environment.messenger, hub: environment.hub,
+        userLimits: environment.userLimits, limits: environment.configuration.limits, notifications: notifications
     ).addRoutes(to: v1)
     DevicesController(
         store: environment.store, limits: environment.configuration.limits,

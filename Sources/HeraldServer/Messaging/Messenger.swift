@@ -4,17 +4,15 @@ import HeraldProtocol
 
 /// Posting and reading messages with the rules that hold for every way in (HTTP and the stream): only members,
 /// known conversations, usable ids, limits on text and on how fast one user posts, idempotent ids. What is stored
-/// reaches the live connections through the store's ``EventLog``, in sequence order.
+/// reaches the live connections through the store's ``EventLog``, in sequence order; what a change to a group or a
+/// read queued for the senders, they are woken for.
 struct Messenger: Sendable {
-    let store: any Store
-    let hub: Hub
+    let store: any ConversationStore & EntryStore & ReadStateStore
     let push: PushDispatcher
     let webhooks: WebhookDispatcher
     let limits: ServerLimits
     let userLimits: UserLimits
     let memberships: Memberships
-    /// How long entries are kept (`HERALD_RETENTION`); nil: for ever.
-    var retention: Duration? = nil
 
     /// The conversation `id` and who is in it, if `identity` is a member; from memory after the first time. A view
     /// in memory that says they are not is read again from the database before they are refused (they may have been

@@ -23,15 +23,16 @@ struct StreamSession {
     /// The app's id for the device, from the `device` parameter: while it is connected, its pushes wait for its
     /// confirmation (`received`), and it is told which messages were pushed to it (`pushed`).
     let device: String?
-    let messenger: Messenger
-    let limits: ServerLimits
-    let timeouts: ServerTimeouts
+    let services: StreamServices
     let logger: Logger
+
+    private var limits: ServerLimits { services.limits }
+    private var timeouts: ServerTimeouts { services.timeouts }
 
     /// Runs the stream on an upgraded connection: `socket` writes its frames, `outbound` closes it.
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, socket: SocketWriter) async throws {
         // An `after` beyond the latest seq is taken as the latest: `ready` tells the client where it really is.
-        let latest = try await messenger.store.latestSeq()
+        let latest = try await services.store.latestSeq()
         let start = min(after ?? latest, latest)
         // After an overflow the writer drains what was queued and closes with 1008. A client that stopped reading
         // altogether leaves the writer waiting on the socket; after ``ServerTimeouts/overflowDrain`` the connection
@@ -42,22 +43,22 @@ struct StreamSession {
             }
         }
         do {
-            try messenger.userLimits.openStream(by: identity.userID)
+            try services.userLimits.openStream(by: identity.userID)
         } catch let refusal as APIError {
             try await StreamController.refuse(refusal, inbound: inbound, outbound: outbound, channel: socket.channel)
             return
         }
-        guard let connection = messenger.hub.register(userID: identity.userID, device: device, outbox: outbox, limit: limits.streamsPerUser) else {
+        guard let connection = services.hub.register(userID: identity.userID, device: device, outbox: outbox, limit: limits.streamsPerUser) else {
             let refusal = APIError.rateLimited("a user has at most \(limits.streamsPerUser) streams open", retryAfter: 10)
             try await StreamController.refuse(refusal, inbound: inbound, outbound: outbound, channel: socket.channel)
             return
         }
-        defer { messenger.hub.unregister(connection) }
-        messenger.webhooks.connected(identity.userID, latest: latest)
+        defer { services.hub.unregister(connection) }
+        services.webhooks.connected(identity.userID, latest: latest)
         if let device {
             // The device has what it resumes after (nothing, without `after`), and from now on the server remembers
             // what it pushes to it, for its next catch-up's `pushed` frames.
-            messenger.push.confirmed(userID: identity.userID, device: device, through: after == nil ? 0 : start)
+            services.push.confirmed(userID: identity.userID, device: device, through: after == nil ? 0 : start)
         }
         logger.debug("stream opened", metadata: ["user": "\(identity.userID)", "after": "\(start)"])
 
@@ -116,18 +117,18 @@ struct StreamSession {
         // Everything stored up to `through` is read from the database, a window of seqs at a time, so that a long
         // catch-up is many short queries and never holds the database from other users' posts.
         var socket = socket
-        let through = try await messenger.store.latestSeq()
+        let through = try await services.store.latestSeq()
         var cursor = start
         var caughtUp = 0
         // What was pushed to this device meanwhile: each such message comes after a `pushed` frame, so the device
         // does not notify it a second time.
         var pushed: Set<Int64> = []
         if let device, start < through {
-            pushed = try await messenger.store.pushedSeqs(userID: identity.userID, device: device, after: start, through: through)
+            pushed = try await services.store.pushedSeqs(userID: identity.userID, device: device, after: start, through: through)
         }
         while cursor < through {
             let upper = min(through, cursor + limits.catchUpWindow)
-            let page = try await messenger.store.entries(
+            let page = try await services.store.entries(
                 for: identity.userID, after: cursor, through: upper, limit: limits.catchUpPageSize)
             try await socket.write(page.flatMap { entry -> [OutboundFrame] in
                 let message = OutboundFrame(text: ServerFrame.message(entry).text)
@@ -141,8 +142,8 @@ struct StreamSession {
         HeraldMetrics.catchUp.record(caughtUp)
         // With retention, a catch-up from before the horizon missed entries that are gone: `ready` says so.
         var horizon: Int64?
-        if messenger.retention != nil, start < through {
-            let kept = try await messenger.store.retentionHorizon()
+        if !services.keepsEverything, start < through {
+            let kept = try await services.store.retentionHorizon()
             if start < kept { horizon = kept }
         }
         // Noted before the write: the client may answer before the write returns.
@@ -212,9 +213,9 @@ struct StreamSession {
         switch frame {
         case .focus(let conversationID):
             let focus = try conversationID.map { try Input.id($0, field: "conversation") }
-            messenger.hub.update(connection) { $0.focus = focus }
+            services.hub.update(connection) { $0.focus = focus }
         case .app(let state):
-            messenger.hub.update(connection) { $0.appState = state }
+            services.hub.update(connection) { $0.appState = state }
             if state == .background, device == nil, Self.deviceless.firstWarning(for: identity.userID) {
                 logger.warning(
                     """
@@ -232,9 +233,9 @@ struct StreamSession {
             // the future would hold back the pushes of messages it never saw.
             let through = min(through, outbox.writtenThrough)
             guard through > 0 else { return }
-            messenger.push.confirmed(userID: identity.userID, device: device ?? "", through: through)
+            services.push.confirmed(userID: identity.userID, device: device ?? "", through: through)
         case .send(let conversationID, let id, let text, let imageURL, let mentions, let mentionsAll):
-            let outcome = try await messenger.post(
+            let outcome = try await services.messenger.post(
                 to: conversationID, clientID: id, text: text, imageURL: imageURL,
                 mentions: Mentions(ids: mentions, all: mentionsAll), by: identity)
             switch outcome {
@@ -250,6 +251,21 @@ struct StreamSession {
         }
         return OutboundFrame(text: ServerFrame.refusal(error, ref: ref).text)
     }
+}
+
+/// What every stream uses: the entries it catches up on, the hub it registers with, the push dispatcher it confirms
+/// to, the webhooks it tells of a connection, the messenger it posts with, and the limits.
+struct StreamServices: Sendable {
+    let store: any EntryStore & PushOutbox
+    let hub: Hub
+    let push: PushDispatcher
+    let webhooks: WebhookDispatcher
+    let messenger: Messenger
+    let userLimits: UserLimits
+    let limits: ServerLimits
+    let timeouts: ServerTimeouts
+    /// No retention (`HERALD_RETENTION`): a catch-up never starts before what is kept.
+    let keepsEverything: Bool
 }
 
 /// Says whether something is the first for a key, each key once, for up to `limit` keys (then never again): a

@@ -46,7 +46,7 @@ public final class SQLiteStore: Store {
                 try? await database.close(markingClean: false)
                 throw error
             }
-            return try await SQLiteStore(database: database, folder: nil, clock: clock, logger: logger)
+            return SQLiteStore(database: database, folder: nil, clock: clock)
         }
         let lock = try await DatabaseLock.acquire(databasePath: path)
         let walExisted = FileManager.default.fileExists(atPath: path + "-wal")
@@ -67,9 +67,8 @@ public final class SQLiteStore: Store {
             try? await database.close(markingClean: false)
             throw error as? StorageError ?? StorageError("cannot use the database \(path): \(Self.reason(error))")
         }
-        return try await SQLiteStore(
-            database: database, folder: URL(fileURLWithPath: path).deletingLastPathComponent().path, clock: clock,
-            logger: logger)
+        return SQLiteStore(
+            database: database, folder: URL(fileURLWithPath: path).deletingLastPathComponent().path, clock: clock)
     }
 
     private static func configure(_ connection: SQLiteHandle, fullSync: Bool) throws {
@@ -144,7 +143,7 @@ public final class SQLiteStore: Store {
         (error as? SQLiteFailure)?.message ?? String(describing: error)
     }
 
-    private init(database: SerialDatabase, folder: String?, clock: WallClock, logger: Logger) async throws {
+    private init(database: SerialDatabase, folder: String?, clock: WallClock) {
         self.database = database
         self.clock = clock
         self.folder = folder

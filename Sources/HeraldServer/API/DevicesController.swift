@@ -7,7 +7,7 @@ import Hummingbird
 /// Devices belong to their user: the same device id under two users is two devices, and a push token belongs to
 /// the device that registered it last (a phone that changed hands stops getting its old owner's pushes).
 struct DevicesController {
-    let store: any Store
+    let store: any DeviceStore
     let limits: ServerLimits
     /// Which Web Push endpoints are taken (``AddressPolicy``).
     let webPushPolicy: AddressPolicy

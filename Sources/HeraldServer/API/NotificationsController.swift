@@ -7,7 +7,7 @@ import Hummingbird
 /// time zone, the badge's choice) and `PUT /v1/conversations/{id}/notifications` (a conversation's level, for ever
 /// or until an instant). Every change reaches the user's connected devices at once, as a stream frame.
 struct NotificationsController {
-    let store: any Store
+    let store: any ReadStateStore
     let messenger: Messenger
     let hub: Hub
     let userLimits: UserLimits

@@ -4,7 +4,7 @@ import HeraldProtocol
 /// `GET /v1/users?q=&limit=&after=`: people to start a chat with, found by name or id, from the caller's directory
 /// (``DirectoryScope``: the people they share a conversation with, unless the server lets everyone be found).
 struct UsersController {
-    let store: any Store
+    let store: any UserStore
     let scope: DirectoryScope
 
     /// The longest query.

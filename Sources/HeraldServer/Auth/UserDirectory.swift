@@ -7,7 +7,7 @@ import NIOConcurrencyHelpers
 /// What it remembers it trusts for ``recheck``; an erasure (on this node, or told by another) is taken at once
 /// (``erased(_:)``): the user is refused from then on without asking the database, and their streams are closed.
 final class UserDirectory: Sendable {
-    private let store: any Store
+    private let store: any UserStore
     /// Each user's last claims, and the identity as stored from them (the name others see), since when.
     private let known = NIOLockedValueBox<[String: (claims: Identity, stored: Identity, since: Date)]>([:])
     private let gone = NIOLockedValueBox<Set<String>>([])
@@ -17,7 +17,7 @@ final class UserDirectory: Sendable {
     /// How long a user's claims are taken as written without asking the database again.
     static let recheck: TimeInterval = 60
 
-    init(store: any Store, closeStreams: @escaping @Sendable (String) -> Void = { _ in }) {
+    init(store: any UserStore, closeStreams: @escaping @Sendable (String) -> Void = { _ in }) {
         self.store = store
         self.closeStreams = closeStreams
     }

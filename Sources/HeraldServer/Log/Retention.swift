@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// The highest seq it deleted is the horizon: a client catching up from before it gets what is kept, and a `ready`
 /// that names the horizon.
 struct Retention: Service {
-    let store: any Store
+    let store: any EntryStore
     /// How long entries are kept.
     let keep: Duration
     /// Whether the push decider runs (its place bounds what goes).

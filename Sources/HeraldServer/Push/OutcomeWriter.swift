@@ -21,11 +21,11 @@ final class OutcomeWriter: Sendable {
     /// next start).
     struct Closed: Error {}
 
-    private let store: any Store
+    private let store: any PushOutbox
     private let state = NIOLockedValueBox(State())
     private let signal = WakeSignal()
 
-    init(store: any Store) {
+    init(store: any PushOutbox) {
         self.store = store
     }
 

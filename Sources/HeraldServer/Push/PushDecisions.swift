@@ -11,7 +11,7 @@ import HeraldProtocol
 /// member with a stream in the foreground, gets a job that waits ``PushSettings/confirmWithin`` and is dropped if the
 /// confirmation that covers it (``PushCover``) comes first.
 struct PushDecisions: Sendable {
-    let store: any Store
+    let store: any PushOutbox
     /// Who an entry reached, and their streams.
     let reach: Reach
     let settings: PushSettings

@@ -29,23 +29,22 @@ public protocol ClusterPresence: Sendable {
 final class PostgresPresence: ClusterPresence {
     /// This node's id, new at every start.
     let nodeID = UUID().uuidString.lowercased()
-    private let client: PostgresClient
+    /// Every use bounded, as the store's: a node whose database went away keeps trying, cheaply.
+    private let database: BoundedPostgres
     private let logger: Logger
     /// How long a node counts after its last heartbeat.
     let expiry: Duration
     private let writes = NIOLockedValueBox(PresenceWrites())
     /// Wakes the writer; holds at most one wake-up, however many changes come.
-    private let wakeUps: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
+    private let wake = WakeSignal()
 
     /// The most connections one write carries.
     static let batchLimit = 2_000
 
-    init(client: PostgresClient, expiry: Duration, logger: Logger) {
-        self.client = client
+    init(database: BoundedPostgres, expiry: Duration, logger: Logger) {
+        self.database = database
         self.expiry = expiry
         self.logger = logger
-        (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     private var expirySeconds: Double {
@@ -58,7 +57,7 @@ final class PostgresPresence: ClusterPresence {
             PresenceWrites.Row(userID: change.userID, device: $0.device, foreground: $0.appState == .foreground)
         }
         if writes.withLockedValue({ $0.record(connection: change.connection, row: row) }) {
-            wake.yield()
+            wake.notify()
         }
     }
 
@@ -68,7 +67,7 @@ final class PostgresPresence: ClusterPresence {
     /// Adds this node (at start).
     func join() async throws {
         // A new node holds no one's claims yet: every erasure so far is taken.
-        try await client.query(
+        try await database.query(
             """
             INSERT INTO nodes (id, seen_at, erasures_through) VALUES (\(nodeID), now(), (SELECT coalesce(max(seq), 0) FROM erasures))
             """, logger: logger)
@@ -82,14 +81,13 @@ final class PostgresPresence: ClusterPresence {
             await group.next()
             group.cancelAll()
         }
-        wake.finish()
     }
 
     /// Removes this node and its connections (at a graceful stop, once ``run()`` ended), waiting at most `limit`
     /// for the database: a node that cannot reach it leaves them to expire.
     func leave(within limit: Duration) async {
         do {
-            try await BoundedPostgres(client: client, limit: limit).query("DELETE FROM nodes WHERE id = \(nodeID)", logger: logger)
+            try await database.within(limit).query("DELETE FROM nodes WHERE id = \(nodeID)", logger: logger)
         } catch {
             logger.warning("this node's presence could not be removed; it expires by itself",
                            metadata: ["error": "\(PostgresStore.describe(error))"])
@@ -99,11 +97,11 @@ final class PostgresPresence: ClusterPresence {
     private func beat() async {
         while !Task.isCancelled {
             do {
-                try await client.query(
+                try await database.query(
                     """
                     INSERT INTO nodes (id, seen_at) VALUES (\(nodeID), now()) ON CONFLICT (id) DO UPDATE SET seen_at = now()
                     """, logger: logger)
-                try await client.query(
+                try await database.query(
                     "DELETE FROM nodes WHERE seen_at < now() - make_interval(secs => \(expirySeconds * 10))", logger: logger)
             } catch {
                 logger.warning("this node's heartbeat could not be written", metadata: ["error": "\(PostgresStore.describe(error))"])
@@ -113,7 +111,8 @@ final class PostgresPresence: ClusterPresence {
     }
 
     private func write() async {
-        for await _ in wakeUps {
+        while !Task.isCancelled {
+            await wake.wait(timeout: .seconds(60))
             while !Task.isCancelled, let batch = writes.withLockedValue({ $0.nextBatch(limit: Self.batchLimit) }) {
                 let succeeded: Bool
                 do {
@@ -132,7 +131,6 @@ final class PostgresPresence: ClusterPresence {
                 HeraldMetrics.presenceWritesWaiting.record(waiting)
                 if !succeeded { try? await Task.sleep(for: .seconds(1)) }
             }
-            if Task.isCancelled { return }
         }
     }
 
@@ -146,7 +144,7 @@ final class PostgresPresence: ClusterPresence {
     /// One batch: the rows that went, then the rows that are new or changed, each one statement.
     private func write(_ batch: PresenceWrites.Batch) async throws {
         if !batch.deletes.isEmpty {
-            try await client.query(
+            try await database.query(
                 "DELETE FROM presence WHERE node_id = \(nodeID) AND connection = ANY(\(batch.deletes.sorted())::integer[])",
                 logger: logger)
         }
@@ -155,7 +153,7 @@ final class PostgresPresence: ClusterPresence {
             PresenceRow(connection: connection, user_id: row.userID, device_id: row.device, foreground: row.foreground)
         }
         let json = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
-        try await client.query(
+        try await database.query(
             """
             INSERT INTO presence (node_id, connection, user_id, device_id, foreground)
             SELECT \(nodeID), connection, user_id, device_id, foreground
@@ -167,7 +165,7 @@ final class PostgresPresence: ClusterPresence {
 
     func othersPresence(of users: Set<String>) async throws -> [String: RemotePresence] {
         guard !users.isEmpty else { return [:] }
-        let rows = try await client.query(
+        let rows = try await database.query(
             """
             SELECT p.user_id, bool_or(p.foreground),
                    coalesce(array_agg(p.device_id) FILTER (WHERE p.device_id IS NOT NULL), '{}')
@@ -177,7 +175,8 @@ final class PostgresPresence: ClusterPresence {
             GROUP BY p.user_id
             """, logger: logger)
         var presence: [String: RemotePresence] = [:]
-        for try await (userID, foreground, devices) in rows.decode((String, Bool, [String]).self) {
+        for row in rows {
+            let (userID, foreground, devices) = try row.decode((String, Bool, [String]).self)
             presence[userID] = RemotePresence(foreground: foreground, devices: Set(devices))
         }
         return presence

@@ -19,7 +19,7 @@ extension PostgresStore {
         let admin = BoundedPostgres(
             client: PostgresClient(configuration: try configuration(url), backgroundLogger: logger), limit: .seconds(60))
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await admin.client.run() }
+            group.addTask { await admin.runPool() }
             defer { group.cancelAll() }
             try await admin.query("CREATE DATABASE \(unescaped: name)", logger: logger)
             let result: Result<T, any Error>

@@ -7,7 +7,7 @@ import PostgresNIO
 extension PostgresStore {
     public func place(of consumer: DurableConsumerName) async throws -> Int64 {
         let rows = try await database.query(
-            "SELECT seq FROM log_cursors WHERE name = \(consumer.rawValue)", logger: logger).collect()
+            "SELECT seq FROM log_cursors WHERE name = \(consumer.rawValue)", logger: logger)
         return try rows.first.map { try $0.decode(Int64.self) } ?? 0
     }
 

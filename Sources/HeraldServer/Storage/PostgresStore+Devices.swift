@@ -65,7 +65,8 @@ extension PostgresStore {
         let rows = try await database.query(
             "SELECT id, platform, token FROM devices WHERE user_id = \(userID) ORDER BY id", logger: logger)
         var devices: [DeviceRegistration] = []
-        for try await (id, platform, token) in rows.decode((String, String, String).self) {
+        for row in rows {
+            let (id, platform, token) = try row.decode((String, String, String).self)
             guard let platform = DeviceRegistration.Platform(rawValue: platform) else { continue }
             devices.append(DeviceRegistration(id: id, userID: userID, platform: platform, token: token))
         }

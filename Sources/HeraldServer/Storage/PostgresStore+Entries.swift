@@ -168,7 +168,7 @@ extension PostgresStore {
               AND (me.removed_seq IS NULL OR m.seq <= me.removed_seq)
             ORDER BY m.seq
             LIMIT \(limit)
-            """, logger: logger).collect()
+            """, logger: logger)
         return try rows.map { try Rows.incoming($0.makeRandomAccess()) }
     }
 
@@ -185,12 +185,12 @@ extension PostgresStore {
                    c.kind, c.title, u.name AS sender_name, u.picture AS sender_picture
             FROM messages m JOIN conversations c ON c.id = m.conversation_id JOIN users u ON u.id = m.sender_id
             WHERE m.seq > \(after) AND m.seq <= \(through) ORDER BY m.seq LIMIT \(Int64(min(limit, Int(Int64.max))))
-            """, logger: logger).collect()
+            """, logger: logger)
         return try rows.map { try Rows.incoming($0.makeRandomAccess()) }
     }
 
     public func latestSeq() async throws -> Int64 {
-        let rows = try await database.query("SELECT seq FROM message_seq WHERE id = 1", logger: logger).collect()
+        let rows = try await database.query("SELECT seq FROM message_seq WHERE id = 1", logger: logger)
         return try rows.first.map { try $0.decode(Int64.self) } ?? 0
     }
 }
@@ -239,7 +239,7 @@ extension PostgresStore {
     }
 
     public func retentionHorizon() async throws -> Int64 {
-        let rows = try await database.query("SELECT seq FROM log_cursors WHERE name = 'horizon'", logger: logger).collect()
+        let rows = try await database.query("SELECT seq FROM log_cursors WHERE name = 'horizon'", logger: logger)
         return try rows.first.map { try $0.decode(Int64.self) } ?? 0
     }
 }

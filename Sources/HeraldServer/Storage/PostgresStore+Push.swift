@@ -300,7 +300,7 @@ extension PostgresStore {
         let rows = try await database.query(
             """
             SELECT seq FROM push_sent WHERE user_id = \(userID) AND device_id = \(device) AND seq > \(after) AND seq <= \(through)
-            """, logger: logger).collect()
+            """, logger: logger)
         return Set(try rows.map { try $0.decode(Int64.self) })
     }
 
@@ -320,7 +320,7 @@ extension PostgresStore {
             """
             UPDATE push_jobs SET leased_until = NULL
             WHERE leased_until IS NOT NULL AND leased_until < \(Date().timeIntervalSince1970) RETURNING id
-            """, logger: logger).collect().count
+            """, logger: logger).count
     }
 
     /// After `userID` read `conversationID` (up to their read marker): drops the alerts still waiting for it, and
@@ -381,7 +381,7 @@ extension PostgresStore {
     }
 
     public func pushJobCount() async throws -> Int {
-        let rows = try await database.query("SELECT count(*) FROM push_jobs", logger: logger).collect()
+        let rows = try await database.query("SELECT count(*) FROM push_jobs", logger: logger)
         return Int(try rows.first.map { try $0.decode(Int64.self) } ?? 0)
     }
 }

@@ -50,7 +50,7 @@ extension PostgresStore {
 
     public func notificationSettings(of userID: String) async throws -> NotificationSettings {
         let rows = try await database.query(
-            "SELECT body FROM notification_settings WHERE user_id = \(userID)", logger: logger).collect()
+            "SELECT body FROM notification_settings WHERE user_id = \(userID)", logger: logger)
         return LevelSQL.settings(try rows.first.map { try $0.decode(String.self) })
     }
 

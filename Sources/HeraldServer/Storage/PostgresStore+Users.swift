@@ -17,14 +17,14 @@ extension PostgresStore {
                 known = true
             WHERE NOT users.erased
             RETURNING id, name, picture, known
-            """, logger: logger).collect()
+            """, logger: logger)
         guard let stored = try rows.first.flatMap({ try Rows.person($0.makeRandomAccess()) }) else { throw StoreError.userErased }
         return stored
     }
 
     public func user(id: String) async throws -> Person? {
         let rows = try await database.query(
-            "SELECT id, name, picture, known FROM users WHERE id = \(id) AND known", logger: logger).collect()
+            "SELECT id, name, picture, known FROM users WHERE id = \(id) AND known", logger: logger)
         return try rows.first.flatMap { try Rows.person($0.makeRandomAccess()) }
     }
 
@@ -76,7 +76,7 @@ extension PostgresStore {
     public func unknownUsers(among ids: [String]) async throws -> [String] {
         guard !ids.isEmpty else { return [] }
         let rows = try await database.query(
-            "SELECT id FROM users WHERE known AND id = ANY(\(Array(Set(ids)))::text[])", logger: logger).collect()
+            "SELECT id FROM users WHERE known AND id = ANY(\(Array(Set(ids)))::text[])", logger: logger)
         let known = try Set(rows.map { try $0.decode(String.self) })
         return HeraldID.sorted(Set(ids).subtracting(known))
     }
@@ -94,7 +94,7 @@ extension PostgresStore {
                                              AND b.removed_seq IS NULL))
               AND (lower(u.name) LIKE \(pattern) ESCAPE '\\' OR u.id LIKE \(idPattern) ESCAPE '\\')
             ORDER BY u.id LIMIT \(search.limit)
-            """, logger: logger).collect()
+            """, logger: logger)
         // Every row is a known user, a nameless one too (clients say "Someone").
         return try rows.map { row in
             let (id, name, picture) = try row.decode((String, String, String?).self)

@@ -109,7 +109,7 @@ extension PostgresStore {
     }
 
     public func webhookCount() async throws -> Int {
-        let rows = try await database.query("SELECT count(*) FROM webhook_jobs", logger: logger).collect()
+        let rows = try await database.query("SELECT count(*) FROM webhook_jobs", logger: logger)
         return Int(try rows.first.map { try $0.decode(Int64.self) } ?? 0)
     }
 }

@@ -51,19 +51,21 @@ public final class PostgresStore: Store, Service {
     ) {
         self.clock = wallClock
         self.client = client
-        self.database = BoundedPostgres(client: client, limit: queryLimit)
-        // One of the server's few unstructured tasks: the pool must run from the connection on, before the service
-        // group starts (the migrations, and the demo's seed, use it), and until the store's service stops, after
-        // the HTTP server and every consumer (``close()`` cancels it and waits for its end).
+        let database = BoundedPostgres(client: client, limit: queryLimit)
+        self.database = database
+        // One of the server's few unstructured tasks: the pool (and the uses of it, its children) must run from the
+        // connection on, before the service group starts (the migrations, and the demo's seed, use it), and until
+        // the store's service stops, after the HTTP server and every consumer (``close()`` cancels it and waits for
+        // its end).
         let ended = WakeSignal()
         poolEnded = ended
         self.pool = Task {
-            await client.run()
+            await database.runPool()
             ended.notify()
         }
         self.leaseDuration = leaseDuration
         self.logger = logger
-        self.presence = PostgresPresence(client: client, expiry: presenceExpiry, logger: logger)
+        self.presence = PostgresPresence(database: database, expiry: presenceExpiry, logger: logger)
     }
 
     /// Connects to the database `url` names (`postgres://user:password@host:port/database?sslmode=…`) and migrates
@@ -93,8 +95,8 @@ public final class PostgresStore: Store, Service {
                 // The pool waits for a connection as long as it is asked to, so each try is bounded: a first
                 // answer within 5 s (the database is there), then the set-up within 60 s (migrations on a busy
                 // server can take longer than the first answer should).
-                try await BoundedPostgres(client: store.client, limit: .seconds(5)).query("SELECT 1", logger: logger)
-                try await BoundedPostgres(client: store.client, limit: .seconds(60)).run {
+                try await store.database.within(.seconds(5)).query("SELECT 1", logger: logger)
+                try await store.database.within(.seconds(60)).run {
                     try await PostgresMigrations.migrate(store.client, logger: logger)
                     try await store.presence.join()
                 }
@@ -210,7 +212,7 @@ public final class PostgresStore: Store, Service {
                 """
                 SELECT e.seq, e.user_id FROM erasures e, nodes n
                 WHERE n.id = \(presence.nodeID) AND e.seq > n.erasures_through ORDER BY e.seq
-                """, logger: logger).collect()
+                """, logger: logger)
             for row in rows {
                 let (seq, userID) = try row.decode((Int64, String).self)
                 await take(Erasure(seq: seq, userID: userID))
@@ -231,7 +233,7 @@ public final class PostgresStore: Store, Service {
                 """
                 SELECT count(*) FROM nodes WHERE id <> \(presence.nodeID) AND erasures_through < \(seq)
                   AND seen_at > now() - make_interval(secs => \(expiry))
-                """, logger: logger).collect().first.map { try $0.decode(Int64.self) }
+                """, logger: logger).first.map { try $0.decode(Int64.self) }
             if behind == 0 { return }
             try? await Task.sleep(for: .milliseconds(20))
         }
@@ -253,16 +255,8 @@ public final class PostgresStore: Store, Service {
     /// Reachable when `SELECT 1` answers within `timeout`. A full disk on the database server is not seen here
     /// (its writes answer `storage_full`); watching the database server's disk is its operator's part.
     public func health(within timeout: Duration) async -> StoreHealth {
-        let reachable = await withTaskGroup(of: Bool.self) { group in
-            group.addTask { (try? await self.client.query("SELECT 1", logger: self.logger).collect()) != nil }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            defer { group.cancelAll() }
-            return await group.next() ?? false
-        }
-        return reachable ? .ok : .unreachable
+        let reachable = try? await database.within(timeout).query("SELECT 1", logger: logger)
+        return reachable == nil ? .unreachable : .ok
     }
 
     /// A value every node shares, kept in the database: the one stored under `name`, or `make()`'s, stored there
@@ -272,7 +266,7 @@ public final class PostgresStore: Store, Service {
         try await database.query(
             "INSERT INTO herald_settings (name, value) VALUES (\(name), \(candidate)) ON CONFLICT (name) DO NOTHING",
             logger: logger)
-        let rows = try await database.query("SELECT value FROM herald_settings WHERE name = \(name)", logger: logger).collect()
+        let rows = try await database.query("SELECT value FROM herald_settings WHERE name = \(name)", logger: logger)
         return try rows.first.map { try $0.decode(String.self) } ?? candidate
     }
 

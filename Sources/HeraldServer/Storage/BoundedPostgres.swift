@@ -91,7 +91,8 @@ final class PostgresUses: Sendable {
         let use = Use<Result>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                use.answer(to: continuation)
+                // Already answered (the caller was cancelled before it waited): nothing to run.
+                guard use.answer(to: continuation) else { return }
                 let nanoseconds = limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000
                 let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(nanoseconds)) {
                     use.end(.failure(StorageTimeout(limit: limit)))
@@ -133,13 +134,15 @@ final class PostgresUses: Sendable {
         private let state = NIOLockedValueBox(State())
         private let ended = WakeSignal()
 
-        /// The caller waits with `continuation`: answered now if the use already ended.
-        func answer(to continuation: CheckedContinuation<Result, any Error>) {
+        /// The caller waits with `continuation`: answered now, and false, if the use already ended.
+        func answer(to continuation: CheckedContinuation<Result, any Error>) -> Bool {
             let answer = state.withLockedValue { state -> Swift.Result<Result, any Error>? in
                 if state.answer == nil { state.caller = continuation }
                 return state.answer
             }
-            if let answer { continuation.resume(with: answer) }
+            guard let answer else { return true }
+            continuation.resume(with: answer)
+            return false
         }
 
         /// Ends the use with `answer`, unless it ended already.

@@ -61,8 +61,10 @@ describe("The Expo example", async () => {
     assert.equal(userOfToken(token("zoë")), "zoë");
     assert.equal(userOfToken("not a token"), null);
     assert.equal(serverAddress(" 192.168.1.20:8080/ "), "http://192.168.1.20:8080");
-    const checked = await checkSignIn({ server: server.url, token: ` ${token("yan")} ` });
-    assert.deepEqual(checked, { server: server.url, token: token("yan"), user: "yan" });
+    // One token, minted once: two mints a second apart differ in their expiry.
+    const yan = token("yan");
+    const checked = await checkSignIn({ server: server.url, token: ` ${yan} ` });
+    assert.deepEqual(checked, { server: server.url, token: yan, user: "yan" });
     await assert.rejects(checkSignIn({ server: server.url, token: token("yan", { secret: "another-secret-of-at-least-32-bytes!!!" }) }),
       /refused the token \(invalid_token\)/);
     await assert.rejects(checkSignIn({ server: "http://127.0.0.1:9", token: token("yan") }), /cannot be reached: is herald serve running with --host 0\.0\.0\.0/);

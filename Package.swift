@@ -37,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     ],
     targets: [
         // The notification engine: models, content, policy, banner queue. Foundation only, no I/O.
@@ -106,6 +107,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

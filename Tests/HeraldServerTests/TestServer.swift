@@ -46,7 +46,7 @@ struct TestServer {
     /// Runs `app` until `body`, given the port `ports` first yields (the app's `onServerRunning` feeds it), ends;
     /// then stops it gracefully (closing what it opened) whether `body` threw or not.
     static func withRunning(
-        _ app: some ApplicationProtocol, ports: AsyncStream<Int>, logger: Logger, _ body: (Int) async throws -> Void
+        _ app: some Service, ports: AsyncStream<Int>, logger: Logger, _ body: (Int) async throws -> Void
     ) async throws {
         let services = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -47,9 +47,9 @@ struct WebhookTests {
         }
 
         /// Every delivery so far, in the order they arrived.
-        var deliveries: [Delivery] {
+        var deliveries: [StreamDelivery] {
             guard let text = try? String(contentsOf: log, encoding: .utf8) else { return [] }
-            return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(Delivery.self, from: Data($0.utf8)) }
+            return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(StreamDelivery.self, from: Data($0.utf8)) }
         }
 
         func stop() {
@@ -58,7 +58,7 @@ struct WebhookTests {
     }
 
     /// One delivery as the receiver logged it.
-    struct Delivery: Decodable {
+    struct StreamDelivery: Decodable {
         struct Person: Decodable {
             var id: String
         }
@@ -221,11 +221,11 @@ struct WebhookTests {
         #expect(try await service("POST", "/conversations", #"{"id": "g2", "kind": "group", "members": ["alice"]}"#).status == 201)
         #expect(try await service("DELETE", "/conversations/g2").status == 204)
 
-        func delivered() -> [Delivery] { receiver.deliveries.filter { (200..<300).contains($0.status) } }
-        func has(_ type: String, _ matches: (Delivery) -> Bool = { _ in true }) -> Bool {
+        func delivered() -> [StreamDelivery] { receiver.deliveries.filter { (200..<300).contains($0.status) } }
+        func has(_ type: String, _ matches: (StreamDelivery) -> Bool = { _ in true }) -> Bool {
             delivered().contains { $0.type == type && matches($0) }
         }
-        let expected: [(String, (Delivery) -> Bool)] = [
+        let expected: [(String, (StreamDelivery) -> Bool)] = [
             ("message.new", { $0.data?.message?.id == "hello" && $0.data?.sender?.id == "alice" }),
             ("message.new", { $0.data?.message?.id == "note" && $0.data?.sender?.id == "" }),
             ("conversation.renamed", { $0.data?.title == "Team 42" }),

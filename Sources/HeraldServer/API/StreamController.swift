@@ -2,23 +2,30 @@ import Hummingbird
 import HTTPTypes
 import Logging
 import NIOCore
-import HummingbirdWebSocket
-import NIOWebSocket
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import HeraldProtocol
 
-/// `GET /v1/stream?after=SEQ&device=ID`: the WebSocket of live messages (see ``StreamSession``).
+/// `GET /v1/stream?after=SEQ&device=ID`: the WebSocket of live messages.
 ///
-/// The upgrade is decided at the connection (``shouldUpgrade(_:channel:logger:)``), not by a route: the stream writes
-/// to its channel directly (``SocketWriter``), and hummingbird-websocket's router integration keeps every upgraded
-/// request's context alive in a reference cycle (about a kilobyte for every stream ever opened).
+/// The upgrade is decided at the connection (``request(_:)``, by ``StreamUpgradeChannel``), not by a route, and the
+/// stream then lives in its channel's pipeline (``StreamHandler``): no task of its own, while idle or live.
 ///
 /// It authenticates after the upgrade rather than before: a WebSocket client cannot read the status of a refused
 /// upgrade, so a bad token on an upgrade request is accepted, answered with an `error` frame carrying the code, and
 /// closed (1008). A plain GET gets the usual JSON 401 (or 400 for a bad `after`, and 426 when all is well but it is
 /// not an upgrade).
-struct StreamController {
+struct StreamController: Sendable {
+    /// An upgrade request for a stream.
+    struct StreamRequest: Sendable {
+        let request: Request
+        let after: Int64?
+        let device: String?
+    }
+
     let streams: StreamServices
     let authentication: AuthenticationMiddleware
+    let work: StreamWork
 
     /// The plain HTTP side of `/v1/stream`.
     func addRoutes(to router: Router<HeraldRequestContext>) {
@@ -30,58 +37,32 @@ struct StreamController {
         }
     }
 
-    /// Whether an upgrade request becomes a stream: a `GET` of `/v1/stream` with a valid `after` (or none). Anything
-    /// else goes on as plain HTTP, to the router.
-    @Sendable
-    func shouldUpgrade(
-        _ head: HTTPRequest, channel: any Channel, logger: Logger
-    ) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
-        let request = Request(head: head, body: RequestBody(buffer: ByteBuffer()))
-        let after: Int64?
-        let device: String?
+    /// The stream an upgrade request asks for: a `GET` of `/v1/stream` with a valid `after` (or none). Nil for
+    /// anything else, which goes on as plain HTTP.
+    func request(_ head: HTTPRequestHead) -> StreamRequest? {
+        guard head.method == .GET, let http = try? HTTPRequest(head, secure: false, splitCookie: false) else { return nil }
+        let request = Request(head: http, body: RequestBody(buffer: ByteBuffer()))
+        guard request.uri.path == "/v1/stream" else { return nil }
         do {
-            guard head.method == .get, request.uri.path == "/v1/stream" else { return .dontUpgrade }
-            after = try Self.after(in: request)
-            device = try Self.device(in: request)
+            return StreamRequest(request: request, after: try Self.after(in: request), device: try Self.device(in: request))
         } catch {
-            return .dontUpgrade
-        }
-        return .upgrade([:]) { inbound, outbound, _ in
-            let identity: Identity
-            do {
-                identity = try await authentication.authenticate(request)
-            } catch {
-                try await Self.refuse(APIError(error), inbound: inbound, outbound: outbound, channel: channel)
-                return
-            }
-            let session = StreamSession(identity: identity, after: after, device: device, services: streams, logger: logger)
-            let socket = try await SocketWriter.attach(to: channel, pingEvery: streams.timeouts.ping)
-            try await session.run(inbound: inbound, outbound: outbound, socket: socket)
+            return nil
         }
     }
 
-    /// Refuses an upgraded connection: one `error` frame with the code, then a close (1008) with the code as reason.
-    ///
-    /// Not at once: a client library may drop frames that arrive in the same read as the upgrade's 101 response
-    /// (swift-websocket's client did, and then waited for ever), so the refusal goes out once the client has shown
-    /// it is reading (its first frame; Herald's clients send `focus` and `app` on every connection), or after
-    /// `patience` for a client that sends nothing. Then nothing more is read from it (``ClosingInput``).
-    static func refuse(
-        _ refusal: APIError, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel,
-        patience: Duration = .seconds(1)
-    ) async throws {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                var frames = inbound.makeAsyncIterator()
-                _ = try? await frames.next()
-            }
-            group.addTask { try? await Task.sleep(for: patience) }
-            await group.next()
-            group.cancelAll()
+    /// Opens the stream on the upgraded `channel`: its handler joins the pipeline, and its opening (the token, the
+    /// registration, the catch-up) runs on ``StreamWork``. On the channel's event loop.
+    func open(_ request: StreamRequest, on channel: any Channel, logger: Logger) throws {
+        let handler = StreamHandler(limits: streams.limits, timeouts: streams.timeouts, logger: logger)
+        try channel.pipeline.syncOperations.addHandler(handler)
+        let opening = StreamOpening(
+            request: request.request, after: request.after, device: request.device,
+            peer: StreamPeer(handler, lane: streams.hub.lanes.lane(for: channel.eventLoop)), services: streams,
+            authentication: authentication, work: work, logger: logger)
+        if !work.submit({ await opening.run() }) {
+            // The server is stopping.
+            channel.close(promise: nil)
         }
-        try await outbound.write(.text(ServerFrame.refusal(refusal, ref: nil).text))
-        try await outbound.close(.policyViolation, reason: refusal.code.rawValue)
-        ClosingInput.stopReading(channel)
     }
 
     /// The `device` parameter: the app's id for the device, as registered with `PUT /v1/devices/{deviceId}`.

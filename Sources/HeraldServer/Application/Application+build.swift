@@ -32,6 +32,8 @@ public struct ServerEnvironment: Sendable {
     let users: UserDirectory
     /// Webhooks to the app's backend.
     let webhooks: WebhookDispatcher
+    /// Where the streams' opening and sends run.
+    let streamWork: StreamWork
     let services: [any Service]
 
     /// Opens the database (migrating it) and resolves the token secret: SQLite, or PostgreSQL when
@@ -104,7 +106,7 @@ public struct ServerEnvironment: Sendable {
             streams: StreamServices(
                 store: store, hub: hub, push: push, webhooks: webhooks, messenger: messenger, userLimits: userLimits,
                 limits: configuration.limits, timeouts: configuration.timeouts, keepsEverything: configuration.retention == nil),
-            authentication: authentication)
+            authentication: authentication, work: streamWork)
     }
 }
 
@@ -132,6 +134,8 @@ extension ServerEnvironment {
         (store as? PostgresStore)?.onErasure { users.erased($0) }
         // With several nodes, an alert one of them pushed is told to the device's streams on each.
         (store as? PostgresStore)?.onPushed { [hub] in hub.pushed($0) }
+        // A stream given its drain time and its closing handshake to close at a stop.
+        let streamWork = StreamWork(hub: hub, closeLimit: configuration.timeouts.overflowDrain + .seconds(5))
         self.init(
             configuration: configuration,
             store: store,
@@ -144,10 +148,11 @@ extension ServerEnvironment {
             memberships: memberships,
             users: users,
             webhooks: webhooks,
-            // Stopped in reverse: the webhook and push loops before the database they write to.
+            streamWork: streamWork,
+            // Stopped in reverse: the streams' work, then the webhook and push loops before the database they write to.
             services: [storeService, push, webhooks] + (configuration.retention.map {
                 [Retention(store: store, keep: $0, pushing: !providers.isEmpty, webhooks: configuration.webhooks.isOn, logger: logger)]
-            } ?? [])
+            } ?? []) + [streamWork]
         )
     }
 }
@@ -159,7 +164,7 @@ public func buildApplication(
     _ environment: ServerEnvironment,
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-) -> some ApplicationProtocol {
+) -> HeraldApplication<some ApplicationProtocol> {
     let router = buildRouter(environment, logger: logger)
     var application = Application(
         router: router,
@@ -178,31 +183,39 @@ public func buildApplication(
             try await DemoData.seed(environment)
         }
     }
-    return application
+    return HeraldApplication(application: application, hub: environment.hub)
+}
+
+/// The Hummingbird application and the streams beside it: at a graceful stop, the streams (which live in their
+/// channels, not in the server's tasks) are told to close at once, while the server stops accepting and answers what
+/// is in flight.
+public struct HeraldApplication<Inner: ApplicationProtocol>: Service {
+    let application: Inner
+    let hub: Hub
+
+    public func run() async throws {
+        try await withGracefulShutdownHandler {
+            try await application.run()
+        } onGracefulShutdown: { [hub] in
+            hub.closeAll()
+        }
+    }
 }
 
 /// HTTP/1.1 with the WebSocket upgrade, every connection guarded (``GuardedChildChannel``): header and idle
 /// timeouts, 431 for oversized heads, 400 and a close for requests that cannot be parsed.
 private func httpServer(streams: StreamController, configuration: ServerConfiguration) -> HTTPServerBuilder {
-    var http1 = HTTP1Channel.Configuration(idleTimeout: nil)
-    http1.httpDecoder = .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
-    let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
-        http1: http1,
-        ws: WebSocketServerConfiguration(
-            maxFrameSize: configuration.limits.maxAcceptedFrameBytes,
-            // Pings come from Herald's own timer on the event loop (`StreamConnectionHandler`), not a task per stream.
-            autoPing: .disabled,
-            closeTimeout: .seconds(5),
-            validateUTF8: true
-        )
-    )
+    var configuredHTTP1 = HTTP1Channel.Configuration(idleTimeout: nil)
+    configuredHTTP1.httpDecoder = .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
+    let http1 = configuredHTTP1
     let timeouts = configuration.timeouts
     let descriptors = FileDescriptorLimit.raise()
     let gate = ConnectionGate(limit: configuration.limits.maxConnections ?? max(1, descriptors - FileDescriptorLimit.reserve))
     return HTTPServerBuilder { responder in
         GuardedChildChannel(
-            inner: HTTP1WebSocketUpgradeChannel(
-                responder: responder, configuration: channelConfiguration, shouldUpgrade: streams.shouldUpgrade),
+            inner: StreamUpgradeChannel(
+                responder: responder, http1: http1, maxFrameSize: configuration.limits.maxAcceptedFrameBytes,
+                streams: streams),
             timeouts: timeouts,
             gate: gate
         )

@@ -30,7 +30,7 @@ public struct PresenceChange: Sendable {
 public final class Hub: Sendable {
     private struct Connection {
         var userID: String
-        var outbox: Outbox
+        var peer: StreamPeer
         var presence: ConnectionPresence
     }
 
@@ -43,6 +43,10 @@ public final class Hub: Sendable {
     private let state = NIOLockedValueBox(State())
     /// Told of every change of presence (with several nodes, so the others can see it).
     private let observer: (@Sendable (PresenceChange) -> Void)?
+    /// The event loops' lanes that frames reach the streams by.
+    let lanes = DeliveryLanes()
+    /// Told when the last connection closes.
+    private let emptied = WakeSignal()
 
     /// Creates an empty hub; `observer` is told of every connection's presence as it changes.
     public init(observer: (@Sendable (PresenceChange) -> Void)? = nil) {
@@ -50,13 +54,13 @@ public final class Hub: Sendable {
     }
 
     /// Adds a connection of `userID`; nil when they already have `limit` open.
-    func register(userID: String, device: String? = nil, outbox: Outbox, limit: Int) -> Int? {
+    func register(userID: String, device: String? = nil, peer: StreamPeer, limit: Int) -> Int? {
         let presence = ConnectionPresence(appState: .foreground, focus: nil, device: device)
         let id = state.withLockedValue { state -> Int? in
             guard (state.byUser[userID]?.count ?? 0) < limit else { return nil }
             state.nextID += 1
             let id = state.nextID
-            state.connections[id] = Connection(userID: userID, outbox: outbox, presence: presence)
+            state.connections[id] = Connection(userID: userID, peer: peer, presence: presence)
             state.byUser[userID, default: []].insert(id)
             return id
         }
@@ -68,14 +72,15 @@ public final class Hub: Sendable {
     }
 
     func unregister(_ id: Int) {
-        let removed = state.withLockedValue { state -> Connection? in
-            guard let connection = state.connections.removeValue(forKey: id) else { return nil }
+        let (removed, empty) = state.withLockedValue { state -> (Connection?, Bool) in
+            guard let connection = state.connections.removeValue(forKey: id) else { return (nil, false) }
             state.byUser[connection.userID]?.remove(id)
             if state.byUser[connection.userID]?.isEmpty == true {
                 state.byUser.removeValue(forKey: connection.userID)
             }
-            return connection
+            return (connection, state.connections.isEmpty)
         }
+        if empty { emptied.notify() }
         if let removed {
             HeraldMetrics.connectionsOpen.decrement()
             observer?(PresenceChange(connection: id, userID: removed.userID, presence: nil))
@@ -95,48 +100,62 @@ public final class Hub: Sendable {
 
     /// Sends a stored message to every connection of its conversation's members. Never waits.
     ///
-    /// The frame is encoded once, and only when someone is connected to receive it.
+    /// The frame is encoded once, and only when someone is connected to receive it; it reaches the connections of each
+    /// event loop in one hand-over (``DeliveryLane``).
     func publish(_ incoming: IncomingMessage, to memberIDs: [String]) {
-        let outboxes = state.withLockedValue { state in
-            var outboxes: [Outbox] = []
+        let peers = state.withLockedValue { state in
+            var peers: [StreamPeer] = []
             for member in memberIDs {
                 for id in state.byUser[member] ?? [] {
-                    if let outbox = state.connections[id]?.outbox { outboxes.append(outbox) }
+                    if let peer = state.connections[id]?.peer { peers.append(peer) }
                 }
             }
-            return outboxes
+            return peers
         }
-        guard !outboxes.isEmpty else { return }
-        HeraldMetrics.deliveries.increment(by: outboxes.count)
-        let frame = OutboundFrame(seq: incoming.message.seq, text: ServerFrame.message(incoming).text)
-        for outbox in outboxes {
-            outbox.send(frame)
-        }
+        guard !peers.isEmpty else { return }
+        HeraldMetrics.deliveries.increment(by: peers.count)
+        let frame = StreamDelivery.frame(OutboundFrame(seq: incoming.message.seq, text: ServerFrame.message(incoming).text))
+        lanes.deliver(peers.map { ($0, frame) })
     }
 
-    /// The outboxes of `userID`'s connections, or of those that said they are `device`.
-    private func outboxes(of userID: String, device: String? = nil) -> [Outbox] {
+    /// The peers of `userID`'s connections (of everyone's, for nil), or of those that said they are `device`.
+    private func peers(of userID: String?, device: String? = nil) -> [StreamPeer] {
         state.withLockedValue { state in
-            (state.byUser[userID] ?? []).compactMap { id -> Outbox? in
+            let ids = userID.map { state.byUser[$0] ?? [] } ?? Set(state.connections.keys)
+            return ids.compactMap { id -> StreamPeer? in
                 guard let connection = state.connections[id], device == nil || connection.presence.device == device else { return nil }
-                return connection.outbox
+                return connection.peer
             }
         }
     }
 
     /// Ends every stream of `userID`: each writes what is queued, then closes (1008, `reason`).
     func close(userID: String, reason: String) {
-        for outbox in outboxes(of: userID) { outbox.finish(closing: reason) }
+        let close = StreamDelivery.close(.init(code: .policyViolation, reason: reason, stopReading: false))
+        lanes.deliver(peers(of: userID).map { ($0, close) })
+    }
+
+    /// Ends every stream, at a graceful stop: each writes what is queued, then closes (1000); nothing more is queued,
+    /// and nothing more its client sends is read.
+    func closeAll() {
+        let close = StreamDelivery.close(.init(code: .normalClosure, reason: "", stopReading: true))
+        lanes.deliver(peers(of: nil).map { ($0, close) })
+    }
+
+    /// Returns once no connection is open, or after `limit`.
+    func waitUntilEmpty(within limit: Duration) async {
+        let deadline = ContinuousClock.now + limit
+        while connectionCount > 0, ContinuousClock.now < deadline, !Task.isCancelled {
+            await emptied.wait(timeout: ContinuousClock.now.duration(to: deadline))
+        }
     }
 
     /// Sends `frame` to every connection of `userID`, or of its `device` only. Never waits.
     func send(_ frame: ServerFrame, toUser userID: String, device: String? = nil) {
-        let outboxes = outboxes(of: userID, device: device)
-        guard !outboxes.isEmpty else { return }
-        let outbound = OutboundFrame(text: frame.text)
-        for outbox in outboxes {
-            outbox.send(outbound)
-        }
+        let peers = peers(of: userID, device: device)
+        guard !peers.isEmpty else { return }
+        let outbound = StreamDelivery.frame(OutboundFrame(text: frame.text))
+        lanes.deliver(peers.map { ($0, outbound) })
     }
 
     /// Tells the streams of the device an alert was pushed to (the `pushed` frame), so it does not notify the

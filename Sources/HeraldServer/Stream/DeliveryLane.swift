@@ -1,0 +1,113 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// A stream as the hub sees it: its handler, reached on its channel's event loop through the loop's lane.
+final class StreamPeer: Sendable {
+    private let handler: NIOLoopBound<StreamHandler>
+    let lane: DeliveryLane
+
+    /// A peer for `handler`, which must be in a pipeline on `lane`'s event loop.
+    init(_ handler: StreamHandler, lane: DeliveryLane) {
+        self.handler = NIOLoopBound(handler, eventLoop: lane.eventLoop)
+        self.lane = lane
+    }
+
+    /// Runs `body` with the handler on its event loop (at once when called there).
+    func withHandler(_ body: @escaping @Sendable (StreamHandler) -> Void) {
+        if lane.eventLoop.inEventLoop {
+            body(handler.value)
+        } else {
+            lane.eventLoop.execute { [handler] in body(handler.value) }
+        }
+    }
+
+    /// The handler; on the event loop only.
+    fileprivate var onLoop: StreamHandler { handler.value }
+}
+
+/// What the hub hands the streams of one event loop: everything handed over before the loop gets to it goes in one
+/// trip, and each stream is flushed once per trip, however many frames it took.
+///
+/// So a message for a thousand streams spread over four loops is four hand-overs, not a thousand wake-ups, and its
+/// frame is one buffer that all of them write.
+final class DeliveryLane: Sendable {
+    private struct Pending {
+        var items: [(StreamPeer, StreamDelivery)] = []
+        var scheduled = false
+    }
+
+    let eventLoop: any EventLoop
+    private let pending = NIOLockedValueBox(Pending())
+
+    init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    /// Hands `items` to their streams on the loop. Never waits.
+    func add(_ items: some Sequence<(StreamPeer, StreamDelivery)>) {
+        let schedule = pending.withLockedValue { pending -> Bool in
+            pending.items.append(contentsOf: items)
+            guard !pending.scheduled, !pending.items.isEmpty else { return false }
+            pending.scheduled = true
+            return true
+        }
+        if schedule { eventLoop.execute { self.run() } }
+    }
+
+    private func run() {
+        let items = pending.withLockedValue { pending -> [(StreamPeer, StreamDelivery)] in
+            pending.scheduled = false
+            defer { pending.items = [] }
+            return pending.items
+        }
+        var touched: [ObjectIdentifier: StreamHandler] = [:]
+        for (peer, delivery) in items {
+            let handler = peer.onLoop
+            handler.deliver(delivery)
+            touched[ObjectIdentifier(handler)] = handler
+        }
+        for handler in touched.values { handler.flush() }
+    }
+}
+
+/// One lane per event loop, made as streams open on it.
+final class DeliveryLanes: Sendable {
+    private let lanes = NIOLockedValueBox<[ObjectIdentifier: DeliveryLane]>([:])
+
+    /// The lane of `eventLoop`.
+    func lane(for eventLoop: any EventLoop) -> DeliveryLane {
+        lanes.withLockedValue { lanes in
+            let key = ObjectIdentifier(eventLoop as AnyObject)
+            if let lane = lanes[key] { return lane }
+            let lane = DeliveryLane(eventLoop: eventLoop)
+            lanes[key] = lane
+            return lane
+        }
+    }
+
+    /// Hands each stream its delivery, one hand-over per loop.
+    func deliver(_ items: [(StreamPeer, StreamDelivery)]) {
+        guard let first = items.first else { return }
+        if items.allSatisfy({ $0.0.lane === first.0.lane }) {
+            first.0.lane.add(items)
+            return
+        }
+        var byLane: [ObjectIdentifier: (DeliveryLane, [(StreamPeer, StreamDelivery)])] = [:]
+        for item in items {
+            byLane[ObjectIdentifier(item.0.lane), default: (item.0.lane, [])].1.append(item)
+        }
+        for (lane, items) in byLane.values { lane.add(items) }
+    }
+}
+
+extension StreamPeer {
+    /// Writes a page of the catch-up; returns once the socket can take more.
+    ///
+    /// - Throws: `ChannelError.ioOnClosedChannel` once the stream is closed or closing.
+    func writeCatchUp(_ frames: [OutboundFrame]) async throws {
+        let loop = lane.eventLoop
+        try await loop.flatSubmit { [self] in
+            onLoop.writeCatchUp(frames) ?? loop.makeFailedFuture(ChannelError.ioOnClosedChannel)
+        }.get()
+    }
+}

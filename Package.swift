@@ -90,6 +90,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldProtocol",
+                "CHeapUsage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

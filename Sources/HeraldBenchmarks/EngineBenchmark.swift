@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldServer
 
 /// How fast the notifier decides, and what a waiting banner costs: the figures of docs/benchmarks.md.
 public enum EngineBenchmark {

@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import Foundation
 import HeraldServer
+import NIOCore
 
 #if canImport(Glibc)
 import Glibc
@@ -151,6 +153,17 @@ final class ServerChild: Sendable {
     static func randomSecret() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    /// Its heap in use, by the allocator's own count (`herald_heap_bytes_in_use` from its `/metrics`); nil where the
+    /// platform does not tell.
+    func heapBytes() async -> Int? {
+        guard let response = try? await HTTPClient.shared.get(url: url.appendingPathComponent("metrics").absoluteString).get(),
+              let body = response.body else { return nil }
+        let text = String(buffer: body)
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("herald_heap_bytes_in_use ") }),
+              let value = line.split(separator: " ").last.flatMap({ Double($0) }) else { return nil }
+        return Int(value)
     }
 
     /// Stops it with SIGTERM and waits (up to 10 s, then SIGKILL) until it is gone.

@@ -512,3 +512,18 @@ public struct BenchmarkError: Error, CustomStringConvertible {
     public var description: String
     init(_ description: String) { self.description = description }
 }
+
+/// Waits until `count` clients said they are ready, for at most two minutes.
+func awaitReady(_ count: Int, _ readiness: AsyncStream<Void>, _ sink: AsyncStream<Void>.Continuation) async throws {
+    let watchdog = Task {
+        try await Task.sleep(for: .seconds(120))
+        sink.finish()
+    }
+    defer { watchdog.cancel() }
+    var ready = 0
+    for await _ in readiness {
+        ready += 1
+        if ready == count { break }
+    }
+    guard ready == count else { throw BenchmarkError("only \(ready) of \(count) clients were ready within 2 minutes") }
+}

@@ -191,8 +191,11 @@ struct HeraldBench: AsyncParsableCommand {
         @Option(help: "Rounds of opening and closing them.")
         var rounds = 5
 
+        @Option(help: "Members of the group that gets one message at the end, spread over the clients.")
+        var group = 1_000
+
         func validate() throws {
-            guard clients > 0, rounds > 0 else { throw ValidationError("every number must be positive") }
+            guard clients > 0, rounds > 0, group > 0 else { throw ValidationError("every number must be positive") }
         }
 
         func run() async throws {
@@ -200,6 +203,7 @@ struct HeraldBench: AsyncParsableCommand {
             var options = ConnectionsBenchmark.Options()
             options.clients = clients
             options.rounds = rounds
+            options.groupSize = group
             print(try await ConnectionsBenchmark.run(options).text)
         }
     }

@@ -118,6 +118,19 @@ struct LimitsTests {
         #expect((0..<4).map { _ in limiter.take("a") == nil } == [true, true, true, false], "never more than the burst")
     }
 
+    @Test("full buckets are forgotten in sweeps; with many users active at once, a sweep waits until as many again are held")
+    func bucketSweeps() {
+        let clock = ManualClock()
+        let limiter = RateLimiter(burst: 1, perSecond: 1, clock: clock)
+        for user in 0..<15_000 { _ = limiter.take("u\(user)") }
+        #expect(limiter.trackedUsers == 15_000, "all active: a sweep at 10,001 forgot none")
+        clock.advance(by: .seconds(2))
+        for user in 15_000..<20_002 { _ = limiter.take("u\(user)") }
+        #expect(limiter.trackedUsers == 20_002, "no sweep at every take past the first: the next waits for twice the held")
+        _ = limiter.take("u20002")
+        #expect(limiter.trackedUsers == 5_003, "then the 15,000 full ones go, and those active since stay")
+    }
+
     @Test("a stream's frame budget: a burst at once, then the sustained rate; refusals say when; a stream that goes on is closed")
     func frameBudget() {
         var budget = FrameBudget(burst: 3, perSecond: 2)

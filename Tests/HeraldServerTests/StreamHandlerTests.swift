@@ -151,7 +151,7 @@ private struct Pipeline {
     let peer: StreamPeer
 
     init(limits: ServerLimits = ServerLimits(), timeouts: ServerTimeouts = ServerTimeouts()) throws {
-        handler = StreamHandler(limits: limits, timeouts: timeouts, logger: .init(label: "test"))
+        handler = StreamHandler(rules: StreamRules(limits: limits, timeouts: timeouts), logger: .init(label: "test"))
         try channel.pipeline.syncOperations.addHandler(flushes)
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()

@@ -53,7 +53,7 @@ struct StreamController: Sendable {
     /// Opens the stream on the upgraded `channel`: its handler joins the pipeline, and its opening (the token, the
     /// registration, the catch-up) runs on ``StreamWork``. On the channel's event loop.
     func open(_ request: StreamRequest, on channel: any Channel, logger: Logger) throws {
-        let handler = StreamHandler(limits: streams.limits, timeouts: streams.timeouts, logger: logger)
+        let handler = StreamHandler(rules: streams.rules, logger: logger)
         try channel.pipeline.syncOperations.addHandler(handler)
         let opening = StreamOpening(
             request: request.request, after: request.after, device: request.device,

@@ -11,9 +11,10 @@ struct SystemController {
         router.get("openapi.yaml", use: openAPI)
     }
 
-    /// The node's metrics in the Prometheus text format (``HeraldMetrics``); the outbox depth is read now.
+    /// The node's metrics in the Prometheus text format (``HeraldMetrics``); the outbox depth and the heap are read now.
     @Sendable func metrics(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         if let depth = try? await store.pushJobCount() { HeraldMetrics.outboxDepth.record(depth) }
+        if let heap = HeapUsage.bytesInUse() { HeraldMetrics.heapBytes.record(heap) }
         return Response(
             status: .ok,
             headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],

@@ -105,7 +105,8 @@ public struct ServerEnvironment: Sendable {
         StreamController(
             streams: StreamServices(
                 store: store, hub: hub, push: push, webhooks: webhooks, messenger: messenger, userLimits: userLimits,
-                limits: configuration.limits, timeouts: configuration.timeouts, keepsEverything: configuration.retention == nil),
+                rules: StreamRules(limits: configuration.limits, timeouts: configuration.timeouts),
+                keepsEverything: configuration.retention == nil),
             authentication: authentication, work: streamWork)
     }
 }

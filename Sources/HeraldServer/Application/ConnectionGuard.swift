@@ -32,6 +32,9 @@ struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
             }
         }
         return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            // A connection keeps its last read buffer for the next read: small to start with (a request head, a
+            // stream's frames), it grows as reads fill it (a large body) and shrinks back.
+            try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.reads)
             let pipeline = channel.pipeline.syncOperations
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             let requestGuard = HTTPRequestGuard(timeouts: timeouts, logger: logger)
@@ -41,6 +44,9 @@ struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
             return Value(channel: channel, admitted: value)
         }
     }
+
+    /// The read buffers: from 512 bytes, up to 64 KiB.
+    static var reads: AdaptiveRecvByteBufferAllocator { AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65_536) }
 
     func handle(value: Value, logger: Logger) async {
         if let admitted = value.admitted {

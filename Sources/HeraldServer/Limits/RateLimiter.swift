@@ -16,7 +16,9 @@ final class RateLimiter<C: Clock>: Sendable where C.Duration == Duration {
     /// Tokens earned back each second.
     let perSecond: Double
     private let clock: C
-    private let buckets = NIOLockedValueBox<[String: Bucket]>([:])
+    private let buckets = NIOLockedValueBox<(held: [String: Bucket], sweepAt: Int)>(([:], 10_000))
+    /// Buckets held before the first sweep for full ones.
+    private static var sweepFloor: Int { 10_000 }  // as the initial `sweepAt`
 
     init(burst: Int, perSecond: Double, clock: C) {
         self.burst = Double(max(1, burst))
@@ -27,19 +29,24 @@ final class RateLimiter<C: Clock>: Sendable where C.Duration == Duration {
     /// Takes one token of `userID`'s; nil when there was one, else how long until there will be.
     func take(_ userID: String) -> Duration? {
         let now = clock.now
-        return buckets.withLockedValue { buckets in
-            var bucket = buckets[userID] ?? Bucket(tokens: burst, updated: now)
+        return buckets.withLockedValue { state in
+            var bucket = state.held[userID] ?? Bucket(tokens: burst, updated: now)
             let earned = bucket.updated.duration(to: now).seconds * perSecond
             bucket.tokens = min(burst, bucket.tokens + max(0, earned))
             bucket.updated = now
             guard bucket.tokens >= 1 else {
-                buckets[userID] = bucket
+                state.held[userID] = bucket
                 guard perSecond > 0 else { return .seconds(3600) }
                 return .seconds((1 - bucket.tokens) / perSecond)
             }
             bucket.tokens -= 1
-            buckets[userID] = bucket
-            if buckets.count > 10_000 { Self.forgetFull(&buckets, now: now, burst: burst, perSecond: perSecond) }
+            state.held[userID] = bucket
+            if state.held.count > state.sweepAt {
+                Self.forgetFull(&state.held, now: now, burst: burst, perSecond: perSecond)
+                // The next sweep waits until as many buckets again are held: with many users active at once, a
+                // sweep that frees few is not repeated at every take (sweeps stay a constant cost per take).
+                state.sweepAt = max(Self.sweepFloor, 2 * state.held.count)
+            }
             return nil
         }
     }
@@ -52,7 +59,7 @@ final class RateLimiter<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// How many users' buckets are held.
-    var trackedUsers: Int { buckets.withLockedValue { $0.count } }
+    var trackedUsers: Int { buckets.withLockedValue { $0.held.count } }
 }
 
 /// The per-user rate limits of one server: posts, conversations created, and streams opened.

@@ -24,7 +24,7 @@ public enum HeraldMetrics {
         // Made now, so that a scrape shows each at zero before it first moves.
         _ = (connectionsOpen, requestsInFlight, messagesPosted, deliveries, postToPublish, catchUp, slowReadersDropped,
              streamsClosedForFlooding, outboxDepth, presenceWritesWaiting, rateLimited, databaseErrors, confirmations,
-             pushesUnconfirmed)
+             pushesUnconfirmed, heapBytes)
     }
 
     enum Label {
@@ -48,6 +48,9 @@ public enum HeraldMetrics {
     static let slowReadersDropped = Counter(label: "herald_slow_readers_dropped_total")
     /// Streams closed because they kept sending past their frame budget.
     static let streamsClosedForFlooding = Counter(label: "herald_streams_closed_for_flooding_total")
+    /// Bytes the allocator has handed out and not taken back (read when `/metrics` is asked; glibc's `mallinfo2`):
+    /// what the node's data holds, without the pages the allocator keeps for reuse that resident memory counts.
+    static let heapBytes = Gauge(label: "herald_heap_bytes_in_use")
     /// Push jobs waiting or being sent (read when `/metrics` is asked).
     static let outboxDepth = Gauge(label: "herald_push_outbox_depth")
     /// With PostgreSQL, connections whose presence waits to be written (after each write): at most the node's

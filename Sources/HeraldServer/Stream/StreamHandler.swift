@@ -52,8 +52,7 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Client frames held while one is being handled, before the socket is no longer read.
     static let readAhead = 16
 
-    private let limits: ServerLimits
-    private let timeouts: ServerTimeouts
+    private let rules: StreamRules
     private let logger: Logger
     private var context: ChannelHandlerContext?
     private var phase = Phase.opening
@@ -92,12 +91,14 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var heardSincePing = true
     private var pinged = false
 
-    init(limits: ServerLimits, timeouts: ServerTimeouts, logger: Logger) {
-        self.limits = limits
-        self.timeouts = timeouts
+    init(rules: StreamRules, logger: Logger) {
+        self.rules = rules
         self.logger = logger
-        budget = FrameBudget(burst: limits.streamFrameBurst, perSecond: limits.streamFramesPerSecond)
+        budget = FrameBudget(burst: rules.limits.streamFrameBurst, perSecond: rules.limits.streamFramesPerSecond)
     }
+
+    private var limits: ServerLimits { rules.limits }
+    private var timeouts: ServerTimeouts { rules.timeouts }
 
     // MARK: Pipeline events
 

@@ -25,7 +25,7 @@ struct StreamOpening: Sendable {
     let work: StreamWork
     let logger: Logger
 
-    private var limits: ServerLimits { services.limits }
+    private var limits: ServerLimits { services.rules.limits }
 
     func run() async {
         let identity: Identity
@@ -108,17 +108,43 @@ struct StreamOpening: Sendable {
 
 /// What every stream uses: the entries it catches up on, the hub it registers with, the push dispatcher it confirms
 /// to, the webhooks it tells of a connection, the messenger it posts with, and the limits.
-struct StreamServices: Sendable {
+///
+/// One for the server, shared by every stream (a stream holds a reference, not a copy).
+final class StreamServices: Sendable {
     let store: any EntryStore & PushOutbox
     let hub: Hub
     let push: PushDispatcher
     let webhooks: WebhookDispatcher
     let messenger: Messenger
     let userLimits: UserLimits
-    let limits: ServerLimits
-    let timeouts: ServerTimeouts
+    let rules: StreamRules
     /// No retention (`HERALD_RETENTION`): a catch-up never starts before what is kept.
     let keepsEverything: Bool
+
+    init(
+        store: any EntryStore & PushOutbox, hub: Hub, push: PushDispatcher, webhooks: WebhookDispatcher,
+        messenger: Messenger, userLimits: UserLimits, rules: StreamRules, keepsEverything: Bool
+    ) {
+        self.store = store
+        self.hub = hub
+        self.push = push
+        self.webhooks = webhooks
+        self.messenger = messenger
+        self.userLimits = userLimits
+        self.rules = rules
+        self.keepsEverything = keepsEverything
+    }
+}
+
+/// The limits and timeouts every stream keeps to, shared by all of them.
+final class StreamRules: Sendable {
+    let limits: ServerLimits
+    let timeouts: ServerTimeouts
+
+    init(limits: ServerLimits, timeouts: ServerTimeouts) {
+        self.limits = limits
+        self.timeouts = timeouts
+    }
 }
 
 /// Says whether something is the first for a key, each key once, for up to `limit` keys (then never again): a

@@ -1,9 +1,9 @@
 import CHeapUsage
 
 /// Bytes the allocator has handed out and not taken back, for measuring what a structure costs.
-enum HeapUsage {
+public enum HeapUsage {
     /// The bytes in use now, or nil where the platform does not tell.
-    static func bytesInUse() -> Int? {
+    public static func bytesInUse() -> Int? {
         let bytes = herald_heap_bytes_in_use()
         return bytes < 0 ? nil : Int(bytes)
     }

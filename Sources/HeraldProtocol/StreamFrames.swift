@@ -136,7 +136,10 @@ public enum ServerFrame: Codable, Hashable, Sendable {
     }
 
     /// The frame as JSON text.
-    public var text: String { WireJSON.string(self) }
+    public var text: String {
+        if case .message(let incoming) = self, let text = MessageFrameJSON.text(incoming) { return text }
+        return WireJSON.string(self)
+    }
 
     /// Reads a text frame.
     ///

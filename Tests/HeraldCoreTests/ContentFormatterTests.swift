@@ -146,4 +146,21 @@ struct ContentFormatterTests {
         #expect(short.preview(text: "Hello world", hasImage: false) == "Hello...")
         #expect(short.preview(text: nil, hasImage: true) == "[photo]")
     }
+
+    @Test("a name reads as the system's by its letters and digits, in any case and with anything between them, ASCII or not")
+    func systemLookAlikes() {
+        let formatter = ContentFormatter()
+        for name in ["Admin", "ADMIN", "admin", "Ad-min", " a.d.m.i.n ", "A d m i n", "Ａｄｍｉｎ", "Admin!"] {
+            #expect(formatter.readsAsSystemName(name), "\(name)")
+        }
+        for name in ["Admin2", "Admins", "Adm", "Bob", "", "!!!", "Ädmin", "Аdmin"] {
+            #expect(!formatter.readsAsSystemName(name), "\(name)")
+        }
+        let accented = ContentFormatter(systemSenderName: "Système")
+        #expect(accented.readsAsSystemName("SYSTÈME"))
+        #expect(accented.readsAsSystemName("Sy-stème"))
+        #expect(!accented.readsAsSystemName("Systeme"), "an accent is part of the letter")
+        let digits = ContentFormatter(systemSenderName: "Bot 9")
+        #expect(digits.readsAsSystemName("bot9") && digits.readsAsSystemName("ＢＯＴ９") && !digits.readsAsSystemName("bot"))
+    }
 }

@@ -70,6 +70,12 @@ public struct ContentFormatter: Hashable, Sendable {
     /// form (NFKC: full-width letters are letters) and lower case, whatever stands between them. Look-alikes from
     /// other scripts (a Cyrillic А) are not caught here; the system's lines look different on every client.
     public func readsAsSystemName(_ name: String) -> Bool {
+        // Most names and the usual system name are ASCII, where compatibility form changes nothing and the letters
+        // and digits are A–Z, a–z and 0–9: compared byte by byte, without building a string (this runs for every
+        // message's sender).
+        if let system = Self.asciiLettersAndDigits(systemSenderName), let candidate = Self.asciiLettersAndDigits(name) {
+            return !system.isEmpty && candidate == system
+        }
         func letters(_ text: String) -> String {
             String(String.UnicodeScalarView(text.precomposedStringWithCompatibilityMapping.lowercased().unicodeScalars.filter {
                 switch $0.properties.generalCategory {
@@ -81,6 +87,20 @@ public struct ContentFormatter: Hashable, Sendable {
         }
         let system = letters(systemSenderName)
         return !system.isEmpty && letters(name) == system
+    }
+
+    /// The lower-cased ASCII letters and digits of `text`, or nil if it is not all ASCII.
+    private static func asciiLettersAndDigits(_ text: String) -> [UInt8]? {
+        var kept: [UInt8] = []
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): kept.append(byte)
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): kept.append(byte + 32)
+            case 0x80...: return nil
+            default: break
+            }
+        }
+        return kept
     }
 
     /// The title to show for a group: its title, or ``untitledGroupName`` when it has none.

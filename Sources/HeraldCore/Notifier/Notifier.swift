@@ -49,12 +49,12 @@ public struct Notifier: Hashable, Sendable {
     /// that would make it a second one: a device woken with frames waiting reads the message, then the server's
     /// word that it pushed it. Zero: posted at once.
     public let localHold: Duration
-    private var seen: RecentIDs
-    private var pushed: RecentIDs
+    private var seen: RecentSet<MessageKey>
+    private var pushed: RecentSet<MessageKey>
     /// A system notification held (``localHold``), until its deadline.
     private struct Held: Hashable, Sendable {
         var deadline: Duration
-        var key: String
+        var key: MessageKey
         var notification: LocalNotification
     }
 
@@ -77,8 +77,8 @@ public struct Notifier: Hashable, Sendable {
         self.queue = BannerQueue(config: config)
         self.formatter = formatter
         self.localHold = max(.zero, localHold)
-        self.seen = RecentIDs(limit: seenLimit)
-        self.pushed = RecentIDs(limit: seenLimit)
+        self.seen = RecentSet(limit: seenLimit)
+        self.pushed = RecentSet(limit: seenLimit)
     }
 
     /// When it next needs ``advance(to:)``; nil when nothing is due.
@@ -142,7 +142,7 @@ public struct Notifier: Hashable, Sendable {
         case .dismissAll:
             queue.apply(.dismissAll, into: &effects)
         case .pushed(let conversationID, let messageID):
-            let key = Self.key(conversationID: conversationID, messageID: messageID)
+            let key = MessageKey(conversationID: conversationID, messageID: messageID)
             _ = pushed.insert(key)
             if let index = held.firstIndex(where: { $0.key == key }) {
                 held.remove(at: index)
@@ -156,14 +156,36 @@ public struct Notifier: Hashable, Sendable {
         return effects.entries
     }
 
-    /// What names a message on this device: an id is unique only within its conversation, so both.
-    private static func key(conversationID: String, messageID: String) -> String {
-        "\(conversationID.utf8.count):\(conversationID)/\(messageID)"
+    /// What names a message on this device: an id is unique only within its conversation, so both (kept apart, not
+    /// joined into a new string for every message).
+    ///
+    /// Its hash is worked out once: the sets of recent keys rehash their members as they forget the oldest.
+    struct MessageKey: Hashable, Sendable {
+        let conversationID: String
+        let messageID: String
+        private let hash: Int
+
+        init(conversationID: String, messageID: String) {
+            self.conversationID = conversationID
+            self.messageID = messageID
+            var hasher = Hasher()
+            hasher.combine(conversationID)
+            hasher.combine(messageID)
+            hash = hasher.finalize()
+        }
+
+        static func == (left: MessageKey, right: MessageKey) -> Bool {
+            left.hash == right.hash && left.conversationID == right.conversationID && left.messageID == right.messageID
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(hash)
+        }
     }
 
     private mutating func receive(_ incoming: IncomingMessage, into effects: inout EffectLog) {
         let message = incoming.message
-        let key = Self.key(conversationID: message.conversationID, messageID: message.id)
+        let key = MessageKey(conversationID: message.conversationID, messageID: message.id)
         let alreadySeen = !seen.insert(key)
         // Removed, left, or the group deleted: nothing of it may stay on screen or in the notification centre.
         if !alreadySeen, let event = message.event, event.ends(userID, senderID: message.senderID) {

@@ -96,11 +96,15 @@ private struct JSONText {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// `2026-11-27T18:05:09.123Z`: UTC, milliseconds (truncated, as the formatter does).
+    /// `2026-11-27T18:05:09.123Z`: UTC, milliseconds truncated, worked out from the time since 2001 as Foundation's
+    /// formatter does (from the time since 1970, a time a hair under a millisecond boundary can round across it).
     mutating func date(_ date: Date) {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var days = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds - 86_399_999) / 86_400_000
-        let inDay = milliseconds - days * 86_400_000
+        let sinceReference = date.timeIntervalSinceReferenceDate
+        let whole = sinceReference.rounded(.down)
+        let fraction = Int64(((sinceReference - whole) * 1000).rounded(.down))
+        let seconds = Int64(whole) + 978_307_200
+        var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let inDay = (seconds - days * 86_400) * 1000 + fraction
         // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
         days += 719_468
         let era = (days >= 0 ? days : days - 146_096) / 146_097

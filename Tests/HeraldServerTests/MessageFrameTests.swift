@@ -7,7 +7,7 @@ import Testing
 /// writes, for texts with every kind of character, absent fields, mentions and times on either side of 1970.
 @Suite("The message frame, written by hand")
 struct MessageFrameTests {
-    @Test("identical to the encoder's output for 2,000 varied messages")
+    @Test("identical to the encoder's output for 20,000 varied messages")
     func sameAsEncoder() throws {
         var generator = SplitMix(seed: 7)
         let pieces = ["a", "é", "日本", "👩‍👩‍👧", "\"", "\\", "/", "\n", "\r", "\t", "\u{0}", "\u{1}", "\u{1F}", "\u{7F}",
@@ -15,9 +15,16 @@ struct MessageFrameTests {
         func text(_ generator: inout SplitMix) -> String {
             (0..<Int(generator.next() % 12)).map { _ in pieces[Int(generator.next() % UInt64(pieces.count))] }.joined()
         }
-        for index in 0..<2_000 {
-            let millis = Int64(bitPattern: generator.next() % 8_000_000_000_000) - 1_000_000_000_000
-            let sentAt = Date(timeIntervalSince1970: Double(millis) / 1000 + Double(generator.next() % 1000) / 1_000_000)
+        for index in 0..<20_000 {
+            // Any instant a clock gives, to the last bit of the Double: 1970 to 2100, and a few before 1970.
+            // Every other one a hair from a millisecond's edge, where rounding shows.
+            let span = index % 50 == 0 ? -1_500_000_000.0 : 3_200_000_000.0
+            var since2001 = Double(generator.next() % (1 << 53)) / Double(1 << 53) * span - (index % 50 == 0 ? 0 : 978_307_200)
+            if index % 2 == 1 {
+                let edge = (since2001 * 1000).rounded(.down) / 1000
+                since2001 = index % 4 == 1 ? edge.nextDown : edge.nextUp
+            }
+            let sentAt = Date(timeIntervalSinceReferenceDate: since2001)
             let message = Message(
                 id: text(&generator), conversationID: text(&generator), senderID: text(&generator),
                 text: index % 7 == 0 ? nil : text(&generator),

@@ -93,7 +93,6 @@ let package = Package(
                 "CHeapUsage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 "CSQLite",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -14,7 +14,11 @@ public struct ContentFormatter: Hashable, Sendable {
     /// The title used for a group that has none.
     public var untitledGroupName: String
     /// The name shown for the app's backend: the sender of a system message, or who made a change it made.
-    public var systemSenderName: String
+    public var systemSenderName: String {
+        didSet { systemLetters = Self.asciiLettersAndDigits(systemSenderName) }
+    }
+    /// The system name's letters and digits, lower-cased, when it is ASCII (what names are compared with).
+    private var systemLetters: [UInt8]?
 
     /// The rules of docs/behaviour.md §2: 50 characters, `📷 Image`, `New message`.
     public static let standard = ContentFormatter()
@@ -34,6 +38,7 @@ public struct ContentFormatter: Hashable, Sendable {
         self.unknownSenderName = unknownSenderName
         self.untitledGroupName = untitledGroupName
         self.systemSenderName = systemSenderName
+        systemLetters = Self.asciiLettersAndDigits(systemSenderName)
     }
 
     /// The one-line preview of a message.
@@ -73,8 +78,8 @@ public struct ContentFormatter: Hashable, Sendable {
         // Most names and the usual system name are ASCII, where compatibility form changes nothing and the letters
         // and digits are A–Z, a–z and 0–9: compared byte by byte, without building a string (this runs for every
         // message's sender).
-        if let system = Self.asciiLettersAndDigits(systemSenderName), let candidate = Self.asciiLettersAndDigits(name) {
-            return !system.isEmpty && candidate == system
+        if let system = systemLetters, let reads = Self.asciiReads(name, as: system) {
+            return reads
         }
         func letters(_ text: String) -> String {
             String(String.UnicodeScalarView(text.precomposedStringWithCompatibilityMapping.lowercased().unicodeScalars.filter {
@@ -87,6 +92,28 @@ public struct ContentFormatter: Hashable, Sendable {
         }
         let system = letters(systemSenderName)
         return !system.isEmpty && letters(name) == system
+    }
+
+    /// Whether ASCII `name`'s letters and digits, lower-cased, are `system` (not empty); nil if `name` is not all
+    /// ASCII. Nothing is allocated.
+    private static func asciiReads(_ name: String, as system: [UInt8]) -> Bool? {
+        var index = 0
+        var same = !system.isEmpty
+        for byte in name.utf8 {
+            let kept: UInt8
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): kept = byte
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): kept = byte + 32
+            case 0x80...: return nil
+            default: continue
+            }
+            if same, index < system.count, system[index] == kept {
+                index += 1
+            } else {
+                same = false
+            }
+        }
+        return same && index == system.count
     }
 
     /// The lower-cased ASCII letters and digits of `text`, or nil if it is not all ASCII.

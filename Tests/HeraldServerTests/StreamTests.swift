@@ -208,6 +208,23 @@ struct StreamTests {
         }
     }
 
+    @Test("a graceful stop closes each open stream with 1000, and the stop waits until it has")
+    func gracefulStop() async throws {
+        var socket: RawWebSocket?
+        try await TestServer.run { server in
+            let alice = try await server.token("alice")
+            let open = try await RawWebSocket(port: server.port, path: "/v1/stream?token=\(alice)")
+            try await open.send(Array(#"{"type":"ping"}"#.utf8))
+            while let frame = try await open.next(), !frame.text.contains(#""type":"pong""#) {}
+            socket = open
+        }
+        // The server has stopped; what it sent before is still in the client's socket.
+        let stream = try #require(socket)
+        let frames = try await stream.untilClose()
+        #expect(frames.last?.closeCode == 1000, "told at the stop, with a normal close")
+        await stream.close()
+    }
+
     @Test("presence: each connection's app state and open conversation, as the push decision asks")
     func presence() async throws {
         try await TestServer.run { server in

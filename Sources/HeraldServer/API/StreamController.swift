@@ -19,7 +19,10 @@ struct StreamController: Sendable {
     /// An upgrade request for a stream.
     struct StreamRequest: Sendable {
         let request: Request
+        /// The `seq` the client has everything up to, if it said.
         let after: Int64?
+        /// The app's id for the device, from the `device` parameter: while it is connected, its pushes wait for its
+        /// confirmation (`received`), and it is told which messages were pushed to it (`pushed`).
         let device: String?
     }
 
@@ -56,8 +59,7 @@ struct StreamController: Sendable {
         let handler = StreamHandler(rules: streams.rules, logger: logger)
         try channel.pipeline.syncOperations.addHandler(handler)
         let opening = StreamOpening(
-            request: request.request, after: request.after, device: request.device,
-            peer: StreamPeer(handler, lane: streams.hub.lanes.lane(for: channel.eventLoop)), services: streams,
+            asked: request, peer: StreamPeer(handler, lane: streams.hub.lanes.lane(for: channel.eventLoop)), services: streams,
             authentication: authentication, work: work, logger: logger)
         if !work.submit({ await opening.run() }) {
             // The server is stopping.

@@ -135,7 +135,7 @@ extension ServerEnvironment {
         // With several nodes, an alert one of them pushed is told to the device's streams on each.
         (store as? PostgresStore)?.onPushed { [hub] in hub.pushed($0) }
         // A stream given its drain time and its closing handshake to close at a stop.
-        let streamWork = StreamWork(hub: hub, closeLimit: configuration.timeouts.overflowDrain + .seconds(5))
+        let streamWork = StreamWork(hub: hub, closeLimit: configuration.timeouts.overflowDrain + StreamHandler.closeTimeout)
         self.init(
             configuration: configuration,
             store: store,

@@ -16,14 +16,15 @@ final class RateLimiter<C: Clock>: Sendable where C.Duration == Duration {
     /// Tokens earned back each second.
     let perSecond: Double
     private let clock: C
-    private let buckets = NIOLockedValueBox<(held: [String: Bucket], sweepAt: Int)>(([:], 10_000))
+    private let buckets: NIOLockedValueBox<(held: [String: Bucket], sweepAt: Int)>
     /// Buckets held before the first sweep for full ones.
-    private static var sweepFloor: Int { 10_000 }  // as the initial `sweepAt`
+    private static var sweepFloor: Int { 10_000 }
 
     init(burst: Int, perSecond: Double, clock: C) {
         self.burst = Double(max(1, burst))
         self.perSecond = max(perSecond, 0)
         self.clock = clock
+        buckets = NIOLockedValueBox(([:], Self.sweepFloor))
     }
 
     /// Takes one token of `userID`'s; nil when there was one, else how long until there will be.

@@ -36,7 +36,7 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// How the server ends a stream once what is queued is written.
-    struct Closing {
+    struct Closing: Sendable {
         var code: WebSocketErrorCode
         var reason: String
         /// Read nothing more from the client (a flood, a refusal, a stop): its input is shut once the close is written.
@@ -51,6 +51,8 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     static let deviceless = OnceEach(limit: 10_000)
     /// Client frames held while one is being handled, before the socket is no longer read.
     static let readAhead = 16
+    /// How long a client has to answer the server's close before it is cut.
+    static let closeTimeout: Duration = .seconds(5)
 
     private let rules: StreamRules
     private let logger: Logger
@@ -469,7 +471,7 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // The client answers the close; one that does not is cut.
             let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
             cut?.cancel()
-            cut = context.eventLoop.scheduleTask(in: .seconds(5)) { handler.value.context?.close(promise: nil) }
+            cut = context.eventLoop.scheduleTask(in: TimeAmount(Self.closeTimeout)) { handler.value.context?.close(promise: nil) }
         }
     }
 
@@ -483,8 +485,9 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func fail(_ code: WebSocketErrorCode, _ reason: String) {
         fragments = nil
         guard !closeSent else { return }
-        closing = Closing(code: code, reason: reason, stopReading: true)
-        sendClose(closing!)
+        let failure = Closing(code: code, reason: reason, stopReading: true)
+        closing = failure
+        sendClose(failure)
     }
 
     private func tick() {
@@ -526,8 +529,6 @@ enum StreamDelivery: Sendable {
     /// The end of the stream, once what is queued is written.
     case close(StreamHandler.Closing)
 }
-
-extension StreamHandler.Closing: Sendable {}
 
 /// How a stream the server closes because of what its client did (a flood of frames, a refused stream) stops
 /// listening: once the close frame is written, the input side of the connection is shut, so the server does not read,

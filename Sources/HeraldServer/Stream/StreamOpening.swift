@@ -14,11 +14,8 @@ import NIOCore
 /// skipping any the catch-up already sent: no gap and no duplicate. Without `after`, the catch-up starts at the
 /// latest `seq` read before registering, so nothing stored while the connection was being set up is missed.
 struct StreamOpening: Sendable {
-    let request: Request
-    let after: Int64?
-    /// The app's id for the device, from the `device` parameter: while it is connected, its pushes wait for its
-    /// confirmation (`received`), and it is told which messages were pushed to it (`pushed`).
-    let device: String?
+    /// The upgrade request: its token, `after` and `device`.
+    let asked: StreamController.StreamRequest
     let peer: StreamPeer
     let services: StreamServices
     let authentication: AuthenticationMiddleware
@@ -26,11 +23,13 @@ struct StreamOpening: Sendable {
     let logger: Logger
 
     private var limits: ServerLimits { services.rules.limits }
+    private var after: Int64? { asked.after }
+    private var device: String? { asked.device }
 
     func run() async {
         let identity: Identity
         do {
-            identity = try await authentication.authenticate(request)
+            identity = try await authentication.authenticate(asked.request)
         } catch {
             return refuse(APIError(error))
         }

@@ -33,6 +33,7 @@ final class StreamWork: Service, Sendable {
             group.addTask { [hub, closeLimit, submissions] in
                 // At a stop: the streams close, then no more work is taken; what is in flight ends.
                 try? await gracefulShutdown()
+                // Again: a stream that opened while the server was stopping (HeraldApplication told those before).
                 hub.closeAll()
                 await hub.waitUntilEmpty(within: closeLimit)
                 submissions.finish()

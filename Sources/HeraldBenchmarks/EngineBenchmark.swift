@@ -98,7 +98,7 @@ public enum EngineBenchmark {
         var index = 0
         while let input = inputs.popLast() {
             defer { index += 1 }
-            for timed in notifier.handle(input, at: .microseconds(10 * index)) {
+            for timed in notifier.handle(consume input, at: .microseconds(10 * index)) {
                 switch timed.effect {
                 case .skip(_, let reason): outcomes["skip:\(reason.rawValue)", default: 0] += 1
                 case .local: outcomes["local", default: 0] += 1

@@ -131,4 +131,25 @@ struct RecentIDsTests {
         ids.insert("e")
         #expect(!ids.contains("b"))
     }
+
+    @Test("over many generations it remembers exactly the last ones, as a plain first-in, first-out list would",
+          arguments: [1, 2, 3, 7])
+    func sameAsAList(limit: Int) {
+        var ids = RecentSet<Int>(limit: limit)
+        var model: [Int] = []
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let value = Int.random(in: 0..<(limit * 3), using: &generator)
+            let isNew = !model.contains(value)
+            #expect(ids.insert(value) == isNew, "insert \(value) after \(model)")
+            if isNew {
+                model.append(value)
+                if model.count > limit { model.removeFirst() }
+            }
+            #expect(ids.count == model.count)
+            for probe in 0..<(limit * 3) {
+                #expect(ids.contains(probe) == model.contains(probe), "contains \(probe) with \(model)")
+            }
+        }
+    }
 }

@@ -3,7 +3,7 @@ import HeraldCore
 
 /// The `message` frame written by hand: the frame every delivery carries, so the one worth not building through
 /// `JSONEncoder` (a fifth of the cost of handing a message to its recipients went to the encoder and its date
-/// formatter). The output is the encoder's, byte for byte: sorted keys, slashes unescaped, absent values as `null`,
+/// formatter); and a message's wire form alone, which answers every post. The output is the encoder's, byte for byte: sorted keys, slashes unescaped, absent values as `null`,
 /// times as ISO 8601 with milliseconds in UTC. A message that is an event goes through the encoder.
 enum MessageFrameJSON {
     /// The frame for `incoming`, or nil for an event.
@@ -19,7 +19,29 @@ enum MessageFrameJSON {
         out.string(conversation.kind.rawValue)
         out.raw(#","title":"#)
         out.optional(conversation.title)
-        out.raw(#"},"message":{"conversationId":"#)
+        out.raw(#"},"message":"#)
+        object(of: message, into: &out)
+        out.raw(#","sender":{"avatarURL":"#)
+        out.optional(sender.avatarURL?.absoluteString)
+        out.raw(#","id":"#)
+        out.string(sender.id)
+        out.raw(#","name":"#)
+        out.string(sender.displayName)
+        out.raw(#"},"type":"message"}"#)
+        return out.text
+    }
+
+    /// `message`'s wire form (``WireMessage``), or nil for an event: what a post is answered with.
+    static func text(_ message: Message) -> String? {
+        guard message.event == nil else { return nil }
+        var out = JSONText(capacity: 192 + (message.text?.utf8.count ?? 0))
+        object(of: message, into: &out)
+        return out.text
+    }
+
+    /// Appends the object of a message that is not an event.
+    private static func object(of message: Message, into out: inout JSONText) {
+        out.raw(#"{"conversationId":"#)
         out.string(message.conversationID)
         out.raw(#","createdAt":""#)
         out.date(message.sentAt)
@@ -44,14 +66,7 @@ enum MessageFrameJSON {
         if message.silent { out.raw(#","silent":true"#) }
         out.raw(#","text":"#)
         out.optional(message.text)
-        out.raw(#"},"sender":{"avatarURL":"#)
-        out.optional(sender.avatarURL?.absoluteString)
-        out.raw(#","id":"#)
-        out.string(sender.id)
-        out.raw(#","name":"#)
-        out.string(sender.displayName)
-        out.raw(#"},"type":"message"}"#)
-        return out.text
+        out.raw("}")
     }
 }
 

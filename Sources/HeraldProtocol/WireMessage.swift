@@ -47,6 +47,12 @@ public struct WireMessage: Codable, Hashable, Sendable {
         mentionsAll = message.mentionsAll
     }
 
+    /// The wire form of `message` as JSON text: byte for byte what ``WireJSON`` writes for `WireMessage(message)`,
+    /// written by hand for a message (every post is answered with one) and through the encoder for an event.
+    public static func jsonText(_ message: Message) -> String {
+        MessageFrameJSON.text(message) ?? WireJSON.string(WireMessage(message))
+    }
+
     /// The message it describes.
     public var message: Message {
         Message(id: id, conversationID: conversationId, senderID: senderId, text: text,

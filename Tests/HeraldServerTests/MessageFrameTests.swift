@@ -7,7 +7,7 @@ import Testing
 /// writes, for texts with every kind of character, absent fields, mentions and times on either side of 1970.
 @Suite("The message frame, written by hand")
 struct MessageFrameTests {
-    @Test("identical to the encoder's output for 20,000 varied messages")
+    @Test("identical to the encoder's output for 20,000 varied messages, as a frame and alone (a post's answer)")
     func sameAsEncoder() throws {
         var generator = SplitMix(seed: 7)
         let pieces = ["a", "é", "日本", "👩‍👩‍👧", "\"", "\\", "/", "\n", "\r", "\t", "\u{0}", "\u{1}", "\u{1F}", "\u{7F}",
@@ -41,7 +41,9 @@ struct MessageFrameTests {
             let frame = ServerFrame.message(incoming)
             let encoded = WireJSON.string(frame)
             #expect(frame.text == encoded, "message \(index)")
-            if frame.text != encoded { break }
+            let alone = WireMessage.jsonText(message)
+            #expect(alone == WireJSON.string(WireMessage(message)), "message \(index) alone")
+            if frame.text != encoded || alone != WireJSON.string(WireMessage(message)) { break }
         }
     }
 
@@ -54,5 +56,6 @@ struct MessageFrameTests {
             sender: Person(id: "ann", displayName: "Ann")))
         #expect(frame.text == WireJSON.string(frame))
         #expect(frame.text.contains(#""kind":"event""#))
+        #expect(WireMessage.jsonText(message) == WireJSON.string(WireMessage(message)))
     }
 }

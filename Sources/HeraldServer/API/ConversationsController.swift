@@ -223,15 +223,15 @@ struct ConversationsController {
         var mentionsAll: Bool?
     }
 
-    @Sendable func postMessage(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<WireMessage> {
+    @Sendable func postMessage(_ request: Request, context: HeraldRequestContext) async throws -> StoredMessageResponse {
         let identity = try context.requireIdentity()
         let id = try context.parameters.id("id")
         let body = try await request.decodeJSON(as: PostRequest.self, context: context)
         let mentions = Mentions(ids: body.mentions ?? [], all: body.mentionsAll ?? false)
         switch try await messenger.post(
             to: id, clientID: body.id, text: body.text, imageURL: body.imageURL, mentions: mentions, by: identity) {
-        case .stored(let message): return EditedResponse(status: .created, response: WireMessage(message))
-        case .existing(let message): return EditedResponse(status: .ok, response: WireMessage(message))
+        case .stored(let message): return StoredMessageResponse(status: .created, message: message)
+        case .existing(let message): return StoredMessageResponse(status: .ok, message: message)
         }
     }
 
@@ -310,5 +310,20 @@ extension WireConversationSummary {
 
 extension WireConversationList: ResponseEncodable {}
 extension WireConversationSummary: ResponseEncodable {}
+/// The answer to a post: the message's wire form, written without the JSON encoder (``WireMessage/jsonText(_:)``,
+/// the same bytes), as every post is answered with one.
+struct StoredMessageResponse: ResponseGenerator {
+    var status: HTTPResponse.Status
+    var message: Message
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        let body = ByteBuffer(string: WireMessage.jsonText(message))
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes)],
+            body: .init(byteBuffer: body))
+    }
+}
+
 extension WireMessageList: ResponseEncodable {}
 extension WireMessage: ResponseEncodable {}

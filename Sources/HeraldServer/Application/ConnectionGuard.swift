@@ -100,7 +100,11 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let timeouts: ServerTimeouts
     private let logger: Logger
     private var context: ChannelHandlerContext?
+    /// When the connection times out, and after how long a wait; nil while a response is being made.
+    private var deadline: (due: NIODeadline, timeout: Duration)?
+    /// The one timer, due at or before ``deadline``.
     private var timer: Scheduled<Void>?
+    private var timerDue: NIODeadline?
     /// A head was read and its end not yet.
     private var readingRequest = false
     /// Requests whose response has not ended.
@@ -123,8 +127,7 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        stopTimer()
         self.context = nil
     }
 
@@ -147,7 +150,7 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
             if let problem = RequestTarget.problem(with: head.uri) {
                 // Before the router, the files and the upgrade: refused, and the connection closed once answered.
                 closing = true
-                timer?.cancel()
+                stopTimer()
                 refuse(context, status: problem.notFound ? .notFound : .badRequest,
                        code: problem.notFound ? "not_found" : "invalid_request", message: problem.message)
                 return
@@ -193,7 +196,7 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
         guard !closing else { return }
         closing = true
-        timer?.cancel()
+        stopTimer()
         logger.debug("HTTP request refused", metadata: ["error": "\(parserError)"])
         // A response already under way cannot be followed by another: then the connection just closes.
         guard pendingResponses == 0 else {
@@ -232,24 +235,49 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// (Re)starts the one timer for what the connection is doing now.
+    /// Sets the deadline for what the connection is doing now (none while a response is being made).
+    ///
+    /// Requests come and go far more often than anything times out, so the one timer is not moved with every
+    /// deadline: a later deadline leaves it alone, and when it fires early it waits again for what is left. Only a
+    /// deadline before the timer's (a header after an idle wait) sets it anew.
     private func arm() {
-        timer?.cancel()
-        timer = nil
         guard let context, !closing else { return }
         let timeout: Duration
         if readingRequest {
             timeout = timeouts.idle
         } else if pendingResponses > 0 {
+            deadline = nil
             return
         } else if fresh || requestStarted {
             timeout = timeouts.header
         } else {
             timeout = timeouts.idle
         }
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [self] in
+        let due = NIODeadline.now() + .nanoseconds(timeout.nanoseconds)
+        deadline = (due, timeout)
+        if let timerDue, timerDue <= due { return }
+        timer?.cancel()
+        schedule(at: due, context)
+    }
+
+    private func stopTimer() {
+        timer?.cancel()
+        timer = nil
+        timerDue = nil
+        deadline = nil
+    }
+
+    private func schedule(at due: NIODeadline, _ context: ChannelHandlerContext) {
+        timerDue = due
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: due) { [self] in
             timer = nil
-            logger.debug("HTTP connection timed out", metadata: ["after": "\(timeout)"])
+            timerDue = nil
+            guard let deadline, !closing, self.context != nil else { return }
+            guard deadline.due <= .now() else {
+                schedule(at: deadline.due, context)
+                return
+            }
+            logger.debug("HTTP connection timed out", metadata: ["after": "\(deadline.timeout)"])
             closing = true
             end(context)
         }
@@ -265,8 +293,7 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func leave(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        stopTimer()
         let pipeline = context.pipeline.syncOperations
         if let watcher = try? pipeline.handler(type: RequestBytesWatcher.self) {
             pipeline.removeHandler(watcher, promise: nil)

@@ -140,6 +140,15 @@ struct QueryParameters {
 enum RequestTarget {
     /// Why `target` is refused: its status and what to say; nil when it is taken.
     static func problem(with target: String) -> (notFound: Bool, message: String)? {
+        switch plainVerdict(on: target) {
+        case .taken: return nil
+        case .badSegment: return (true, segmentProblem)
+        case .other: return generalProblem(with: target)
+        }
+    }
+
+    /// ``problem(with:)`` for any target, through decoded strings.
+    static func generalProblem(with target: String) -> (notFound: Bool, message: String)? {
         let path = target.prefix { $0 != "?" }
         guard path.first == "/" else { return (false, "the request target must be a path (starting with /)") }
         guard !path.contains("#"), let decoded = PercentDecoding.decode(path),
@@ -149,9 +158,58 @@ enum RequestTarget {
         for segment in path.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
             let value = PercentDecoding.decode(segment) ?? ""
             if value.isEmpty || value == "." || value == ".." {
-                return (true, "no such path: a path has no empty, `.` or `..` segment, and no trailing /")
+                return (true, Self.segmentProblem)
             }
         }
         return nil
+    }
+
+    private static let segmentProblem = "no such path: a path has no empty, `.` or `..` segment, and no trailing /"
+
+    /// What ``plainVerdict(on:)`` finds.
+    private enum PlainVerdict {
+        /// A path Herald answers.
+        case taken
+        /// An empty, `.` or `..` segment.
+        case badSegment
+        /// Not a plain target: the general check decides.
+        case other
+    }
+
+    /// The check for the usual target, byte by byte and without building a string: a path of printable ASCII with
+    /// no `%` or `#` (decoding it changes nothing, and each byte is a character), then an optional query that
+    /// starts with ASCII (a mark after `?` could join it into one character). Any other target is `other`.
+    private static func plainVerdict(on target: String) -> PlainVerdict {
+        var bytes = target.utf8.makeIterator()
+        guard bytes.next() == UInt8(ascii: "/") else { return .other }
+        var length = 0
+        var dots = 0
+        var segments = 0
+        var badSegment = false
+        func endSegment() {
+            if length == 0 || (length == dots && dots <= 2) { badSegment = true }
+            segments += 1
+            length = 0
+            dots = 0
+        }
+        path: while let byte = bytes.next() {
+            switch byte {
+            case UInt8(ascii: "?"):
+                if let next = bytes.next(), next >= 0x80 { return .other }
+                break path
+            case UInt8(ascii: "%"), UInt8(ascii: "#"):
+                return .other
+            case UInt8(ascii: "/"):
+                endSegment()
+            case 0x21...0x7E:
+                if byte == UInt8(ascii: "."), dots == length { dots += 1 }
+                length += 1
+            default:
+                return .other
+            }
+        }
+        if segments == 0, length == 0 { return .taken }
+        endSegment()
+        return badSegment ? .badSegment : .taken
     }
 }

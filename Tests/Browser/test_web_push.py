@@ -42,7 +42,7 @@ class WebPush(unittest.TestCase):
         return self.driver.execute_async_script("""
           const done = arguments[arguments.length - 1];
           navigator.serviceWorker.getRegistration('/').then((r) => r ? r.getNotifications() : [])
-            .then((shown) => done(shown.map((n) => ({title: n.title, body: n.body, tag: n.tag}))), (e) => done('error: ' + e));
+            .then((shown) => done(shown.map((n) => ({title: n.title, body: n.body, tag: n.tag, icon: n.icon}))), (e) => done('error: ' + e));
         """)
 
     def webpush_devices(self, token):
@@ -119,20 +119,24 @@ class WebPush(unittest.TestCase):
         registration = self.worker()
         message = {"type": "message", "title": "New message from Bob Smith", "body": "<b>Lunch</b> at one?",
                    "conversationId": "c-1", "messageId": "m-1", "seq": "7", "notificationId": "herald-7",
-                   "senderId": "bob", "badge": 1}
+                   "senderId": "bob", "senderName": "Bob Smith", "senderAvatarURL": "https://example.com/bob.png",
+                   "category": "HERALD_MESSAGE", "isGroup": "false", "badge": 1}
         self.deliver(registration, message)
         shown = self.wait_for_notifications(lambda shown: shown, "a notification")
-        # Tagged with the identifier the page's own notification of the message has: one replaces the other.
-        self.assertEqual(shown, [{"title": "New message from Bob Smith", "body": "<b>Lunch</b> at one?", "tag": "herald-7"}])
+        # Tagged with the identifier the page's own notification of the message has: one replaces the other; the
+        # sender's picture is its icon.
+        self.assertEqual(shown, [{"title": "New message from Bob Smith", "body": "<b>Lunch</b> at one?", "tag": "herald-7",
+                                  "icon": "https://example.com/bob.png"}])
 
         # The same message again (a resent push): still one. Another conversation's message with the same id (ids are
         # unique only within a conversation) is another notification.
         self.deliver(registration, message)
         other = dict(message, conversationId="c-2", seq="8", notificationId="herald-8", title="New message in Team Chat",
-                     body="Bob: hi")
+                     body="Bob: hi", senderAvatarURL="javascript:alert(1)")
         self.deliver(registration, other)
         shown = self.wait_for_notifications(lambda shown: len(shown) == 2, "the second conversation's notification")
         self.assertEqual(sorted(n["tag"] for n in shown), ["herald-7", "herald-8"])
+        self.assertEqual(next(n["icon"] for n in shown if n["tag"] == "herald-8"), "", "a picture that is not http(s) is no icon")
 
         # Read on another device: that conversation's notifications close, the other's stay.
         self.deliver(registration, {"type": "read", "conversationId": "c-1", "seq": "7", "badge": 1})

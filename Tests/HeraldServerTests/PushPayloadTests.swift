@@ -8,7 +8,8 @@ import Testing
 @Suite("Push payload sizes", .timeLimit(.minutes(1)))
 struct PushPayloadTests {
     /// The heaviest alert valid input can make: ids of 128 bytes of slashes and quotes (each escaped in JSON), a name
-    /// and a title at their 800-byte limit, and a text of heavy characters and control characters.
+    /// and a title at their 800-byte limit, a text of heavy characters and control characters, a picture just short
+    /// of the longest a push carries, and every flag set.
     static func heaviestAlert() -> PushJob {
         let id = String(repeating: "/\"", count: 64)
         let name = String(repeating: "😀", count: 200)
@@ -17,11 +18,12 @@ struct PushPayloadTests {
         let incoming = IncomingMessage(
             message: Message(id: id, conversationID: id, senderID: id, text: text, imageURL: nil, sentAt: Date(), seq: 9_999_999_999),
             conversation: Conversation(id: id, kind: .group, title: title),
-            sender: Person(id: id, displayName: name))
+            sender: Person(id: id, displayName: name, avatarURL: URL(string: "https://example.com/" + String(repeating: "/a", count: 69))))
         let device = DeviceRegistration(id: id, userID: id, platform: .apns, token: String(repeating: "a", count: 200))
-        return PushJob(
-            id: 1, kind: .alert, device: device, content: PushContent(alert: incoming, badge: 99_999), createdAt: Date(),
-            attempts: 0)
+        var content = PushContent(alert: incoming, badge: 99_999, viewer: id, quiet: false)
+        content.timeSensitive = true
+        content.mentioned = true
+        return PushJob(id: 1, kind: .alert, device: device, content: content, createdAt: Date(), attempts: 0)
     }
 
     @Test("every provider's payload of the heaviest alert is under 4 KB, its words clipped with ...")
@@ -29,6 +31,8 @@ struct PushPayloadTests {
         let job = Self.heaviestAlert()
         let body = try #require(job.content.body)
         #expect(body.hasSuffix("..."))
+        #expect(job.content.senderAvatarURL != nil && job.content.senderName?.hasSuffix("...") == true)
+        #expect(job.content.localization?.body?.arguments.count == 2 && job.content.conversationTitle != nil)
         let apns = APNsProvider.payload(for: job)
         let webPush = WebPushProvider.payload(for: job)
         let fcm = try #require(
@@ -49,6 +53,21 @@ struct PushPayloadTests {
         #expect(expoBytes <= 4_096, "Expo: \(expoBytes)")
         let decoded = try #require(try JSONSerialization.jsonObject(with: webPush) as? [String: Any])
         #expect((decoded["title"] as? String)?.hasPrefix("New message in 😀😀") == true)
+    }
+
+    @Test("a picture whose address is longer than a push carries is left out; the sender's name and id stay")
+    func longPicture() {
+        func content(picture: String) -> PushContent {
+            PushContent(alert: IncomingMessage(
+                message: Message(id: "m", conversationID: "c", senderID: "ann", text: "Hi", sentAt: Date(), seq: 1),
+                conversation: Conversation(id: "c", kind: .direct),
+                sender: Person(id: "ann", displayName: "Ann", avatarURL: URL(string: picture))), badge: 1)
+        }
+        let fits = "https://example.com/" + String(repeating: "a", count: PushContent.maxPictureBytes - 23)
+        #expect(content(picture: fits).senderAvatarURL == fits)
+        let long = content(picture: fits + "a")
+        #expect(long.senderAvatarURL == nil)
+        #expect(long.senderName == "Ann" && long.data["senderId"] == "ann")
     }
 
     @Test("words that fit are left whole; clipping keeps whole characters and counts JSON's escapes")

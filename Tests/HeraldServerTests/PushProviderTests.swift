@@ -12,7 +12,8 @@ struct PushProviderTests {
     func apnsRequest() async throws {
         try await PushHarness.run { push in
             let server = push.server
-            let (alice, bob) = try await (server.token("alice", name: "Alice"), server.token("bob", name: "Bob"))
+            let (alice, bob) = try await (
+                server.token("alice", name: "Alice", picture: "https://example.com/alice.png"), server.token("bob", name: "Bob"))
             let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
             let deviceToken = PushHarness.apnsToken(1)
             try await push.register(bob, device: "bob-phone", platform: "apns", pushToken: deviceToken)
@@ -58,11 +59,52 @@ struct PushProviderTests {
             #expect(body["messageId"] as? String == "m-apns-1")
             #expect(body["seq"] as? String == String(posted.seq))
             #expect(body["senderId"] as? String == "alice")
+            // What the app's actions and a chat-style notification need, and the keys its own strings translate.
+            #expect(aps["category"] as? String == "HERALD_MESSAGE")
+            #expect(aps["interruption-level"] == nil)
+            #expect(alert["title-loc-key"] as? String == "HERALD_MESSAGE_FROM")
+            #expect(alert["title-loc-args"] as? [String] == ["Alice"])
+            #expect(alert["loc-key"] == nil, "a direct chat's text is the body as it is")
+            #expect(body["category"] as? String == "HERALD_MESSAGE")
+            #expect(body["senderName"] as? String == "Alice")
+            #expect(body["senderAvatarURL"] as? String == "https://example.com/alice.png")
+            #expect(body["isGroup"] as? String == "false")
+            #expect(body["conversationTitle"] == nil)
 
             // The provider token is reused, not made for every push.
             try await server.post(alice, to: chat, id: "m-apns-2", text: "Or two?")
             let second = try await push.fake.wait("the second push") { _ in push.apns(deviceToken).count == 2 }
             #expect(second.last?.headers["authorization"] == authorization)
+        }
+    }
+
+    @Test("HERALD_PUSH_TIME_SENSITIVE_MENTIONS=1: a group message that names the member breaks through Focus; the rest, and every push without it, do not")
+    func timeSensitiveMentions() async throws {
+        #expect(try ServerConfiguration.fromEnvironment(["HERALD_PUSH_TIME_SENSITIVE_MENTIONS": "1"]).push.timeSensitiveMentions)
+        #expect(try !ServerConfiguration.fromEnvironment([:]).push.timeSensitiveMentions)
+        for enabled in [true, false] {
+            try await PushHarness.run(configure: { $0.push.timeSensitiveMentions = enabled }) { push in
+                let server = push.server
+                let (alice, bob) = try await (server.token("alice", name: "Alice"), server.token("bob", name: "Bob"))
+                let team = try await server.createConversation(alice, kind: "group", title: "Team", members: ["bob"])
+                let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+                let token = PushHarness.apnsToken(7)
+                try await push.register(bob, device: "bob-phone", platform: "apns", pushToken: token)
+                let named = try await server.request(
+                    "POST", "/v1/conversations/\(team)/messages", token: alice,
+                    body: #"{"id": "named", "text": "@Bob look", "mentions": ["bob"]}"#)
+                #expect(named.status == 201, "\(named.text)")
+                try await server.post(alice, to: team, id: "plain", text: "for everyone")
+                try await server.post(alice, to: chat, id: "direct", text: "just you")
+                let requests = try await push.fake.wait("three pushes") { _ in push.apns(token).count == 3 }
+                func level(_ id: String) -> String? {
+                    let body = requests.last { $0.messageID == id }?.json
+                    return (body?["aps"] as? [String: Any])?["interruption-level"] as? String
+                }
+                #expect(level("named") == (enabled ? "time-sensitive" : nil), "enabled: \(enabled)")
+                #expect(level("plain") == nil)
+                #expect(level("direct") == nil, "a direct chat counts as a mention for levels, not for Focus")
+            }
         }
     }
 
@@ -195,6 +237,11 @@ struct PushProviderTests {
             #expect(data["messageId"] == "m-fcm-1")
             #expect(data["senderId"] == "alice")
             #expect(data["seq"] != nil)
+            #expect(data["category"] == "HERALD_MESSAGE")
+            #expect(data["senderName"] == "Alice")
+            #expect(data["senderAvatarURL"] == nil, "Alice has no picture")
+            #expect(data["conversationTitle"] == "Team")
+            #expect(data["isGroup"] == "true")
             let android = try #require(message["android"] as? [String: Any])
             #expect(android["priority"] as? String == "high")
             let ttl = try #require((android["ttl"] as? String).flatMap { Int($0.dropLast()) })
@@ -204,10 +251,15 @@ struct PushProviderTests {
             let tag = try #require(androidNotification["tag"] as? String)
             #expect(tag == "herald-\(try #require((message["data"] as? [String: Any])?["seq"] as? String))")
             #expect(androidNotification["notification_count"] as? Int == 1)
+            #expect(androidNotification["title_loc_key"] as? String == "HERALD_MESSAGE_IN")
+            #expect(androidNotification["title_loc_args"] as? [String] == ["Team"])
+            #expect(androidNotification["body_loc_key"] as? String == "HERALD_GROUP_MESSAGE")
+            #expect(androidNotification["body_loc_args"] as? [String] == ["Alice", "Standup in 5"])
             let apns = try #require(message["apns"] as? [String: Any])
             #expect((apns["headers"] as? [String: Any])?["apns-collapse-id"] as? String == tag)
             let aps = (apns["payload"] as? [String: Any])?["aps"] as? [String: Any]
             #expect(aps?["thread-id"] as? String == team)
+            #expect(aps?["category"] as? String == "HERALD_MESSAGE")
         }
     }
 
@@ -297,6 +349,10 @@ struct PushProviderTests {
             let message = try #require(send.jsonArray?.first)
             #expect(message["title"] as? String == "New message from Alice")
             #expect(message["body"] as? String == "hello ok")
+            #expect(message["categoryId"] as? String == "HERALD_MESSAGE")
+            #expect(message["interruptionLevel"] == nil)
+            let expoData = try #require(message["data"] as? [String: Any])
+            #expect(expoData["senderName"] as? String == "Alice" && expoData["isGroup"] as? String == "false")
             #expect(message["badge"] as? Int == 1)
             #expect(message["priority"] as? String == "high")
             let data = try #require(message["data"] as? [String: Any])

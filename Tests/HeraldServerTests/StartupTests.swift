@@ -70,6 +70,7 @@ struct StartupTests {
             (["HERALD_PUSH_DELAY": "-1"], "HERALD_PUSH_DELAY"),
             (["HERALD_PUSH_MAX_AGE": "forever"], "HERALD_PUSH_MAX_AGE"),
             (["HERALD_PUSH_CONCURRENCY": "0"], "HERALD_PUSH_CONCURRENCY"),
+            (["HERALD_PUSH_TIME_SENSITIVE_MENTIONS": "yes"], "HERALD_PUSH_TIME_SENSITIVE_MENTIONS"),
             (["HERALD_PUSH_CA_FILE": notAKey.path], "HERALD_PUSH_CA_FILE"),
             (["HERALD_VAPID_PRIVATE_KEY_FILE": notAKey.path], "HERALD_VAPID_PRIVATE_KEY_FILE"),
             (["HERALD_VAPID_SUBJECT": "ops@example.com"], "HERALD_VAPID_SUBJECT"),

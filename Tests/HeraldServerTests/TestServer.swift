@@ -67,10 +67,10 @@ struct TestServer {
 
     /// A token for `user`, signed with the server's secret; the user is known to the server from now on, as if they
     /// had signed in (only known users may be added to a conversation).
-    func token(_ user: String, name: String? = nil) async throws -> String {
+    func token(_ user: String, name: String? = nil, picture: String? = nil) async throws -> String {
         let name = name ?? user.capitalized
-        try await environment.store.upsertUser(Person(id: user, displayName: name))
-        return try await environment.tokens.token(userID: user, name: name)
+        try await environment.store.upsertUser(Person(id: user, displayName: name, avatarURL: picture.flatMap(URL.init(string:))))
+        return try await environment.tokens.token(userID: user, name: name, picture: picture)
     }
 
     /// An HTTP request; the response's status and body.

@@ -45,7 +45,8 @@ struct WebPushProviderTests {
     func request() async throws {
         try await PushHarness.run { push in
             let server = push.server
-            let (alice, bob) = try await (server.token("alice", name: "Alice"), server.token("bob", name: "Bob"))
+            let (alice, bob) = try await (
+                server.token("alice", name: "Alice", picture: "https://example.com/alice.png"), server.token("bob", name: "Bob"))
             let chat = try await server.createConversation(alice, kind: "direct", members: ["bob"])
             let browser = Browser(endpoint: push.fake.url + "/push/bob-laptop")
             let registered = try await server.request("PUT", "/v1/devices/laptop", token: bob, body: browser.registration)
@@ -79,6 +80,10 @@ struct WebPushProviderTests {
             #expect(payload["messageId"] as? String == "web-1")
             #expect(payload["seq"] as? String == String(posted.seq))
             #expect(payload["badge"] as? Int == 1)
+            // The service worker's icon and actions.
+            #expect(payload["senderAvatarURL"] as? String == "https://example.com/alice.png")
+            #expect(payload["senderName"] as? String == "Alice")
+            #expect(payload["category"] as? String == "HERALD_MESSAGE")
             #expect(request.body.count < 4096)
 
             let listed = try await server.request("GET", "/v1/devices", token: bob)

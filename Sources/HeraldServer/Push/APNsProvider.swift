@@ -132,12 +132,14 @@ public final class APNsProvider: PushProvider {
         if job.kind == .alert {
             aps["badge"] = content.badge
             aps["thread-id"] = content.conversationID
-            aps["alert"] = ["title": content.title ?? "", "body": content.body ?? ""]
+            aps["alert"] = alert(content)
+            aps["category"] = PushContent.category
             if content.quiet {
                 // Quiet hours: into the notification list without sound, lighting the screen or breaking through Focus.
                 aps["interruption-level"] = "passive"
             } else {
                 aps["sound"] = "default"
+                if content.timeSensitive { aps["interruption-level"] = "time-sensitive" }
             }
             aps["mutable-content"] = 1
         } else {
@@ -147,6 +149,21 @@ public final class APNsProvider: PushProvider {
         body["aps"] = aps
         for (key, value) in content.data { body[key] = value }
         return (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+    }
+
+    /// The `alert` of an alert's `aps`: its English words, and beside them the keys an app's `Localizable.strings`
+    /// translates them with (`title-loc-key` and `title-loc-args`, `loc-key` and `loc-args` for the body).
+    static func alert(_ content: PushContent) -> [String: Any] {
+        var alert: [String: Any] = ["title": content.title ?? "", "body": content.body ?? ""]
+        if let title = content.localization?.title {
+            alert["title-loc-key"] = title.key
+            alert["title-loc-args"] = title.arguments
+        }
+        if let body = content.localization?.body {
+            alert["loc-key"] = body.key
+            alert["loc-args"] = body.arguments
+        }
+        return alert
     }
 
     static func reason(_ answer: PushHTTP.Answer) -> String? {

@@ -50,6 +50,8 @@ public final class ExpoProvider: PushProvider {
         if job.kind == .alert {
             message["title"] = content.title ?? ""
             message["body"] = content.body ?? ""
+            // The category the app registered its Reply and Mark as read actions under (`setNotificationCategoryAsync`).
+            message["categoryId"] = PushContent.category
             if content.quiet {
                 // Quiet hours: no sound, normal priority, passive on iOS.
                 message["priority"] = "normal"
@@ -57,6 +59,7 @@ public final class ExpoProvider: PushProvider {
             } else {
                 message["sound"] = "default"
                 message["priority"] = "high"
+                if content.timeSensitive { message["interruptionLevel"] = "time-sensitive" }
             }
         } else {
             message["_contentAvailable"] = true

@@ -132,7 +132,18 @@ public final class FCMProvider: PushProvider {
             let collapse = PushIdentity.collapseKey(for: content)
             message["notification"] = ["title": content.title ?? "", "body": content.body ?? ""]
             var notification: [String: Any] = ["tag": collapse, "notification_count": content.badge]
-            var aps: [String: Any] = ["thread-id": content.conversationID, "badge": content.badge]
+            // The keys an Android app's strings.xml translates the words with.
+            if let title = content.localization?.title {
+                notification["title_loc_key"] = title.key
+                notification["title_loc_args"] = title.arguments
+            }
+            if let body = content.localization?.body {
+                notification["body_loc_key"] = body.key
+                notification["body_loc_args"] = body.arguments
+            }
+            var aps: [String: Any] = [
+                "thread-id": content.conversationID, "badge": content.badge, "category": PushContent.category,
+            ]
             if content.quiet {
                 // Quiet hours: low priority, no sound, no vibration; on iOS, passive.
                 notification["notification_priority"] = "PRIORITY_LOW"
@@ -141,6 +152,7 @@ public final class FCMProvider: PushProvider {
                 aps["interruption-level"] = "passive"
             } else {
                 aps["sound"] = "default"
+                if content.timeSensitive { aps["interruption-level"] = "time-sensitive" }
             }
             message["android"] = [
                 "priority": content.quiet ? "normal" : "high",

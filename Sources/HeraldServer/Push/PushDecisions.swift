@@ -80,8 +80,10 @@ struct PushDecisions: Sendable {
                 let key = ContentKey(
                     badge: target.badge, quiet: interruption == .quietly,
                     mentioned: ask.entry.message.isMention(of: userID, in: ask.entry.conversation.kind))
-                let content = contents[key]
+                var content = contents[key]
                     ?? PushContent(alert: ask.entry, badge: target.badge, viewer: userID, quiet: key.quiet, formatter: formatter)
+                content.timeSensitive = settings.timeSensitiveMentions && !key.quiet && key.mentioned
+                    && ask.entry.conversation.kind == .group
                 contents[key] = content
                 jobs.append(NewPushJob(
                     kind: .alert, userID: userID, deviceID: target.device.id, content: content,

@@ -28,6 +28,10 @@ public struct PushSettings: Hashable, Sendable {
     /// 20 ms): a round costs two trips to the database whatever it decides, so under a stream of posts one round
     /// takes the entries of many. A post after a quiet spell is decided at once.
     public var decisionInterval: Duration = .milliseconds(20)
+    /// Whether a push of a message that names the member (or `@all`) in a group may break through Focus
+    /// (`HERALD_PUSH_TIME_SENSITIVE_MENTIONS=1`; APNs and Expo `time-sensitive`): the app needs Apple's Time Sensitive
+    /// Notifications capability, so it is off unless the operator turns it on.
+    public var timeSensitiveMentions = false
     /// How many pushes each provider sends at once (`HERALD_PUSH_CONCURRENCY`, default 32).
     public var concurrency = 32
     /// The first retry's wait; each further retry waits twice as long (with jitter), up to ``maxRetryWait``.

@@ -25,6 +25,25 @@ public struct PushContent: Codable, Hashable, Sendable {
     public var quiet: Bool = false
     /// Whether the message mentions the member told (by name, `@all`, a direct chat). Alerts only.
     public var mentioned: Bool = false
+    /// Whether it may break through Focus (APNs and Expo `time-sensitive`): a group message that names the member,
+    /// when the operator allows it (``PushSettings/timeSensitiveMentions``). Alerts only, never in quiet hours.
+    public var timeSensitive: Bool = false
+    /// The sender's name as Herald shows it, for a chat-style notification (alerts of a person's message only).
+    public var senderName: String?
+    /// The sender's picture, for a chat-style notification: left out when its address is longer than
+    /// ``maxPictureBytes`` (the app can still find it by the sender's id).
+    public var senderAvatarURL: String?
+    /// The group's title (alerts of a group's entries only).
+    public var conversationTitle: String?
+    /// Whether the conversation is a group. Alerts only.
+    public var isGroup: Bool = false
+    /// The title and body as keys of the app's own strings (``ContentFormatter/localization(for:viewer:)``), their
+    /// arguments clipped like the names. Alerts only.
+    public var localization: NotificationLocalization?
+
+    /// The category of every alert: what the app registers its Reply and Mark as read actions under (APNs
+    /// `category`, Expo `categoryId`, the `category` of the data an Android app or a service worker reads).
+    public static let category = "HERALD_MESSAGE"
 
     /// An alert for `incoming`, in ``ContentFormatter``'s words as `viewer` (the member told) reads them, each at most
     /// ``maxWordsBytes`` in JSON.
@@ -42,24 +61,38 @@ public struct PushContent: Codable, Hashable, Sendable {
         self.badge = badge
         self.quiet = quiet
         mentioned = viewer.map { incoming.message.isMention(of: $0, in: incoming.conversation.kind) } ?? false
+        isGroup = incoming.conversation.kind == .group
+        if isGroup {
+            conversationTitle = Self.clipped(formatter.groupTitle(of: incoming.conversation), toJSONBytes: Self.maxNameBytes)
+        }
+        if incoming.message.event == nil, !incoming.message.isSystem {
+            senderName = Self.clipped(formatter.name(of: incoming.sender), toJSONBytes: Self.maxNameBytes)
+            if let picture = incoming.sender.avatarURL?.absoluteString, Self.jsonBytes(of: picture) <= Self.maxPictureBytes {
+                senderAvatarURL = picture
+            }
+        }
+        var localization = formatter.localization(for: incoming, viewer: viewer)
+        func clip(_ words: LocalizedWords?) -> LocalizedWords? {
+            words.map { LocalizedWords(key: $0.key, arguments: $0.arguments.map { Self.clipped($0, toJSONBytes: Self.maxNameBytes) }) }
+        }
+        localization.title = clip(localization.title)
+        localization.body = clip(localization.body)
+        self.localization = localization.title == nil && localization.body == nil ? nil : localization
     }
 
     /// The most bytes a title or a body takes in a push's JSON. A preview is 50 characters, but a character may be
-    /// many code points and a control character six bytes escaped; with these and ids of at most 128 bytes, every
-    /// provider's payload stays within the services' 4 KB, so no message's push is dropped for its size.
-    public static let maxWordsBytes = 1_000
+    /// many code points and a control character six bytes escaped; with these, the names and keys' arguments
+    /// (``maxNameBytes``), the picture (``maxPictureBytes``) and ids of at most 128 bytes, every provider's payload
+    /// stays within the services' 4 KB, so no message's push is dropped for its size.
+    public static let maxWordsBytes = 400
+    /// The most bytes a name, a group's title or a key's argument takes in a push's JSON.
+    public static let maxNameBytes = 160
+    /// The longest picture address a push carries, in bytes of JSON.
+    public static let maxPictureBytes = 300
 
     /// `text`, or as many of its first characters as fit in `budget` bytes of JSON followed by `...`.
     static func clipped(_ text: String, toJSONBytes budget: Int) -> String {
-        func cost(_ character: Character) -> Int {
-            character.unicodeScalars.reduce(0) { total, scalar in
-                switch scalar.value {
-                case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029: total + 6  // escaped as \uXXXX
-                case 0x22, 0x5C, 0x2F: total + 2  // \" \\ \/
-                default: total + String(scalar).utf8.count
-                }
-            }
-        }
+        func cost(_ character: Character) -> Int { jsonBytes(of: character) }
         var used = 0
         for index in text.indices {
             used += cost(text[index])
@@ -74,6 +107,22 @@ public struct PushContent: Codable, Hashable, Sendable {
             return kept + "..."
         }
         return text
+    }
+
+    /// The bytes `text` takes in JSON at most: six for an escaped control character, two for `"`, `\\` and `/`.
+    static func jsonBytes(of text: some StringProtocol) -> Int {
+        text.unicodeScalars.reduce(0) { total, scalar in
+            switch scalar.value {
+            case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029: total + 6  // escaped as \uXXXX
+            case 0x22, 0x5C, 0x2F: total + 2  // \" \\ \/
+            default: total + String(scalar).utf8.count
+            }
+        }
+    }
+
+    /// ``jsonBytes(of:)`` of one character.
+    static func jsonBytes(of character: Character) -> Int {
+        jsonBytes(of: String(character))
     }
 
     /// A clear: `conversationID` was read up to `readUpTo` on another device.
@@ -103,14 +152,22 @@ public struct PushContent: Codable, Hashable, Sendable {
         if let senderID { data["senderId"] = senderID }
         if mentioned { data["mentioned"] = "true" }
         if quiet { data["quiet"] = "true" }
+        if messageID != nil {
+            data["category"] = Self.category
+            data["isGroup"] = isGroup ? "true" : "false"
+        }
+        if let senderName { data["senderName"] = senderName }
+        if let senderAvatarURL { data["senderAvatarURL"] = senderAvatarURL }
+        if let conversationTitle { data["conversationTitle"] = conversationTitle }
         return data
     }
 
     private enum CodingKeys: String, CodingKey {
-        case conversationID, messageID, seq, senderID, title, body, badge, quiet, mentioned
+        case conversationID, messageID, seq, senderID, title, body, badge, quiet, mentioned, senderName, senderAvatarURL,
+             conversationTitle, isGroup, localization, timeSensitive
     }
 
-    /// Decodes a queued push; one queued before quiet hours and mentions existed is neither.
+    /// Decodes a queued push; one queued before quiet hours, mentions and chat-style fields existed has none of them.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         conversationID = try container.decode(String.self, forKey: .conversationID)
@@ -122,6 +179,12 @@ public struct PushContent: Codable, Hashable, Sendable {
         badge = try container.decode(Int.self, forKey: .badge)
         quiet = try container.decodeIfPresent(Bool.self, forKey: .quiet) ?? false
         mentioned = try container.decodeIfPresent(Bool.self, forKey: .mentioned) ?? false
+        senderName = try container.decodeIfPresent(String.self, forKey: .senderName)
+        senderAvatarURL = try container.decodeIfPresent(String.self, forKey: .senderAvatarURL)
+        conversationTitle = try container.decodeIfPresent(String.self, forKey: .conversationTitle)
+        isGroup = try container.decodeIfPresent(Bool.self, forKey: .isGroup) ?? false
+        localization = try container.decodeIfPresent(NotificationLocalization.self, forKey: .localization)
+        timeSensitive = try container.decodeIfPresent(Bool.self, forKey: .timeSensitive) ?? false
     }
 }
 

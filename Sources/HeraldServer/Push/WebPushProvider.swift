@@ -70,7 +70,8 @@ public final class WebPushProvider: PushProvider {
         self.concurrency = concurrency
     }
 
-    /// What the service worker receives, decrypted: the words, the conversation, the message and the badge.
+    /// What the service worker receives, decrypted: the words, the conversation, the message, the sender's name and
+    /// picture (`senderAvatarURL`, which it shows as the icon), the category of its actions and the badge.
     static func payload(for job: PushJob) -> Data {
         let content = job.content
         var payload: [String: Any] = content.data

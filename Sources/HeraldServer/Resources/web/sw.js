@@ -1,5 +1,5 @@
-// Herald's service worker: shows a Web Push notification when no tab of the page is open to show the message
-// itself, opens the chat when one is clicked, and closes a conversation's notifications when the server says it
+// Herald's service worker: shows a Web Push notification (with the sender's picture) when no tab of the page is
+// open to show the message itself, opens the chat when one is clicked, and closes a conversation's notifications when the server says it
 // was read on another device. Plain JavaScript, no build step; served from `/` so its scope is the whole page.
 "use strict";
 
@@ -37,7 +37,19 @@ async function handlePush(data) {
     // Quiet hours: no sound, no vibration.
     silent: data.silent === true,
     data: { conversationId, messageId },
+    ...picture(data.senderAvatarURL),
   });
+}
+
+/** The sender's picture as the notification's icon: an http(s) address only, anything else left out. */
+function picture(address) {
+  if (typeof address !== "string") return {};
+  try {
+    const url = new URL(address);
+    return url.protocol === "https:" || url.protocol === "http:" ? { icon: url.href } : {};
+  } catch {
+    return {};
+  }
 }
 
 /** The unread count on the installed app's icon, where the browser has one (the Badging API). */

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldCore
 
 /// What one of Herald's pushes asks of an app, read from the payload the system hands it (`userInfo`): the silent
@@ -39,5 +40,50 @@ public enum RemoteNotification: Hashable, Sendable {
         case let value as Double: Int(exactly: value)
         default: nil
         }
+    }
+}
+
+/// What a Notification Service Extension needs to show a message push as an iOS communication notification (the
+/// sender's name and picture beside the message, the group's name): read from the push's data (docs/push.md, "For a
+/// chat-style notification and its actions"). Only a person's message has one: an event, a message from the app's
+/// backend, a clear or anything not understood is nil, and the extension leaves the plain alert as it came.
+/// Everything in it came over the network: strings are taken only when they are strings, names lose their control
+/// characters, and a picture is kept only when it is an `http` or `https` address (``AvatarStyle/pictureURL(_:)``).
+public struct CommunicationNotification: Hashable, Sendable {
+    /// The conversation: the intent's `conversationIdentifier`, so iOS groups and ranks it as one conversation.
+    public var conversationID: String
+    /// Who wrote it: the sender's `INPersonHandle` and `customIdentifier`.
+    public var senderID: String
+    /// The sender's name as Herald shows it.
+    public var senderName: String
+    /// The sender's picture, to fetch (http or https only); nil: iOS shows the name's initials.
+    public var senderPicture: URL?
+    /// The group's name (`speakableGroupName`), nil for a direct chat.
+    public var groupName: String?
+    /// Whether the message names this member (or `@all`, or it is a direct chat's).
+    public var mentioned: Bool
+
+    /// Reads an APNs payload; nil unless it is a message push with a sender's name.
+    public init?(userInfo: [AnyHashable: Any]) {
+        guard userInfo["type"] as? String == "message",
+              let conversationID = userInfo["conversationId"] as? String, !conversationID.isEmpty,
+              let senderID = userInfo["senderId"] as? String, !senderID.isEmpty,
+              let name = (userInfo["senderName"] as? String).map(Self.plain), !name.isEmpty
+        else { return nil }
+        self.conversationID = conversationID
+        self.senderID = senderID
+        senderName = name
+        senderPicture = AvatarStyle.pictureURL((userInfo["senderAvatarURL"] as? String).flatMap(URL.init(string:)))
+        let group = userInfo["isGroup"] as? String == "true"
+        groupName = group ? (userInfo["conversationTitle"] as? String).map(Self.plain).flatMap { $0.isEmpty ? nil : $0 } : nil
+        mentioned = userInfo["mentioned"] as? String == "true"
+    }
+
+    /// Whether it is a group's message (iOS shows the group's name above the sender's).
+    public var isGroup: Bool { groupName != nil }
+
+    /// `text` without control characters (C0, DEL, C1): the system draws them as nothing or as boxes.
+    private static func plain(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.filter { !(0..<0x20 ~= $0.value || 0x7F...0x9F ~= $0.value) }))
     }
 }

@@ -117,6 +117,38 @@ struct AppSideTests {
                 == .clear(conversationID: "c1", badge: nil), "a badge that is not a number is not one")
     }
 
+    @Test("a message push's sender and group for a communication notification; an event's, the backend's, a clear or a stranger's payload has none")
+    func communicationNotification() throws {
+        func payload(_ json: String) throws -> [AnyHashable: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [AnyHashable: Any])
+        }
+        let group = try payload(#"""
+            {"aps": {"alert": {"title": "New message in Team", "body": "Bob: hi"}, "category": "HERALD_MESSAGE"},
+             "type": "message", "conversationId": "c1", "messageId": "m1", "seq": "7", "senderId": "bob",
+             "senderName": "Bob\u0007 Smith\u009b", "senderAvatarURL": "https://example.com/bob.png", "isGroup": "true",
+             "conversationTitle": "Team", "mentioned": "true", "category": "HERALD_MESSAGE"}
+            """#)
+        let parts = try #require(CommunicationNotification(userInfo: group))
+        #expect(parts.conversationID == "c1" && parts.senderID == "bob")
+        #expect(parts.senderName == "Bob Smith", "control characters are dropped")
+        #expect(parts.senderPicture == URL(string: "https://example.com/bob.png"))
+        #expect(parts.groupName == "Team" && parts.isGroup && parts.mentioned)
+
+        let direct = try #require(CommunicationNotification(userInfo: try payload(#"""
+            {"type": "message", "conversationId": "c2", "senderId": "bob", "senderName": "Bob", "isGroup": "false",
+             "conversationTitle": "ignored", "senderAvatarURL": "file:///etc/passwd"}
+            """#)))
+        #expect(direct.groupName == nil && !direct.isGroup && !direct.mentioned)
+        #expect(direct.senderPicture == nil, "only an http or https picture is fetched")
+
+        // An event's push and the backend's carry no sender's name; a clear is no message; types are checked.
+        #expect(CommunicationNotification(userInfo: try payload(#"{"type": "message", "conversationId": "c1", "senderId": "ann"}"#)) == nil)
+        #expect(CommunicationNotification(userInfo: try payload(#"{"type": "message", "conversationId": "c1", "senderId": "", "senderName": "Admin"}"#)) == nil)
+        #expect(CommunicationNotification(userInfo: try payload(#"{"type": "read", "conversationId": "c1", "senderId": "bob", "senderName": "Bob"}"#)) == nil)
+        #expect(CommunicationNotification(userInfo: try payload(#"{"type": "message", "conversationId": "c1", "senderId": "bob", "senderName": 5}"#)) == nil)
+        #expect(CommunicationNotification(userInfo: try payload(#"{"type": "message", "conversationId": "c1", "senderId": "bob", "senderName": "\u0001"}"#)) == nil)
+    }
+
     @Test("two windows run one LiveNotifications: closing the one that carries the connection leaves the other its banners")
     nonisolated func twoRuns() async throws {
         // No server: the connection keeps trying (unreachable), the engine and its effects run all the same.

@@ -9,17 +9,18 @@ import Testing
 struct AppleOnlyFilesTests {
     static let files: [String] = {
         let manager = FileManager.default
-        return ["Sources/HeraldUI", "Examples/HeraldChatApp/Sources"].flatMap { folder -> [String] in
+        return ["Sources/HeraldUI", "Examples/HeraldChatApp/Sources", "Examples/HeraldChatApp/NotificationService"].flatMap { folder -> [String] in
             let url = packageRoot.appendingPathComponent(folder)
             let names = (try? manager.contentsOfDirectory(atPath: url.path)) ?? []
             return names.filter { $0.hasSuffix(".swift") }.sorted().map { "\(folder)/\($0)" }
         }
     }()
 
-    @Test("there are the overlay, the view, the notifications adapter and the example's files")
+    @Test("there are the overlay, the view, the notifications adapter, the example's files and its notification service")
     func found() {
         for expected in ["Sources/HeraldUI/BannerOverlay.swift", "Sources/HeraldUI/BannerView.swift",
-                         "Sources/HeraldUI/SystemNotifications.swift", "Examples/HeraldChatApp/Sources/Views.swift"] {
+                         "Sources/HeraldUI/SystemNotifications.swift", "Examples/HeraldChatApp/Sources/Views.swift",
+                         "Examples/HeraldChatApp/NotificationService/NotificationService.swift"] {
             #expect(Self.files.contains(expected), "\(expected)")
         }
     }

@@ -208,6 +208,7 @@ let package = Package(
             dependencies: [
                 "HeraldServer",
                 "HeraldClient",
+                "HeraldPresentation",
                 "HeraldURLSession",
                 "HeraldNIOTransport",
                 "HeraldService",

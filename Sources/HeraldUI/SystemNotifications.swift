@@ -6,15 +6,22 @@
 // (userNotificationCenter(_:willPresent:withCompletionHandler:) and (_:didReceive:withCompletionHandler:), their
 // handlers @Sendable), UNMutableNotificationContent (title, body, threadIdentifier, userInfo, sound,
 // interruptionLevel: iOS 15 / macOS 12), UNNotificationInterruptionLevel (.active, .passive),
-// UNNotificationRequest(identifier:content:trigger:).
+// UNNotificationRequest(identifier:content:trigger:); for the actions (iOS 10 / macOS 10.14, the async
+// notificationCategories() iOS 15 / macOS 12): UNNotificationCategory(identifier:actions:intentIdentifiers:options:),
+// UNTextInputNotificationAction(identifier:title:options:textInputButtonTitle:textInputPlaceholder:),
+// UNNotificationAction(identifier:title:options:), setNotificationCategories(_:), notificationCategories(),
+// UNMutableNotificationContent.categoryIdentifier, UNNotificationResponse.actionIdentifier,
+// UNTextInputNotificationResponse.userText.
 #if os(iOS) || os(macOS)
 import Foundation
+import HeraldClient
 import HeraldCore
 import HeraldPresentation
 @preconcurrency import UserNotifications
 
 /// The system's notifications for Herald: asks permission, posts the engine's `local` effects, keeps the badge,
-/// routes a tapped notification to the conversation it is about, and carries out Herald's silent clear.
+/// routes a tapped notification to the conversation it is about, carries out Herald's silent clear, and answers a
+/// message notification's Reply and Mark as read in the background (``answering``).
 ///
 /// Let the app delegate own it, made in `application(_:didFinishLaunchingWithOptions:)`: it is then the center's
 /// delegate before any scene exists, so a notification tapped while the app was closed reaches ``opens``, and a clear
@@ -25,6 +32,7 @@ import HeraldPresentation
 /// let system = HeraldSystemNotifications()      // becomes UNUserNotificationCenter.current().delegate
 /// // after sign-in:
 /// system.opens.attach { conversationID in live.open(conversationID); router.open(conversationID) }
+/// system.answering = { [session] in await session.api() }  // a HeraldAPI with a current token, nil when signed out
 /// live.setPermission(granted: await system.requestAuthorization())
 /// ```
 @MainActor
@@ -35,13 +43,53 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
     /// The conversations of tapped notifications, held until a signed-in session opens them.
     public let opens = NotificationOpens()
 
+    /// How a Reply or Mark as read reaches the server: a `HeraldAPI` with a current token (and the app's device id, so
+    /// the server clears the user's other devices, not this one), or nil when nobody is signed in (the action is
+    /// then dropped). Called in the background, perhaps with no scene: keep the token where it can be read then.
+    public var answering: (@Sendable () async -> HeraldAPI?)?
+
     private let center: UNUserNotificationCenter
 
-    /// Becomes `center`'s delegate.
-    public init(center: UNUserNotificationCenter = .current()) {
+    /// Becomes `center`'s delegate and adds Herald's message category, with a Reply and a Mark as read action, to the
+    /// app's own categories (`actions` gives their words, in the user's language).
+    public init(center: UNUserNotificationCenter = .current(), actions: ActionTitles = ActionTitles()) {
         self.center = center
         super.init()
         center.delegate = self
+        Task { await self.registerCategory(actions) }
+    }
+
+    /// The words of the actions Herald's message notifications offer.
+    public struct ActionTitles: Sendable {
+        /// The Reply action's title.
+        public var reply: String
+        /// The Reply text field's send button.
+        public var send: String
+        /// The Reply text field's placeholder.
+        public var placeholder: String
+        /// The Mark as read action's title.
+        public var markRead: String
+
+        /// The titles; the defaults are English.
+        public init(reply: String = "Reply", send: String = "Send", placeholder: String = "Message", markRead: String = "Mark as Read") {
+            self.reply = reply
+            self.send = send
+            self.placeholder = placeholder
+            self.markRead = markRead
+        }
+    }
+
+    /// Adds Herald's category (`NotificationAnswer.category`: pushes carry it, and so does ``post(_:)``) to the
+    /// categories the app registered, replacing an earlier one of Herald's.
+    private func registerCategory(_ titles: ActionTitles) async {
+        let reply = UNTextInputNotificationAction(
+            identifier: NotificationAnswer.replyAction, title: titles.reply, options: [],
+            textInputButtonTitle: titles.send, textInputPlaceholder: titles.placeholder)
+        let markRead = UNNotificationAction(identifier: NotificationAnswer.markReadAction, title: titles.markRead, options: [])
+        let category = UNNotificationCategory(
+            identifier: NotificationAnswer.category, actions: [reply, markRead], intentIdentifiers: [], options: [])
+        let others = await center.notificationCategories().filter { $0.identifier != NotificationAnswer.category }
+        center.setNotificationCategories(others.union([category]))
     }
 
     /// Asks for alerts, sounds and badges (the system asks the user once); whether they are allowed. Tell the
@@ -60,6 +108,7 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         content.title = notification.title
         content.body = notification.body
         content.threadIdentifier = notification.thread
+        content.categoryIdentifier = NotificationAnswer.category
         content.sound = style.playsSound ? .default : nil
         content.interruptionLevel = style.interruption == .passive ? .passive : .active
         var userInfo: [String: Any] = [
@@ -115,16 +164,40 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
     }
 
     /// A tapped notification opens its conversation: through ``opens``, at once when a session is attached, else
-    /// when one attaches; the handler is called once that is handed on, from the main actor.
+    /// when one attaches. A Reply posts the typed text under an id made from the notification and the text (a retry
+    /// is stored once), a Mark as read moves the read marker to the message (`NotificationAnswer` decides, from the
+    /// notification's data), both through ``answering``. The handler is called once that is done, from the main actor.
     public nonisolated func userNotificationCenter(
         _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
         withCompletionHandler completionHandler: @escaping @Sendable () -> Void
     ) {
         let content = response.notification.request.content
         let conversation = (content.userInfo[Self.conversationKey] as? String) ?? content.threadIdentifier
+        let answer = NotificationAnswer(
+            action: response.actionIdentifier, userInfo: content.userInfo,
+            text: (response as? UNTextInputNotificationResponse)?.userText)
+        let tapped = response.actionIdentifier == NotificationAnswer.tapAction
         Task { @MainActor in
-            self.opens.tapped(conversation)
+            if tapped {
+                self.opens.tapped(conversation)
+            } else {
+                await self.carryOut(answer)
+            }
             completionHandler()
+        }
+    }
+
+    /// Sends a Reply or a Mark as read; one that fails is dropped (the notification stays, and the app shows the
+    /// conversation as it is when opened).
+    private func carryOut(_ answer: NotificationAnswer) async {
+        guard let answering, let api = await answering() else { return }
+        switch answer {
+        case .reply(let conversationID, let messageID, let text):
+            _ = try? await api.postMessage(in: conversationID, text: text, id: messageID)
+        case .markRead(let conversationID, let seq):
+            try? await api.markRead(conversationID, upTo: seq)
+        case .open, .none:
+            break
         }
     }
 }

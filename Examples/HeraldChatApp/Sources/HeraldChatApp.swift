@@ -6,6 +6,7 @@
 // application(_:didReceiveRemoteNotification:fetchCompletionHandler:)), UIApplication.LaunchOptionsKey,
 // UIBackgroundFetchResult.
 #if os(iOS) || os(macOS)
+import HeraldClient
 import HeraldUI
 import SwiftUI
 #if os(iOS)
@@ -53,7 +54,14 @@ final class AppDelegate: NSObject, UIApplicationDelegate {
     func application(
         _ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]? = nil
     ) -> Bool {
-        _ = AppNotifications.system // the center's delegate from the start
+        // The center's delegate from the start; a Reply or Mark as read answered while the app is closed reaches
+        // the server as the person the Keychain kept, from this device.
+        AppNotifications.system.answering = {
+            guard let saved = SignInKeychain.load() else { return nil }
+            var configuration = ClientConfiguration(server: saved.server, token: saved.token)
+            configuration.deviceID = await MainActor.run { ChatAppModel.deviceID }
+            return HeraldAPI(configuration: configuration)
+        }
         return true
     }
 

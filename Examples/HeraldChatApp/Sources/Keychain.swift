@@ -1,5 +1,5 @@
 // The signed-in person, kept in the Keychain: the app signs in again by itself at launch (also when a notification's
-// tap launched it), and the notification actions of the next version can reach the token without a scene. APIs used,
+// tap launched it), and a notification's Reply or Mark as read reaches the token without a scene. APIs used,
 // all available on iOS 17 and checked against Apple's documentation: SecItemAdd(_:_:), SecItemCopyMatching(_:_:), SecItemUpdate(_:_:),
 // SecItemDelete(_:) (iOS 2), kSecClassGenericPassword with kSecAttrService, kSecAttrAccount, kSecValueData,
 // kSecReturnData, kSecMatchLimitOne, kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly, errSecSuccess,

@@ -7,6 +7,7 @@ import base64
 import json
 import time
 import unittest
+import urllib.request
 
 from selenium.webdriver.common.by import By
 
@@ -172,6 +173,113 @@ class WebPush(unittest.TestCase):
         wait(self.driver, lambda d: not self.webpush_devices(alice), 10, "the webpush device removed at sign-out")
         wait(self.driver, lambda d: self.subscription() is None, 10, "the subscription dropped at sign-out")
         self.assertIsNone(self.driver.execute_script("return localStorage.getItem('herald.token')"))
+
+    def worker_evaluate(self, expression):
+        """Runs `expression` (a promise) in the service worker, through a DevTools connection to its own target."""
+        import websocket  # Selenium's own dependency
+        address = self.driver.capabilities["goog:chromeOptions"]["debuggerAddress"]
+        deadline = time.monotonic() + 10
+        while True:
+            with urllib.request.urlopen(f"http://{address}/json/list", timeout=10) as answer:
+                workers = [t for t in json.load(answer) if t["type"] == "service_worker" and t["url"].endswith("/sw.js")]
+            if workers or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        self.assertTrue(workers, "the service worker's DevTools target")
+        socket = websocket.create_connection(workers[0]["webSocketDebuggerUrl"], timeout=10, suppress_origin=True)
+        try:
+            socket.send(json.dumps({"id": 1, "method": "Runtime.evaluate",
+                                    "params": {"expression": expression, "awaitPromise": True, "returnByValue": True}}))
+            while True:
+                message = json.loads(socket.recv())
+                if message.get("id") == 1:
+                    return message["result"]["result"].get("value")
+        finally:
+            socket.close()
+
+    def click_action(self, tag, action):
+        """What the browser does when the notification `tag`'s button `action` is clicked: the worker's
+        `notificationclick`, with that action (DevTools cannot press a notification's button)."""
+        outcome = self.worker_evaluate(f"""(async () => {{
+          const [shown] = await self.registration.getNotifications({{ tag: {json.dumps(tag)} }});
+          if (!shown) return "no notification";
+          try {{
+            self.dispatchEvent(new NotificationEvent("notificationclick", {{ notification: shown, action: {json.dumps(action)} }}));
+          }} catch (error) {{
+            // waitUntil refuses an event the browser did not make; the handler's work is under way all the same.
+          }}
+          return "clicked";
+        }})()""")
+        self.assertEqual(outcome, "clicked")
+
+    def test_mark_as_read_needs_no_window_and_reply_opens_the_composer(self):
+        self.driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": self.origin, "permissions": ["notifications"]})
+        sign_in_as(self.driver, self.server, "Alice Johnson")
+        alice = self.server.token("alice")
+        bob = self.server.token("bob")
+        self.turn_on(alice)
+        registration = self.worker()
+        chat = self.server.direct(alice, "bob")
+        seqs = []
+        for text in ("Lunch?", "At one?"):
+            status, posted = self.server.request("POST", f"/v1/conversations/{chat}/messages", bob, {"text": text})
+            self.assertEqual(status, 201, posted)
+            seqs.append(posted["seq"])
+
+        def summary():
+            status, body = self.server.request("GET", "/v1/conversations", alice)
+            self.assertEqual(status, 200, body)
+            return next(c for c in body["conversations"] if c["id"] == chat)
+        wait(self.driver, lambda d: summary()["unreadCount"] == 2, 10, "two unread")
+
+        # Both messages pushed while Alice's tab is elsewhere; each notification offers Reply and Mark as read.
+        for seq, text in zip(seqs, ("Lunch?", "At one?")):
+            self.deliver(registration, {"type": "message", "title": "New message from Bob", "body": text,
+                                        "conversationId": chat, "messageId": f"m-{seq}", "seq": str(seq),
+                                        "notificationId": f"herald-{seq}", "senderId": "bob", "badge": 2,
+                                        "category": "HERALD_MESSAGE"})
+        self.wait_for_notifications(lambda shown: len(shown) == 2, "both notifications")
+        actions = self.worker_evaluate(
+            f"self.registration.getNotifications({{ tag: 'herald-{seqs[1]}' }}).then((n) => n[0].actions.map((a) => a.action))")
+        self.assertEqual(actions, ["reply", "read"])
+        windows = len(self.driver.window_handles)
+
+        # Mark as read on the second: the marker moves to it as Alice, from this browser; no window opens; the
+        # conversation's notifications close.
+        self.click_action(f"herald-{seqs[1]}", "read")
+        wait(self.driver, lambda d: summary()["readUpTo"] == seqs[1], 10, "the read marker moved by the worker")
+        self.assertEqual(summary()["unreadCount"], 0)
+        self.wait_for_notifications(lambda shown: shown == [], "the conversation's notifications closed")
+        self.assertEqual(len(self.driver.window_handles), windows, "no window opened")
+
+        # Reply: the open tab shows the chat with the composer focused.
+        self.deliver(registration, {"type": "message", "title": "New message from Bob", "body": "Still there?",
+                                    "conversationId": chat, "messageId": "m-x", "seq": str(seqs[1] + 1),
+                                    "notificationId": f"herald-{seqs[1] + 1}", "senderId": "bob", "badge": 1})
+        self.wait_for_notifications(lambda shown: len(shown) == 1, "the third notification")
+        self.click_action(f"herald-{seqs[1] + 1}", "reply")
+        wait(self.driver, lambda d: d.find_element(By.ID, "chat-title").text == "Bob", 10, "Bob's chat opened by Reply")
+        wait(self.driver, lambda d: d.execute_script("return document.activeElement && document.activeElement.id") == "composer-text",
+             10, "the composer focused")
+
+        # Pushes off (or signed out): what the worker kept is forgotten.
+        self.switch().click()
+        wait(self.driver, lambda d: not self.webpush_devices(alice), 10, "the device removed")
+        self.assertIsNone(self.worker_session())
+
+    def worker_session(self):
+        return self.driver.execute_async_script("""
+          const done = arguments[arguments.length - 1];
+          const opening = indexedDB.open("herald-worker", 1);
+          opening.onupgradeneeded = () => opening.result.createObjectStore("session");
+          opening.onerror = () => done("error");
+          opening.onsuccess = () => {
+            const database = opening.result;
+            const reading = database.transaction("session").objectStore("session").get("current");
+            reading.onsuccess = () => { database.close(); done(reading.result ?? null); };
+            reading.onerror = () => { database.close(); done("error"); };
+          };
+        """)
 
     def test_a_refused_permission_leaves_the_switch_off(self):
         self.driver.execute_cdp_cmd("Browser.setPermission", {"origin": self.origin, "permission": {"name": "notifications"},

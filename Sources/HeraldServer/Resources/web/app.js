@@ -106,8 +106,9 @@ window.addEventListener("hashchange", () => {
     if (page.session) signOut();
     signIn(token);
   } else if (page.chatToOpen !== null && page.session?.loaded) {
-    openChat(page.chatToOpen);
+    openChat(page.chatToOpen, { compose: page.composeOnOpen });
     page.chatToOpen = null;
+    page.composeOnOpen = false;
   }
 });
 

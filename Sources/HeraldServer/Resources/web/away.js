@@ -4,7 +4,9 @@ import { $, tokenKey, page } from "./state.js";
 import { cleanText } from "/herald/presentation.js";
 import { markRead, openChat } from "./chat.js";
 import { notificationIdentifier } from "/herald/engine.js";
-import { renewWebPush, turnWebPushOff, turnWebPushOn, webPushIsOn, webPushOwner, webPushSupported } from "./push.js";
+import {
+  keepForWorker, renewWebPush, turnWebPushOff, turnWebPushOn, webPushIsOn, webPushOwner, webPushSupported,
+} from "./push.js";
 
 
 export function notificationsPermitted() {
@@ -78,6 +80,7 @@ export async function showPushSwitch() {
   box.checked = on;
   if (on) {
     localStorage.setItem(tokenKey, current.api.token);
+    keepForWorker(current.api.token);
     renewWebPush(current.api);
   }
 }
@@ -90,7 +93,10 @@ export async function pushSwitchChanged() {
   try {
     if (box.checked) {
       await turnWebPushOn(current.api, current.me.id);
-      if (current === page.session) localStorage.setItem(tokenKey, current.api.token);
+      if (current === page.session) {
+        localStorage.setItem(tokenKey, current.api.token);
+        await keepForWorker(current.api.token);
+      }
     } else {
       localStorage.removeItem(tokenKey);
       await turnWebPushOff(current.api);
@@ -106,10 +112,12 @@ export async function pushSwitchChanged() {
   }
 }
 
-/** The service worker's notification was clicked while a tab was open: that tab opens the chat. */
+/** The service worker's notification was clicked (or its Reply) while a tab was open: that tab opens the chat. */
 navigator.serviceWorker?.addEventListener("message", (event) => {
   const data = event.data;
-  if (data?.type === "open" && typeof data.conversationId === "string") openChat(data.conversationId);
+  if (data?.type === "open" && typeof data.conversationId === "string") {
+    openChat(data.conversationId, { compose: data.compose === true });
+  }
 });
 
 document.addEventListener("visibilitychange", () => {

@@ -9,13 +9,15 @@ import { deviceID } from "./push.js";
 import { displayName, entryLine, findMentions, namesUser, preview, senderName } from "/herald/engine.js";
 
 
-export function openChat(id, { fromBanner = false } = {}) {
+export function openChat(id, { fromBanner = false, compose = false } = {}) {
   if (!page.session || !page.session.conversations.has(id)) return;
   page.session.open = id;
   page.session.client.focus(id);
   // A tapped banner's conversation is already open in the engine; any other way of opening tells it.
   if (!fromBanner) page.session.banners.send({ type: "open", conversation: id });
   showChat(id);
+  // A notification's Reply: ready to type.
+  if (compose) $("composer-text").focus();
   renderList();
   refreshChat(id).then(markRead);
 }

@@ -83,6 +83,36 @@ export async function turnWebPushOn(api, userID) {
   localStorage.setItem(ownerKey, userID);
 }
 
+const workerDatabase = "herald-worker";
+
+/**
+ * What the service worker needs to answer a notification with no tab open (Mark as read): the token and this
+ * browser's device id, kept in IndexedDB while pushes are on (a service worker has no localStorage). `null` forgets
+ * them (pushes off, signed out). Never throws: without IndexedDB, Mark as read opens the chat instead.
+ */
+export function keepForWorker(token) {
+  return new Promise((resolve) => {
+    if (typeof indexedDB === "undefined") return resolve();
+    if (!token) {
+      const removal = indexedDB.deleteDatabase(workerDatabase);
+      removal.onsuccess = removal.onerror = removal.onblocked = () => resolve();
+      return;
+    }
+    const opening = indexedDB.open(workerDatabase, 1);
+    opening.onupgradeneeded = () => opening.result.createObjectStore("session");
+    opening.onerror = () => resolve();
+    opening.onsuccess = () => {
+      const database = opening.result;
+      const transaction = database.transaction("session", "readwrite");
+      transaction.objectStore("session").put({ token, device: deviceID() }, "current");
+      transaction.oncomplete = transaction.onerror = transaction.onabort = () => {
+        database.close();
+        resolve();
+      };
+    };
+  });
+}
+
 /** Registers this browser's subscription again (after sign-in: the server may have pruned it, the browser may have
  *  renewed it). Quiet: a failure leaves the switch as it was. */
 export async function renewWebPush(api) {
@@ -97,6 +127,7 @@ export async function renewWebPush(api) {
  */
 export async function turnWebPushOff(api) {
   localStorage.removeItem(ownerKey);
+  await keepForWorker(null);
   if (!webPushSupported()) return;
   if (api) await api.removeDevice(deviceID()).catch(() => {});
   const registration = await pageRegistration();

@@ -7,7 +7,7 @@ import { avatar, Banners } from "./banners.js";
 import { choiceOf, levelChanged, settingsChanged } from "./levels.js";
 import { cleanText } from "/herald/presentation.js";
 import { defaultSettings, displayName, initials } from "/herald/engine.js";
-import { deviceID } from "./push.js";
+import { deviceID, keepForWorker } from "./push.js";
 import { loadConversations } from "./list.js";
 import { markRead, messageArrived, openChat, refreshChat, refused, showChat } from "./chat.js";
 import { postSystemNotification, showPushSwitch, tellEngineAboutPermission, tellEngineAboutVisibility, updateNotifyButton } from "./away.js";
@@ -22,7 +22,14 @@ import { signOut } from "./signin.js";
 export function tokenRenewal(me) {
   return async () => {
     const { token } = await API.demoToken(me.id);
-    if (page.session?.me.id === me.id) sessionStorage.setItem(tokenKey, token);
+    if (page.session?.me.id === me.id) {
+      sessionStorage.setItem(tokenKey, token);
+      // Pushes on: the token a notification's window and the service worker use is renewed too.
+      if (localStorage.getItem(tokenKey) !== null) {
+        localStorage.setItem(tokenKey, token);
+        keepForWorker(token);
+      }
+    }
     return token;
   };
 }
@@ -150,7 +157,8 @@ export async function becameLive() {
   for (const frame of held) handle(frame);
   page.session.live = true;
   if (page.chatToOpen !== null) {
-    openChat(page.chatToOpen);
+    openChat(page.chatToOpen, { compose: page.composeOnOpen });
+    page.composeOnOpen = false;
     page.chatToOpen = null;
   }
   if (page.session.open) {

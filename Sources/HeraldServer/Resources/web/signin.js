@@ -26,6 +26,8 @@ export function readFragment() {
   const fragment = new URLSearchParams(location.hash.slice(1));
   const token = fragment.get("token");
   page.chatToOpen = fragment.get("chat");
+  // A notification's Reply: the chat opens with the composer focused.
+  page.composeOnOpen = fragment.get("compose") === "1";
   if (token === null && page.chatToOpen === null) return null;
   history.replaceState(null, "", location.pathname + location.search);
   return token?.trim() ?? null;

@@ -7,4 +7,4 @@ export const historyPage = 50;
 
 /** What the page knows: `session`, everything the signed-in page knows (null when signed out); `chatToOpen`, a chat
  *  to open once the list is loaded (a notification's click names one: `/#chat=<id>`). */
-export const page = { session: null, chatToOpen: null };
+export const page = { session: null, chatToOpen: null, composeOnOpen: false };

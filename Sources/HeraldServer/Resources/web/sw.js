@@ -1,6 +1,8 @@
 // Herald's service worker: shows a Web Push notification (with the sender's picture) when no tab of the page is
-// open to show the message itself, opens the chat when one is clicked, and closes a conversation's notifications when the server says it
-// was read on another device. Plain JavaScript, no build step; served from `/` so its scope is the whole page.
+// open to show the message itself; opens the chat when one is clicked (its Reply: with the composer focused); marks
+// the conversation read from its Mark as read, without opening a window; and closes a conversation's notifications
+// when the server says it was read on another device. Plain JavaScript, no build step; served from `/` so its scope
+// is the whole page.
 "use strict";
 
 self.addEventListener("install", () => self.skipWaiting());
@@ -29,6 +31,7 @@ async function handlePush(data) {
     return;
   }
   const messageId = typeof data.messageId === "string" ? data.messageId : "";
+  const seq = /^[0-9]{1,15}$/.test(String(data.seq)) ? Number(data.seq) : 0;
   // Notification text is plain text by definition: the title and body are never markup.
   await self.registration.showNotification(String(data.title || "New message"), {
     body: String(data.body || ""),
@@ -36,8 +39,12 @@ async function handlePush(data) {
     renotify: false,
     // Quiet hours: no sound, no vibration.
     silent: data.silent === true,
-    data: { conversationId, messageId },
+    data: { conversationId, messageId, seq },
     ...picture(data.senderAvatarURL),
+    // Herald's message actions: Reply opens the chat ready to type; Mark as read needs the message's seq.
+    actions: seq > 0
+      ? [{ action: "reply", title: "Reply" }, { action: "read", title: "Mark as read" }]
+      : [{ action: "reply", title: "Reply" }],
   });
 }
 
@@ -63,21 +70,77 @@ async function showBadge(badge) {
 }
 
 self.addEventListener("notificationclick", (event) => {
+  const data = event.notification.data || {};
   event.notification.close();
-  const conversationId = (event.notification.data && event.notification.data.conversationId) || "";
-  event.waitUntil(openChat(conversationId));
+  const conversationId = typeof data.conversationId === "string" ? data.conversationId : "";
+  if (event.action === "read") {
+    // Marked read in the background; when that cannot be done (signed out, the token expired), the chat opens.
+    event.waitUntil(markRead(conversationId, data.seq).then((done) => (done ? closeRead(conversationId, data.seq) : openChat(conversationId))));
+    return;
+  }
+  event.waitUntil(openChat(conversationId, event.action === "reply"));
 });
 
-/** Focuses an open tab of the page and tells it which chat to open, or opens one at that chat. */
-async function openChat(conversationId) {
+/** Focuses an open tab of the page and tells it which chat to open (with the composer focused for a Reply), or
+ *  opens one at that chat. */
+async function openChat(conversationId, compose = false) {
   const url = new URL("/", self.location.origin);
-  if (conversationId) url.hash = "chat=" + encodeURIComponent(conversationId);
+  if (conversationId) url.hash = "chat=" + encodeURIComponent(conversationId) + (compose ? "&compose=1" : "");
   const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
   for (const client of windows) {
     if (new URL(client.url).origin !== self.location.origin) continue;
-    await client.focus();
-    client.postMessage({ type: "open", conversationId });
+    client.postMessage({ type: "open", conversationId, compose });
+    // Allowed in a click's handler; where it is refused, the tab has the chat open all the same.
+    await client.focus().catch(() => {});
     return;
   }
   await self.clients.openWindow(url.href);
+}
+
+/** Moves the read marker of `conversationId` to `seq` as the signed-in user, from this browser (so the server clears
+ *  the user's other devices, not this one): with the token the page keeps for the worker while pushes are on.
+ *  Whether it was done. */
+async function markRead(conversationId, seq) {
+  if (!conversationId || !(Number.isSafeInteger(seq) && seq > 0)) return false;
+  const session = await workerSession();
+  if (!session || typeof session.token !== "string") return false;
+  try {
+    const response = await fetch(`/v1/conversations/${encodeURIComponent(conversationId)}/read`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${session.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ upTo: seq, device: typeof session.device === "string" ? session.device : undefined }),
+    });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Closes this browser's notifications of `conversationId` up to `seq`: they are read now. */
+async function closeRead(conversationId, seq) {
+  for (const shown of await self.registration.getNotifications()) {
+    if (shown.data && shown.data.conversationId === conversationId && shown.data.seq <= seq) shown.close();
+  }
+}
+
+/** What the page keeps for the worker in IndexedDB (`keepForWorker` in push.js): the token and the device id, or
+ *  null. */
+function workerSession() {
+  return new Promise((resolve) => {
+    const opening = indexedDB.open("herald-worker", 1);
+    opening.onupgradeneeded = () => opening.result.createObjectStore("session");
+    opening.onerror = () => resolve(null);
+    opening.onsuccess = () => {
+      const database = opening.result;
+      const reading = database.transaction("session").objectStore("session").get("current");
+      reading.onsuccess = () => {
+        database.close();
+        resolve(reading.result ?? null);
+      };
+      reading.onerror = () => {
+        database.close();
+        resolve(null);
+      };
+    };
+  });
 }

@@ -13,7 +13,9 @@ import * as SecureStore from "expo-secure-store";
 import { Banner } from "./src/Banner";
 import { HeraldContext } from "./src/HeraldContext";
 import { CHAT_ROUTE, NotificationTaps, chatOnScreen } from "./src/navigation";
-import { followPushTokenChanges, postEffects, registerForPushes, setUpNotifications, unregister } from "./src/notifications";
+import {
+  answerNotifications, followPushTokenChanges, postEffects, registerForPushes, setUpNotifications, unregister,
+} from "./src/notifications";
 import { SignInStore, connect, followAppState } from "./src/session";
 import { ChatScreen } from "./src/screens/ChatScreen";
 import { ChatsScreen } from "./src/screens/ChatsScreen";
@@ -57,6 +59,7 @@ export default function App() {
     const stops = [
       followAppState(live, AppState),
       postEffects(live, Notifications),
+      answerNotifications(live, deviceID, Notifications),
       live.on("effect", (effect) => {
         if (effect.type === "navigate" && navigation.isReady()) navigation.navigate(CHAT_ROUTE, { conversationId: effect.conversation });
       }),

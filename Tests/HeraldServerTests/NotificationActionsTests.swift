@@ -69,6 +69,11 @@ struct NotificationActionsTests {
         #expect(NotificationAnswer(action: NotificationAnswer.replyAction, userInfo: info, text: " \n ") == .none, "an empty reply")
         #expect(NotificationAnswer(action: NotificationAnswer.replyAction, userInfo: info, text: "ok")
             == NotificationAnswer(action: NotificationAnswer.replyAction, userInfo: info, text: "ok"), "the same id every time")
+        // The same ids the JavaScript package's notificationAnswer makes (its test holds the same two).
+        #expect(NotificationAnswer(action: NotificationAnswer.replyAction, userInfo: info, text: "  See you there \n")
+            == .reply(conversationID: "c1", messageID: "reply-7-fe510fa78766fff9", text: "See you there"))
+        #expect(NotificationAnswer(action: NotificationAnswer.replyAction, userInfo: info, text: "Café ☕ 👍🏽")
+            == .reply(conversationID: "c1", messageID: "reply-7-b572801fe1316dda", text: "Café ☕ 👍🏽"))
         #expect(NotificationAnswer(action: NotificationAnswer.markReadAction, userInfo: ["conversationId": "c1", "seq": 7]) == .none,
                 "a seq that is not a string of digits")
         #expect(NotificationAnswer(action: NotificationAnswer.markReadAction, userInfo: ["conversationId": "c1", "seq": "-3"]) == .none)

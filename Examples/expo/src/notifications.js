@@ -1,8 +1,10 @@
 // The system's notifications: the Android channel, permission and the Expo push token registered as a Herald device,
-// local notifications for the engine's `local` effects, and a chat's notifications cleared when it was read on
-// another device or the user left it. Plain JavaScript: expo-notifications and expo-device are handed in.
+// local notifications for the engine's `local` effects, a notification's Reply and Mark as read, and a chat's
+// notifications cleared when it was read on another device or the user left it. Plain JavaScript: expo-notifications and expo-device are handed in.
 
-import { notificationIdentifier } from "@herald-chat/client";
+import {
+  markReadAction, notificationAnswer, notificationCategory, notificationIdentifier, replyAction,
+} from "@herald-chat/client";
 import { backgroundData, notificationData } from "./payload.js";
 
 /** The Android channel Herald's notifications go to. Herald's Expo pushes name no channel: app.json makes this one
@@ -18,6 +20,13 @@ export async function setUpNotifications({ Notifications, platform }) {
   Notifications.setNotificationHandler({
     handleNotification: async () => ({ shouldShowBanner: false, shouldShowList: true, shouldPlaySound: false, shouldSetBadge: true }),
   });
+  // Herald's category (its pushes carry `categoryId`, and so do the local notifications below): Reply with a text
+  // field and Mark as read, both answered without opening the app (`answerNotifications`).
+  await Notifications.setNotificationCategoryAsync(notificationCategory, [
+    { identifier: replyAction, buttonTitle: "Reply", textInput: { submitButtonTitle: "Send", placeholder: "Message" },
+      options: { opensAppToForeground: false } },
+    { identifier: markReadAction, buttonTitle: "Mark as read", options: { opensAppToForeground: false } },
+  ]);
   if (platform === "android") {
     await Notifications.setNotificationChannelAsync(CHANNEL_ID, {
       name: "Messages",
@@ -75,16 +84,43 @@ export async function unregister(live, deviceID) {
 export function postEffects(live, Notifications) {
   return live.on("effect", (effect) => {
     if (effect.type === "local") {
-      const { title, body, thread, message, silent } = effect.notification;
+      const { title, body, thread, message, silent, seq } = effect.notification;
+      const data = { conversationId: thread, messageId: message, ...(typeof seq === "number" ? { seq: String(seq) } : {}) };
       Notifications.scheduleNotificationAsync({
         identifier: notificationIdentifier(effect.notification),
-        content: { title, body, sound: silent ? false : "default", data: { conversationId: thread, messageId: message } },
+        content: { title, body, sound: silent ? false : "default", categoryIdentifier: notificationCategory, data },
         trigger: null,
       }).catch(() => {});
     } else if (effect.type === "clear") {
       clearConversation(Notifications, effect.conversation).catch(() => {});
     }
   });
+}
+
+/**
+ * Answers a notification's Reply and Mark as read as the signed-in user, from this phone (`deviceID`: the server then
+ * clears the user's other devices): `notificationAnswer` decides, from the action and the notification's data (a
+ * push's or a local one's), and a reply's id comes from the notification and the text, so a retry is stored once.
+ * Returns the function that stops. A tap is `NotificationTaps`' (navigation.js).
+ */
+export function answerNotifications(live, deviceID, Notifications) {
+  const subscription = Notifications.addNotificationResponseReceivedListener((response) => {
+    answerNotification(live, deviceID, response).catch(() => {
+      // Offline or signed out: the notification stays, and the chat shows what is true when opened.
+    });
+  });
+  return () => subscription.remove();
+}
+
+/** Carries out one response's Reply or Mark as read; resolves to what was done (`notificationAnswer`'s), or null. */
+export async function answerNotification(live, deviceID, response) {
+  const answer = notificationAnswer(response?.actionIdentifier, notificationData(response?.notification), response?.userText);
+  if (answer?.type === "reply") {
+    await live.client.api.postMessage(answer.conversationId, { id: answer.messageId, text: answer.text });
+  } else if (answer?.type === "read") {
+    await live.client.api.markRead(answer.conversationId, answer.seq, deviceID);
+  }
+  return answer;
 }
 
 /** Removes every notification of a chat from the notification centre; resolves to how many. */

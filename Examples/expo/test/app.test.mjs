@@ -12,7 +12,10 @@ import { FakeAppState, FakeNavigation, FakeNotifications, MemoryStore } from "./
 register("./resolve.mjs", import.meta.url);
 const { SignInStore, checkSignIn, connect, demoPeople, followAppState, serverAddress, userOfToken } = await import("../src/session.js");
 const { CHAT_ROUTE, NotificationTaps, chatOnScreen } = await import("../src/navigation.js");
-const { CHANNEL_ID, clearConversation, handleBackgroundPush, postEffects, registerForPushes, setUpNotifications } = await import("../src/notifications.js");
+const {
+  CHANNEL_ID, answerNotification, answerNotifications, clearConversation, handleBackgroundPush, postEffects, registerForPushes,
+  setUpNotifications,
+} = await import("../src/notifications.js");
 const { backgroundData, notificationData } = await import("../src/payload.js");
 const { ChatList, chatTitle, lineOf, mergeMessages } = await import("../src/chats.js");
 const { bannerConfig } = await import("../../../clients/js/src/index.js");
@@ -223,6 +226,41 @@ describe("The Expo example", async () => {
     assert.equal(Notifications.presented.length, 2);
   });
 
+  test("a push's Reply and Mark as read, answered from the notification: a retried reply stored once, the read from this phone", async () => {
+    const chat = await server.chat("direct", "max", ["nia"]);
+    const nia = await phone("nia", { appState: "background" });
+    await nia.live.client.api.registerDevice(nia.deviceID, "expo", `ExponentPushToken[${nia.deviceID}-0123456789abcdef]`);
+    await setUpNotifications({ Notifications: nia.Notifications, platform: "ios" });
+    assert.deepEqual(nia.Notifications.categories.get("HERALD_MESSAGE").map((action) => action.identifier), ["HERALD_REPLY", "HERALD_MARK_READ"]);
+    assert.equal(nia.Notifications.categories.get("HERALD_MESSAGE")[0].options.opensAppToForeground, false);
+    await server.post("max", chat, "Dinner at eight?", { id: "ask" });
+    await eventually("the push", () => expo.of("ask").length === 1, { within: 30_000 });
+    const push = expo.of("ask")[0];
+    assert.equal(push.categoryId, "HERALD_MESSAGE");
+    const notification = shown(push);
+
+    // Reply, pressed twice (the system retried it): one message.
+    const stop = answerNotifications(nia.live, nia.deviceID, nia.Notifications);
+    const reply = await answerNotification(nia.live, nia.deviceID, { actionIdentifier: "HERALD_REPLY", notification, userText: " Sounds good " });
+    nia.Notifications.press(notification, "HERALD_REPLY", " Sounds good ");
+    assert.equal(reply.type, "reply");
+    await eventually("the reply stored", async () =>
+      (await nia.live.client.api.messages(chat)).some((message) => message.id === reply.messageId));
+    const texts = async () => (await nia.live.client.api.messages(chat)).map((message) => message.text);
+    await eventually("the retry answered", async () => (await texts()).length === 2);
+    assert.deepEqual(await texts(), ["Dinner at eight?", "Sounds good"]);
+
+    // Mark as read (on another message): the marker moves, as Nia from this phone.
+    await server.post("max", chat, "Or nine?", { id: "ask-2" });
+    await eventually("the second push", () => expo.of("ask-2").length === 1, { within: 30_000 });
+    nia.Notifications.press(shown(expo.of("ask-2")[0]), "HERALD_MARK_READ");
+    const seq = Number(expo.of("ask-2")[0].data.seq);
+    await eventually("read", async () => (await nia.live.client.api.conversations()).conversations
+      .find((summary) => summary.id === chat)?.readUpTo === seq);
+    assert.equal(await answerNotification(nia.live, nia.deviceID, { actionIdentifier: "HERALD_REPLY", notification, userText: "  " }), null);
+    stop();
+  });
+
   test("leaving a chat clears its notifications; local notifications carry their push's identifier", async () => {
     const group = await server.chat("group", "kim", ["lea"], "Going");
     const lea = await phone("lea");
@@ -245,7 +283,8 @@ describe("The Expo example", async () => {
     await eventually("scheduled", () => Notifications.scheduled.length === 1);
     const [request] = Notifications.scheduled;
     assert.equal(request.identifier, "herald-77");
-    assert.deepEqual(request.content, { title: "New message from Kim", body: "hi", sound: false, data: { conversationId: group, messageId: "m1" } });
+    assert.deepEqual(request.content, { title: "New message from Kim", body: "hi", sound: false, categoryIdentifier: "HERALD_MESSAGE",
+      data: { conversationId: group, messageId: "m1", seq: "77" } });
     assert.equal(request.trigger, null);
     assert.equal(notificationData(Notifications.presented[0]).conversationId, group);
     assert.equal(await clearConversation(Notifications, group), 1);

@@ -20,6 +20,7 @@ export class FakeNotifications {
     this.tokenListeners = new Set();
     this.tokenRequests = [];
     this.launchCleared = false;
+    this.categories = new Map();
   }
 
   /** A notification as the system shows it, with `data` (a push's or a local one's). */
@@ -33,6 +34,7 @@ export class FakeNotifications {
   }
 
   setNotificationHandler(handler) { this.handler = handler; }
+  async setNotificationCategoryAsync(identifier, actions) { this.categories.set(identifier, actions); return { identifier, actions }; }
   async setNotificationChannelAsync(id, channel) { this.channels.set(id, channel); return channel; }
   async getPermissionsAsync() { return { status: this.permission }; }
   async requestPermissionsAsync() {
@@ -63,6 +65,11 @@ export class FakeNotifications {
   }
   async getLastNotificationResponseAsync() { return this.launchCleared ? null : this.launchResponse; }
   async clearLastNotificationResponseAsync() { this.launchCleared = true; }
+
+  /** The user presses the action `actionIdentifier` of `notification` (typing `userText` for a text field). */
+  press(notification, actionIdentifier, userText) {
+    for (const listener of [...this.responseListeners]) listener({ actionIdentifier, notification, ...(userText === undefined ? {} : { userText }) });
+  }
 
   /** The user taps `notification` while the app runs. */
   tap(notification) {

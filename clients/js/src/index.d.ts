@@ -515,6 +515,22 @@ export class LiveNotifications {
 
 /** The picture's address when it is http or https, else null: only those are ever loaded. */
 export function safeImageURL(text: unknown): string | null;
+
+/** The category of Herald's message notifications, and its actions' identifiers (the same on every platform). */
+export const notificationCategory: "HERALD_MESSAGE";
+export const replyAction: "HERALD_REPLY";
+export const markReadAction: "HERALD_MARK_READ";
+/** The longest reply taken, in characters. */
+export const maxReplyCharacters: number;
+
+/** What answering a message notification asks (docs/push.md, "Answering a notification"). */
+export type NotificationAnswer =
+  | { type: "reply"; conversationId: string; messageId: string; text: string }
+  | { type: "read"; conversationId: string; seq: number };
+
+/** The answer to `action` on the notification whose data is `data`, with the text typed for a Reply; null for
+ *  anything else. A reply's id is made from the notification and the text, so a retry is stored once. */
+export function notificationAnswer(action: string, data: unknown, text?: string | null): NotificationAnswer | null;
 /** The colour of a person's initials avatar (an `hsl(...)` string), the same for the same id on every client. */
 export function avatarColour(id: string | null | undefined): string;
 /** Text safe to show: control characters (but tab and newline) and bidi overrides removed. */

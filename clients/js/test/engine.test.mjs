@@ -48,3 +48,19 @@ test("pictures: only http and https load, also where URL's getters are not imple
     globalThis.URL = RealURL;
   }
 });
+
+test("a notification's answers: a reply's id from the notification and the text (the same as Swift's), a read's seq", async () => {
+  const { notificationAnswer, replyAction, markReadAction } = await import("../src/presentation.js");
+  const data = { conversationId: "c1", messageId: "m1", seq: "7", type: "message" };
+  // The same ids HeraldPresentation's NotificationAnswer makes (its test holds the same two).
+  assert.deepEqual(notificationAnswer(replyAction, data, "  See you there \n"),
+    { type: "reply", conversationId: "c1", messageId: "reply-7-fe510fa78766fff9", text: "See you there" });
+  assert.equal(notificationAnswer(replyAction, data, "Café ☕ 👍🏽").messageId, "reply-7-b572801fe1316dda");
+  assert.deepEqual(notificationAnswer(markReadAction, data), { type: "read", conversationId: "c1", seq: 7 });
+  assert.equal(notificationAnswer(replyAction, data, " \n "), null, "an empty reply");
+  assert.equal(notificationAnswer(markReadAction, { conversationId: "c1", seq: 7 }), null, "a seq that is not a string");
+  assert.equal(notificationAnswer(markReadAction, { conversationId: "c1", seq: "-3" }), null);
+  assert.equal(notificationAnswer("elsewhere", data), null);
+  assert.equal(notificationAnswer(replyAction, null, "hi"), null);
+  assert.equal(notificationAnswer(replyAction, data, "a".repeat(5000)).text.length, 4000);
+});

@@ -128,9 +128,24 @@ enum HTTPClient {
         if body != nil { fields[.contentType] = "application/json" }
         let client = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(20)))
         client.connect()
-        let response = try await client.execute(
-            TestClient.Request(path, method: HTTPRequest.Method(method)!, authority: "127.0.0.1", headers: fields,
-                               body: body.map { ByteBuffer(string: $0) }))
+        let request = TestClient.Request(
+            path, method: HTTPRequest.Method(method)!, authority: "127.0.0.1", headers: fields, body: body.map { ByteBuffer(string: $0) })
+        let response = try await withThrowingTaskGroup(of: TestClient.Response?.self) { group in
+            group.addTask { try await client.execute(request) }
+            group.addTask {
+                // TestClient's own timeout waits for the response's future, which only the connection's end completes:
+                // a server that keeps the connection open and never answers would hold the request for ever. At the
+                // bound the connection is closed, so the request fails instead.
+                try await Task.sleep(for: .seconds(25))
+                try? await client.close(mode: .all)
+                return nil
+            }
+            defer { group.cancelAll() }
+            while let finished = try await group.next() {
+                if let response = finished { return response }
+            }
+            throw TestFailure("\(method) \(path): no answer within 25 s")
+        }
         try? await client.shutdown()
         return HTTPResult(
             status: response.status.code, body: response.body.map { Data($0.readableBytesView) } ?? Data(),

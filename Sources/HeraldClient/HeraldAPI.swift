@@ -223,12 +223,33 @@ public struct HeraldAPI: Sendable {
 
     /// Registers (or updates) a device of the user for pushes: `token` as the platform issued it (APNs: the
     /// device token in hex). Call it after sign-in and whenever the platform hands the app a new token.
-    public func registerDevice(_ deviceID: String, platform: PushPlatform, token: String) async throws {
+    ///
+    /// The answer holds the device's new key (the one before stops working): keep it where the Notification Service
+    /// Extension reads it (a shared keychain group), for ``pushedMessage(_:in:deviceKey:server:http:timeout:)``.
+    @discardableResult
+    public func registerDevice(_ deviceID: String, platform: PushPlatform, token: String) async throws -> WireDeviceRegistration {
         struct Body: Encodable {
             var platform: PushPlatform
             var token: String
         }
-        try await perform(.PUT, "/v1/devices/\(Self.escape(deviceID))", body: Body(platform: platform, token: token))
+        return try await request(
+            .PUT, "/v1/devices/\(Self.escape(deviceID))", body: Body(platform: platform, token: token),
+            as: WireDeviceRegistration.self)
+    }
+
+    /// A message pushed to this device, read with the device's key instead of a user's token: what a Notification
+    /// Service Extension calls when the push withheld its words (`withheld` in its data, the server's
+    /// `HERALD_PUSH_CONTENT`). The key reads only messages whose push was sent to its device.
+    ///
+    /// - Throws: ``HeraldAPIError`` `not_found` (not pushed to this device, or gone), `invalid_device_key` (the
+    ///   device was registered again or removed).
+    public static func pushedMessage(
+        _ messageID: String, in conversationID: String, deviceKey: String, server: URL, http: any HTTPTransport,
+        timeout: Duration = .seconds(10)
+    ) async throws -> WirePushedMessage {
+        try await APITransport(server: server, credential: deviceKey, http: http, timeout: timeout).request(
+            .GET, "/v1/push/conversations/\(escape(conversationID))/messages/\(escape(messageID))",
+            as: WirePushedMessage.self)
     }
 
     /// Removes a device of the user (at sign-out): it gets no more pushes.

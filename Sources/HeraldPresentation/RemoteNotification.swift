@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldProtocol
 
 /// What one of Herald's pushes asks of an app, read from the payload the system hands it (`userInfo`): the silent
 /// clear (a conversation read on another of the user's devices), or a message. Everything in it came over the
@@ -85,5 +86,49 @@ public struct CommunicationNotification: Hashable, Sendable {
     /// `text` without control characters (C0, DEL, C1): the system draws them as nothing or as boxes.
     private static func plain(_ text: String) -> String {
         String(String.UnicodeScalarView(text.unicodeScalars.filter { !(0..<0x20 ~= $0.value || 0x7F...0x9F ~= $0.value) }))
+    }
+}
+
+/// A push that withheld its words (the server's `HERALD_PUSH_CONTENT` is `sender` or `none`: its data says
+/// `withheld`): what a Notification Service Extension fetches with the device's key, and how the answer fills the
+/// notification in.
+public struct WithheldPush: Hashable, Sendable {
+    /// The conversation.
+    public var conversationID: String
+    /// The message, in its conversation.
+    public var messageID: String
+
+    /// Reads an APNs payload (or FCM data); nil unless it is a message push that withheld its words.
+    public init?(userInfo: [AnyHashable: Any]) {
+        guard userInfo["type"] as? String == "message",
+              let withheld = userInfo["withheld"] as? String, withheld == "sender" || withheld == "none",
+              let conversationID = userInfo["conversationId"] as? String, !conversationID.isEmpty,
+              let messageID = userInfo["messageId"] as? String, !messageID.isEmpty
+        else { return nil }
+        self.conversationID = conversationID
+        self.messageID = messageID
+    }
+
+    /// The notification filled in from `answer` (`GET /v1/push/conversations/{id}/messages/{id}`, which
+    /// `HeraldAPI.pushedMessage` calls): its title and body, and `userInfo` with the chat-style fields a full push
+    /// carries, so ``CommunicationNotification/init(userInfo:)`` reads it as one. Nil when the answer is about
+    /// another message.
+    public func filled(
+        with answer: WirePushedMessage, userInfo: [AnyHashable: Any]
+    ) -> (title: String?, body: String, userInfo: [AnyHashable: Any])? {
+        guard answer.message.id.utf8.elementsEqual(messageID.utf8),
+              answer.message.conversationId.utf8.elementsEqual(conversationID.utf8)
+        else { return nil }
+        var filled = userInfo
+        filled["withheld"] = nil
+        filled["isGroup"] = answer.isGroup ? "true" : "false"
+        filled["mentioned"] = answer.mentioned ? "true" : nil
+        if let senderName = answer.senderName, !answer.message.senderId.isEmpty {
+            filled["senderId"] = answer.message.senderId
+            filled["senderName"] = senderName
+        }
+        filled["senderAvatarURL"] = answer.senderAvatarURL
+        filled["conversationTitle"] = answer.conversationTitle
+        return (answer.title, answer.body, filled)
     }
 }

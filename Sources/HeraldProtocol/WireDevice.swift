@@ -37,3 +37,56 @@ public struct WireDeviceList: Codable, Hashable, Sendable {
         self.devices = devices
     }
 }
+
+/// The answer to `PUT /v1/devices/{deviceId}`: the device's key, which reads the messages pushed to this device
+/// (`GET /v1/push/conversations/{conversationId}/messages/{messageId}`) and nothing else.
+///
+/// Each registration makes a new key and ends the one before; removing the device ends it. Herald keeps only its
+/// SHA-256, so the key is shown this once: the app keeps it where its Notification Service Extension (or Android
+/// messaging service) can read it.
+public struct WireDeviceRegistration: Codable, Hashable, Sendable {
+    /// `hdk_` and 43 characters of base64url (32 random bytes).
+    public var deviceKey: String
+
+    /// A registration's answer.
+    public init(deviceKey: String) {
+        self.deviceKey = deviceKey
+    }
+}
+
+/// The answer to `GET /v1/push/conversations/{conversationId}/messages/{messageId}`: what a full push of the message
+/// would have said to this device's user, and the message itself. A device fetches it when its push withheld the
+/// words (`withheld` in the push's data: `sender` or `none`).
+public struct WirePushedMessage: Codable, Hashable, Sendable {
+    /// The notification's title: `New message from <sender>`, `New message in <group>`, or a group's title.
+    public var title: String?
+    /// The notification's body: the preview, `<sender>: <preview>` in a group, or an event's line.
+    public var body: String
+    /// The sender's name as Herald shows it (a person's message).
+    public var senderName: String?
+    /// The sender's picture (a person's message that has one).
+    public var senderAvatarURL: String?
+    /// The group's title (a group's entries).
+    public var conversationTitle: String?
+    /// Whether the conversation is a group.
+    public var isGroup: Bool
+    /// Whether the message mentions the user (by name, `@all`, or a direct chat).
+    public var mentioned: Bool
+    /// The message.
+    public var message: WireMessage
+
+    /// A pushed message.
+    public init(
+        title: String?, body: String, senderName: String?, senderAvatarURL: String?, conversationTitle: String?,
+        isGroup: Bool, mentioned: Bool, message: WireMessage
+    ) {
+        self.title = title
+        self.body = body
+        self.senderName = senderName
+        self.senderAvatarURL = senderAvatarURL
+        self.conversationTitle = conversationTitle
+        self.isGroup = isGroup
+        self.mentioned = mentioned
+        self.message = message
+    }
+}

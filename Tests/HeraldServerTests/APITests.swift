@@ -104,15 +104,15 @@ struct APITests {
             let first = String(repeating: "ab", count: 32), second = String(repeating: "cd", count: 32)
             let put = try await server.request(
                 "PUT", "/v1/devices/phone-1", token: alice, body: #"{"platform": "apns", "token": "\#(first)"}"#)
-            #expect(put.status == 204)
+            #expect(put.status == 200)
             _ = try await server.request(
                 "PUT", "/v1/devices/phone-1", token: alice, body: #"{"platform": "apns", "token": "\#(second)"}"#)
             let stored = try await server.environment.store.devices(of: "alice")
             #expect(stored == [DeviceRegistration(id: "phone-1", userID: "alice", platform: .apns, token: second)])
             #expect(try await server.request(
-                "PUT", "/v1/devices/pixel", token: alice, body: #"{"platform": "fcm", "token": "fcm:APA91b-x_y.z"}"#).status == 204)
+                "PUT", "/v1/devices/pixel", token: alice, body: #"{"platform": "fcm", "token": "fcm:APA91b-x_y.z"}"#).status == 200)
             #expect(try await server.request(
-                "PUT", "/v1/devices/rn", token: alice, body: #"{"platform": "expo", "token": "ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]"}"#).status == 204)
+                "PUT", "/v1/devices/rn", token: alice, body: #"{"platform": "expo", "token": "ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]"}"#).status == 200)
 
             let listed = try await server.request("GET", "/v1/devices", token: alice)
             #expect(listed.status == 200)
@@ -158,7 +158,7 @@ struct APITests {
                                       ("expo", "ExpoPushToken[abc-DEF_123]"), ("fcm", String(repeating: "a", count: 4_096))] {
                 let result = try await server.request(
                     "PUT", "/v1/devices/d-\(platform)-\(token.count)", token: alice, body: #"{"platform": "\#(platform)", "token": "\#(token)"}"#)
-                #expect(result.status == 204, "\(platform) \(token.prefix(40))")
+                #expect(result.status == 200, "\(platform) \(token.prefix(40))")
             }
         }
     }

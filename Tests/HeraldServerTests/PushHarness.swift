@@ -65,11 +65,15 @@ struct PushHarness {
         }
     }
 
-    /// Registers a device of `token`'s user.
-    func register(_ token: String, device: String, platform: String, pushToken: String) async throws {
+    /// Registers a device of `token`'s user; its device key.
+    @discardableResult
+    func register(_ token: String, device: String, platform: String, pushToken: String) async throws -> String {
         let result = try await server.request(
             "PUT", "/v1/devices/\(device)", token: token, body: #"{"platform": "\#(platform)", "token": "\#(pushToken)"}"#)
-        guard result.status == 204 else { throw TestFailure("registering \(device) failed: \(result.status) \(result.text)") }
+        guard result.status == 200, let key = result.field("deviceKey") else {
+            throw TestFailure("registering \(device) failed: \(result.status) \(result.text)")
+        }
+        return key
     }
 
     /// The ids of `userID`'s registered devices.

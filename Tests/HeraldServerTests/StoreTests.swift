@@ -317,6 +317,56 @@ struct StoreTests {
         }
     }
 
+    @Test("device keys: a key reads what was leased to its device, nothing else, until its device is registered again or removed", arguments: kinds)
+    func deviceKeys(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let (direct, group) = try await setUp(store)
+            let (phone, tablet, carols) = (DeviceReadKey.make(), DeviceReadKey.make(), DeviceReadKey.make())
+            let device = { (id: String, user: String, platform: DeviceRegistration.Platform) in
+                DeviceRegistration(id: id, userID: user, platform: platform, token: "t-\(id)")
+            }
+            try await store.registerDevice(device("bob-phone", "bob", .apns), limit: 5, keyDigest: phone.digest)
+            try await store.registerDevice(device("bob-tablet", "bob", .fcm), limit: 5, keyDigest: tablet.digest)
+            try await store.registerDevice(device("carol-phone", "carol", .apns), limit: 5, keyDigest: carols.digest)
+            let message = try await post(store, draft("k-1", by: "alice", in: group))
+            let privately = try await post(store, draft("k-2", by: "alice", in: direct))
+            let now = Date()
+            let jobs = [("bob", "bob-phone", message), ("carol", "carol-phone", message), ("bob", "bob-phone", privately)].map {
+                let content = PushContent(alert: IncomingMessage(message: $0.2, conversation: $0.2.conversationID == group.id ? group : direct,
+                                                                 sender: person("alice")), badge: 1)
+                return NewPushJob(kind: .alert, userID: $0.0, deviceID: $0.1, content: content, due: now)
+            }
+            // Queued is not enough: the grant comes with the lease, just before the push goes.
+            try await store.queuePushJobs(jobs)
+            let since = now.addingTimeInterval(-60)
+            func read(_ key: (key: String, digest: String), _ message: Message, in conversation: Conversation, since: Date = since) async throws -> PushGrantLookup {
+                try await store.pushedMessage(keyDigest: key.digest, conversationID: conversation.id, messageID: message.id, since: since)
+            }
+            #expect(try await read(phone, message, in: group) == .notGranted)
+            #expect(try await store.leasePushJobs(now: now, platform: .apns, limit: 10).jobs.count == 3)
+
+            let seq = try #require(message.seq)
+            #expect(try await read(phone, message, in: group) == .granted(PushGrant(userID: "bob", deviceID: "bob-phone", seq: seq)))
+            #expect(try await read(carols, message, in: group) == .granted(PushGrant(userID: "carol", deviceID: "carol-phone", seq: seq)))
+            #expect(try await read(tablet, message, in: group) == .notGranted, "another device's push")
+            #expect(try await read(carols, privately, in: direct) == .notGranted, "another user's push")
+            #expect(try await read(phone, message, in: direct) == .notGranted, "the id names another conversation's message")
+            #expect(try await read(phone, message, in: group, since: now.addingTimeInterval(60)) == .notGranted, "too old")
+            #expect(try await read((key: "", digest: DeviceReadKey.make().digest), message, in: group) == .unknownKey)
+
+            // Registered again: a new key, the old one ends; the device's grants stay its own.
+            let renewed = DeviceReadKey.make()
+            try await store.registerDevice(device("bob-phone", "bob", .apns), limit: 5, keyDigest: renewed.digest)
+            #expect(try await read(phone, message, in: group) == .unknownKey)
+            #expect(try await read(renewed, privately, in: direct) == .granted(PushGrant(userID: "bob", deviceID: "bob-phone", seq: privately.seq ?? 0)))
+            // Removed: its key and grants go with it.
+            #expect(try await store.removeDevice(id: "bob-phone", userID: "bob"))
+            #expect(try await read(renewed, message, in: group) == .unknownKey)
+            try await store.registerDevice(device("bob-phone", "bob", .apns), limit: 5, keyDigest: renewed.digest)
+            #expect(try await read(renewed, message, in: group) == .notGranted, "a device registered again under the same id starts with nothing")
+        }
+    }
+
     /// The rows of a database made before message ids were scoped: two conversations, two messages, a pending alert.
     static let oldRows = [
         "INSERT INTO users (id, name) VALUES ('alice', 'Alice'), ('bob', 'Bob')",

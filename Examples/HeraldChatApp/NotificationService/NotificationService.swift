@@ -4,14 +4,22 @@
 // iOS 14), UserNotifications and Intents; the decisions (what the push says, which picture may load) are
 // HeraldPresentation's `CommunicationNotification`, tested on Linux.
 //
+// A private push (the server's HERALD_PUSH_CONTENT is `sender` or `none`) is filled in first: the words are fetched
+// with the device key the app kept (HeraldAPI.pushedMessage, which reads only what was pushed to this device), and
+// decided by HeraldPresentation's `WithheldPush`. UNMutableNotificationContent's title, body and userInfo (iOS 10).
+//
 // Not part of the app package (an app package has no extension targets): in Xcode, add a Notification Service
-// Extension target to the app, put this file in it with HeraldPresentation as its dependency, give the app the
-// Communication Notifications capability, and list `INSendMessageIntent` under the extension's
-// NSExtension › NSExtensionAttributes › IntentsSupported. Herald sends every alert with `mutable-content: 1`, so
-// iOS hands each one to this extension first. On any failure the alert is shown as it came.
+// Extension target to the app, put this file and the app's Keychain.swift in it with HeraldPresentation,
+// HeraldClient and HeraldURLSession as its dependencies, give the app the Communication Notifications capability,
+// give the app and the extension the Keychain Sharing capability with the same group first, and list
+// `INSendMessageIntent` under the extension's NSExtension › NSExtensionAttributes › IntentsSupported. Herald sends
+// every alert with `mutable-content: 1`, so iOS hands each one to this extension first. On any failure the alert is
+// shown as it came.
 #if os(iOS) || os(macOS)
 import Foundation
+import HeraldClient
 import HeraldPresentation
+import HeraldURLSession
 import Intents
 import UserNotifications
 
@@ -24,11 +32,24 @@ final class NotificationService: UNNotificationServiceExtension {
     ) {
         let delivery = Delivery(original: request.content, handler: contentHandler)
         self.delivery = delivery
-        guard let parts = CommunicationNotification(userInfo: request.content.userInfo) else {
-            delivery.finishWithOriginal()
-            return
-        }
-        Task { await delivery.deliver(parts) }
+        let withheld = WithheldPush(userInfo: request.content.userInfo)
+        Task { await delivery.deliver(filling: withheld) }
+    }
+
+    /// `content` with the words a private push left out, fetched with the device key; `content` itself when there
+    /// is no key or the server refuses (the generic "New message" is shown).
+    static func filledIn(_ content: UNNotificationContent, _ withheld: WithheldPush) async -> UNNotificationContent {
+        guard let saved = DeviceKeyKeychain.load(),
+              let answer = try? await HeraldAPI.pushedMessage(
+                  withheld.messageID, in: withheld.conversationID, deviceKey: saved.key, server: saved.server,
+                  http: URLSessionHTTPTransport(), timeout: .seconds(10)),
+              let filled = withheld.filled(with: answer, userInfo: content.userInfo),
+              let mutable = content.mutableCopy() as? UNMutableNotificationContent
+        else { return content }
+        if let title = filled.title { mutable.title = title }
+        mutable.body = filled.body
+        mutable.userInfo = filled.userInfo
+        return mutable
     }
 
     override func serviceExtensionTimeWillExpire() {
@@ -90,9 +111,16 @@ private final class Delivery: @unchecked Sendable {
         self.handler = handler
     }
 
-    /// Makes the communication notification and hands it over (unless the time limit came first).
-    func deliver(_ parts: CommunicationNotification) async {
-        finish(with: await NotificationService.communicationNotification(original, parts))
+    /// Fills the push in when it withheld its words, makes it a communication notification when it names its
+    /// sender, and hands it over (unless the time limit came first).
+    func deliver(filling withheld: WithheldPush?) async {
+        var content = original
+        if let withheld { content = await NotificationService.filledIn(original, withheld) }
+        guard let parts = CommunicationNotification(userInfo: content.userInfo) else {
+            finish(with: content)
+            return
+        }
+        finish(with: await NotificationService.communicationNotification(content, parts))
     }
 
     func finishWithOriginal() {

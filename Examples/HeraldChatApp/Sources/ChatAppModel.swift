@@ -122,7 +122,10 @@ final class ChatAppModel {
     /// Registers this device's APNs token with Herald, so the signed-in person gets pushes here when away.
     func register(apnsToken token: String) async {
         guard let session else { return }
-        try? await session.client.api.registerDevice(Self.deviceID, platform: .apns, token: token)
+        guard let registered = try? await session.client.api.registerDevice(Self.deviceID, platform: .apns, token: token)
+        else { return }
+        // For the extension: a private push (the server's HERALD_PUSH_CONTENT) is filled in with it.
+        DeviceKeyKeychain.save(SavedDeviceKey(server: session.client.api.configuration.server, key: registered.deviceKey))
     }
 
     /// Follows the stream's events: new messages refresh the list and the open chat.
@@ -179,6 +182,7 @@ final class ChatAppModel {
         }
         systemNotifications.opens.detach()
         SignInKeychain.delete()
+        DeviceKeyKeychain.delete()
         session = nil
         conversations = []
         messages = []

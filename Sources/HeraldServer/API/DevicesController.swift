@@ -1,8 +1,8 @@
 import HeraldProtocol
 import Hummingbird
 
-/// `/v1/devices`: the caller's devices; `/v1/devices/{deviceId}`: register a device's push token, and remove it
-/// on sign-out.
+/// `/v1/devices`: the caller's devices; `/v1/devices/{deviceId}`: register a device's push token (the answer is the
+/// device's key, ``DeviceReadKey``), and remove it on sign-out.
 ///
 /// Devices belong to their user: the same device id under two users is two devices, and a push token belongs to
 /// the device that registered it last (a phone that changed hands stops getting its old owner's pushes).
@@ -29,17 +29,19 @@ struct DevicesController {
         return WireDeviceList(devices: devices.map { WireDevice(id: $0.id, platform: $0.platform, token: $0.token) })
     }
 
-    @Sendable func register(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
+    /// Registers the device and answers with its new key (``WireDeviceRegistration``), which ends the one before.
+    @Sendable func register(_ request: Request, context: HeraldRequestContext) async throws -> WireDeviceRegistration {
         let identity = try context.requireIdentity()
         let deviceID = try context.parameters.id("deviceId")
         let body = try await request.decodeJSON(as: RegisterRequest.self, context: context)
         if let problem = PushToken.problem(with: body.token, platform: body.platform, policy: webPushPolicy) {
             throw APIError.invalidRequest("`token` \(problem)")
         }
+        let key = DeviceReadKey.make()
         try await store.registerDevice(
             DeviceRegistration(id: deviceID, userID: identity.userID, platform: body.platform, token: body.token),
-            limit: limits.devicesPerUser)
-        return .noContent
+            limit: limits.devicesPerUser, keyDigest: key.digest)
+        return WireDeviceRegistration(deviceKey: key.key)
     }
 
     @Sendable func remove(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
@@ -97,3 +99,4 @@ extension UInt8 {
 }
 
 extension WireDeviceList: ResponseEncodable {}
+extension WireDeviceRegistration: ResponseEncodable {}

@@ -240,6 +240,8 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
         DemoController(tokens: environment.tokens).addRoutes(to: router)
     }
     environment.streams.addRoutes(to: router)
+    // A device key instead of a user's token (not under `v1`'s token check).
+    PushMessagesController(store: environment.store, clock: environment.configuration.clock).addRoutes(to: router)
     let v1 = router.group("v1").add(middleware: environment.authentication)
     let notifications = NotificationsController(
         store: environment.store, messenger: environment.messenger, hub: environment.hub,

@@ -328,6 +328,7 @@ private struct EnvironmentSettings {
         push.vapidKeyFile = try file("HERALD_VAPID_PRIVATE_KEY_FILE")
         push.webPushAllowPrivate = try choice("HERALD_WEBPUSH_ALLOW_PRIVATE", ["0": false, "1": true]) ?? false
         push.timeSensitiveMentions = try choice("HERALD_PUSH_TIME_SENSITIVE_MENTIONS", ["0": false, "1": true]) ?? false
+        push.content = try choice("HERALD_PUSH_CONTENT", ["full": .full, "sender": .sender, "none": .none]) ?? .full
         if let subject = string("HERALD_VAPID_SUBJECT") {
             guard let url = URL(string: subject), ["mailto", "https"].contains(url.scheme ?? ""), subject.count > 7 else {
                 throw ConfigurationError("HERALD_VAPID_SUBJECT must be a mailto: or https: URL, not \"\(subject)\"")

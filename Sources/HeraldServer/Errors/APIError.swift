@@ -53,6 +53,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A conversation id the app's backend gave is taken (another kind, deleted, or the pair's direct
         /// conversation under another id).
         case conversationExists = "conversation_exists"
+        /// A device key that no device has (`GET /v1/push/…`): register the device again for a new one.
+        case invalidDeviceKey = "invalid_device_key"
         /// A service route was called without a valid service key (`HERALD_SERVICE_KEY`), or the server has none.
         case invalidServiceKey = "invalid_service_key"
         /// A service key was sent from a web page (the request has an `Origin`): keys stay on the app's backend.

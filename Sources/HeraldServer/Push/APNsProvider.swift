@@ -154,7 +154,8 @@ public final class APNsProvider: PushProvider {
     /// The `alert` of an alert's `aps`: its English words, and beside them the keys an app's `Localizable.strings`
     /// translates them with (`title-loc-key` and `title-loc-args`, `loc-key` and `loc-args` for the body).
     static func alert(_ content: PushContent) -> [String: Any] {
-        var alert: [String: Any] = ["title": content.title ?? "", "body": content.body ?? ""]
+        var alert: [String: Any] = ["body": content.body ?? ""]
+        if let title = content.title { alert["title"] = title }
         if let title = content.localization?.title {
             alert["title-loc-key"] = title.key
             alert["title-loc-args"] = title.arguments

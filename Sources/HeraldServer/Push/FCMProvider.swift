@@ -130,7 +130,7 @@ public final class FCMProvider: PushProvider {
         let ttl = "\(max(0, Int(job.createdAt.addingTimeInterval(maxAge.seconds).timeIntervalSinceNow)))s"
         if job.kind == .alert {
             let collapse = PushIdentity.collapseKey(for: content)
-            message["notification"] = ["title": content.title ?? "", "body": content.body ?? ""]
+            message["notification"] = content.title.map { ["title": $0, "body": content.body ?? ""] } ?? ["body": content.body ?? ""]
             var notification: [String: Any] = ["tag": collapse, "notification_count": content.badge]
             // The keys an Android app's strings.xml translates the words with.
             if let title = content.localization?.title {

@@ -36,6 +36,7 @@ struct PushDecisions: Sendable {
         var badge: Int
         var quiet: Bool
         var mentioned: Bool
+        var mode: PushContentMode
     }
 
     /// The jobs for a round's `entries`: one for each registered device of each member told (waiting for a
@@ -79,9 +80,12 @@ struct PushDecisions: Sendable {
                 // The words are the same for every member told (an event's are written to the people it added).
                 let key = ContentKey(
                     badge: target.badge, quiet: interruption == .quietly,
-                    mentioned: ask.entry.message.isMention(of: userID, in: ask.entry.conversation.kind))
-                var content = contents[key]
-                    ?? PushContent(alert: ask.entry, badge: target.badge, viewer: userID, quiet: key.quiet, formatter: formatter)
+                    mentioned: ask.entry.message.isMention(of: userID, in: ask.entry.conversation.kind),
+                    // Web Push is encrypted to the browser: the push service reads none of it.
+                    mode: target.device.platform == .webpush ? .full : settings.content)
+                var content = contents[key] ?? PushContent(
+                    alert: ask.entry, badge: target.badge, viewer: userID, quiet: key.quiet, formatter: formatter,
+                    mode: key.mode)
                 content.timeSensitive = settings.timeSensitiveMentions && !key.quiet && key.mentioned
                     && ask.entry.conversation.kind == .group
                 contents[key] = content

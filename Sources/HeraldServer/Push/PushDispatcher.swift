@@ -32,6 +32,8 @@ public struct PushSettings: Hashable, Sendable {
     /// (`HERALD_PUSH_TIME_SENSITIVE_MENTIONS=1`; APNs and Expo `time-sensitive`): the app needs Apple's Time Sensitive
     /// Notifications capability, so it is off unless the operator turns it on.
     public var timeSensitiveMentions = false
+    /// What alerts tell Apple, Google and Expo (`HERALD_PUSH_CONTENT`: `full`, `sender` or `none`; default `full`).
+    public var content: PushContentMode = .full
     /// How many pushes each provider sends at once (`HERALD_PUSH_CONCURRENCY`, default 32).
     public var concurrency = 32
     /// The first retry's wait; each further retry waits twice as long (with jitter), up to ``maxRetryWait``.

@@ -40,6 +40,9 @@ public struct PushContent: Codable, Hashable, Sendable {
     /// The title and body as keys of the app's own strings (``ContentFormatter/localization(for:viewer:)``), their
     /// arguments clipped like the names. Alerts only.
     public var localization: NotificationLocalization?
+    /// What the push services were not told (``PushContentMode``): the app fetches it with its device key
+    /// (`GET /v1/push/conversations/{id}/messages/{id}`). ``PushContentMode/full`` for an alert that says it all.
+    public var withheld: PushContentMode = .full
 
     /// The category of every alert: what the app registers its Reply and Mark as read actions under (APNs
     /// `category`, Expo `categoryId`, the `category` of the data an Android app or a service worker reads).
@@ -47,10 +50,20 @@ public struct PushContent: Codable, Hashable, Sendable {
 
     /// An alert for `incoming`, in ``ContentFormatter``'s words as `viewer` (the member told) reads them, each at most
     /// ``maxWordsBytes`` in JSON.
+    ///
+    /// `mode` is what the push services may read: with ``PushContentMode/sender`` the words are those of a message
+    /// without text or picture (`New message from Ann`, `Ann: New message`); with ``PushContentMode/none`` they are
+    /// the formatter's `New message` alone, and only the ids, the badge and the category go with them.
     public init(
         alert incoming: IncomingMessage, badge: Int, viewer: String? = nil, quiet: Bool = false,
-        formatter: ContentFormatter = ContentFormatter()
+        formatter: ContentFormatter = ContentFormatter(), mode: PushContentMode = .full
     ) {
+        var incoming = incoming
+        withheld = mode
+        if mode != .full, incoming.message.event == nil {
+            incoming.message.text = nil
+            incoming.message.imageURL = nil
+        }
         let notification = formatter.notification(for: incoming, viewer: viewer)
         conversationID = incoming.conversation.id
         messageID = incoming.message.id
@@ -78,6 +91,18 @@ public struct PushContent: Codable, Hashable, Sendable {
         localization.title = clip(localization.title)
         localization.body = clip(localization.body)
         self.localization = localization.title == nil && localization.body == nil ? nil : localization
+        if mode == .none {
+            // Who wrote, where, and to whom: none of it. The words are the generic ones every alert shares.
+            title = nil
+            body = formatter.emptyPlaceholder
+            self.localization = NotificationLocalization(body: LocalizedWords(key: "HERALD_NEW_MESSAGE"))
+            senderID = nil
+            senderName = nil
+            senderAvatarURL = nil
+            conversationTitle = nil
+            isGroup = false
+            mentioned = false
+        }
     }
 
     /// The most bytes a title or a body takes in a push's JSON. A preview is 50 characters, but a character may be
@@ -159,12 +184,17 @@ public struct PushContent: Codable, Hashable, Sendable {
         if let senderName { data["senderName"] = senderName }
         if let senderAvatarURL { data["senderAvatarURL"] = senderAvatarURL }
         if let conversationTitle { data["conversationTitle"] = conversationTitle }
+        if messageID != nil, withheld != .full { data["withheld"] = withheld.rawValue }
+        if messageID != nil, withheld == .none {
+            // Ids only: not even whether it is a group.
+            data["isGroup"] = nil
+        }
         return data
     }
 
     private enum CodingKeys: String, CodingKey {
         case conversationID, messageID, seq, senderID, title, body, badge, quiet, mentioned, senderName, senderAvatarURL,
-             conversationTitle, isGroup, localization, timeSensitive
+             conversationTitle, isGroup, localization, timeSensitive, withheld
     }
 
     /// Decodes a queued push; one queued before quiet hours, mentions and chat-style fields existed has none of them.
@@ -185,7 +215,21 @@ public struct PushContent: Codable, Hashable, Sendable {
         isGroup = try container.decodeIfPresent(Bool.self, forKey: .isGroup) ?? false
         localization = try container.decodeIfPresent(NotificationLocalization.self, forKey: .localization)
         timeSensitive = try container.decodeIfPresent(Bool.self, forKey: .timeSensitive) ?? false
+        withheld = try container.decodeIfPresent(PushContentMode.self, forKey: .withheld) ?? .full
     }
+}
+
+/// What an alert tells the push services (`HERALD_PUSH_CONTENT`; docs/push.md, "Private pushes"): Apple, Google and
+/// Expo read every push they carry, so an operator may keep the text, or even who wrote it, off them. The app's
+/// Notification Service Extension (or Android service) then fetches the words with the device key its registration
+/// returned. Web Push is encrypted to the browser (RFC 8291), so its pushes say everything in every mode.
+public enum PushContentMode: String, Codable, Hashable, Sendable, CaseIterable {
+    /// Everything: the words, the sender's name and picture, the group's title.
+    case full
+    /// Who wrote and where, not what: `New message from Ann`, or in a group `Ann: New message`.
+    case sender
+    /// Nothing but the ids, the badge and a generic `New message`.
+    case none
 }
 
 /// One job of the push outbox: one push to one device.

@@ -306,6 +306,21 @@ enum PostgresMigrations {
             )
             """,
         ],
+        [
+            // Private pushes (docs/push.md): a device's key (its SHA-256: the key itself is never stored) reads the
+            // messages whose alerts were leased to it, and nothing else.
+            "ALTER TABLE devices ADD COLUMN key_digest text COLLATE \"C\"",
+            "CREATE UNIQUE INDEX devices_by_key ON devices (key_digest) WHERE key_digest IS NOT NULL",
+            """
+            CREATE TABLE push_grants (
+                user_id text COLLATE "C" NOT NULL,
+                device_id text COLLATE "C" NOT NULL,
+                seq bigint NOT NULL,
+                granted_at double precision NOT NULL,
+                PRIMARY KEY (user_id, device_id, seq)
+            )
+            """,
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

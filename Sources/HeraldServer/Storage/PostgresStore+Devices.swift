@@ -3,7 +3,7 @@ import PostgresNIO
 
 /// The devices on PostgreSQL.
 extension PostgresStore {
-    public func registerDevice(_ device: DeviceRegistration, limit: Int) async throws {
+    public func registerDevice(_ device: DeviceRegistration, limit: Int, keyDigest: String?) async throws {
         let now = Date().timeIntervalSince1970
         try await transaction { connection in
             // One registration of a user at a time, so two new devices at once cannot both pass the limit.
@@ -32,10 +32,10 @@ extension PostgresStore {
             }
             try await connection.query(
                 """
-                INSERT INTO devices (user_id, id, platform, token, updated_at)
-                VALUES (\(device.userID), \(device.id), \(device.platform.rawValue), \(device.token), \(now))
+                INSERT INTO devices (user_id, id, platform, token, updated_at, key_digest)
+                VALUES (\(device.userID), \(device.id), \(device.platform.rawValue), \(device.token), \(now), \(keyDigest))
                 ON CONFLICT (user_id, id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
-                    updated_at = excluded.updated_at
+                    updated_at = excluded.updated_at, key_digest = excluded.key_digest
                 """, logger: self.logger)
         }
     }
@@ -59,6 +59,28 @@ extension PostgresStore {
         try await connection.query("DELETE FROM push_jobs WHERE user_id = \(userID) AND device_id = \(deviceID)", logger: logger)
         try await connection.query("DELETE FROM push_shown WHERE user_id = \(userID) AND device_id = \(deviceID)", logger: logger)
         try await connection.query("DELETE FROM push_sent WHERE user_id = \(userID) AND device_id = \(deviceID)", logger: logger)
+        try await connection.query("DELETE FROM push_grants WHERE user_id = \(userID) AND device_id = \(deviceID)", logger: logger)
+    }
+
+    public func pushedMessage(
+        keyDigest: String, conversationID: String, messageID: String, since: Date
+    ) async throws -> PushGrantLookup {
+        let rows = try await database.query(
+            """
+            SELECT d.user_id, d.id, (
+                SELECT m.seq FROM messages m
+                JOIN push_grants g ON g.user_id = d.user_id AND g.device_id = d.id AND g.seq = m.seq
+                    AND g.granted_at >= \(since.timeIntervalSince1970)
+                JOIN members me ON me.conversation_id = m.conversation_id AND me.user_id = d.user_id AND me.removed_seq IS NULL
+                JOIN conversations c ON c.id = m.conversation_id AND NOT c.deleted
+                WHERE m.conversation_id = \(conversationID) AND m.id = \(messageID)
+            )
+            FROM devices d WHERE d.key_digest = \(keyDigest)
+            """, logger: logger)
+        guard let row = rows.first else { return .unknownKey }
+        let (userID, deviceID, seq) = try row.decode((String, String, Int64?).self)
+        guard let seq else { return .notGranted }
+        return .granted(PushGrant(userID: userID, deviceID: deviceID, seq: seq))
     }
 
     public func devices(of userID: String) async throws -> [DeviceRegistration] {

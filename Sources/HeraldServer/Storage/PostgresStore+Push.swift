@@ -201,6 +201,13 @@ extension PostgresStore {
                         VALUES (\(job.device.userID), \(job.device.id), \(job.content.conversationID), \(job.content.seq))
                         ON CONFLICT (user_id, conversation_id, device_id) DO UPDATE SET seq = greatest(push_shown.seq, excluded.seq)
                         """, logger: self.logger)
+                    // Its device's key may read the message from now on (a private push says nothing of it).
+                    try await connection.query(
+                        """
+                        INSERT INTO push_grants (user_id, device_id, seq, granted_at)
+                        VALUES (\(job.device.userID), \(job.device.id), \(job.content.seq), \(nowSeconds))
+                        ON CONFLICT (user_id, device_id, seq) DO UPDATE SET granted_at = excluded.granted_at
+                        """, logger: self.logger)
                 }
                 jobs.append(job)
             }
@@ -316,6 +323,8 @@ extension PostgresStore {
     public func releasePushLeases() async throws -> Int {
         let forgotten = Date().addingTimeInterval(-Self.pushSentKept).timeIntervalSince1970
         try await database.query("DELETE FROM push_sent WHERE sent_at < \(forgotten)", logger: logger)
+        let expired = Date().addingTimeInterval(-PushGrant.lifetime).timeIntervalSince1970
+        try await database.query("DELETE FROM push_grants WHERE granted_at < \(expired)", logger: logger)
         return try await database.query(
             """
             UPDATE push_jobs SET leased_until = NULL

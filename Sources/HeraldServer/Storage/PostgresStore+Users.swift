@@ -54,6 +54,7 @@ extension PostgresStore {
             try await connection.query("DELETE FROM push_jobs WHERE user_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM push_shown WHERE user_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM push_sent WHERE user_id = \(id)", logger: self.logger)
+            try await connection.query("DELETE FROM push_grants WHERE user_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM push_receipts WHERE user_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM unread_reminders WHERE user_id = \(id)", logger: self.logger)
             try await connection.query(

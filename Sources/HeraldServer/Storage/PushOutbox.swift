@@ -18,7 +18,8 @@ public protocol PushOutbox: Sendable {
 
     /// Leases up to `limit` jobs for `platform`'s devices due by `now`, the earliest first, and tells when its next
     /// job not leased falls due. A leased alert marks its device as showing the conversation (from then on a read
-    /// elsewhere clears it there). An alert held back by a confirmation (``NewPushJob/coveredBy``) that came is
+    /// elsewhere clears it there), and lets its device's key read the message (``DeviceStore/pushedMessage(keyDigest:conversationID:messageID:since:)``).
+    /// An alert held back by a confirmation (``NewPushJob/coveredBy``) that came is
     /// deleted instead.
     func leasePushJobs(now: Date, platform: DeviceRegistration.Platform, limit: Int) async throws -> (jobs: [PushJob], nextDue: Date?)
 
@@ -85,7 +86,6 @@ extension PushOutbox {
     /// How long an alert sent to a device is remembered for its catch-up at most (30 days), when the device does
     /// not confirm past it first; older ones are forgotten at the server's start.
     static var pushSentKept: TimeInterval { 30 * 86_400 }
-
     /// The targets of one message (see ``pushTargets(_:)``).
     public func pushTargets(conversationID: String, seq: Int64, among candidates: Set<String>) async throws -> [PushTarget] {
         try await pushTargets([PushTargetQuery(conversationID: conversationID, seq: seq, candidates: candidates)]).first ?? []

@@ -343,6 +343,21 @@ enum SQLiteMigrations {
             )
             """,
         ],
+        [
+            // Private pushes (docs/push.md): a device's key (its SHA-256: the key itself is never stored) reads the
+            // messages whose alerts were leased to it, and nothing else.
+            "ALTER TABLE devices ADD COLUMN key_digest TEXT",
+            "CREATE UNIQUE INDEX devices_by_key ON devices(key_digest) WHERE key_digest IS NOT NULL",
+            """
+            CREATE TABLE push_grants (
+                user_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                granted_at REAL NOT NULL,
+                PRIMARY KEY (user_id, device_id, seq)
+            )
+            """,
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

@@ -166,6 +166,13 @@ extension SQLiteStore {
                         """,
                         [.text(device.userID), .text(device.id), .text(content.conversationID), .integer(Int(content.seq))]
                     )
+                    // Its device's key may read the message from now on (a private push says nothing of it).
+                    try connection.query(
+                        """
+                        INSERT INTO push_grants (user_id, device_id, seq, granted_at) VALUES (?1, ?2, ?3, ?4)
+                        ON CONFLICT DO UPDATE SET granted_at = excluded.granted_at
+                        """,
+                        [.text(device.userID), .text(device.id), .integer(Int(content.seq)), .float(now.timeIntervalSince1970)])
                 }
                 jobs.append(PushJob(
                     id: Int64(id), kind: kind, device: device, content: content, ticket: row.column("ticket")?.string,
@@ -216,6 +223,9 @@ extension SQLiteStore {
         let forgotten = Date().addingTimeInterval(-Self.pushSentKept).timeIntervalSince1970
         return try await database.perform { connection in
             try connection.query("DELETE FROM push_sent WHERE sent_at < ?1", [.float(forgotten)])
+            try connection.query(
+                "DELETE FROM push_grants WHERE granted_at < ?1",
+                [.float(Date().addingTimeInterval(-PushGrant.lifetime).timeIntervalSince1970)])
             return try connection.query("UPDATE push_jobs SET leased = 0 WHERE leased = 1 RETURNING id").count
         }
     }

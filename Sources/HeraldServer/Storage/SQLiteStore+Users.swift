@@ -56,6 +56,7 @@ extension SQLiteStore {
             try connection.query("DELETE FROM push_jobs WHERE user_id = ?1", [.text(id)])
             try connection.query("DELETE FROM push_shown WHERE user_id = ?1", [.text(id)])
             try connection.query("DELETE FROM push_sent WHERE user_id = ?1", [.text(id)])
+            try connection.query("DELETE FROM push_grants WHERE user_id = ?1", [.text(id)])
             try connection.query("DELETE FROM push_receipts WHERE user_id = ?1", [.text(id)])
             try connection.query("DELETE FROM unread_reminders WHERE user_id = ?1", [.text(id)])
             try connection.query(

@@ -429,8 +429,11 @@ public protocol DeviceStore: Sendable {
     /// Registers or updates a device of its user. A push token belongs to one device: registering it removes it
     /// from any other (a phone that changed hands).
     ///
+    /// The device's key becomes the one whose ``DeviceReadKey/digest(of:)`` is `keyDigest` (nil: it has none, and
+    /// reads nothing); the key it had before stops working.
+    ///
     /// - Throws: ``StoreError/deviceLimit(_:)`` when the user already has `limit` devices and this one is new.
-    func registerDevice(_ device: DeviceRegistration, limit: Int) async throws
+    func registerDevice(_ device: DeviceRegistration, limit: Int, keyDigest: String?) async throws
 
     /// Removes a device of `userID`; false if there was none. With `webhook` (a push service said its token is
     /// dead), a `device.removed` event for the app's backend is queued in the same transaction.
@@ -438,6 +441,43 @@ public protocol DeviceStore: Sendable {
 
     /// The devices of `userID`.
     func devices(of userID: String) async throws -> [DeviceRegistration]
+
+    /// Whether the device whose key has `keyDigest` may read message `messageID` of `conversationID`: its alert was
+    /// sent to the device at or after `since` (``PushOutbox/leasePushJobs(now:platform:limit:)`` grants it), and the
+    /// device's user is still a member of the conversation, which still exists.
+    func pushedMessage(keyDigest: String, conversationID: String, messageID: String, since: Date) async throws -> PushGrantLookup
+}
+
+/// What a device key may read of a message (``DeviceStore/pushedMessage(keyDigest:conversationID:messageID:since:)``).
+public enum PushGrantLookup: Hashable, Sendable {
+    /// No device has the key (it was never made, replaced by a new registration, or its device was removed).
+    case unknownKey
+    /// The key is a device's, but that device may not read the message, or there is no such message: the two are
+    /// not told apart.
+    case notGranted
+    /// The device may read it.
+    case granted(PushGrant)
+}
+
+/// A message a device key may read: whose device it is, and the message's `seq`.
+public struct PushGrant: Hashable, Sendable {
+    /// The device's user.
+    public var userID: String
+    /// The device.
+    public var deviceID: String
+    /// The message.
+    public var seq: Int64
+
+    /// How long a device's key may read a message after its alert was sent: 7 days (a phone that was off gets its
+    /// pushes when it is back on); older grants are forgotten at the server's start.
+    public static let lifetime: TimeInterval = 7 * 86_400
+
+    /// A grant.
+    public init(userID: String, deviceID: String, seq: Int64) {
+        self.userID = userID
+        self.deviceID = deviceID
+        self.seq = seq
+    }
 }
 
 extension ReadStateStore {
@@ -485,6 +525,11 @@ public struct ReadOutcome: Hashable, Sendable {
 }
 
 extension DeviceStore {
+    /// Registers or updates a device without a key: it reads no message by key (the demo's devices, benchmarks).
+    public func registerDevice(_ device: DeviceRegistration, limit: Int) async throws {
+        try await registerDevice(device, limit: limit, keyDigest: nil)
+    }
+
     /// Removes a device, telling no webhook (see ``removeDevice(id:userID:webhook:)``).
     public func removeDevice(id: String, userID: String) async throws -> Bool {
         try await removeDevice(id: id, userID: userID, webhook: false)

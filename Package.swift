@@ -138,7 +138,7 @@ let package = Package(
             ]
         ),
         // What a view layer needs to draw banners, platform-free and tested on Linux: the presenter and the style.
-        .target(name: "HeraldPresentation", dependencies: ["HeraldCore", "HeraldProtocol"]),
+        .target(name: "HeraldPresentation", dependencies: ["HeraldCore"]),
         // The SwiftUI overlay and the UserNotifications adapter: Apple platforms only (empty elsewhere), kept thin.
         .target(name: "HeraldUI", dependencies: ["HeraldCore", "HeraldClient", "HeraldPresentation"]),
         // The system's SQLite (libsqlite3): the embedded store drives its C API on a thread of its own.

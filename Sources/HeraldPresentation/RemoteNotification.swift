@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldProtocol
 
 /// What one of Herald's pushes asks of an app, read from the payload the system hands it (`userInfo`): the silent
 /// clear (a conversation read on another of the user's devices), or a message. Everything in it came over the
@@ -109,26 +108,19 @@ public struct WithheldPush: Hashable, Sendable {
         self.messageID = messageID
     }
 
-    /// The notification filled in from `answer` (`GET /v1/push/conversations/{id}/messages/{id}`, which
-    /// `HeraldAPI.pushedMessage` calls): its title and body, and `userInfo` with the chat-style fields a full push
-    /// carries, so ``CommunicationNotification/init(userInfo:)`` reads it as one. Nil when the answer is about
-    /// another message.
+    /// The notification filled in from the answer of `GET /v1/push/conversations/{id}/messages/{id}` (which
+    /// `HeraldAPI.pushedMessage` calls): its `title`, `body` and `data` (the data a full push carries). The result's
+    /// `userInfo` is the push's with that data in it, so ``CommunicationNotification/init(userInfo:)`` reads it as a
+    /// full push. Nil when the data is about another message.
     public func filled(
-        with answer: WirePushedMessage, userInfo: [AnyHashable: Any]
+        title: String?, body: String, data: [String: String], userInfo: [AnyHashable: Any]
     ) -> (title: String?, body: String, userInfo: [AnyHashable: Any])? {
-        guard answer.message.id.utf8.elementsEqual(messageID.utf8),
-              answer.message.conversationId.utf8.elementsEqual(conversationID.utf8)
+        guard let conversation = data["conversationId"], conversation.utf8.elementsEqual(conversationID.utf8),
+              let message = data["messageId"], message.utf8.elementsEqual(messageID.utf8)
         else { return nil }
         var filled = userInfo
         filled["withheld"] = nil
-        filled["isGroup"] = answer.isGroup ? "true" : "false"
-        filled["mentioned"] = answer.mentioned ? "true" : nil
-        if let senderName = answer.senderName, !answer.message.senderId.isEmpty {
-            filled["senderId"] = answer.message.senderId
-            filled["senderName"] = senderName
-        }
-        filled["senderAvatarURL"] = answer.senderAvatarURL
-        filled["conversationTitle"] = answer.conversationTitle
-        return (answer.title, answer.body, filled)
+        for (key, value) in data { filled[key] = value }
+        return (title, body, filled)
     }
 }

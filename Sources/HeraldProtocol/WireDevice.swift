@@ -62,31 +62,17 @@ public struct WirePushedMessage: Codable, Hashable, Sendable {
     public var title: String?
     /// The notification's body: the preview, `<sender>: <preview>` in a group, or an event's line.
     public var body: String
-    /// The sender's name as Herald shows it (a person's message).
-    public var senderName: String?
-    /// The sender's picture (a person's message that has one).
-    public var senderAvatarURL: String?
-    /// The group's title (a group's entries).
-    public var conversationTitle: String?
-    /// Whether the conversation is a group.
-    public var isGroup: Bool
-    /// Whether the message mentions the user (by name, `@all`, or a direct chat).
-    public var mentioned: Bool
+    /// The data a full push carries (docs/push.md, "What a push says"): `senderId`, `senderName`,
+    /// `senderAvatarURL`, `conversationTitle`, `isGroup`, `mentioned` and the ids, as strings.
+    public var data: [String: String]
     /// The message.
     public var message: WireMessage
 
     /// A pushed message.
-    public init(
-        title: String?, body: String, senderName: String?, senderAvatarURL: String?, conversationTitle: String?,
-        isGroup: Bool, mentioned: Bool, message: WireMessage
-    ) {
+    public init(title: String?, body: String, data: [String: String], message: WireMessage) {
         self.title = title
         self.body = body
-        self.senderName = senderName
-        self.senderAvatarURL = senderAvatarURL
-        self.conversationTitle = conversationTitle
-        self.isGroup = isGroup
-        self.mentioned = mentioned
+        self.data = data
         self.message = message
     }
 }

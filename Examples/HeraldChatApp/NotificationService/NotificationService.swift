@@ -43,7 +43,7 @@ final class NotificationService: UNNotificationServiceExtension {
               let answer = try? await HeraldAPI.pushedMessage(
                   withheld.messageID, in: withheld.conversationID, deviceKey: saved.key, server: saved.server,
                   http: URLSessionHTTPTransport(), timeout: .seconds(10)),
-              let filled = withheld.filled(with: answer, userInfo: content.userInfo),
+              let filled = withheld.filled(title: answer.title, body: answer.body, data: answer.data, userInfo: content.userInfo),
               let mutable = content.mutableCopy() as? UNMutableNotificationContent
         else { return content }
         if let title = filled.title { mutable.title = title }

@@ -42,10 +42,9 @@ struct PushMessagesController {
         else { throw Self.notPushed }
         // The words a full push would have carried, as this device's user reads them.
         let content = PushContent(alert: entry, badge: 0, viewer: grant.userID)
-        return WirePushedMessage(
-            title: content.title, body: content.body ?? "", senderName: content.senderName,
-            senderAvatarURL: content.senderAvatarURL, conversationTitle: content.conversationTitle,
-            isGroup: content.isGroup, mentioned: content.mentioned, message: WireMessage(entry.message))
+        var data = content.data
+        data["badge"] = nil
+        return WirePushedMessage(title: content.title, body: content.body ?? "", data: data, message: WireMessage(entry.message))
     }
 
     private static let notPushed = APIError(.notFound, .notFound, "no message with that id was pushed to this device")

@@ -15,17 +15,21 @@ public struct SystemNotificationStyle: Hashable, Sendable {
     public var playsSound: Bool
     /// Its interruption level.
     public var interruption: Interruption
+    /// The line under the title: inside a burst, the count (`3 new messages`); nil otherwise.
+    public var subtitle: String?
 
     /// A style.
-    public init(playsSound: Bool, interruption: Interruption) {
+    public init(playsSound: Bool, interruption: Interruption, subtitle: String? = nil) {
         self.playsSound = playsSound
         self.interruption = interruption
+        self.subtitle = subtitle
     }
 
-    /// The style of `notification`: in the user's quiet hours (``LocalNotification/silent``) passive and without
-    /// sound; otherwise active, with the default sound.
-    public init(for notification: LocalNotification) {
+    /// The style of `notification`: in the user's quiet hours or a burst's later message (``LocalNotification/silent``)
+    /// passive and without sound; otherwise active, with the default sound. Inside a burst, the count as the subtitle.
+    public init(for notification: LocalNotification, formatter: ContentFormatter = .standard) {
         playsSound = !notification.silent
         interruption = notification.silent ? .passive : .active
+        subtitle = notification.count.flatMap { $0 > 1 ? formatter.summary(ofBurst: $0) : nil }
     }
 }

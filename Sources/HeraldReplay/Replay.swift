@@ -8,7 +8,8 @@ public enum Replay {
     /// Each step fires what is due up to its instant, then is handled. An `end` step stops there; without one,
     /// every remaining deadline fires after the last step.
     public static func run(_ trace: Trace) -> [TimedEffect] {
-        var notifier = Notifier(userID: trace.userID, config: trace.config, localHold: trace.localHold)
+        var notifier = Notifier(
+            userID: trace.userID, config: trace.config, localHold: trace.localHold, burstWindow: trace.burstWindow)
         var timeline: [TimedEffect] = []
         for step in trace.steps {
             switch step.action {

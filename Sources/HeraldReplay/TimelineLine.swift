@@ -83,7 +83,7 @@ private struct NotificationFields: Encodable {
     }
 
     private enum Key: String, CodingKey {
-        case message, title, body, thread, silent, identifier
+        case message, title, body, thread, silent, identifier, count
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -94,5 +94,6 @@ private struct NotificationFields: Encodable {
         try container.encode(notification.thread, forKey: .thread)
         if notification.silent { try container.encode(true, forKey: .silent) }
         try container.encode(notification.identifier, forKey: .identifier)
+        if let count = notification.count { try container.encode(count, forKey: .count) }
     }
 }

@@ -27,6 +27,9 @@ public struct Trace: Hashable, Sendable {
     public var config: BannerConfig
     /// How long a system notification waits for a `pushed` line (`configure`'s `localHold`, in seconds; 0 by default).
     public var localHold: Duration
+    /// How long after a conversation's system notification the next ones replace it silently (`configure`'s
+    /// `burstWindow`, in seconds; 60 by default, 0 turns bursts off).
+    public var burstWindow: Duration
     /// The steps, in order.
     public var steps: [Step]
 
@@ -38,6 +41,7 @@ public struct Trace: Hashable, Sendable {
         var userID: String?
         var config = BannerConfig.standard
         var localHold = Duration.zero
+        var burstWindow = NotificationBursts.defaultWindow
         var steps: [Step] = []
         var last = Duration.zero
         var ended = false
@@ -66,10 +70,11 @@ public struct Trace: Hashable, Sendable {
                 guard userID == nil, steps.isEmpty else {
                     throw fields.error("`configure` must come once, before every other event")
                 }
-                try fields.rejectUnknown(["at", "event", "me", "capacity", "duration", "gap", "coalesce", "localHold"], in: event)
+                try fields.rejectUnknown(["at", "event", "me", "capacity", "duration", "gap", "coalesce", "localHold", "burstWindow"], in: event)
                 userID = try fields.string("me")
                 config = try Self.config(from: fields)
                 localHold = try fields.seconds("localHold", allowZero: true) ?? .zero
+                burstWindow = try fields.seconds("burstWindow", allowZero: true) ?? NotificationBursts.defaultWindow
                 continue
             }
             guard userID != nil else { throw fields.error("the trace must begin with `configure` (who is `me`?)") }
@@ -85,6 +90,7 @@ public struct Trace: Hashable, Sendable {
         self.userID = userID
         self.config = config
         self.localHold = localHold
+        self.burstWindow = burstWindow
         self.steps = steps
     }
 

@@ -99,7 +99,7 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
     }
 
     /// Posts the engine's notification: `LocalNotification.identifier` as the identifier (posting it again replaces
-    /// it, so one message never shows twice), the conversation id as the thread, and in `userInfo` what a tap and the
+    /// it, so one message never shows twice; a burst's later messages replace its first, the count as the subtitle), the conversation id as the thread, and in `userInfo` what a tap and the
     /// notification actions need, in a push's keys (`conversationId`, `messageId`, `seq`, `senderId`, `type`). In the
     /// user's quiet hours (`LocalNotification.silent`) it is passive and makes no sound (`SystemNotificationStyle`).
     public func post(_ notification: LocalNotification) async {
@@ -107,6 +107,7 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         let content = UNMutableNotificationContent()
         content.title = notification.title
         content.body = notification.body
+        if let subtitle = style.subtitle { content.subtitle = subtitle }
         content.threadIdentifier = notification.thread
         content.categoryIdentifier = NotificationAnswer.category
         content.sound = style.playsSound ? .default : nil

@@ -29,4 +29,23 @@ struct SystemNotificationStyleTests {
         }
         #expect(SystemNotificationStyle(for: notification).interruption == .passive)
     }
+
+    @Test("a burst's later message, from the engine: passive, soundless, under the first's identifier, the count as its subtitle")
+    func burst() {
+        var notifier = Notifier(userID: "alice", device: DeviceState(appState: .background))
+        let conversation = Conversation(id: "team", kind: .group, title: "Team")
+        var posted: [LocalNotification] = []
+        for index in 1...3 {
+            let incoming = IncomingMessage(
+                message: Message(id: "m\(index)", conversationID: "team", senderID: "bob", text: "Hi \(index)", sentAt: Date(), seq: Int64(index)),
+                conversation: conversation, sender: Person(id: "bob", displayName: "Bob"))
+            for case .local(let notification) in notifier.handle(.message(incoming), at: .seconds(index)).map(\.effect) {
+                posted.append(notification)
+            }
+        }
+        #expect(posted.map(\.identifier) == ["herald-1", "herald-1", "herald-1"])
+        #expect(SystemNotificationStyle(for: posted[0]) == SystemNotificationStyle(playsSound: true, interruption: .active))
+        #expect(SystemNotificationStyle(for: posted[2]) == SystemNotificationStyle(
+            playsSound: false, interruption: .passive, subtitle: "3 new messages"))
+    }
 }

@@ -33,6 +33,8 @@ struct NotificationLevelsServerTests {
             try await PushHarness.run(configure: { configuration in
                 configuration.postgresURL = database["HERALD_POSTGRES_URL"] ?? nil
                 configuration.clock = clock
+                // Each row's own push, alerting or quiet by the table: bursts would quiet a conversation's later ones.
+                configuration.push.burstWindow = .zero
             }) { harness in
                 try await decisionTable(harness, clock: clock)
             }
@@ -133,7 +135,8 @@ struct NotificationLevelsServerTests {
         try await post("last", in: team, .quietly)
 
         // The laptop: every choice came on the stream before the messages it applies to; its engine decides.
-        var notifier = Notifier(userID: "alice", device: DeviceState(appState: .background))
+        // Each row its own notification, as the server's pushes here (bursts are NotificationBurstsTests' and the traces').
+        var notifier = Notifier(userID: "alice", device: DeviceState(appState: .background), burstWindow: .zero)
         var laptop: [String: Outcome] = [:]
         var frameTypes: [String] = []
         while laptop["last"] == nil {

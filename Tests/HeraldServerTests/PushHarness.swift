@@ -145,6 +145,9 @@ struct FakeAPNs {
                 "HERALD_APNS_KEY_FILE": keyFile, "HERALD_APNS_KEY_ID": PushHarness.keyID,
                 "HERALD_APNS_TEAM_ID": PushHarness.teamID, "HERALD_APNS_TOPIC": PushHarness.topic,
                 "HERALD_APNS_URL": fake.url, "HERALD_PUSH_CA_FILE": certificate.certificatePath,
+                // These servers' tests follow each message's own push (restarts, confirmations); bursts, which make
+                // a conversation's pushes share a collapse id, are PushBurstTests'.
+                "HERALD_PUSH_BURST_WINDOW": "0",
             ]))
         }
     }

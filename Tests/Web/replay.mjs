@@ -75,7 +75,7 @@ function timelineLine({ at, effect }) {
     case "skip": Object.assign(line, { message: effect.message, reason: effect.reason }); break;
     case "show": case "update": line.banner = bannerFields(effect.banner); break;
     case "local": {
-      const { seq, sender, ...shown } = effect.notification; // neither is part of a timeline
+      const { seq, sender, replaces, ...shown } = effect.notification; // none is part of a timeline (replaces is the identifier)
       line.notification = { ...shown, identifier: notificationIdentifier(effect.notification) };
       break;
     }
@@ -101,6 +101,7 @@ for (const raw of text.split("\n")) {
         coalesce: line.coalesce,
       }),
       localHold: line.localHold === undefined ? 0 : micros(line.localHold),
+      ...(line.burstWindow === undefined ? {} : { burstWindow: micros(line.burstWindow) }),
     });
   } else if (line.event === "end") {
     timeline.push(...notifier.advance(at));

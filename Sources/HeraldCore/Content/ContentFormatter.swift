@@ -252,6 +252,11 @@ public struct ContentFormatter: Hashable, Sendable {
         return notification
     }
 
+    /// What a notification that replaces others of its burst adds to its words: `3 new messages`.
+    public func summary(ofBurst count: Int) -> String {
+        "\(count) new messages"
+    }
+
     private func words(for incoming: IncomingMessage, viewer: String?) -> LocalNotification {
         if incoming.message.event != nil {
             return LocalNotification(

@@ -14,14 +14,20 @@ public struct LocalNotification: Codable, Hashable, Sendable {
     public var seq: Int64?
     /// Who wrote the message (nil for an event, or the app's backend): whom a Reply answers.
     public var senderID: String?
+    /// Inside a burst (``NotificationBursts``): the identifier of the burst's first notification, which this one
+    /// replaces; nil for a burst's first.
+    public var replaces: String?
+    /// Inside a burst: its messages so far, this one included (``ContentFormatter/summary(ofBurst:)`` words it).
+    public var count: Int?
 
     /// A name no other message's notification has, and the one its push carries on every platform (APNs'
     /// `apns-collapse-id`, which iOS makes the request's identifier; Android's tag; Web Push's `tag`): `herald-<seq>`,
     /// so a message both pushed and notified here shows once (docs/push.md, "Shown once"). A message without a seq
     /// (never stored) is named by its conversation and its id there, the conversation id's length in UTF-8 first so
     /// that no id can pass for another.
+    /// Inside a burst, the burst's first notification's identifier (``replaces``), so this one takes its place.
     public var identifier: String {
-        Self.identifier(seq: seq, conversationID: thread, messageID: messageID)
+        replaces ?? Self.identifier(seq: seq, conversationID: thread, messageID: messageID)
     }
 
     /// The identifier of the notification of message `messageID` of `conversationID`, stored at `seq`.

@@ -32,7 +32,7 @@ public struct NotificationLocalization: Codable, Hashable, Sendable {
     /// Two of them are the formatter's placeholders, which an operator may change (``ContentFormatter/englishFormat(of:)``).
     public static let keys = [
         "HERALD_MESSAGE_FROM", "HERALD_MESSAGE_IN", "HERALD_GROUP_MESSAGE", "HERALD_IMAGE", "HERALD_NEW_MESSAGE",
-        "HERALD_GROUP_IMAGE", "HERALD_GROUP_NEW_MESSAGE", "HERALD_ADDED_YOU",
+        "HERALD_GROUP_IMAGE", "HERALD_GROUP_NEW_MESSAGE", "HERALD_ADDED_YOU", "HERALD_NEW_MESSAGES",
     ]
 }
 
@@ -49,6 +49,7 @@ extension ContentFormatter {
         case "HERALD_GROUP_IMAGE": "%@: " + imagePlaceholder
         case "HERALD_GROUP_NEW_MESSAGE": "%@: " + emptyPlaceholder
         case "HERALD_ADDED_YOU": "%@ added you to %@"
+        case "HERALD_NEW_MESSAGES": "%@ new messages"
         default: nil
         }
     }

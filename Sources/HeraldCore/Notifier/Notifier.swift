@@ -49,6 +49,9 @@ public struct Notifier: Hashable, Sendable {
     /// that would make it a second one: a device woken with frames waiting reads the message, then the server's
     /// word that it pushed it. Zero: posted at once.
     public let localHold: Duration
+    /// One interruption per burst: a conversation's system notifications within a window of the first replace it
+    /// silently, until the conversation is opened (``NotificationBursts``).
+    public private(set) var bursts: NotificationBursts
     private var seen: RecentSet<MessageKey>
     private var pushed: RecentSet<MessageKey>
     /// A system notification held (``localHold``), until its deadline.
@@ -56,6 +59,7 @@ public struct Notifier: Hashable, Sendable {
         var deadline: Duration
         var key: MessageKey
         var notification: LocalNotification
+        var namesMember: Bool
     }
 
     /// System notifications held, in the order they are due.
@@ -63,15 +67,20 @@ public struct Notifier: Hashable, Sendable {
 
     /// Creates the notifier of `userID`'s device.
     ///
-    /// - Parameter seenLimit: how many message ids it remembers to recognise duplicates.
+    /// - Parameters:
+    ///   - seenLimit: how many message ids it remembers to recognise duplicates.
+    ///   - burstWindow: how long after a conversation's system notification the next ones replace it silently
+    ///     (``NotificationBursts``); zero notifies each one.
     public init(
         userID: String,
         config: BannerConfig = .standard,
         formatter: ContentFormatter = .standard,
         device: DeviceState = DeviceState(),
         seenLimit: Int = 10_000,
-        localHold: Duration = .zero
+        localHold: Duration = .zero,
+        burstWindow: Duration = NotificationBursts.defaultWindow
     ) {
+        self.bursts = NotificationBursts(window: burstWindow)
         self.userID = userID
         self.device = device
         self.queue = BannerQueue(config: config)
@@ -101,8 +110,9 @@ public struct Notifier: Hashable, Sendable {
         while let first = held.first, first.deadline <= instant {
             queue.advance(to: first.deadline, into: &effects)
             held.removeFirst()
-            effects.begin(at: max(queue.now, first.deadline))
-            effects.append(.local(first.notification))
+            let now = max(queue.now, first.deadline)
+            effects.begin(at: now)
+            effects.append(.local(inBurst(first.notification, namesMember: first.namesMember, at: now)))
             effects.end()
         }
         queue.advance(to: instant, into: &effects)
@@ -124,6 +134,7 @@ public struct Notifier: Hashable, Sendable {
             device.openConversationID = conversationID
             if let conversationID {
                 queue.apply(.conversationOpened(conversationID), into: &effects)
+                bursts.end(conversationID)
             }
         case .mute(let conversationID):
             device.levels[conversationID] = .muted
@@ -151,6 +162,7 @@ public struct Notifier: Hashable, Sendable {
         }
         for case .navigate(let conversationID) in effects.current.lazy.map(\.effect) {
             device.openConversationID = conversationID
+            bursts.end(conversationID)
         }
         effects.end()
         return effects.entries
@@ -191,6 +203,7 @@ public struct Notifier: Hashable, Sendable {
         if !alreadySeen, let event = message.event, event.ends(userID, senderID: message.senderID) {
             queue.apply(.conversationLeft(message.conversationID), into: &effects)
             effects.append(.clear(conversationID: message.conversationID))
+            bursts.end(message.conversationID)
         }
         let kind = incoming.conversation.kind
         var delivery = NotificationPolicy.delivery(for: message, in: kind, to: userID, on: device, alreadySeen: alreadySeen)
@@ -212,10 +225,23 @@ public struct Notifier: Hashable, Sendable {
             if localHold > .zero {
                 let deadline = queue.now + localHold
                 let index = held.firstIndex { $0.deadline > deadline } ?? held.endIndex
-                held.insert(Held(deadline: deadline, key: key, notification: notification), at: index)
+                held.insert(Held(deadline: deadline, key: key, notification: notification, namesMember: message.names(userID)), at: index)
             } else {
-                effects.append(.local(notification))
+                effects.append(.local(inBurst(notification, namesMember: message.names(userID), at: queue.now)))
             }
         }
+    }
+
+    /// `notification` as it is posted at `now`: inside a conversation's burst, it replaces the burst's first silently
+    /// (unless it names the member) and carries the count.
+    private mutating func inBurst(_ notification: LocalNotification, namesMember: Bool, at now: Duration) -> LocalNotification {
+        var notification = notification
+        let burst = bursts.decide(notification.thread, identifier: notification.identifier, namesMember: namesMember, at: now)
+        if burst.count > 1 {
+            notification.replaces = burst.identifier
+            notification.count = burst.count
+            if !burst.alerts { notification.silent = true }
+        }
+        return notification
     }
 }

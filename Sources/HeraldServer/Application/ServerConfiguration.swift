@@ -299,6 +299,8 @@ private struct EnvironmentSettings {
         var push = PushSettings()
         push.delay = try number("HERALD_PUSH_DELAY", in: 0...86_400).map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? push.delay
         push.maxAge = try seconds("HERALD_PUSH_MAX_AGE") ?? push.maxAge
+        push.burstWindow = try number("HERALD_PUSH_BURST_WINDOW", in: 0...3_600)
+            .map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? push.burstWindow
         push.confirmWithin = try number("HERALD_CONFIRM_WITHIN", in: PushSettings.confirmWithinRange)
             .map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? push.confirmWithin
         push.lease = try number("HERALD_PUSH_LEASE", in: 1...86_400).map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? push.lease

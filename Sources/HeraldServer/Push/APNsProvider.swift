@@ -156,6 +156,12 @@ public final class APNsProvider: PushProvider {
     static func alert(_ content: PushContent) -> [String: Any] {
         var alert: [String: Any] = ["body": content.body ?? ""]
         if let title = content.title { alert["title"] = title }
+        if let summary = content.summary, let count = content.count {
+            // Inside a burst: `3 new messages`, translatable.
+            alert["subtitle"] = summary
+            alert["subtitle-loc-key"] = "HERALD_NEW_MESSAGES"
+            alert["subtitle-loc-args"] = [String(count)]
+        }
         if let title = content.localization?.title {
             alert["title-loc-key"] = title.key
             alert["title-loc-args"] = title.arguments
@@ -211,9 +217,11 @@ enum PushIdentity {
         return digest(for: content).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// A UUID that is the same every time the job is sent (APNs' `apns-id`).
+    /// A UUID that is the same every time the job is sent (APNs' `apns-id`), and another for each message (the
+    /// pushes of a burst share a collapse id, not an `apns-id`).
     static func uuid(for job: PushJob) -> String {
-        let seed = "\(job.kind.rawValue)\u{0}\(collapseKey(for: job.content))\u{0}\(job.device.userID)\u{0}\(job.device.id)"
+        let subject = digest(for: job.content).map { String(format: "%02x", $0) }.joined()
+        let seed = "\(job.kind.rawValue)\u{0}\(subject)\u{0}\(job.device.userID)\u{0}\(job.device.id)"
         var bytes = Array(SHA256.hash(data: Data(seed.utf8)).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x50  // version 5 style: name-based
         bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant

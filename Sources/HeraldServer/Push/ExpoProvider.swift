@@ -50,6 +50,7 @@ public final class ExpoProvider: PushProvider {
         if job.kind == .alert {
             message["title"] = content.title ?? ""
             message["body"] = content.body ?? ""
+            if let summary = content.summary { message["subtitle"] = summary }
             // The category the app registered its Reply and Mark as read actions under (`setNotificationCategoryAsync`).
             message["categoryId"] = PushContent.category
             if content.quiet {

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
+import NIOConcurrencyHelpers
 
 /// Who is pushed what for a round of the log's entries (docs/push.md, "Who gets a push"): the rule, apart from the
 /// machinery that reads the log, keeps the decider's place and writes the jobs (``PushDispatcher``).
@@ -18,6 +19,21 @@ struct PushDecisions: Sendable {
     let clock: WallClock
     /// The platforms there is a provider for: devices of others get no job.
     let platforms: Set<DeviceRegistration.Platform>
+    /// One interruption per burst, per member and conversation (``PushSettings/burstWindow``): kept by this node's
+    /// decider in memory (a restart, or another node taking over, starts fresh bursts: at worst one more sound).
+    private let bursts: NIOLockedValueBox<NotificationBursts>
+
+    init(
+        store: any PushOutbox, reach: Reach, settings: PushSettings, clock: WallClock,
+        platforms: Set<DeviceRegistration.Platform>
+    ) {
+        self.store = store
+        self.reach = reach
+        self.settings = settings
+        self.clock = clock
+        self.platforms = platforms
+        bursts = NIOLockedValueBox(NotificationBursts(window: settings.burstWindow))
+    }
 
     /// Who `entry` may be pushed to: for a message, the members it reached but the sender; for the event that added
     /// people, those added (not who added them); no one for other events, a silent message, or an entry older than
@@ -37,6 +53,7 @@ struct PushDecisions: Sendable {
         var quiet: Bool
         var mentioned: Bool
         var mode: PushContentMode
+        var burst: NotificationBursts.Decision
     }
 
     /// The jobs for a round's `entries`: one for each registered device of each member told (waiting for a
@@ -64,8 +81,11 @@ struct PushDecisions: Sendable {
         let waiting = now.addingTimeInterval(max(settings.delay, settings.confirmWithin).seconds)
         let formatter = ContentFormatter()
         var jobs: [NewPushJob] = []
+        let instant = Duration.seconds(now.timeIntervalSince1970)
         for (ask, targets) in zip(asks, targets) {
             var contents: [ContentKey: PushContent] = [:]
+            // Each member's place in their burst of this conversation, decided once for all their devices.
+            var members: [String: NotificationBursts.Decision] = [:]
             for target in targets where platforms.contains(target.device.platform) {
                 let userID = target.device.userID
                 let live = streams[userID] ?? Reach.Streams()
@@ -77,17 +97,31 @@ struct PushDecisions: Sendable {
                     for: ask.entry.message, in: ask.entry.conversation.kind, to: userID, level: target.level,
                     settings: target.settings)
                 if case .skip = interruption { continue }
+                let burst = members[userID] ?? bursts.withLockedValue {
+                    $0.decide(
+                        "\(userID)\u{0}\(ask.entry.conversation.id)",
+                        identifier: LocalNotification.identifier(
+                            seq: ask.entry.message.seq, conversationID: ask.entry.conversation.id, messageID: ask.entry.message.id),
+                        namesMember: ask.entry.message.names(userID), at: instant, readMarker: target.readMarker)
+                }
+                members[userID] = burst
                 // The words are the same for every member told (an event's are written to the people it added).
                 let key = ContentKey(
-                    badge: target.badge, quiet: interruption == .quietly,
+                    badge: target.badge, quiet: interruption == .quietly || !burst.alerts,
                     mentioned: ask.entry.message.isMention(of: userID, in: ask.entry.conversation.kind),
                     // Web Push is encrypted to the browser: the push service reads none of it.
-                    mode: target.device.platform == .webpush ? .full : settings.content)
+                    mode: target.device.platform == .webpush ? .full : settings.content, burst: burst)
                 var content = contents[key] ?? PushContent(
                     alert: ask.entry, badge: target.badge, viewer: userID, quiet: key.quiet, formatter: formatter,
                     mode: key.mode)
                 content.timeSensitive = settings.timeSensitiveMentions && !key.quiet && key.mentioned
                     && ask.entry.conversation.kind == .group
+                if burst.count > 1 {
+                    // A later message of the burst: it replaces the first's notification, silently unless it names
+                    // the member.
+                    content.replaces = burst.identifier
+                    content.count = burst.count
+                }
                 contents[key] = content
                 jobs.append(NewPushJob(
                     kind: .alert, userID: userID, deviceID: target.device.id, content: content,

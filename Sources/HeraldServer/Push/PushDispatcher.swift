@@ -32,6 +32,10 @@ public struct PushSettings: Hashable, Sendable {
     /// (`HERALD_PUSH_TIME_SENSITIVE_MENTIONS=1`; APNs and Expo `time-sensitive`): the app needs Apple's Time Sensitive
     /// Notifications capability, so it is off unless the operator turns it on.
     public var timeSensitiveMentions = false
+    /// How long after a member's alert of a conversation the next ones replace it silently, with a count
+    /// (`HERALD_PUSH_BURST_WINDOW`, seconds, default 60; 0: every push alerts). A message naming the member still
+    /// alerts; a read ends the burst (``NotificationBursts``).
+    public var burstWindow: Duration = NotificationBursts.defaultWindow
     /// What alerts tell Apple, Google and Expo (`HERALD_PUSH_CONTENT`: `full`, `sender` or `none`; default `full`).
     public var content: PushContentMode = .full
     /// How many pushes each provider sends at once (`HERALD_PUSH_CONCURRENCY`, default 32).

@@ -43,6 +43,15 @@ public struct PushContent: Codable, Hashable, Sendable {
     /// What the push services were not told (``PushContentMode``): the app fetches it with its device key
     /// (`GET /v1/push/conversations/{id}/messages/{id}`). ``PushContentMode/full`` for an alert that says it all.
     public var withheld: PushContentMode = .full
+    /// Inside a burst (``NotificationBursts``): the identifier of the burst's first alert, which this one replaces
+    /// (its collapse id and tag); nil for a burst's first.
+    public var replaces: String?
+    /// Inside a burst: its messages so far, this one included; nil for a burst's first.
+    public var count: Int?
+    /// The words of ``count`` (`3 new messages`): APNs' and Expo's subtitle, the service worker's first line.
+    public var summary: String? {
+        count.map { ContentFormatter.standard.summary(ofBurst: $0) }
+    }
 
     /// The category of every alert: what the app registers its Reply and Mark as read actions under (APNs
     /// `category`, Expo `categoryId`, the `category` of the data an Android app or a service worker reads).
@@ -159,9 +168,10 @@ public struct PushContent: Codable, Hashable, Sendable {
 
     /// The identifier the device's own notification of the message has (``LocalNotification/identifier``): what
     /// the push is shown under on every platform that lets it be set (alerts of stored messages only).
+    /// Inside a burst, the burst's first alert's (``replaces``), so this one takes its place.
     public var notificationID: String? {
         guard let messageID, seq > 0 else { return nil }
-        return LocalNotification.identifier(seq: seq, conversationID: conversationID, messageID: messageID)
+        return replaces ?? LocalNotification.identifier(seq: seq, conversationID: conversationID, messageID: messageID)
     }
 
     /// The data an app receives with the push, as strings (FCM's `data` takes strings only).
@@ -185,6 +195,7 @@ public struct PushContent: Codable, Hashable, Sendable {
         if let senderAvatarURL { data["senderAvatarURL"] = senderAvatarURL }
         if let conversationTitle { data["conversationTitle"] = conversationTitle }
         if messageID != nil, withheld != .full { data["withheld"] = withheld.rawValue }
+        if let count { data["count"] = String(count) }
         if messageID != nil, withheld == .none {
             // Ids only: not even whether it is a group.
             data["isGroup"] = nil
@@ -194,7 +205,7 @@ public struct PushContent: Codable, Hashable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case conversationID, messageID, seq, senderID, title, body, badge, quiet, mentioned, senderName, senderAvatarURL,
-             conversationTitle, isGroup, localization, timeSensitive, withheld
+             conversationTitle, isGroup, localization, timeSensitive, withheld, replaces, count
     }
 
     /// Decodes a queued push; one queued before quiet hours, mentions and chat-style fields existed has none of them.
@@ -216,6 +227,8 @@ public struct PushContent: Codable, Hashable, Sendable {
         localization = try container.decodeIfPresent(NotificationLocalization.self, forKey: .localization)
         timeSensitive = try container.decodeIfPresent(Bool.self, forKey: .timeSensitive) ?? false
         withheld = try container.decodeIfPresent(PushContentMode.self, forKey: .withheld) ?? .full
+        replaces = try container.decodeIfPresent(String.self, forKey: .replaces)
+        count = try container.decodeIfPresent(Int.self, forKey: .count)
     }
 }
 
@@ -367,6 +380,8 @@ public struct PushTarget: Hashable, Sendable {
     public var level: LevelChoice? = nil
     /// Its owner's settings: default level, snooze, quiet hours.
     public var settings = NotificationSettings()
+    /// How far its owner has read the conversation: a burst of pushes ends when it moves (``NotificationBursts``).
+    public var readMarker: Int64 = 0
 }
 
 /// What became of one push, as a provider reports it.

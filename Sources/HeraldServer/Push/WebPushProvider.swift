@@ -81,6 +81,7 @@ public final class WebPushProvider: PushProvider {
             payload["body"] = content.body ?? ""
             // Quiet hours: the service worker shows it without sound or vibration.
             if content.quiet { payload["silent"] = true }
+            if let summary = content.summary { payload["summary"] = summary }
         }
         return (try? JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])) ?? Data()
     }

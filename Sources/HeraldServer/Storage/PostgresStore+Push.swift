@@ -27,7 +27,7 @@ extension PostgresStore {
         let rows = try await connection.query(
             """
             WITH targets AS (
-                SELECT me.user_id, me.level, me.level_until, ns.body AS settings FROM members me \(unescaped: LevelSQL.joinSettings)
+                SELECT me.user_id, me.level, me.level_until, me.read_seq, ns.body AS settings FROM members me \(unescaped: LevelSQL.joinSettings)
                 WHERE me.conversation_id = \(query.conversationID) AND me.read_seq < \(query.seq)
                   AND me.removed_seq IS NULL AND me.user_id = ANY(\(Array(query.candidates))::text[])),
             badges AS (
@@ -38,7 +38,8 @@ extension PostgresStore {
                 FROM members me \(unescaped: LevelSQL.joinSettings)
                 WHERE me.user_id IN (SELECT user_id FROM targets) AND me.removed_seq IS NULL
                 GROUP BY me.user_id)
-            SELECT d.user_id, d.id, d.platform, d.token, b.badge::bigint AS badge, t.level, t.level_until, t.settings
+            SELECT d.user_id, d.id, d.platform, d.token, b.badge::bigint AS badge, t.level, t.level_until, t.settings,
+                t.read_seq
             FROM targets t JOIN devices d ON d.user_id = t.user_id JOIN badges b ON b.user_id = t.user_id
             ORDER BY d.user_id, d.id
             """, logger: logger)
@@ -54,7 +55,8 @@ extension PostgresStore {
             targets.append(PushTarget(
                 device: DeviceRegistration(id: try columns.text("id"), userID: userID, platform: platform,
                                            token: try columns.text("token")),
-                badge: Int(try columns.optionalInteger("badge") ?? 0), level: try LevelSQL.choice(columns), settings: owner))
+                badge: Int(try columns.optionalInteger("badge") ?? 0), level: try LevelSQL.choice(columns), settings: owner,
+                readMarker: try columns.optionalInteger("read_seq") ?? 0))
         }
         return targets
     }

@@ -18,7 +18,7 @@ extension SQLiteStore {
         let rows = try connection.query(
             """
             WITH targets AS (
-                SELECT me.user_id, me.level, me.level_until, ns.body AS settings FROM members me \(LevelSQL.joinSettings)
+                SELECT me.user_id, me.level, me.level_until, me.read_seq, ns.body AS settings FROM members me \(LevelSQL.joinSettings)
                 WHERE me.conversation_id = ?1 AND me.read_seq < ?3 AND me.removed_seq IS NULL),
             badges AS (
                 SELECT me.user_id, sum(CASE WHEN \(Self.countsTowardsBadge) THEN (SELECT count(*) FROM (SELECT 1 FROM messages x
@@ -27,7 +27,7 @@ extension SQLiteStore {
                     LIMIT ?2)) ELSE 0 END) AS badge
                 FROM members me \(LevelSQL.joinSettings)
                 WHERE me.user_id IN (SELECT user_id FROM targets) AND me.removed_seq IS NULL GROUP BY me.user_id)
-            SELECT d.user_id, d.id, d.platform, d.token, b.badge, t.level, t.level_until, t.settings
+            SELECT d.user_id, d.id, d.platform, d.token, b.badge, t.level, t.level_until, t.settings, t.read_seq
             FROM targets t JOIN devices d ON d.user_id = t.user_id JOIN badges b ON b.user_id = t.user_id
             ORDER BY d.user_id, d.id
             """,
@@ -40,7 +40,8 @@ extension SQLiteStore {
             let owner = settings[device.userID] ?? LevelSQL.settings(row.column("settings")?.string)
             settings[device.userID] = owner
             return PushTarget(
-                device: device, badge: row.column("badge")?.integer ?? 0, level: try? LevelSQL.choice(row), settings: owner)
+                device: device, badge: row.column("badge")?.integer ?? 0, level: try? LevelSQL.choice(row), settings: owner,
+                readMarker: Int64(row.column("read_seq")?.integer ?? 0))
         }
     }
 

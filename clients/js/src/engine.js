@@ -33,6 +33,7 @@ export {
   standardFormatter,
 } from "./wording.js";
 export {
+  defaultBurstWindow,
   defaultSettings,
   delivery,
   findMentions,
@@ -42,6 +43,7 @@ export {
   levelAt,
   mentionCompletions,
   namesUser,
+  NotificationBursts,
 } from "./policy.js";
 export {
   BannerQueue,

@@ -362,6 +362,10 @@ export interface LocalNotification {
   seq?: number;
   /** Who wrote it (none for an event or the app's backend): whom a Reply answers. */
   sender?: string;
+  /** Inside a burst: the identifier of the burst's first notification, which this one replaces. */
+  replaces?: string;
+  /** Inside a burst: its messages so far, this one included. */
+  count?: number;
 }
 
 /** Why nothing was shown. */
@@ -421,7 +425,19 @@ export function entryLine(incoming: IncomingMessage, viewer?: string | null, for
 export function eventEnds(event: ConversationEvent, senderId: string, userID: string): boolean;
 export function bannerFor(incoming: IncomingMessage, formatter?: Formatter, viewer?: string | null): Banner;
 /** The identifier a message's notification and its push share: `herald-<seq>` (HeraldCore's `LocalNotification.identifier`). */
-export function notificationIdentifier(notification: { seq?: number; thread: string; message: string }): string;
+export function notificationIdentifier(notification: { seq?: number; thread: string; message: string; replaces?: string }): string;
+
+/** One minute in microseconds: a burst's default window. */
+export const defaultBurstWindow: number;
+
+/** One interruption per burst (HeraldCore's `NotificationBursts`): the first notification of a burst alerts, the
+ *  ones within the window replace it silently with a count, until the conversation is read. */
+export class NotificationBursts {
+  constructor(window?: number);
+  readonly window: number;
+  decide(key: string, identifier: string, namesMember: boolean, now: number, readMarker?: number): { alerts: boolean; identifier: string; count: number };
+  end(key: string): void;
+}
 export function notificationFor(incoming: IncomingMessage, formatter?: Formatter, viewer?: string | null): LocalNotification;
 export function announcement(banner: Banner): string;
 export function generalBanner(options: { id: string; message: string; tone?: BannerTone; icon?: string | null; duration?: number }): Banner;
@@ -462,7 +478,7 @@ export class BannerQueue {
 
 /** HeraldCore's Notifier: inputs and the instant in, effects out. */
 export class Notifier {
-  constructor(options: { userID: string; config?: BannerConfig; formatter?: Formatter; seenLimit?: number; localHold?: number });
+  constructor(options: { userID: string; config?: BannerConfig; formatter?: Formatter; seenLimit?: number; localHold?: number; burstWindow?: number });
   readonly localHold: number;
   readonly userID: string;
   readonly device: DeviceState;

@@ -1,8 +1,8 @@
 // One device (HeraldCore's Notifier): the policy, the wording and the queue together.
 
 import { bannerConfig } from "./config.js";
-import { bannerFor, eventEnds, notificationFor, standardFormatter } from "./wording.js";
-import { defaultSettings, delivery, namesUser, toMillis } from "./policy.js";
+import { bannerFor, eventEnds, notificationFor, notificationIdentifier, standardFormatter } from "./wording.js";
+import { defaultBurstWindow, defaultSettings, delivery, namesUser, NotificationBursts, toMillis } from "./policy.js";
 import { BannerQueue, EffectLog, RecentIDs } from "./banners.js";
 
 /**
@@ -14,10 +14,15 @@ import { BannerQueue, EffectLog, RecentIDs } from "./banners.js";
  * {type: "tap"|"close"|"touchDown"|"touchUp"} | {type: "swipe", dy}.
  *
  * `localHold` (in the instants' unit, 0 by default): how long a system notification waits before it is posted, for a
- * `pushed` input that would make it a second one (HeraldCore's `Notifier.localHold`).
+ * `pushed` input that would make it a second one (HeraldCore's `Notifier.localHold`). `burstWindow` (one minute by
+ * default, 0: off): how long after a conversation's system notification the next ones replace it silently
+ * (`NotificationBursts`).
  */
 export class Notifier {
-  constructor({ userID, config = bannerConfig(), formatter = standardFormatter, seenLimit = 10_000, localHold = 0 } = {}) {
+  constructor({
+    userID, config = bannerConfig(), formatter = standardFormatter, seenLimit = 10_000, localHold = 0,
+    burstWindow = defaultBurstWindow,
+  } = {}) {
     this.userID = userID;
     this.formatter = formatter;
     this.device = {
@@ -27,6 +32,7 @@ export class Notifier {
     this.seen = new RecentIDs(seenLimit);
     this.pushed = new RecentIDs(seenLimit);
     this.localHold = Math.max(0, localHold);
+    this.bursts = new NotificationBursts(burstWindow);
     /** System notifications held, in the order they are due: [{deadline, key, notification}]. */
     this.held = [];
   }
@@ -49,8 +55,9 @@ export class Notifier {
     while (this.held.length && this.held[0].deadline <= instant) {
       const first = this.held.shift();
       this.queue.advanceInto(first.deadline, log);
-      log.begin(Math.max(this.queue.now, first.deadline));
-      log.append({ type: "local", notification: first.notification });
+      const now = Math.max(this.queue.now, first.deadline);
+      log.begin(now);
+      log.append({ type: "local", notification: this.inBurst(first.notification, first.namesMember, now) });
       log.end();
     }
     this.queue.advanceInto(instant, log);
@@ -74,7 +81,10 @@ export class Notifier {
         break;
       case "open":
         device.openConversation = input.conversation;
-        if (input.conversation !== null) queue.apply({ type: "opened", conversation: input.conversation }, log);
+        if (input.conversation !== null) {
+          queue.apply({ type: "opened", conversation: input.conversation }, log);
+          this.bursts.end(input.conversation);
+        }
         break;
       case "mute":
         device.levels.set(input.conversation, { level: "nothing", until: null });
@@ -113,7 +123,10 @@ export class Notifier {
         throw new Error(`unknown input ${input.type}`);
     }
     for (const { effect } of log.current()) {
-      if (effect.type === "navigate") device.openConversation = effect.conversation;
+      if (effect.type === "navigate") {
+        device.openConversation = effect.conversation;
+        this.bursts.end(effect.conversation);
+      }
     }
     log.end();
     return log.entries;
@@ -128,6 +141,7 @@ export class Notifier {
     if (!alreadySeen && message.event && eventEnds(message.event, message.senderId, this.userID)) {
       this.queue.apply({ type: "left", conversation: message.conversationId }, log);
       log.append({ type: "clear", conversation: message.conversationId });
+      this.bursts.end(message.conversationId);
     }
     const kind = incoming.conversation.kind;
     const decision = delivery(message, kind, this.userID, this.device, alreadySeen);
@@ -145,12 +159,24 @@ export class Notifier {
       if (this.localHold > 0) {
         const deadline = this.queue.now + this.localHold;
         const index = this.held.findIndex((held) => held.deadline > deadline);
-        this.held.splice(index < 0 ? this.held.length : index, 0, { deadline, key, notification });
+        this.held.splice(index < 0 ? this.held.length : index, 0, { deadline, key, notification, namesMember: namesUser(message, this.userID) });
       } else {
-        log.append({ type: "local", notification });
+        log.append({ type: "local", notification: this.inBurst(notification, namesUser(message, this.userID), this.queue.now) });
       }
     } else {
       log.append({ type: "skip", message: message.id, reason: decision.skip });
     }
+  }
+
+  /** `notification` as it is posted at `now`: inside a conversation's burst, it replaces the burst's first silently
+   *  (unless it names the member) and carries the count. */
+  inBurst(notification, namesMember, now) {
+    const burst = this.bursts.decide(notification.thread, notificationIdentifier(notification), namesMember, now);
+    if (burst.count > 1) {
+      notification.replaces = burst.identifier;
+      notification.count = burst.count;
+      if (!burst.alerts) notification.silent = true;
+    }
+    return notification;
   }
 }

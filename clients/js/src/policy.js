@@ -128,3 +128,41 @@ export function mentionCompletions(prefix, members) {
   const names = members.map((member) => member.name).filter((name) => name && name.toLowerCase().startsWith(folded));
   return "all".startsWith(folded) ? [...names, "all"] : names;
 }
+
+/** One minute, in the engine's microseconds: the default window of a burst. */
+export const defaultBurstWindow = 60_000_000;
+
+/**
+ * One interruption per burst (HeraldCore's `NotificationBursts`, docs/behaviour.md "Bursts"): per conversation, the
+ * first system notification of a burst alerts; the ones within `window` of it replace it silently (its identifier,
+ * a count), until the conversation is read or the window passes. A message that names the member alerts even inside
+ * a burst, still replacing. Time is the caller's, in microseconds; a window of 0 turns bursts off.
+ */
+export class NotificationBursts {
+  constructor(window = defaultBurstWindow) {
+    this.window = Math.max(0, window);
+    /** key → {started, identifier, count, readMarker} */
+    this.bursts = new Map();
+    this.pruneAt = 1024;
+  }
+
+  /** `{alerts, identifier, count}` for the notification `identifier` of burst `key` at `now`. */
+  decide(key, identifier, namesMember, now, readMarker = 0) {
+    const burst = this.bursts.get(key);
+    if (burst && now - burst.started < this.window && now >= burst.started && readMarker <= burst.readMarker) {
+      burst.count += 1;
+      return { alerts: namesMember, identifier: burst.identifier, count: burst.count };
+    }
+    this.bursts.set(key, { started: now, identifier, count: 1, readMarker });
+    if (this.bursts.size > this.pruneAt) {
+      for (const [k, b] of this.bursts) if (now - b.started >= this.window) this.bursts.delete(k);
+      this.pruneAt = Math.max(1024, this.bursts.size * 2);
+    }
+    return { alerts: true, identifier, count: 1 };
+  }
+
+  /** Ends burst `key` (read, or left): the next notification alerts. */
+  end(key) {
+    this.bursts.delete(key);
+  }
+}

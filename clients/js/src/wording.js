@@ -244,8 +244,9 @@ export function notificationFor(incoming, formatter = standardFormatter, viewer 
 /** The name no other message's notification has, and the one its push carries on every platform (iOS's request
  *  identifier through `apns-collapse-id`, Android's tag, Web Push's `tag`): `herald-<seq>`, so a message both pushed
  *  and notified here shows once. Without a seq, its conversation (length in UTF-8 first) and its id there
- *  (HeraldCore's `LocalNotification.identifier`). */
-export function notificationIdentifier({ seq, thread, message }) {
+ *  (HeraldCore's `LocalNotification.identifier`). Inside a burst, the burst's first's (`replaces`). */
+export function notificationIdentifier({ seq, thread, message, replaces }) {
+  if (typeof replaces === "string") return replaces;
   if (typeof seq === "number") return `herald-${seq}`;
   return `${new TextEncoder().encode(thread).length}:${thread}/${message}`;
 }

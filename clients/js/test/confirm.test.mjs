@@ -45,6 +45,7 @@ describe("Confirmations: a frozen phone", async () => {
   const devices = [];
   const server = suiteServer(() => devices.forEach((device) => device.stop()), () => ({
     HERALD_EXPO_URL: expo.url, HERALD_CONFIRM_WITHIN: "6", // time enough for a running phone to confirm on a loaded machine
+    HERALD_PUSH_BURST_WINDOW: "0", // each message its own push: the test follows one message's collapse id
   }));
   after(() => expo.close());
 

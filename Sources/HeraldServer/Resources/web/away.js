@@ -36,14 +36,14 @@ export async function askNotificationPermission() {
   tellEngineAboutPermission();
 }
 
-/** The engine's `local` effect: a system notification, one per message, tagged as the message's Web Push is
- *  (`herald-<seq>`: one replaces the other). */
+/** The engine's `local` effect: a system notification, tagged as the message's Web Push is (`herald-<seq>`: one
+ *  replaces the other); inside a burst, under the burst's first's tag, silently, its count first. */
 export function postSystemNotification(notification) {
   if (!notificationsPermitted()) return;
   try {
     const shown = new Notification(cleanText(notification.title), {
-      body: cleanText(notification.body),
-      silent: notification.silent === true, // quiet hours
+      body: (notification.count > 1 ? `${notification.count} new messages\n` : "") + cleanText(notification.body),
+      silent: notification.silent === true, // quiet hours, or a burst's later message
       tag: notificationIdentifier(notification),
       data: { conversation: notification.thread },
     });

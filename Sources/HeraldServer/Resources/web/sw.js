@@ -34,10 +34,11 @@ async function handlePush(data) {
   const seq = /^[0-9]{1,15}$/.test(String(data.seq)) ? Number(data.seq) : 0;
   // Notification text is plain text by definition: the title and body are never markup.
   await self.registration.showNotification(String(data.title || "New message"), {
-    body: String(data.body || ""),
+    // Inside a burst, the count first ("3 new messages"), then the latest message.
+    body: (typeof data.summary === "string" ? data.summary + "\n" : "") + String(data.body || ""),
     tag: typeof data.notificationId === "string" ? data.notificationId : JSON.stringify([conversationId, messageId]),
     renotify: false,
-    // Quiet hours: no sound, no vibration.
+    // Quiet hours, or a later message of a burst: no sound, no vibration.
     silent: data.silent === true,
     data: { conversationId, messageId, seq },
     ...picture(data.senderAvatarURL),

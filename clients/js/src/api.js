@@ -200,7 +200,8 @@ export class API {
   }
 
   /** Registers (or re-registers) a device for pushes: `platform` "apns", "fcm", "expo" or "webpush"; `token` is
-   *  the platform's token (for `webpush` the subscription's JSON). */
+   *  the platform's token (for `webpush` the subscription's JSON). Answers `{deviceKey}`: the device's new key,
+   *  which reads what a private push withheld (docs/push.md, "Private pushes"). */
   registerDevice(id, platform, token) {
     return this.request("PUT", `/v1/devices/${segment(id)}`, { platform, token });
   }

@@ -177,7 +177,8 @@ export class API {
   changeNotificationSettings(change: Partial<NotificationSettings>): Promise<NotificationSettings>;
   snooze(until: Date | string | null): Promise<NotificationSettings>;
   devices(): Promise<Device[]>;
-  registerDevice(id: string, platform: Device["platform"], token: string): Promise<null>;
+  /** Answers the device's new key, which reads what a private push withheld. */
+  registerDevice(id: string, platform: Device["platform"], token: string): Promise<{ deviceKey: string }>;
   removeDevice(id: string): Promise<null>;
   webPushKey(): Promise<string>;
   static demoPeople(options?: APIOptions): Promise<Person[] | null>;

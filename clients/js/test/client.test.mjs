@@ -265,7 +265,8 @@ describe("HeraldClient on a real server", () => {
     assert.equal((await sam.changeNotificationSettings({ defaultLevel: "mentions" })).defaultLevel, "mentions");
     assert.equal((await sam.snooze(null)).snoozeUntil, null);
 
-    await sam.registerDevice("sams-phone", "expo", "ExponentPushToken[abcdefghijklmnopqrstuv]");
+    const { deviceKey } = await sam.registerDevice("sams-phone", "expo", "ExponentPushToken[abcdefghijklmnopqrstuv]");
+    assert.match(deviceKey, /^hdk_[A-Za-z0-9_-]{43}$/);
     assert.deepEqual((await sam.devices()).map(({ id, platform }) => [id, platform]), [["sams-phone", "expo"]]);
     await sam.removeDevice("sams-phone");
     assert.deepEqual(await sam.devices(), []);

@@ -39,7 +39,7 @@ final class NotificationService: UNNotificationServiceExtension {
     /// `content` with the words a private push left out, fetched with the device key; `content` itself when there
     /// is no key or the server refuses (the generic "New message" is shown).
     static func filledIn(_ content: UNNotificationContent, _ withheld: WithheldPush) async -> UNNotificationContent {
-        guard let saved = DeviceKeyKeychain.load(),
+        guard let saved = AppKeychain.deviceKey.load(),
               let answer = try? await HeraldAPI.pushedMessage(
                   withheld.messageID, in: withheld.conversationID, deviceKey: saved.key, server: saved.server,
                   http: URLSessionHTTPTransport(), timeout: .seconds(10)),

@@ -74,7 +74,7 @@ final class ChatAppModel {
             }
             let minted = try JSONDecoder().decode(Minted.self, from: data)
             let saved = SavedSignIn(server: base, token: minted.token, userID: minted.user.id, name: minted.user.name)
-            SignInKeychain.save(saved)
+            AppKeychain.signIn.save(saved)
             start(saved)
             await refresh()
         } catch {
@@ -84,7 +84,7 @@ final class ChatAppModel {
 
     /// Signs in again as the person the Keychain kept, if any and nobody is signed in.
     func restore() {
-        guard session == nil, let saved = SignInKeychain.load() else { return }
+        guard session == nil, let saved = AppKeychain.signIn.load() else { return }
         server = saved.server.absoluteString
         start(saved)
         Task { await refresh() }
@@ -125,7 +125,7 @@ final class ChatAppModel {
         guard let registered = try? await session.client.api.registerDevice(Self.deviceID, platform: .apns, token: token)
         else { return }
         // For the extension: a private push (the server's HERALD_PUSH_CONTENT) is filled in with it.
-        DeviceKeyKeychain.save(SavedDeviceKey(server: session.client.api.configuration.server, key: registered.deviceKey))
+        AppKeychain.deviceKey.save(SavedDeviceKey(server: session.client.api.configuration.server, key: registered.deviceKey))
     }
 
     /// Follows the stream's events: new messages refresh the list and the open chat.
@@ -181,8 +181,8 @@ final class ChatAppModel {
             Task { try? await session.client.api.removeDevice(Self.deviceID) }
         }
         systemNotifications.opens.detach()
-        SignInKeychain.delete()
-        DeviceKeyKeychain.delete()
+        AppKeychain.signIn.delete()
+        AppKeychain.deviceKey.delete()
         session = nil
         conversations = []
         messages = []

@@ -57,7 +57,7 @@ final class AppDelegate: NSObject, UIApplicationDelegate {
         // The center's delegate from the start; a Reply or Mark as read answered while the app is closed reaches
         // the server as the person the Keychain kept, from this device.
         AppNotifications.system.answering = {
-            guard let saved = SignInKeychain.load() else { return nil }
+            guard let saved = AppKeychain.signIn.load() else { return nil }
             var configuration = ClientConfiguration(server: saved.server, token: saved.token)
             configuration.deviceID = await MainActor.run { ChatAppModel.deviceID }
             return HeraldAPI(configuration: configuration)

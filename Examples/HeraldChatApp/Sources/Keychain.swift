@@ -24,11 +24,14 @@ struct SavedDeviceKey: Codable, Equatable {
     var key: String
 }
 
-/// The sign-in, kept for the app and its notification actions.
-let SignInKeychain = KeychainItem<SavedSignIn>(account: "signed-in")
-/// The device key, kept for the Notification Service Extension: with the Keychain Sharing capability on the app and
-/// the extension, both listing the same group first, items are written to that group and both read them.
-let DeviceKeyKeychain = KeychainItem<SavedDeviceKey>(account: "device-key")
+/// The app's Keychain items.
+enum AppKeychain {
+    /// The sign-in, kept for the app and its notification actions.
+    static let signIn = KeychainItem<SavedSignIn>(account: "signed-in")
+    /// The device key, kept for the Notification Service Extension: with the Keychain Sharing capability on the app
+    /// and the extension, both listing the same group first, items are written to that group and both read them.
+    static let deviceKey = KeychainItem<SavedDeviceKey>(account: "device-key")
+}
 
 /// One Keychain item holding a `Value` as JSON: readable after the first unlock since the phone started (so a
 /// notification action or the extension can use it while the phone is locked), never synced or restored to another

@@ -34,7 +34,7 @@ window.__notifications = [];
 if ('Notification' in window) {
   const Real = window.Notification;
   const Spy = function (title, options) {
-    window.__notifications.push({title, body: options && options.body, tag: options && options.tag});
+    window.__notifications.push({title, body: options && options.body, tag: options && options.tag, silent: !!(options && options.silent)});
     const shown = new Real(title, options);
     window.__lastNotification = shown;
     return shown;

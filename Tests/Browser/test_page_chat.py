@@ -116,6 +116,14 @@ class ChatTests(PageTestCase):
         self.assertEqual(notifications[0]["body"], "While you were away")
         self.assertRegex(notifications[0]["tag"], r"^herald-\d+$", "tagged as the message's Web Push would be")
         self.assertFalse(visible_banners(alice), "a hidden page showed a banner as well")
+        self.assertFalse(notifications[0]["silent"])
+        # A burst: the next ones replace the first silently, under its tag, the count first.
+        self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "And another thing")
+        notifications = wait(alice, lambda d: len(d.execute_script("return window.__notifications")) == 2
+                             and d.execute_script("return window.__notifications"), 3, "the burst's second notification")
+        self.assertEqual(notifications[1]["tag"], notifications[0]["tag"])
+        self.assertTrue(notifications[1]["silent"])
+        self.assertEqual(notifications[1]["body"], "2 new messages\nAnd another thing")
         alice.execute_script("window.__lastNotification.dispatchEvent(new Event('click'))")
         wait(alice, lambda d: d.find_element(By.ID, "chat-title").get_attribute("textContent") == "Charlie Davis", 3,
              "the notification to open the chat")

@@ -87,7 +87,7 @@ class WebPushInteroperability(unittest.TestCase):
         subscription = json.dumps({"endpoint": endpoint, "keys": {"p256dh": b64url(p256dh), "auth": b64url(auth)}})
         bob, alice = self.server.token("bob"), self.server.token("alice")
         status, body = self.server.request("PUT", "/v1/devices/laptop", bob, {"platform": "webpush", "token": subscription})
-        self.assertEqual(status, 204, body)
+        self.assertEqual(status, 200, body)
 
         chat = self.server.direct(alice, "bob")
         self.server.post(alice, chat, "Interop check: ünïcödé ✓", message_id="interop-1")

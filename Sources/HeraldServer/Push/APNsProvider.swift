@@ -162,14 +162,9 @@ public final class APNsProvider: PushProvider {
             alert["subtitle-loc-key"] = "HERALD_NEW_MESSAGES"
             alert["subtitle-loc-args"] = [String(count)]
         }
-        if let title = content.localization?.title {
-            alert["title-loc-key"] = title.key
-            alert["title-loc-args"] = title.arguments
-        }
-        if let body = content.localization?.body {
-            alert["loc-key"] = body.key
-            alert["loc-args"] = body.arguments
-        }
+        alert.merge(content.localizationFields(
+            titleKey: "title-loc-key", titleArguments: "title-loc-args", bodyKey: "loc-key", bodyArguments: "loc-args")
+        ) { _, key in key }
         return alert
     }
 

@@ -133,14 +133,10 @@ public final class FCMProvider: PushProvider {
             message["notification"] = content.title.map { ["title": $0, "body": content.body ?? ""] } ?? ["body": content.body ?? ""]
             var notification: [String: Any] = ["tag": collapse, "notification_count": content.badge]
             // The keys an Android app's strings.xml translates the words with.
-            if let title = content.localization?.title {
-                notification["title_loc_key"] = title.key
-                notification["title_loc_args"] = title.arguments
-            }
-            if let body = content.localization?.body {
-                notification["body_loc_key"] = body.key
-                notification["body_loc_args"] = body.arguments
-            }
+            notification.merge(content.localizationFields(
+                titleKey: "title_loc_key", titleArguments: "title_loc_args", bodyKey: "body_loc_key",
+                bodyArguments: "body_loc_args")
+            ) { _, key in key }
             var aps: [String: Any] = [
                 "thread-id": content.conversationID, "badge": content.badge, "category": PushContent.category,
             ]

@@ -174,6 +174,23 @@ public struct PushContent: Codable, Hashable, Sendable {
         return replaces ?? LocalNotification.identifier(seq: seq, conversationID: conversationID, messageID: messageID)
     }
 
+    /// The localisation keys and their arguments under a service's field names (APNs `title-loc-key`, FCM
+    /// `title_loc_key`, …), for the fields of the alert it sends.
+    func localizationFields(
+        titleKey: String, titleArguments: String, bodyKey: String, bodyArguments: String
+    ) -> [String: Any] {
+        var fields: [String: Any] = [:]
+        if let title = localization?.title {
+            fields[titleKey] = title.key
+            fields[titleArguments] = title.arguments
+        }
+        if let body = localization?.body {
+            fields[bodyKey] = body.key
+            fields[bodyArguments] = body.arguments
+        }
+        return fields
+    }
+
     /// The data an app receives with the push, as strings (FCM's `data` takes strings only).
     public var data: [String: String] {
         var data = ["conversationId": conversationID, "seq": String(seq)]

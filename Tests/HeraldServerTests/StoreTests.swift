@@ -364,6 +364,11 @@ struct StoreTests {
             #expect(try await read(renewed, message, in: group) == .unknownKey)
             try await store.registerDevice(device("bob-phone", "bob", .apns), limit: 5, keyDigest: renewed.digest)
             #expect(try await read(renewed, message, in: group) == .notGranted, "a device registered again under the same id starts with nothing")
+            // Grants that ran out are forgotten: the others stay.
+            #expect(try await read(carols, message, in: group) != .notGranted)
+            #expect(try await store.forgetPushGrants(before: now.addingTimeInterval(-1)) == 0)
+            #expect(try await store.forgetPushGrants(before: now.addingTimeInterval(1)) == 1, "carol's (bob's went with his device)")
+            #expect(try await read(carols, message, in: group, since: .distantPast) == .notGranted)
         }
     }
 

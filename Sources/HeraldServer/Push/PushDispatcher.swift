@@ -271,7 +271,12 @@ public final class PushDispatcher: Service, Sendable {
                 // in flight are answered and their outcomes written (a push cut here would go again at the next
                 // start, and show twice), unless the shutdown timeout cuts them first. Jobs leased and not started
                 // are released at the next start.
-                await cancelWhenGracefulShutdown { await self.decider.run() }
+                await cancelWhenGracefulShutdown {
+                    await withDiscardingTaskGroup { deciding in
+                        deciding.addTask { await self.decider.run() }
+                        deciding.addTask { await self.forgetExpiredGrants() }
+                    }
+                }
                 logger.debug("push: decisions stopped")
                 stopping.withLockedValue { $0 = true }
                 for sender in senders.values { sender.stop() }
@@ -283,6 +288,19 @@ public final class PushDispatcher: Service, Sendable {
         logger.debug("push: outcomes written")
         await http?.shutdown()
         logger.debug("push: stopped")
+    }
+
+    /// Forgets the device keys' grants that ran out (``PushGrant/lifetime``), now and every hour, until cancelled.
+    private func forgetExpiredGrants() async {
+        while !Task.isCancelled {
+            do {
+                let forgotten = try await store.forgetPushGrants(before: clock.now().addingTimeInterval(-PushGrant.lifetime))
+                if forgotten > 0 { logger.debug("push: expired device-key grants forgotten", metadata: ["count": "\(forgotten)"]) }
+            } catch {
+                if !Task.isCancelled { logger.warning("push: expired grants not forgotten", metadata: ["error": "\(error)"]) }
+            }
+            try? await Task.sleep(for: .seconds(3_600))
+        }
     }
 
     private func process(_ job: PushJob, with provider: any PushProvider, answered: @Sendable () -> Void) async {

@@ -322,11 +322,15 @@ extension PostgresStore {
     /// Releases the leases that ran out. Several nodes share the outbox, so a starting node cannot tell a lease of a
     /// node that died from one of a node at work: those of the dead are taken over when they run out, never sooner.
     @discardableResult
+    public func forgetPushGrants(before date: Date) async throws -> Int {
+        try await database.query(
+            "DELETE FROM push_grants WHERE granted_at < \(date.timeIntervalSince1970) RETURNING seq", logger: logger).count
+    }
+
+    @discardableResult
     public func releasePushLeases() async throws -> Int {
         let forgotten = Date().addingTimeInterval(-Self.pushSentKept).timeIntervalSince1970
         try await database.query("DELETE FROM push_sent WHERE sent_at < \(forgotten)", logger: logger)
-        let expired = Date().addingTimeInterval(-PushGrant.lifetime).timeIntervalSince1970
-        try await database.query("DELETE FROM push_grants WHERE granted_at < \(expired)", logger: logger)
         return try await database.query(
             """
             UPDATE push_jobs SET leased_until = NULL

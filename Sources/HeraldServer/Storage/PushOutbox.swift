@@ -40,6 +40,11 @@ public protocol PushOutbox: Sendable {
     /// Puts a leased job back, to be tried again at `due`.
     func retryPushJob(id: Int64, at due: Date) async throws
 
+    /// Forgets what device keys were granted before `date` (``PushGrant/lifetime`` ago: they are refused anyway);
+    /// returns how many. The dispatcher calls it at start and every hour.
+    @discardableResult
+    func forgetPushGrants(before date: Date) async throws -> Int
+
     /// Releases every lease: at start, what was being sent when the server stopped is sent again.
     @discardableResult
     func releasePushLeases() async throws -> Int

@@ -220,13 +220,18 @@ extension SQLiteStore {
     }
 
     @discardableResult
+    public func forgetPushGrants(before date: Date) async throws -> Int {
+        try await database.perform { connection in
+            try connection.query(
+                "DELETE FROM push_grants WHERE granted_at < ?1 RETURNING seq", [.float(date.timeIntervalSince1970)]).count
+        }
+    }
+
+    @discardableResult
     public func releasePushLeases() async throws -> Int {
         let forgotten = Date().addingTimeInterval(-Self.pushSentKept).timeIntervalSince1970
         return try await database.perform { connection in
             try connection.query("DELETE FROM push_sent WHERE sent_at < ?1", [.float(forgotten)])
-            try connection.query(
-                "DELETE FROM push_grants WHERE granted_at < ?1",
-                [.float(Date().addingTimeInterval(-PushGrant.lifetime).timeIntervalSince1970)])
             return try connection.query("UPDATE push_jobs SET leased = 0 WHERE leased = 1 RETURNING id").count
         }
     }

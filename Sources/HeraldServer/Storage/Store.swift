@@ -469,7 +469,7 @@ public struct PushGrant: Hashable, Sendable {
     public var seq: Int64
 
     /// How long a device's key may read a message after its alert was sent: 7 days (a phone that was off gets its
-    /// pushes when it is back on); older grants are forgotten at the server's start.
+    /// pushes when it is back on); older grants are refused, and forgotten within the hour.
     public static let lifetime: TimeInterval = 7 * 86_400
 
     /// A grant.

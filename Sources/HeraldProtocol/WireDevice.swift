@@ -38,8 +38,8 @@ public struct WireDeviceList: Codable, Hashable, Sendable {
     }
 }
 
-/// The answer to `PUT /v1/devices/{deviceId}`: the device's key, which reads the messages pushed to this device
-/// (`GET /v1/push/conversations/{conversationId}/messages/{messageId}`) and nothing else.
+/// The answer to `PUT /v1/devices/{deviceId}`: the device's key, which reads the messages pushed privately to this
+/// device (`GET /v1/push/conversations/{conversationId}/messages/{messageId}`) and nothing else.
 ///
 /// Each registration makes a new key and ends the one before; removing the device ends it. Herald keeps only its
 /// SHA-256, so the key is shown this once: the app keeps it where its Notification Service Extension (or Android

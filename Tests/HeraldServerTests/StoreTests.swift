@@ -333,10 +333,14 @@ struct StoreTests {
             let now = Date()
             let jobs = [("bob", "bob-phone", message), ("carol", "carol-phone", message), ("bob", "bob-phone", privately)].map {
                 let content = PushContent(alert: IncomingMessage(message: $0.2, conversation: $0.2.conversationID == group.id ? group : direct,
-                                                                 sender: person("alice")), badge: 1)
+                                                                 sender: person("alice")), badge: 1, mode: .none)
                 return NewPushJob(kind: .alert, userID: $0.0, deviceID: $0.1, content: content, due: now)
             }
-            // Queued is not enough: the grant comes with the lease, just before the push goes.
+            // A full push is granted nothing (it says everything); a private one is, with the lease, just before it
+            // goes: queued is not enough.
+            let full = PushContent(alert: IncomingMessage(message: message, conversation: group, sender: person("alice")), badge: 1)
+            try await store.queuePushJobs([NewPushJob(kind: .alert, userID: "bob", deviceID: "bob-tablet", content: full, due: now)])
+            #expect(try await store.leasePushJobs(now: now, platform: .fcm, limit: 10).jobs.count == 1)
             try await store.queuePushJobs(jobs)
             let since = now.addingTimeInterval(-60)
             func read(_ key: (key: String, digest: String), _ message: Message, in conversation: Conversation, since: Date = since) async throws -> PushGrantLookup {
@@ -348,7 +352,7 @@ struct StoreTests {
             let seq = try #require(message.seq)
             #expect(try await read(phone, message, in: group) == .granted(PushGrant(userID: "bob", deviceID: "bob-phone", seq: seq)))
             #expect(try await read(carols, message, in: group) == .granted(PushGrant(userID: "carol", deviceID: "carol-phone", seq: seq)))
-            #expect(try await read(tablet, message, in: group) == .notGranted, "another device's push")
+            #expect(try await read(tablet, message, in: group) == .notGranted, "a full push to the tablet: nothing to fetch")
             #expect(try await read(carols, privately, in: direct) == .notGranted, "another user's push")
             #expect(try await read(phone, message, in: direct) == .notGranted, "the id names another conversation's message")
             #expect(try await read(phone, message, in: group, since: now.addingTimeInterval(60)) == .notGranted, "too old")

@@ -7,7 +7,8 @@ import Hummingbird
 /// caller's device, read with the device's key (`Authorization: Bearer <device key>`) instead of a user's token
 /// (docs/push.md, "Private pushes"). A Notification Service Extension fetches the words its private push left out.
 ///
-/// The key reads what its device was pushed in the last ``PushGrant/lifetime``, while its user is a member:
+/// The key reads what its device was pushed privately (``PushContentMode/sender`` or ``PushContentMode/none``) in the
+/// last ``PushGrant/lifetime``, while its user is a member:
 /// another device's message, another user's, one never pushed to it, or anything after the device was removed or
 /// registered again is refused alike (404, or 401 for a key no device has).
 struct PushMessagesController {

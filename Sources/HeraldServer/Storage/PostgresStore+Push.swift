@@ -203,13 +203,16 @@ extension PostgresStore {
                         VALUES (\(job.device.userID), \(job.device.id), \(job.content.conversationID), \(job.content.seq))
                         ON CONFLICT (user_id, conversation_id, device_id) DO UPDATE SET seq = greatest(push_shown.seq, excluded.seq)
                         """, logger: self.logger)
-                    // Its device's key may read the message from now on (a private push says nothing of it).
-                    try await connection.query(
-                        """
-                        INSERT INTO push_grants (user_id, device_id, seq, granted_at)
-                        VALUES (\(job.device.userID), \(job.device.id), \(job.content.seq), \(nowSeconds))
-                        ON CONFLICT (user_id, device_id, seq) DO UPDATE SET granted_at = excluded.granted_at
-                        """, logger: self.logger)
+                    // Its device's key may read the message from now on, if the push withheld its words (a full push
+                    // needs no fetching, and costs no grant).
+                    if job.content.withheld != .full {
+                        try await connection.query(
+                            """
+                            INSERT INTO push_grants (user_id, device_id, seq, granted_at)
+                            VALUES (\(job.device.userID), \(job.device.id), \(job.content.seq), \(nowSeconds))
+                            ON CONFLICT (user_id, device_id, seq) DO UPDATE SET granted_at = excluded.granted_at
+                            """, logger: self.logger)
+                    }
                 }
                 jobs.append(job)
             }

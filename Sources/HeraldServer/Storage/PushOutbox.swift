@@ -18,7 +18,7 @@ public protocol PushOutbox: Sendable {
 
     /// Leases up to `limit` jobs for `platform`'s devices due by `now`, the earliest first, and tells when its next
     /// job not leased falls due. A leased alert marks its device as showing the conversation (from then on a read
-    /// elsewhere clears it there), and lets its device's key read the message (``DeviceStore/pushedMessage(keyDigest:conversationID:messageID:since:)``).
+    /// elsewhere clears it there), and, when it withheld its words, lets its device's key read the message (``DeviceStore/pushedMessage(keyDigest:conversationID:messageID:since:)``).
     /// An alert held back by a confirmation (``NewPushJob/coveredBy``) that came is
     /// deleted instead.
     func leasePushJobs(now: Date, platform: DeviceRegistration.Platform, limit: Int) async throws -> (jobs: [PushJob], nextDue: Date?)

@@ -167,13 +167,17 @@ extension SQLiteStore {
                         """,
                         [.text(device.userID), .text(device.id), .text(content.conversationID), .integer(Int(content.seq))]
                     )
-                    // Its device's key may read the message from now on (a private push says nothing of it).
-                    try connection.query(
-                        """
-                        INSERT INTO push_grants (user_id, device_id, seq, granted_at) VALUES (?1, ?2, ?3, ?4)
-                        ON CONFLICT DO UPDATE SET granted_at = excluded.granted_at
-                        """,
-                        [.text(device.userID), .text(device.id), .integer(Int(content.seq)), .float(now.timeIntervalSince1970)])
+                    // Its device's key may read the message from now on, if the push withheld its words (a full push
+                    // needs no fetching, and costs no grant).
+                    if content.withheld != .full {
+                        try connection.query(
+                            """
+                            INSERT INTO push_grants (user_id, device_id, seq, granted_at) VALUES (?1, ?2, ?3, ?4)
+                            ON CONFLICT DO UPDATE SET granted_at = excluded.granted_at
+                            """,
+                            [.text(device.userID), .text(device.id), .integer(Int(content.seq)),
+                             .float(now.timeIntervalSince1970)])
+                    }
                 }
                 jobs.append(PushJob(
                     id: Int64(id), kind: kind, device: device, content: content, ticket: row.column("ticket")?.string,

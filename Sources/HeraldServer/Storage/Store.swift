@@ -442,8 +442,8 @@ public protocol DeviceStore: Sendable {
     /// The devices of `userID`.
     func devices(of userID: String) async throws -> [DeviceRegistration]
 
-    /// Whether the device whose key has `keyDigest` may read message `messageID` of `conversationID`: its alert was
-    /// sent to the device at or after `since` (``PushOutbox/leasePushJobs(now:platform:limit:)`` grants it), and the
+    /// Whether the device whose key has `keyDigest` may read message `messageID` of `conversationID`: its alert, which
+    /// withheld its words (``PushContentMode``), was sent to the device at or after `since` (``PushOutbox/leasePushJobs(now:platform:limit:)`` grants it), and the
     /// device's user is still a member of the conversation, which still exists.
     func pushedMessage(keyDigest: String, conversationID: String, messageID: String, since: Date) async throws -> PushGrantLookup
 }

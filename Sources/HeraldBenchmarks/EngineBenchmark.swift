@@ -102,7 +102,7 @@ public enum EngineBenchmark {
                 switch timed.effect {
                 case .skip(_, let reason): outcomes["skip:\(reason.rawValue)", default: 0] += 1
                 case .local: outcomes["local", default: 0] += 1
-                case .show, .drop, .dismiss, .update, .navigate, .clear: break
+                case .show, .drop, .dismiss, .update, .navigate, .clear, .withdraw: break
                 }
             }
         }

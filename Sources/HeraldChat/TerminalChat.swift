@@ -192,12 +192,15 @@ public final class TerminalChat: Sendable {
             model.paused = false
         case .navigate(let conversationID):
             model.open(conversationID)
+        case .local(let notification) where notification.onlyIfDelivered:
+            // An edit of a notification already written: a terminal cannot take one back, so nothing is written.
+            break
         case .local(let notification):
             // The terminal's own notifications: OSC 9 (iTerm2, kitty, WezTerm...) and OSC 777 (rxvt, foot...).
             let title = Self.oscSafe(notification.title), body = Self.oscSafe(notification.body)
             model.notice = "notified: \(title)"
             Self.write("\u{1B}]9;\(title): \(body)\u{07}\u{1B}]777;notify;\(title);\(body)\u{07}")
-        case .drop, .skip, .clear:
+        case .drop, .skip, .clear, .withdraw:
             break
         }
     }

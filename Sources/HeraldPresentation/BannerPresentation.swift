@@ -77,6 +77,8 @@ public enum PresentationOutput: Hashable, Sendable {
     case local(LocalNotification)
     /// Remove this conversation's system notifications: the user is no longer in it (the engine's `clear`).
     case clear(conversationID: String)
+    /// Remove the system notification with this identifier: its message was deleted (the engine's `withdraw`).
+    case withdraw(notificationID: String)
 }
 
 /// What a view layer needs to draw the engine's banners, as a pure state machine in the engine's time: the banner on
@@ -194,6 +196,8 @@ public struct BannerPresentation: Hashable, Sendable {
             return [.local(notification)]
         case .clear(let conversationID):
             return [.clear(conversationID: conversationID)]
+        case .withdraw(let notificationID):
+            return [.withdraw(notificationID: notificationID)]
         case .drop, .skip:
             break
         }

@@ -26,6 +26,8 @@ public final class BannerPresenter {
     @ObservationIgnored public var onLocal: @MainActor (LocalNotification) -> Void = { _ in }
     /// Called with a conversation the user is no longer in (removed, left, deleted): remove its system notifications.
     @ObservationIgnored public var onClear: @MainActor (String) -> Void = { _ in }
+    /// Called with the identifier of a system notification whose message was deleted: remove it.
+    @ObservationIgnored public var onWithdraw: @MainActor (String) -> Void = { _ in }
 
     @ObservationIgnored private let gestures: @Sendable (BannerGesture) -> Void
     @ObservationIgnored private let appState: @Sendable (AppState) -> Void
@@ -116,6 +118,7 @@ public final class BannerPresenter {
             case .navigate(let conversationID): onNavigate(conversationID)
             case .local(let notification): onLocal(notification)
             case .clear(let conversationID): onClear(conversationID)
+            case .withdraw(let notificationID): onWithdraw(notificationID)
             }
         }
     }

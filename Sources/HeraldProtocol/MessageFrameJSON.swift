@@ -45,7 +45,10 @@ enum MessageFrameJSON {
         out.string(message.conversationID)
         out.raw(#","createdAt":""#)
         out.date(message.sentAt)
-        out.raw(#"","id":"#)
+        out.raw("\"")
+        if message.deleted { out.raw(#","deleted":true"#) }
+        if message.edited { out.raw(#","edited":true"#) }
+        out.raw(#","id":"#)
         out.string(message.id)
         out.raw(#","imageURL":"#)
         out.optional(message.imageURL?.absoluteString)

@@ -4,6 +4,10 @@ import Foundation
 public enum WebhookEventType: String, Codable, Hashable, Sendable, CaseIterable {
     /// A message was stored (a member's, or a system message); `data.message`, `data.sender`.
     case messageNew = "message.new"
+    /// A message's sender edited its text; `data.message` (the message as it is now, `edited`), `data.by`.
+    case messageEdited = "message.edited"
+    /// A message was deleted (by its sender, or a group's owner); `data.message` (its tombstone), `data.by`.
+    case messageDeleted = "message.deleted"
     /// People were added to a group; `data.members`, `data.by` (who added them; `""` for the backend).
     case memberAdded = "member.added"
     /// People left a group or were removed from it (`data.reason`: `removed` or `left`); `data.members`, `data.by`.

@@ -30,6 +30,10 @@ public struct WireMessage: Codable, Hashable, Sendable {
     public var mentions: [String]
     /// Whether it mentions everyone (`@all`).
     public var mentionsAll: Bool
+    /// Whether its sender edited its text (a message only).
+    public var edited: Bool
+    /// Whether it was deleted: a tombstone without text, image or mentions (a message only).
+    public var deleted: Bool
 
     /// The wire form of a stored message.
     public init(_ message: Message) {
@@ -45,6 +49,8 @@ public struct WireMessage: Codable, Hashable, Sendable {
         silent = message.silent
         mentions = message.mentions
         mentionsAll = message.mentionsAll
+        edited = message.edited
+        deleted = message.deleted
     }
 
     /// The wire form of `message` as JSON text: byte for byte what ``WireJSON`` writes for `WireMessage(message)`,
@@ -57,11 +63,13 @@ public struct WireMessage: Codable, Hashable, Sendable {
     public var message: Message {
         Message(id: id, conversationID: conversationId, senderID: senderId, text: text,
                 imageURL: imageURL.flatMap(URL.init(string:)), sentAt: createdAt, seq: seq,
-                event: kind == "event" ? event?.event : nil, silent: silent, mentions: mentions, mentionsAll: mentionsAll)
+                event: kind == "event" ? event?.event : nil, silent: silent, mentions: mentions, mentionsAll: mentionsAll,
+                edited: edited, deleted: deleted)
     }
 
     private enum CodingKeys: String, CodingKey {
         case kind, id, seq, conversationId, senderId, text, imageURL, createdAt, event, silent, mentions, mentionsAll
+        case edited, deleted
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -78,6 +86,8 @@ public struct WireMessage: Codable, Hashable, Sendable {
         if silent { try container.encode(silent, forKey: .silent) }
         if !mentions.isEmpty { try container.encode(mentions, forKey: .mentions) }
         if mentionsAll { try container.encode(mentionsAll, forKey: .mentionsAll) }
+        if edited { try container.encode(edited, forKey: .edited) }
+        if deleted { try container.encode(deleted, forKey: .deleted) }
     }
 
     public init(from decoder: any Decoder) throws {
@@ -95,6 +105,8 @@ public struct WireMessage: Codable, Hashable, Sendable {
         silent = try container.decodeIfPresent(Bool.self, forKey: .silent) ?? false
         mentions = try container.decodeIfPresent([String].self, forKey: .mentions) ?? []
         mentionsAll = try container.decodeIfPresent(Bool.self, forKey: .mentionsAll) ?? false
+        edited = try container.decodeIfPresent(Bool.self, forKey: .edited) ?? false
+        deleted = try container.decodeIfPresent(Bool.self, forKey: .deleted) ?? false
     }
 }
 
@@ -108,23 +120,26 @@ public struct WireEvent: Codable, Hashable, Sendable {
     public var members: [WirePerson]
     /// The new title, for `renamed`.
     public var title: String?
+    /// The message an edit or a deletion is about (`message_edited`, `message_deleted`).
+    public var messageId: String?
 
     /// The wire form of an event.
     public init(_ event: ConversationEvent) {
         type = event.kind.rawValue
         members = event.members.map(WirePerson.init)
         title = event.title
+        messageId = event.messageID
     }
 
     /// The event it describes; nil for a `type` this side does not know (a newer server's).
     public var event: ConversationEvent? {
         ConversationEvent.Kind(rawValue: type).map {
-            ConversationEvent(kind: $0, members: members.map(\.person), title: title)
+            ConversationEvent(kind: $0, members: members.map(\.person), title: title, messageID: messageId)
         }
     }
 
     private enum CodingKeys: String, CodingKey {
-        case type, members, title
+        case type, members, title, messageId
     }
 
     public init(from decoder: any Decoder) throws {
@@ -132,6 +147,7 @@ public struct WireEvent: Codable, Hashable, Sendable {
         type = try container.decode(String.self, forKey: .type)
         members = try container.decodeIfPresent([WirePerson].self, forKey: .members) ?? []
         title = try container.decodeIfPresent(String.self, forKey: .title)
+        messageId = try container.decodeIfPresent(String.self, forKey: .messageId)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -139,5 +155,6 @@ public struct WireEvent: Codable, Hashable, Sendable {
         try container.encode(type, forKey: .type)
         try container.encode(members, forKey: .members)
         try container.encode(title, forKey: .title)
+        try container.encodeIfPresent(messageId, forKey: .messageId)
     }
 }

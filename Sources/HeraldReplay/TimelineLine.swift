@@ -30,6 +30,9 @@ struct TimelineLine: Encodable {
         case .clear(let conversationID):
             try container.encode("clear", forKey: .type)
             try container.encode(conversationID, forKey: .conversation)
+        case .withdraw(let notificationID):
+            try container.encode("withdraw", forKey: .type)
+            try container.encode(notificationID, forKey: .notification)
         case .skip(let messageID, let reason):
             try container.encode("skip", forKey: .type)
             try container.encode(messageID, forKey: .message)
@@ -83,7 +86,7 @@ private struct NotificationFields: Encodable {
     }
 
     private enum Key: String, CodingKey {
-        case message, title, body, thread, silent, identifier, count
+        case message, title, body, thread, silent, identifier, count, onlyIfDelivered
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -95,5 +98,6 @@ private struct NotificationFields: Encodable {
         if notification.silent { try container.encode(true, forKey: .silent) }
         try container.encode(notification.identifier, forKey: .identifier)
         if let count = notification.count { try container.encode(count, forKey: .count) }
+        if notification.onlyIfDelivered { try container.encode(true, forKey: .onlyIfDelivered) }
     }
 }

@@ -53,6 +53,7 @@ func describe(_ timeline: [TimedEffect]) -> [String] {
         case .update(let banner): return "\(seconds) update \(banner.id) x\(banner.count)"
         case .local(let notification): return "\(seconds) local \(notification.messageID)"
         case .clear(let conversation): return "\(seconds) clear \(conversation)"
+        case .withdraw(let identifier): return "\(seconds) withdraw \(identifier)"
         }
     }
 }

@@ -83,6 +83,7 @@ struct WebhookTests {
             var upTo: Int64?
             var device: Device?
             var unreadCount: Int?
+            var by: String?
         }
 
         var status: Int
@@ -217,6 +218,9 @@ struct WebhookTests {
 
         #expect(try await user("carol", "DELETE", "/v1/conversations/g1/members/carol").status == 204)
         #expect(try await service("DELETE", "/conversations/g1/members/dave").status == 204)
+        #expect(try await user("alice", "PATCH", "/v1/conversations/g1/messages/hello", #"{"text": "Hello team!"}"#).status == 200)
+        #expect(try await user("alice", "POST", "/v1/conversations/g1/messages", #"{"id": "oops", "text": "wrong chat"}"#).status == 201)
+        #expect(try await user("alice", "DELETE", "/v1/conversations/g1/messages/oops").status == 200)
         #expect(try await user("alice", "POST", "/v1/conversations/g1/read", #"{"upTo": 1000000}"#).status == 204)
         #expect(try await service("POST", "/conversations", #"{"id": "g2", "kind": "group", "members": ["alice"]}"#).status == 201)
         #expect(try await service("DELETE", "/conversations/g2").status == 204)
@@ -229,6 +233,8 @@ struct WebhookTests {
             ("message.new", { $0.data?.message?.id == "hello" && $0.data?.sender?.id == "alice" }),
             ("message.new", { $0.data?.message?.id == "note" && $0.data?.sender?.id == "" }),
             ("conversation.renamed", { $0.data?.title == "Team 42" }),
+            ("message.edited", { $0.data?.message?.id == "hello" && $0.data?.message?.text == "Hello team!" && $0.data?.by == "alice" }),
+            ("message.deleted", { $0.data?.message?.id == "oops" && $0.data?.message?.text == nil && $0.data?.by == "alice" }),
             ("member.added", { $0.data?.members?.map(\.id) == ["dave"] }),
             ("member.removed", { $0.data?.reason == "left" && $0.data?.members?.map(\.id) == ["carol"] }),
             ("member.removed", { $0.data?.reason == "removed" && $0.data?.members?.map(\.id) == ["dave"] }),

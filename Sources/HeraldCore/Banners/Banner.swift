@@ -24,6 +24,9 @@ public struct Banner: Hashable, Sendable, Identifiable {
     public var duration: Duration?
     /// The sender's user id, for the colour behind their initials; nil for general banners.
     public var senderID: String?
+    /// The message whose words it shows (the latest, for one that took in others); nil for a general banner.
+    /// An edit of that message changes its body, a deletion takes it away.
+    public var messageID: String?
     /// Whether it tells of a message that names the user (or `@all`): it goes ahead of waiting banners that do not.
     public var mention: Bool
 
@@ -106,6 +109,8 @@ public enum DismissReason: String, Codable, Hashable, Sendable, CaseIterable {
     case programmatic
     /// The user is no longer in its conversation (removed, left, or the group deleted).
     case removed
+    /// The message it shows was deleted by its sender (or a group's owner).
+    case deleted
 }
 
 /// Why a waiting banner will never show.
@@ -118,4 +123,6 @@ public enum DropReason: String, Codable, Hashable, Sendable, CaseIterable {
     case programmatic
     /// The user is no longer in its conversation (removed, left, or the group deleted).
     case removed
+    /// The message it shows was deleted by its sender (or a group's owner).
+    case deleted
 }

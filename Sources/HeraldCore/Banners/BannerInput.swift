@@ -27,4 +27,9 @@ public enum BannerInput: Hashable, Sendable {
     case dismiss
     /// Dismiss the visible banner and drop every waiting one (reason `programmatic`).
     case dismissAll
+    /// The message `messageID` of `conversationID` was edited: a banner showing it (visible or waiting) shows
+    /// `body` instead, keeping its place and its time.
+    case messageEdited(conversationID: String, messageID: String, body: String)
+    /// The message `messageID` of `conversationID` was deleted: a banner showing it goes (reason `deleted`).
+    case messageDeleted(conversationID: String, messageID: String)
 }

@@ -89,6 +89,25 @@ public struct BannerQueue: Hashable, Sendable {
                 effects.append(.drop(bannerID: banner.id, reason: .programmatic))
             }
             waiting.removeAll()
+        case .messageEdited(let conversationID, let messageID, let body):
+            let shows = { (banner: Banner) in banner.shows(messageID, in: conversationID) }
+            if var current = visible, shows(current) {
+                current.body = body
+                visible = current
+                effects.append(.update(current))
+            }
+            for index in waiting.indices where shows(waiting[index]) {
+                waiting[index].body = body
+            }
+        case .messageDeleted(let conversationID, let messageID):
+            if let current = visible, current.shows(messageID, in: conversationID) {
+                dismissVisible(.deleted, into: &effects)
+            }
+            waiting.removeAll { banner in
+                guard banner.shows(messageID, in: conversationID) else { return false }
+                effects.append(.drop(bannerID: banner.id, reason: .deleted))
+                return true
+            }
         }
         showNextIfDue(into: &effects)
     }
@@ -203,6 +222,13 @@ extension Banner {
         body = later.body
         avatarURL = later.avatarURL
         senderID = later.senderID
+        messageID = later.messageID
         mention = mention || later.mention
+    }
+
+    /// Whether its words are those of the message `messageID` of `conversationID` (compared byte for byte).
+    func shows(_ messageID: String, in conversationID: String) -> Bool {
+        guard let shown = self.messageID, let own = self.conversationID else { return false }
+        return shown.utf8.elementsEqual(messageID.utf8) && own.utf8.elementsEqual(conversationID.utf8)
     }
 }

@@ -11,6 +11,8 @@ public struct ContentFormatter: Hashable, Sendable {
     public var emptyPlaceholder: String
     /// The name used when a sender has no display name.
     public var unknownSenderName: String
+    /// What a deleted message's tombstone says, in the history and in a conversation's last line.
+    public var deletedPlaceholder: String = "This message was deleted"
     /// The title used for a group that has none.
     public var untitledGroupName: String
     /// The name shown for the app's backend: the sender of a system message, or who made a change it made.
@@ -55,9 +57,10 @@ public struct ContentFormatter: Hashable, Sendable {
         return folded
     }
 
-    /// The preview of a message (see ``preview(text:hasImage:)``).
+    /// The preview of a message (see ``preview(text:hasImage:)``); ``deletedPlaceholder`` for a tombstone.
     public func preview(of message: Message) -> String {
-        preview(text: message.text, hasImage: message.imageURL != nil)
+        if message.deleted { return deletedPlaceholder }
+        return preview(text: message.text, hasImage: message.imageURL != nil)
     }
 
     /// The name to show for a person: their display name, or ``unknownSenderName`` when it is blank;
@@ -190,6 +193,10 @@ public struct ContentFormatter: Hashable, Sendable {
             return "removed \(list(event.members)) as \(event.members.count == 1 ? "owner" : "owners")"
         case .deleted:
             return "deleted the group"
+        case .messageEdited:
+            return "edited a message"
+        case .messageDeleted:
+            return "deleted a message"
         }
     }
 
@@ -215,7 +222,7 @@ public struct ContentFormatter: Hashable, Sendable {
         case .direct: nil
         case .group: "in " + groupTitle(of: incoming.conversation)
         }
-        return Banner(
+        var banner = Banner(
             id: incoming.message.id,
             conversationID: incoming.conversation.id,
             title: name,
@@ -225,6 +232,8 @@ public struct ContentFormatter: Hashable, Sendable {
             tone: .message,
             senderID: incoming.sender.id
         )
+        banner.messageID = incoming.message.id
+        return banner
     }
 
     /// What a screen reader announces for a banner: the sender, `in <group>` and the preview

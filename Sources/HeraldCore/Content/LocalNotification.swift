@@ -19,6 +19,10 @@ public struct LocalNotification: Codable, Hashable, Sendable {
     public var replaces: String?
     /// Inside a burst: its messages so far, this one included (``ContentFormatter/summary(ofBurst:)`` words it).
     public var count: Int?
+    /// Set when it carries an edit of a notification posted before: the adapter replaces the one with its
+    /// ``identifier`` only if that one is still delivered (in the notification centre), and posts nothing otherwise,
+    /// always silently.
+    public var onlyIfDelivered: Bool = false
 
     /// A name no other message's notification has, and the one its push carries on every platform (APNs'
     /// `apns-collapse-id`, which iOS makes the request's identifier; Android's tag; Web Push's `tag`): `herald-<seq>`,

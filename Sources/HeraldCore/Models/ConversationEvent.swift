@@ -21,6 +21,12 @@ public struct ConversationEvent: Codable, Hashable, Sendable {
         case ownerRemoved = "owner_removed"
         /// The sender deleted the group for everyone: its messages are gone.
         case deleted
+        /// The sender changed the text of their message ``ConversationEvent/messageID``: the entry's own `text`
+        /// and mentions are the new ones (its image stays the message's).
+        case messageEdited = "message_edited"
+        /// The sender (the message's, or a group's owner) deleted the message ``ConversationEvent/messageID``: it
+        /// is a tombstone from now on.
+        case messageDeleted = "message_deleted"
     }
 
     /// What happened.
@@ -29,13 +35,25 @@ public struct ConversationEvent: Codable, Hashable, Sendable {
     public var members: [Person]
     /// The new title, for ``Kind/renamed`` (nil: the title was removed).
     public var title: String?
+    /// The message an edit or a deletion is about (its id, in the same conversation).
+    public var messageID: String?
 
     /// An event.
-    public init(kind: Kind, members: [Person] = [], title: String? = nil) {
+    public init(kind: Kind, members: [Person] = [], title: String? = nil, messageID: String? = nil) {
         self.kind = kind
         self.members = members
         self.title = title
+        self.messageID = messageID
     }
+
+    /// Whether it changes `message`: an edit or a deletion of it (ids compared byte for byte).
+    public func isAmendment(of message: Message) -> Bool {
+        guard kind == .messageEdited || kind == .messageDeleted, let messageID else { return false }
+        return message.event == nil && messageID.utf8.elementsEqual(message.id.utf8)
+    }
+
+    /// Whether it changes an earlier message (an edit or a deletion) rather than the conversation.
+    public var isAmendment: Bool { kind == .messageEdited || kind == .messageDeleted }
 
     /// Whether `userID` is among the people it concerns.
     public func concerns(_ userID: String) -> Bool {

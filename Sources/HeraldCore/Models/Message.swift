@@ -26,6 +26,11 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
     public var mentions: [String]
     /// Whether it mentions everyone (`@all`).
     public var mentionsAll: Bool
+    /// Whether its sender changed its text since it was sent (``ConversationEvent/Kind/messageEdited``).
+    public var edited: Bool
+    /// Whether it was deleted (``ConversationEvent/Kind/messageDeleted``): a tombstone, with no text, no image and
+    /// no mentions, kept in its place in the history.
+    public var deleted: Bool
 
     /// The most members one message may mention.
     public static let maxMentions = 50
@@ -42,7 +47,9 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
         event: ConversationEvent? = nil,
         silent: Bool = false,
         mentions: [String] = [],
-        mentionsAll: Bool = false
+        mentionsAll: Bool = false,
+        edited: Bool = false,
+        deleted: Bool = false
     ) {
         self.id = id
         self.conversationID = conversationID
@@ -55,6 +62,8 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
         self.silent = silent
         self.mentions = mentions
         self.mentionsAll = mentionsAll
+        self.edited = edited
+        self.deleted = deleted
     }
 
     /// Whether it names `userID` or everyone (`@all`): what goes ahead in the banner queue and is highlighted. (A
@@ -70,6 +79,27 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
         return kind == .direct || mentionsAll || mentions.contains(userID)
     }
 
+    /// This message as `amendment` (an entry whose event is ``ConversationEvent/Kind/messageEdited`` or
+    /// ``ConversationEvent/Kind/messageDeleted`` about it) leaves it: the new text and mentions, or a tombstone.
+    /// Unchanged when `amendment` is about another message.
+    public func amended(by amendment: Message) -> Message {
+        guard let event = amendment.event, event.isAmendment(of: self) else { return self }
+        var message = self
+        if event.kind == .messageDeleted {
+            message.text = nil
+            message.imageURL = nil
+            message.mentions = []
+            message.mentionsAll = false
+            message.deleted = true
+        } else if !deleted {
+            message.text = amendment.text
+            message.mentions = amendment.mentions
+            message.mentionsAll = amendment.mentionsAll
+            message.edited = true
+        }
+        return message
+    }
+
     /// Whether it is a message someone wrote, rather than an event.
     public var isMessage: Bool { event == nil }
 
@@ -77,7 +107,7 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
     public var isSystem: Bool { senderID.isEmpty }
 
     private enum CodingKeys: String, CodingKey {
-        case id, conversationID, senderID, text, imageURL, sentAt, seq, event, silent, mentions, mentionsAll
+        case id, conversationID, senderID, text, imageURL, sentAt, seq, event, silent, mentions, mentionsAll, edited, deleted
     }
 
     /// Decodes a message; one kept before `silent` and mentions existed is not silent and mentions no one.
@@ -94,9 +124,11 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
         silent = try container.decodeIfPresent(Bool.self, forKey: .silent) ?? false
         mentions = try container.decodeIfPresent([String].self, forKey: .mentions) ?? []
         mentionsAll = try container.decodeIfPresent(Bool.self, forKey: .mentionsAll) ?? false
+        edited = try container.decodeIfPresent(Bool.self, forKey: .edited) ?? false
+        deleted = try container.decodeIfPresent(Bool.self, forKey: .deleted) ?? false
     }
 
-    /// Encodes a message (`silent` and mentions only when there are).
+    /// Encodes a message (`silent`, mentions, `edited` and `deleted` only when there are).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
@@ -110,6 +142,8 @@ public struct Message: Codable, Hashable, Sendable, Identifiable {
         if silent { try container.encode(silent, forKey: .silent) }
         if !mentions.isEmpty { try container.encode(mentions, forKey: .mentions) }
         if mentionsAll { try container.encode(mentionsAll, forKey: .mentionsAll) }
+        if edited { try container.encode(edited, forKey: .edited) }
+        if deleted { try container.encode(deleted, forKey: .deleted) }
     }
 }
 

@@ -12,6 +12,9 @@ public enum NotificationEffect: Hashable, Sendable {
     /// The user is no longer in this conversation: remove its system notifications (its banners are dismissed and
     /// dropped with reason `removed`).
     case clear(conversationID: String)
+    /// The message a system notification shows was deleted: remove the notification posted under this identifier
+    /// (``LocalNotification/identifier``), if it is still there.
+    case withdraw(notificationID: String)
     /// A message that gets no notification on this device, and why.
     case skip(messageID: String, reason: SkipReason)
     /// Show this banner now.
@@ -26,7 +29,7 @@ public enum NotificationEffect: Hashable, Sendable {
         switch self {
         case .dismiss: 0
         case .navigate: 1
-        case .drop, .clear: 2
+        case .drop, .clear, .withdraw: 2
         case .skip: 3
         case .show, .update: 4
         case .local: 5

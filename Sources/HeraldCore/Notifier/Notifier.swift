@@ -64,6 +64,16 @@ public struct Notifier: Hashable, Sendable {
 
     /// System notifications held, in the order they are due.
     private var held: [Held] = []
+    /// The system notifications it posted, newest last, at most ``followedLimit``: each the latest words under its
+    /// identifier, so that an edit of its message can replace them and a deletion remove them.
+    private var posted: [Posted] = []
+    private struct Posted: Hashable, Sendable {
+        var key: MessageKey
+        var notification: LocalNotification
+    }
+
+    /// How many of its latest system notifications a device follows when their messages are edited or deleted.
+    public static let followedLimit = 64
 
     /// Creates the notifier of `userID`'s device.
     ///
@@ -112,7 +122,7 @@ public struct Notifier: Hashable, Sendable {
             held.removeFirst()
             let now = max(queue.now, first.deadline)
             effects.begin(at: now)
-            effects.append(.local(inBurst(first.notification, namesMember: first.namesMember, at: now)))
+            effects.append(.local(posting(first.notification, key: first.key, namesMember: first.namesMember, at: now)))
             effects.end()
         }
         queue.advance(to: instant, into: &effects)
@@ -204,6 +214,10 @@ public struct Notifier: Hashable, Sendable {
             queue.apply(.conversationLeft(message.conversationID), into: &effects)
             effects.append(.clear(conversationID: message.conversationID))
             bursts.end(message.conversationID)
+            posted.removeAll { $0.key.conversationID == message.conversationID }
+        }
+        if !alreadySeen, let event = message.event, event.isAmendment, let target = event.messageID {
+            follow(incoming, to: MessageKey(conversationID: message.conversationID, messageID: target), into: &effects)
         }
         let kind = incoming.conversation.kind
         var delivery = NotificationPolicy.delivery(for: message, in: kind, to: userID, on: device, alreadySeen: alreadySeen)
@@ -227,9 +241,60 @@ public struct Notifier: Hashable, Sendable {
                 let index = held.firstIndex { $0.deadline > deadline } ?? held.endIndex
                 held.insert(Held(deadline: deadline, key: key, notification: notification, namesMember: message.names(userID)), at: index)
             } else {
-                effects.append(.local(inBurst(notification, namesMember: message.names(userID), at: queue.now)))
+                effects.append(.local(posting(notification, key: key, namesMember: message.names(userID), at: queue.now)))
             }
         }
+    }
+
+    /// What an edit or a deletion (`amendment`) of the message `target` changes on this device: the banner showing
+    /// it, a held system notification of it, and the posted one whose latest words are its.
+    private mutating func follow(_ amendment: IncomingMessage, to target: MessageKey, into effects: inout EffectLog) {
+        let deleted = amendment.message.event?.kind == .messageDeleted
+        let postedIndex = posted.lastIndex { $0.key == target }
+        if deleted {
+            queue.apply(.messageDeleted(conversationID: target.conversationID, messageID: target.messageID), into: &effects)
+            held.removeAll { $0.key == target }
+            if let postedIndex {
+                effects.append(.withdraw(notificationID: posted[postedIndex].notification.identifier))
+                posted.remove(at: postedIndex)
+            }
+            return
+        }
+        // The edited message as its sender now has it (an edit's entry carries its new text and mentions).
+        var edited = amendment
+        edited.message = Message(
+            id: target.messageID, conversationID: target.conversationID, senderID: amendment.message.senderID,
+            text: amendment.message.text, imageURL: amendment.message.imageURL, mentions: amendment.message.mentions,
+            mentionsAll: amendment.message.mentionsAll, edited: true)
+        queue.apply(
+            .messageEdited(conversationID: target.conversationID, messageID: target.messageID, body: formatter.preview(of: edited.message)),
+            into: &effects)
+        let words = formatter.notification(for: edited, viewer: userID)
+        for index in held.indices where held[index].key == target {
+            held[index].notification.title = words.title
+            held[index].notification.body = words.body
+        }
+        if let postedIndex {
+            var notification = posted[postedIndex].notification
+            notification.title = words.title
+            notification.body = words.body
+            notification.silent = true
+            notification.onlyIfDelivered = true
+            posted[postedIndex].notification = notification
+            effects.append(.local(notification))
+        }
+    }
+
+    /// `notification` as it is posted at `now` (``inBurst(_:namesMember:at:)``), remembered as the latest words under
+    /// its identifier.
+    private mutating func posting(
+        _ notification: LocalNotification, key: MessageKey, namesMember: Bool, at now: Duration
+    ) -> LocalNotification {
+        let notification = inBurst(notification, namesMember: namesMember, at: now)
+        posted.removeAll { $0.notification.identifier == notification.identifier }
+        posted.append(Posted(key: key, notification: notification))
+        if posted.count > Self.followedLimit { posted.removeFirst() }
+        return notification
     }
 
     /// `notification` as it is posted at `now`: inside a conversation's burst, it replaces the burst's first silently

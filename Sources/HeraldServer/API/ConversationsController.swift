@@ -25,6 +25,8 @@ struct ConversationsController {
         group.delete("conversations/:id/owners/:userId", use: unmakeOwner)
         group.post("conversations/:id/messages", use: postMessage)
         group.get("conversations/:id/messages", use: listMessages)
+        group.patch("conversations/:id/messages/:messageId", use: editMessage)
+        group.delete("conversations/:id/messages/:messageId", use: deleteMessage)
         group.post("conversations/:id/read", use: markRead)
         group.put("conversations/:id/mute", use: mute)
         group.delete("conversations/:id/mute", use: unmute)
@@ -233,6 +235,35 @@ struct ConversationsController {
         case .stored(let message): return StoredMessageResponse(status: .created, message: message)
         case .existing(let message): return StoredMessageResponse(status: .ok, message: message)
         }
+    }
+
+    struct EditRequest: Decodable {
+        var text: String
+        var mentions: [String]?
+        var mentionsAll: Bool?
+    }
+
+    /// `PATCH /v1/conversations/{id}/messages/{messageId}` `{"text", "mentions", "mentionsAll"}`: the sender edits
+    /// their message; answers it as it is now (`edited`).
+    @Sendable func editMessage(_ request: Request, context: HeraldRequestContext) async throws -> StoredMessageResponse {
+        let identity = try context.requireIdentity()
+        let id = try context.parameters.id("id")
+        let messageID = try context.parameters.id("messageId")
+        let body = try await request.decodeJSON(as: EditRequest.self, context: context)
+        let outcome = try await messenger.edit(
+            messageID, in: id, text: body.text, mentions: Mentions(ids: body.mentions ?? [], all: body.mentionsAll ?? false),
+            by: identity)
+        return StoredMessageResponse(status: .ok, message: outcome.message)
+    }
+
+    /// `DELETE /v1/conversations/{id}/messages/{messageId}`: the sender (or a group's owner) deletes a message;
+    /// answers its tombstone.
+    @Sendable func deleteMessage(_ request: Request, context: HeraldRequestContext) async throws -> StoredMessageResponse {
+        let identity = try context.requireIdentity()
+        let id = try context.parameters.id("id")
+        let messageID = try context.parameters.id("messageId")
+        let outcome = try await messenger.delete(messageID, in: id, by: identity)
+        return StoredMessageResponse(status: .ok, message: outcome.message)
     }
 
     @Sendable func listMessages(_ request: Request, context: HeraldRequestContext) async throws -> WireMessageList {

@@ -32,6 +32,10 @@ public struct ServerLimits: Hashable, Sendable {
     public var changesPerHour = 600
     /// Members a group may have, its creator included (`HERALD_LIMIT_GROUP_MEMBERS`).
     public var maxGroupMembers = 1_000
+    /// How long after it was sent a message may be edited (`HERALD_EDIT_WINDOW`, seconds; 0: never).
+    public var editWindow: Duration = AmendmentRules.defaultEditWindow
+    /// How many times a message may be edited (`HERALD_EDIT_LIMIT`; 0: never).
+    public var editLimit = AmendmentRules.defaultEditLimit
     /// Stream connections a user may have open at once (`HERALD_LIMIT_STREAMS`).
     public var streamsPerUser = 20
     /// Streams a user may open a minute, sustained, in bursts of as many (`HERALD_LIMIT_STREAM_OPENS_PER_MINUTE`):
@@ -159,6 +163,9 @@ public struct ServerConfiguration: Hashable, Sendable {
             ?? limits.changesPerHour
         limits.maxGroupMembers = try settings.integer("HERALD_LIMIT_GROUP_MEMBERS", in: 2...100_000)
             ?? limits.maxGroupMembers
+        limits.editWindow = try settings.integer("HERALD_EDIT_WINDOW", in: 0...31_536_000).map { .seconds($0) }
+            ?? limits.editWindow
+        limits.editLimit = try settings.integer("HERALD_EDIT_LIMIT", in: 0...1_000) ?? limits.editLimit
         limits.streamsPerUser = try settings.integer("HERALD_LIMIT_STREAMS", in: 1...100_000) ?? limits.streamsPerUser
         limits.streamOpensPerMinute = try settings.integer("HERALD_LIMIT_STREAM_OPENS_PER_MINUTE", in: 1...1_000_000)
             ?? limits.streamOpensPerMinute

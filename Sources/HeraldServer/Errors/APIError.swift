@@ -53,6 +53,16 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A conversation id the app's backend gave is taken (another kind, deleted, or the pair's direct
         /// conversation under another id).
         case conversationExists = "conversation_exists"
+        /// No message of the conversation has that id.
+        case messageNotFound = "message_not_found"
+        /// Someone else's message: only its sender edits it; its sender or a group's owner deletes it.
+        case notTheSender = "not_the_sender"
+        /// The message is older than the edit window (`HERALD_EDIT_WINDOW`).
+        case editWindowPassed = "edit_window_passed"
+        /// The message was deleted.
+        case messageDeleted = "message_deleted"
+        /// The message was edited as many times as it may be (`HERALD_EDIT_LIMIT`).
+        case editLimit = "edit_limit"
         /// A device key that no device has (`GET /v1/push/…`): register the device again for a new one.
         case invalidDeviceKey = "invalid_device_key"
         /// A service route was called without a valid service key (`HERALD_SERVICE_KEY`), or the server has none.

@@ -22,6 +22,11 @@ enum StorageFailure {
             case .userNotFound: return APIError(.notFound, .userNotFound, error.description)
             case .userErased: return APIError(.conflict, .userErased, error.description)
             case .conversationExists: return APIError(.conflict, .conversationExists, error.description)
+            case .messageNotFound: return APIError(.notFound, .messageNotFound, error.description)
+            case .notTheSender: return APIError(.forbidden, .notTheSender, error.description)
+            case .editWindowPassed: return APIError(.conflict, .editWindowPassed, error.description)
+            case .messageDeleted: return APIError(.conflict, .messageDeleted, error.description)
+            case .editLimit: return APIError(.conflict, .editLimit, error.description)
             }
         }
         if isErasedUser(error) { return APIError(.conflict, .userErased, StoreError.userErased.description) }

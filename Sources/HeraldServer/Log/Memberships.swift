@@ -81,7 +81,7 @@ public struct MemberView: Hashable, Sendable {
         case .deleted:
             deleted = deleted.map { min($0, seq) } ?? seq
             for id in Array(spans.keys) { end(id, at: seq) }
-        case .ownerAdded, .ownerRemoved:
+        case .ownerAdded, .ownerRemoved, .messageEdited, .messageDeleted:
             break
         }
     }

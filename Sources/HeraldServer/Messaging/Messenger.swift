@@ -117,6 +117,53 @@ struct Messenger: Sendable {
         return outcome
     }
 
+    /// Edits the text of `identity`'s message `messageID` in `conversationID` (within the edit window, at most the
+    /// edit limit times): its entry goes to every member's devices, and pushes of it follow.
+    ///
+    /// - Throws: ``APIError``: `invalid_request` (an unusable id, U+0000, blank text), `text_too_long`,
+    ///   `invalid_mentions`, `rate_limited`, `conversation_not_found`, `not_a_member`, `message_not_found`,
+    ///   `not_the_sender`, `edit_window_passed`, `edit_limit`, `message_deleted`.
+    func edit(
+        _ messageID: String, in conversationID: String, text: String, mentions: Mentions = Mentions(), by identity: Identity
+    ) async throws -> AmendOutcome {
+        let (conversationID, messageID) = (try Input.id(conversationID, field: "conversation"), try Input.id(messageID, field: "message"))
+        try Input.text(text, field: "text")
+        if text.utf8.count > limits.maxTextBytes || text.count > limits.maxTextLength {
+            throw APIError.textTooLong(limit: limits.maxTextLength, bytes: limits.maxTextBytes)
+        }
+        guard !text.allSatisfy(\.isWhitespace) else {
+            throw APIError.invalidRequest("an edit needs `text` (delete the message to take it back)")
+        }
+        let record = try await conversation(conversationID, for: identity)
+        try userLimits.post(by: identity.userID)
+        let mentioned = try mentions.checked(in: record)
+        return try await amend(MessageAmendment(
+            conversationID: conversationID, messageID: messageID, actorID: identity.userID,
+            action: .edit(text: text, mentions: mentioned, mentionsAll: mentions.all)))
+    }
+
+    /// Deletes the message `messageID` of `conversationID`: `identity`'s own, or any in a group they own. History
+    /// keeps a tombstone; the text leaves the database and the outboxes.
+    ///
+    /// - Throws: ``APIError``: `invalid_request`, `rate_limited`, `conversation_not_found`, `not_a_member`,
+    ///   `message_not_found`, `not_the_sender`, `message_deleted`.
+    func delete(_ messageID: String, in conversationID: String, by identity: Identity) async throws -> AmendOutcome {
+        let (conversationID, messageID) = (try Input.id(conversationID, field: "conversation"), try Input.id(messageID, field: "message"))
+        _ = try await conversation(conversationID, for: identity)
+        try userLimits.post(by: identity.userID)
+        return try await amend(MessageAmendment(
+            conversationID: conversationID, messageID: messageID, actorID: identity.userID, action: .delete))
+    }
+
+    private func amend(_ amendment: MessageAmendment) async throws -> AmendOutcome {
+        var amendment = amendment
+        amendment.editWindow = limits.editWindow
+        amendment.editLimit = limits.editLimit
+        let outcome = try await store.amend(amendment)
+        // Webhooks' `message.edited` and `message.deleted`, and the pushes' follow-ups, come from the log.
+        return outcome
+    }
+
     /// Applies `change` to the group `conversationID`, by `identity`, once the caller passed the per-user limit on
     /// changes: the events it made were handed on by the log before this returns; the views in memory and the push
     /// outbox follow it at once.

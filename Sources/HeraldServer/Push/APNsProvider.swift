@@ -105,7 +105,7 @@ public final class APNsProvider: PushProvider {
     }
 
     private func post(_ job: PushJob, renew: Bool) async throws -> PushHTTP.Answer {
-        let alert = job.kind == .alert
+        let alert = job.showsAlert
         let expiration = Int(job.createdAt.timeIntervalSince1970) + Int(maxAge.components.seconds)
         var headers = [
             ("authorization", "bearer \(try await providerToken(renew: renew))"),
@@ -129,7 +129,7 @@ public final class APNsProvider: PushProvider {
         let content = job.content
         var aps: [String: Any] = [:]
         var body: [String: Any] = [:]
-        if job.kind == .alert {
+        if job.showsAlert {
             aps["badge"] = content.badge
             aps["thread-id"] = content.conversationID
             aps["alert"] = alert(content)

@@ -47,7 +47,7 @@ public final class ExpoProvider: PushProvider {
             "badge": content.badge,
             "ttl": Int(maxAge.components.seconds),
         ]
-        if job.kind == .alert {
+        if job.showsAlert {
             message["title"] = content.title ?? ""
             message["body"] = content.body ?? ""
             if let summary = content.summary { message["subtitle"] = summary }
@@ -132,7 +132,7 @@ public struct LogPushProvider: PushProvider {
 
     public func send(_ job: PushJob) async -> PushOutcome {
         // Titles and bodies are people's words: control characters are escaped before they reach a terminal.
-        let what = job.kind == .alert
+        let what = job.showsAlert
             ? "\"\(ControlCharacters.escaped(job.content.title ?? ""))\" / \"\(ControlCharacters.escaped(job.content.body ?? ""))\""
             : "clear \(job.content.conversationID) (read elsewhere)"
         logger.notice(

@@ -128,7 +128,7 @@ public final class FCMProvider: PushProvider {
         var message: [String: Any] = ["token": job.device.token, "data": data]
         let expiration = String(Int(job.createdAt.timeIntervalSince1970) + Int(maxAge.components.seconds))
         let ttl = "\(max(0, Int(job.createdAt.addingTimeInterval(maxAge.seconds).timeIntervalSinceNow)))s"
-        if job.kind == .alert {
+        if job.showsAlert {
             let collapse = PushIdentity.collapseKey(for: content)
             message["notification"] = content.title.map { ["title": $0, "body": content.body ?? ""] } ?? ["body": content.body ?? ""]
             var notification: [String: Any] = ["tag": collapse, "notification_count": content.badge]

@@ -64,11 +64,48 @@ struct PushDecisions: Sendable {
     func jobs(for entries: [IncomingMessage]) async throws -> [NewPushJob] {
         guard !platforms.isEmpty else { return [] }
         var asks: [(entry: IncomingMessage, candidates: Set<String>)] = []
+        var followUps: [NewPushJob] = []
         for entry in entries {
+            if let event = entry.message.event, event.isAmendment {
+                followUps += try await self.followUps(of: entry)
+                continue
+            }
             let candidates = try await candidates(of: entry)
             if !candidates.isEmpty { asks.append((entry, candidates)) }
         }
-        guard !asks.isEmpty else { return [] }
+        guard !asks.isEmpty else { return followUps }
+        return try await alerts(for: asks) + followUps
+    }
+
+    /// The follow-ups of an edit or a deletion (`amendment`): one for each device whose notification still shows
+    /// the message (``PushOutbox/pushedDevices(of:messageID:)``), at once, with the new words (as each member reads
+    /// them, never with a sound) or the word to remove it.
+    private func followUps(of amendment: IncomingMessage) async throws -> [NewPushJob] {
+        guard let event = amendment.message.event, let target = event.messageID else { return [] }
+        let pushed = try await store.pushedDevices(of: amendment.conversation.id, messageID: target)
+        let now = clock.now()
+        return pushed.compactMap { shown in
+            guard platforms.contains(shown.device.platform) else { return nil }
+            var words: PushContent?
+            if event.kind == .messageEdited {
+                var edited = amendment
+                edited.message = Message(
+                    id: target, conversationID: amendment.conversation.id, senderID: amendment.message.senderID,
+                    text: amendment.message.text, seq: shown.seq, mentions: amendment.message.mentions,
+                    mentionsAll: amendment.message.mentionsAll, edited: true)
+                words = PushContent(
+                    alert: edited, badge: shown.badge, viewer: shown.device.userID, quiet: true,
+                    mode: shown.device.platform == .webpush ? .full : settings.content)
+            }
+            let content = PushContent.followUp(
+                event.kind == .messageEdited ? .edited : .deleted, of: amendment.conversation.id, messageID: target,
+                seq: shown.seq, shownAs: shown.shownAs, badge: shown.badge, words: words)
+            return NewPushJob(kind: .follow, userID: shown.device.userID, deviceID: shown.device.id, content: content, due: now)
+        }
+    }
+
+    /// The alerts of `asks`' entries (``jobs(for:)``).
+    private func alerts(for asks: [(entry: IncomingMessage, candidates: Set<String>)]) async throws -> [NewPushJob] {
         let targets = try await store.pushTargets(asks.map {
             PushTargetQuery(conversationID: $0.entry.conversation.id, seq: $0.entry.message.seq ?? 0, candidates: $0.candidates)
         })

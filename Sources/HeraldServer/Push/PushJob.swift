@@ -48,6 +48,9 @@ public struct PushContent: Codable, Hashable, Sendable {
     public var replaces: String?
     /// Inside a burst: its messages so far, this one included; nil for a burst's first.
     public var count: Int?
+    /// Set on a follow-up (``PushJob/Kind/follow``): the message ``messageID`` was edited (these are its new words,
+    /// shown under ``replaces`` in place of the old, silently) or deleted (its notification ``replaces`` goes).
+    public var follows: PushFollow?
     /// The words of ``count`` (`3 new messages`): APNs' and Expo's subtitle, the service worker's first line.
     public var summary: String? {
         count.map { ContentFormatter.standard.summary(ofBurst: $0) }
@@ -217,12 +220,57 @@ public struct PushContent: Codable, Hashable, Sendable {
             // Ids only: not even whether it is a group.
             data["isGroup"] = nil
         }
+        if let follows {
+            // A follow-up: which notification to change, and how.
+            data["type"] = follows.rawValue
+            if follows == .deleted {
+                for key in ["category", "isGroup", "senderName", "senderAvatarURL", "conversationTitle", "count", "senderId"] {
+                    data[key] = nil
+                }
+            }
+        }
         return data
+    }
+
+    /// A follow-up of the alert `shownAs` (the identifier a device shows it under) for the message `messageID` at
+    /// `seq`: `edited` into `words` (an alert's content for the edited message), or `deleted`.
+    static func followUp(
+        _ follows: PushFollow, of conversationID: String, messageID: String, seq: Int64, shownAs: String, badge: Int,
+        words: PushContent? = nil
+    ) -> PushContent {
+        var content = words ?? PushContent(clear: conversationID, readUpTo: seq, badge: badge)
+        content.messageID = messageID
+        content.seq = seq
+        content.badge = badge
+        content.replaces = shownAs
+        content.follows = follows
+        // Never a sound: an edit replaces what is shown, it is not news.
+        content.quiet = true
+        content.timeSensitive = false
+        if follows == .deleted {
+            content.title = nil
+            content.body = nil
+            content.localization = nil
+            content.count = nil
+        }
+        return content
+    }
+
+    /// This alert's content with the words of `incoming` (its message edited), as `viewer` reads them; its badge,
+    /// quiet hours, burst and mode kept.
+    func edited(to incoming: IncomingMessage, viewer: String) -> PushContent {
+        var next = PushContent(alert: incoming, badge: badge, viewer: viewer, quiet: quiet, mode: withheld)
+        next.timeSensitive = timeSensitive
+        next.replaces = replaces
+        next.count = count
+        next.follows = follows
+        if follows != nil { next.quiet = true }
+        return next
     }
 
     private enum CodingKeys: String, CodingKey {
         case conversationID, messageID, seq, senderID, title, body, badge, quiet, mentioned, senderName, senderAvatarURL,
-             conversationTitle, isGroup, localization, timeSensitive, withheld, replaces, count
+             conversationTitle, isGroup, localization, timeSensitive, withheld, replaces, count, follows
     }
 
     /// Decodes a queued push; one queued before quiet hours, mentions and chat-style fields existed has none of them.
@@ -246,7 +294,18 @@ public struct PushContent: Codable, Hashable, Sendable {
         withheld = try container.decodeIfPresent(PushContentMode.self, forKey: .withheld) ?? .full
         replaces = try container.decodeIfPresent(String.self, forKey: .replaces)
         count = try container.decodeIfPresent(Int.self, forKey: .count)
+        follows = try container.decodeIfPresent(PushFollow.self, forKey: .follows)
     }
+}
+
+/// What a follow-up push (``PushJob/Kind/follow``) tells a device of a message it was pushed.
+public enum PushFollow: String, Codable, Hashable, Sendable {
+    /// The message was edited: its notification shows the new words (APNs: a passive alert under the same collapse
+    /// id; FCM, Expo and Web Push: the same tag), if it is still shown.
+    case edited = "message_edited"
+    /// The message was deleted: its notification is removed (a background push the app acts on; the service
+    /// worker closes it).
+    case deleted = "message_deleted"
 }
 
 /// What an alert tells the push services (`HERALD_PUSH_CONTENT`; docs/push.md, "Private pushes"): Apple, Google and
@@ -272,6 +331,8 @@ public struct PushJob: Hashable, Sendable {
         case clear
         /// Ask the push service what became of an earlier push (Expo's receipts).
         case receipt
+        /// Change what a device shows of a message it was pushed: edited or deleted (``PushContent/follows``).
+        case follow
     }
 
     /// The outbox row.
@@ -290,6 +351,12 @@ public struct PushJob: Hashable, Sendable {
     public var attempts: Int
     /// Set when the alert waited for a confirmation that did not come (rule 8): what would have covered it.
     public var coveredBy: PushCover?
+
+    /// Whether the push shows words: an alert, or the follow-up of an edit (which replaces an alert's words).
+    /// Anything else is a background push: a clear, a deletion's follow-up.
+    public var showsAlert: Bool {
+        kind == .alert || (kind == .follow && content.follows == .edited)
+    }
 
     /// Creates a job.
     public init(
@@ -376,11 +443,12 @@ public struct NewPushJob: Hashable, Sendable {
         return devices.map { NewPushJob(kind: .clear, userID: userID, deviceID: $0, content: content, due: due) }
     }
 
-    /// What makes a job unique: the message (by its `seq`: its id is its conversation's) for an alert, the
+    /// What makes a job unique: the message (by its `seq`: its id is its conversation's) for an alert and a
+    /// follow-up (a newer follow-up replaces a waiting one), the
     /// conversation for a clear (a newer clear replaces a waiting one), the ticket for a receipt.
     var key: String {
         switch kind {
-        case .alert: String(content.seq)
+        case .alert, .follow: String(content.seq)
         case .clear: content.conversationID
         case .receipt: ticket ?? ""
         }

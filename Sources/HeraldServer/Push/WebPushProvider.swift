@@ -76,7 +76,7 @@ public final class WebPushProvider: PushProvider {
         let content = job.content
         var payload: [String: Any] = content.data
         payload["badge"] = content.badge
-        if job.kind == .alert {
+        if job.showsAlert {
             payload["title"] = content.title ?? ""
             payload["body"] = content.body ?? ""
             // Quiet hours: the service worker shows it without sound or vibration.
@@ -110,7 +110,7 @@ public final class WebPushProvider: PushProvider {
                     ("content-encoding", "aes128gcm"),
                     ("content-type", "application/octet-stream"),
                     ("ttl", String(ttl)),
-                    ("urgency", job.kind == .alert ? "high" : "normal"),
+                    ("urgency", job.showsAlert ? "high" : "normal"),
                     ("topic", Self.topic(for: job.content)),
                 ],
                 body: body)

@@ -321,6 +321,21 @@ enum PostgresMigrations {
             )
             """,
         ],
+        [
+            // Edits and deletions (docs/behaviour.md §10): how many times a message was edited, whether it is a
+            // tombstone, and for an edit's or a deletion's own entry the id of the message it is about.
+            "ALTER TABLE messages ADD COLUMN edits bigint NOT NULL DEFAULT 0",
+            "ALTER TABLE messages ADD COLUMN deleted boolean NOT NULL DEFAULT false",
+            "ALTER TABLE messages ADD COLUMN about text COLLATE \"C\"",
+            "CREATE INDEX messages_about ON messages (conversation_id, about) WHERE about IS NOT NULL",
+            // Every alert leased to a device is remembered (as a grant, for 7 days) with the identifier it is shown
+            // under, so that an edit or a deletion of its message follows it there, and only there.
+            "ALTER TABLE push_grants ADD COLUMN shown_as text COLLATE \"C\"",
+            "CREATE INDEX push_grants_by_seq ON push_grants (seq)",
+            // Follow-ups ('follow': an edited or deleted message's notification changed on the devices that show it).
+            "ALTER TABLE push_jobs DROP CONSTRAINT push_jobs_kind_check",
+            "ALTER TABLE push_jobs ADD CONSTRAINT push_jobs_kind_check CHECK (kind IN ('alert', 'clear', 'receipt', 'follow'))",
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

@@ -54,7 +54,7 @@ extension PostgresStore {
                     var messages: [MessageKey: (message: Message, new: Bool)] = [:]
                     let used = try await connection.query(
                         """
-                        SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent, m.mentions
+                        SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent, m.mentions, m.edits, m.deleted
                         FROM messages m
                         JOIN unnest(\(drafts.map(\.conversation.id))::text[], \(drafts.map(\.id))::text[]) AS d(c, i)
                             ON m.conversation_id = d.c AND m.id = d.i
@@ -136,7 +136,7 @@ extension PostgresStore {
             if let after {
                 rows = try await connection.query(
                     """
-                    SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent, mentions FROM messages
+                    SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent, mentions, edits, deleted FROM messages
                     WHERE conversation_id = \(conversationID) AND seq > \(after) AND seq < \(before ?? Int64.max)
                       AND seq >= \(from)
                     ORDER BY seq LIMIT \(limit)
@@ -145,7 +145,7 @@ extension PostgresStore {
                 rows = try await connection.query(
                     """
                     SELECT * FROM (
-                        SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent, mentions FROM messages
+                        SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent, mentions, edits, deleted FROM messages
                         WHERE conversation_id = \(conversationID) AND seq < \(before ?? Int64.max) AND seq >= \(from)
                         ORDER BY seq DESC LIMIT \(limit)
                     ) AS page ORDER BY seq
@@ -158,7 +158,7 @@ extension PostgresStore {
     public func entries(for userID: String, after: Int64, through: Int64, limit: Int) async throws -> [IncomingMessage] {
         let rows = try await database.query(
             """
-            SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent, m.mentions,
+            SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent, m.mentions, m.edits, m.deleted,
                    c.kind, c.title, u.name AS sender_name, u.picture AS sender_picture
             FROM messages m
             JOIN members me ON me.conversation_id = m.conversation_id AND me.user_id = \(userID)
@@ -181,7 +181,7 @@ extension PostgresStore {
     ) async throws -> [IncomingMessage] {
         let rows = try await database.query(
             """
-            SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent, m.mentions,
+            SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent, m.mentions, m.edits, m.deleted,
                    c.kind, c.title, u.name AS sender_name, u.picture AS sender_picture
             FROM messages m JOIN conversations c ON c.id = m.conversation_id JOIN users u ON u.id = m.sender_id
             WHERE m.seq > \(after) AND m.seq <= \(through) ORDER BY m.seq LIMIT \(Int64(min(limit, Int(Int64.max))))

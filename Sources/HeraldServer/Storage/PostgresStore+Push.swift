@@ -33,7 +33,7 @@ extension PostgresStore {
             badges AS (
                 SELECT me.user_id, sum(CASE WHEN \(unescaped: Self.countsTowardsBadge(at: now)) THEN (SELECT count(*) FROM (SELECT 1 FROM messages x
                     WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> me.user_id
-                      AND x.event IS NULL
+                      AND x.event IS NULL AND NOT x.deleted
                     LIMIT \(ConversationSummary.unreadLimit)) AS u) ELSE 0 END) AS badge
                 FROM members me \(unescaped: LevelSQL.joinSettings)
                 WHERE me.user_id IN (SELECT user_id FROM targets) AND me.removed_seq IS NULL
@@ -73,7 +73,7 @@ extension PostgresStore {
             """
             SELECT coalesce(sum(CASE WHEN \(unescaped: countsTowardsBadge(at: now.timeIntervalSince1970)) THEN (SELECT count(*) FROM (SELECT 1 FROM messages x
                 WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> \(userID)
-                  AND x.event IS NULL
+                  AND x.event IS NULL AND NOT x.deleted
                 LIMIT \(ConversationSummary.unreadLimit)) AS u) ELSE 0 END), 0)::bigint
             FROM members me \(unescaped: LevelSQL.joinSettings) WHERE me.user_id = \(userID) AND me.removed_seq IS NULL
             """, logger: logger).collect()
@@ -100,7 +100,7 @@ extension PostgresStore {
         let encoder = JSONEncoder()
         var encoded: [PushContent: String] = [:]
         var added = 0
-        for kind in [PushJob.Kind.alert, .clear, .receipt] {
+        for kind in [PushJob.Kind.alert, .clear, .receipt, .follow] {
             let rows = try jobs.filter { $0.kind == kind }.map { job -> JobRow in
                 let content: String
                 if let known = encoded[job.content] {
@@ -117,7 +117,7 @@ extension PostgresStore {
             }
             guard !rows.isEmpty else { continue }
             let json = String(decoding: try encoder.encode(rows), as: UTF8.self)
-            let onConflict = kind == .clear
+            let onConflict = kind == .clear || kind == .follow
                 ? "DO UPDATE SET content = excluded.content, seq = excluded.seq, due_at = excluded.due_at, created_at = excluded.created_at, attempts = 0"
                 : "DO NOTHING"
             added += try await connection.query(
@@ -203,16 +203,14 @@ extension PostgresStore {
                         VALUES (\(job.device.userID), \(job.device.id), \(job.content.conversationID), \(job.content.seq))
                         ON CONFLICT (user_id, conversation_id, device_id) DO UPDATE SET seq = greatest(push_shown.seq, excluded.seq)
                         """, logger: self.logger)
-                    // Its device's key may read the message from now on, if the push withheld its words (a full push
-                    // needs no fetching, and costs no grant).
-                    if job.content.withheld != .full {
-                        try await connection.query(
-                            """
-                            INSERT INTO push_grants (user_id, device_id, seq, granted_at)
-                            VALUES (\(job.device.userID), \(job.device.id), \(job.content.seq), \(nowSeconds))
-                            ON CONFLICT (user_id, device_id, seq) DO UPDATE SET granted_at = excluded.granted_at
-                            """, logger: self.logger)
-                    }
+                    // Remembered with the identifier it is shown under: its device's key may read the message from
+                    // now on, and an edit or a deletion of the message follows it to this device.
+                    try await connection.query(
+                        """
+                        INSERT INTO push_grants (user_id, device_id, seq, granted_at, shown_as)
+                        VALUES (\(job.device.userID), \(job.device.id), \(job.content.seq), \(nowSeconds), \(job.content.notificationID))
+                        ON CONFLICT (user_id, device_id, seq) DO UPDATE SET granted_at = excluded.granted_at, shown_as = excluded.shown_as
+                        """, logger: self.logger)
                 }
                 jobs.append(job)
             }
@@ -324,6 +322,40 @@ extension PostgresStore {
 
     /// Releases the leases that ran out. Several nodes share the outbox, so a starting node cannot tell a lease of a
     /// node that died from one of a node at work: those of the dead are taken over when they run out, never sooner.
+    public func pushedDevices(of conversationID: String, messageID: String) async throws -> [PushedDevice] {
+        let now = clock.now()
+        return try await transaction { connection in
+            let rows = try await connection.query(
+                """
+                SELECT g.user_id, g.device_id AS id, d.platform, d.token, g.shown_as, g.seq
+                FROM messages m
+                JOIN push_grants g ON g.seq = m.seq
+                JOIN devices d ON d.user_id = g.user_id AND d.id = g.device_id
+                WHERE m.conversation_id = \(conversationID) AND m.id = \(messageID) AND g.shown_as IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM push_grants later WHERE later.user_id = g.user_id
+                      AND later.device_id = g.device_id AND later.seq > g.seq AND later.shown_as = g.shown_as)
+                  AND EXISTS (SELECT 1 FROM push_shown s WHERE s.user_id = g.user_id AND s.device_id = g.device_id
+                      AND s.conversation_id = m.conversation_id AND s.seq >= g.seq)
+                ORDER BY g.user_id, g.device_id
+                """, logger: self.logger).collect()
+            var devices: [PushedDevice] = []
+            var badges: [String: Int] = [:]
+            for row in rows {
+                let columns = row.makeRandomAccess()
+                guard let device = try Rows.device(columns), let shownAs = try columns.optionalText("shown_as") else { continue }
+                let badge: Int
+                if let known = badges[device.userID] {
+                    badge = known
+                } else {
+                    badge = try await Self.badge(of: device.userID, at: now, on: connection, logger: self.logger)
+                }
+                badges[device.userID] = badge
+                devices.append(PushedDevice(device: device, shownAs: shownAs, seq: try columns.integer("seq"), badge: badge))
+            }
+            return devices
+        }
+    }
+
     @discardableResult
     public func forgetPushGrants(before date: Date) async throws -> Int {
         try await database.query(

@@ -91,7 +91,7 @@ extension PostgresStore {
                     """
                     SELECT c.id, c.kind, c.title, (SELECT count(*) FROM (SELECT 1 FROM messages m
                         WHERE m.conversation_id = me.conversation_id AND m.seq > me.read_seq AND m.sender_id <> me.user_id
-                          AND m.event IS NULL LIMIT \(ConversationSummary.unreadLimit)) AS u) AS unread
+                          AND m.event IS NULL AND NOT m.deleted LIMIT \(ConversationSummary.unreadLimit)) AS u) AS unread
                     FROM members me JOIN conversations c ON c.id = me.conversation_id \(unescaped: LevelSQL.joinSettings)
                     WHERE me.conversation_id = \(conversationID) AND me.user_id = \(userID) AND me.removed_seq IS NULL
                       AND me.read_seq < \(seq) AND NOT c.deleted

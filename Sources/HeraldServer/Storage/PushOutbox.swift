@@ -40,6 +40,12 @@ public protocol PushOutbox: Sendable {
     /// Puts a leased job back, to be tried again at `due`.
     func retryPushJob(id: Int64, at due: Date) async throws
 
+    /// The devices whose notification still shows the message `messageID` of `conversationID` (docs/push.md,
+    /// "Edits and deletions"): an alert of it was leased to them, its words are the latest under the identifier it
+    /// is shown as (a later alert of its burst did not replace them), and the conversation was not read there since.
+    /// Each with that identifier and its owner's badge now.
+    func pushedDevices(of conversationID: String, messageID: String) async throws -> [PushedDevice]
+
     /// Forgets what device keys were granted before `date` (``PushGrant/lifetime`` ago: they are refused anyway);
     /// returns how many. The dispatcher calls it at start and every hour.
     @discardableResult
@@ -71,6 +77,18 @@ public struct FinishedPush: Hashable, Sendable {
 }
 
 /// Whose devices a message may be pushed to: its conversation, its `seq`, and the members who are away.
+/// A device that shows a message's push (``PushOutbox/pushedDevices(of:messageID:)``).
+public struct PushedDevice: Hashable, Sendable {
+    /// The device.
+    public var device: DeviceRegistration
+    /// The identifier its notification has (the collapse id and tag of the push that showed it).
+    public var shownAs: String
+    /// The message's seq.
+    public var seq: Int64
+    /// Its owner's unread messages over all their conversations, now.
+    public var badge: Int
+}
+
 public struct PushTargetQuery: Sendable {
     /// The conversation.
     public var conversationID: String

@@ -358,6 +358,49 @@ enum SQLiteMigrations {
             )
             """,
         ],
+        [
+            // Edits and deletions (docs/behaviour.md §10): how many times a message was edited, whether it is a
+            // tombstone, and for an edit's or a deletion's own entry the id of the message it is about.
+            "ALTER TABLE messages ADD COLUMN edits INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE messages ADD COLUMN deleted INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE messages ADD COLUMN about TEXT",
+            "CREATE INDEX messages_about ON messages(conversation_id, about) WHERE about IS NOT NULL",
+            // Every alert leased to a device is remembered (as a grant, for 7 days) with the identifier it is shown
+            // under, so that an edit or a deletion of its message follows it there, and only there.
+            "ALTER TABLE push_grants ADD COLUMN shown_as TEXT",
+            "CREATE INDEX push_grants_by_seq ON push_grants(seq)",
+            // Follow-ups ('follow': an edited or deleted message's notification changed on the devices that show
+            // it). SQLite cannot change a CHECK, so the outbox is made again with what it holds.
+            """
+            CREATE TABLE push_jobs_next (
+                id INTEGER PRIMARY KEY,
+                kind TEXT NOT NULL CHECK (kind IN ('alert', 'clear', 'receipt', 'follow')),
+                job_key TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                conversation_id TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                content TEXT NOT NULL,
+                ticket TEXT,
+                created_at REAL NOT NULL,
+                due_at REAL NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                leased INTEGER NOT NULL DEFAULT 0,
+                covered_by TEXT CHECK (covered_by IN ('member', 'device')),
+                UNIQUE (kind, job_key, user_id, device_id)
+            )
+            """,
+            """
+            INSERT INTO push_jobs_next (id, kind, job_key, user_id, device_id, conversation_id, seq, content, ticket,
+                created_at, due_at, attempts, leased, covered_by)
+            SELECT id, kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at,
+                attempts, leased, covered_by FROM push_jobs
+            """,
+            "DROP TABLE push_jobs",
+            "ALTER TABLE push_jobs_next RENAME TO push_jobs",
+            "CREATE INDEX push_jobs_due ON push_jobs(leased, due_at)",
+            "CREATE INDEX push_jobs_by_device ON push_jobs(user_id, device_id)",
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

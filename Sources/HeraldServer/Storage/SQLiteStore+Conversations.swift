@@ -111,9 +111,9 @@ extension SQLiteStore {
         SELECT c.id, c.kind, c.title, me.level, me.level_until, me.read_seq, me.activity,
                (SELECT default_level FROM notification_settings WHERE user_id = ?1) AS default_level,
                (SELECT count(*) FROM (SELECT 1 FROM messages m
-                  WHERE m.conversation_id = c.id AND m.seq > me.read_seq AND m.sender_id <> ?1 AND m.event IS NULL
+                  WHERE m.conversation_id = c.id AND m.seq > me.read_seq AND m.sender_id <> ?1 AND m.event IS NULL AND NOT m.deleted
                   LIMIT ?5)) AS unread,
-               last.seq, last.id AS message_id, last.sender_id, last.text, last.image_url, last.created_at, last.event, last.mentions
+               last.seq, last.id AS message_id, last.sender_id, last.text, last.image_url, last.created_at, last.event, last.mentions, last.edits, last.deleted
         FROM members me
         JOIN conversations c ON c.id = me.conversation_id
         LEFT JOIN messages last ON last.seq = me.activity AND last.conversation_id = me.conversation_id

@@ -125,7 +125,7 @@ extension SQLiteStore {
     }
 
     /// The columns ``Rows/message(_:idColumn:conversationID:)`` reads.
-    static let entryColumns = "seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent, mentions"
+    static let entryColumns = "seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent, mentions, edits, deleted"
 
     public func entries(
         in conversationID: String, for userID: String?, after: Int64?, before: Int64?, limit: Int
@@ -176,7 +176,7 @@ extension SQLiteStore {
 
     /// The columns ``Rows/incoming(_:)`` reads, from `messages m`, `conversations c` and the sender `users u`.
     static let incomingColumns = """
-        m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent, m.mentions,
+        m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent, m.mentions, m.edits, m.deleted,
         c.kind, c.title, u.name AS sender_name, u.picture AS sender_picture
         """
 

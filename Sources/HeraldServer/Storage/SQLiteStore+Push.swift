@@ -23,7 +23,7 @@ extension SQLiteStore {
             badges AS (
                 SELECT me.user_id, sum(CASE WHEN \(Self.countsTowardsBadge) THEN (SELECT count(*) FROM (SELECT 1 FROM messages x
                     WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> me.user_id
-                      AND x.event IS NULL
+                      AND x.event IS NULL AND NOT x.deleted
                     LIMIT ?2)) ELSE 0 END) AS badge
                 FROM members me \(LevelSQL.joinSettings)
                 WHERE me.user_id IN (SELECT user_id FROM targets) AND me.removed_seq IS NULL GROUP BY me.user_id)
@@ -55,7 +55,7 @@ extension SQLiteStore {
             """
             SELECT coalesce(sum(CASE WHEN \(Self.countsTowardsBadge) THEN (SELECT count(*) FROM (SELECT 1 FROM messages x
                 WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> ?1
-                  AND x.event IS NULL LIMIT ?2)) ELSE 0 END), 0)
+                  AND x.event IS NULL AND NOT x.deleted LIMIT ?2)) ELSE 0 END), 0)
                 AS badge
             FROM members me \(LevelSQL.joinSettings) WHERE me.user_id = ?1 AND me.removed_seq IS NULL AND ?3 = ?3
             """,
@@ -81,10 +81,11 @@ extension SQLiteStore {
         let encoder = JSONEncoder()
         var encoded: [PushContent: String] = [:]
         var added = 0
-        for kind in [PushJob.Kind.alert, .clear, .receipt] {
+        for kind in [PushJob.Kind.alert, .clear, .receipt, .follow] {
             let ofKind = jobs.filter { $0.kind == kind }
-            // A newer clear of a conversation replaces the one waiting; anything else queued is left as it is.
-            let onConflict = kind == .clear
+            // A newer clear of a conversation (or follow-up of a message) replaces the one waiting; anything else
+            // queued is left as it is.
+            let onConflict = kind == .clear || kind == .follow
                 ? "DO UPDATE SET content = excluded.content, seq = excluded.seq, due_at = excluded.due_at, created_at = excluded.created_at, attempts = 0"
                 : "DO NOTHING"
             var start = 0
@@ -167,17 +168,15 @@ extension SQLiteStore {
                         """,
                         [.text(device.userID), .text(device.id), .text(content.conversationID), .integer(Int(content.seq))]
                     )
-                    // Its device's key may read the message from now on, if the push withheld its words (a full push
-                    // needs no fetching, and costs no grant).
-                    if content.withheld != .full {
-                        try connection.query(
-                            """
-                            INSERT INTO push_grants (user_id, device_id, seq, granted_at) VALUES (?1, ?2, ?3, ?4)
-                            ON CONFLICT DO UPDATE SET granted_at = excluded.granted_at
-                            """,
-                            [.text(device.userID), .text(device.id), .integer(Int(content.seq)),
-                             .float(now.timeIntervalSince1970)])
-                    }
+                    // Remembered with the identifier it is shown under: its device's key may read the message from
+                    // now on, and an edit or a deletion of the message follows it to this device.
+                    try connection.query(
+                        """
+                        INSERT INTO push_grants (user_id, device_id, seq, granted_at, shown_as) VALUES (?1, ?2, ?3, ?4, ?5)
+                        ON CONFLICT DO UPDATE SET granted_at = excluded.granted_at, shown_as = excluded.shown_as
+                        """,
+                        [.text(device.userID), .text(device.id), .integer(Int(content.seq)),
+                         .float(now.timeIntervalSince1970), .optionalText(content.notificationID)])
                 }
                 jobs.append(PushJob(
                     id: Int64(id), kind: kind, device: device, content: content, ticket: row.column("ticket")?.string,
@@ -220,6 +219,35 @@ extension SQLiteStore {
             _ = try connection.query(
                 "UPDATE push_jobs SET leased = 0, attempts = attempts + 1, due_at = ?2 WHERE id = ?1",
                 [.integer(Int(id)), .float(due.timeIntervalSince1970)])
+        }
+    }
+
+    public func pushedDevices(of conversationID: String, messageID: String) async throws -> [PushedDevice] {
+        let now = clock.now()
+        return try await database.perform { connection in
+            let rows = try connection.query(
+                """
+                SELECT g.user_id, g.device_id AS id, d.platform, d.token, g.shown_as, g.seq
+                FROM messages m
+                JOIN push_grants g ON g.seq = m.seq
+                JOIN devices d ON d.user_id = g.user_id AND d.id = g.device_id
+                WHERE m.conversation_id = ?1 AND m.id = ?2 AND g.shown_as IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM push_grants later WHERE later.user_id = g.user_id
+                      AND later.device_id = g.device_id AND later.seq > g.seq AND later.shown_as = g.shown_as)
+                  AND EXISTS (SELECT 1 FROM push_shown s WHERE s.user_id = g.user_id AND s.device_id = g.device_id
+                      AND s.conversation_id = m.conversation_id AND s.seq >= g.seq)
+                ORDER BY g.user_id, g.device_id
+                """,
+                [.text(conversationID), .text(messageID)])
+            var badges: [String: Int] = [:]
+            return try rows.compactMap { row -> PushedDevice? in
+                guard let device = try Rows.device(row), let shownAs = row.column("shown_as")?.string,
+                      let seq = row.column("seq")?.integer
+                else { return nil }
+                let badge = try badges[device.userID] ?? Self.badge(of: device.userID, at: now, on: connection)
+                badges[device.userID] = badge
+                return PushedDevice(device: device, shownAs: shownAs, seq: Int64(seq), badge: badge)
+            }
         }
     }
 

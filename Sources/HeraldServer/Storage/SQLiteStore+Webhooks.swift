@@ -106,7 +106,7 @@ extension SQLiteStore {
                     """
                     SELECT c.id, c.kind, c.title, (SELECT count(*) FROM (SELECT 1 FROM messages m
                         WHERE m.conversation_id = me.conversation_id AND m.seq > me.read_seq AND m.sender_id <> me.user_id
-                          AND m.event IS NULL LIMIT ?3)) AS unread
+                          AND m.event IS NULL AND NOT m.deleted LIMIT ?3)) AS unread
                     FROM members me JOIN conversations c ON c.id = me.conversation_id \(LevelSQL.joinSettings)
                     WHERE me.conversation_id = ?1 AND me.user_id = ?2 AND me.removed_seq IS NULL AND me.read_seq < ?4
                       AND \(LevelSQL.level(at: "?5")) <> 'nothing'

@@ -42,6 +42,16 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// A conversation id the app gave is taken: by a conversation of another kind, one deleted, or (for a direct
     /// conversation) its two people already have one, with the id given.
     case conversationExists(String)
+    /// No message of the conversation has that id (an event is not a message).
+    case messageNotFound
+    /// Only a message's sender may edit it; only its sender or a group's owner may delete it.
+    case notTheSender
+    /// The message is older than the edit window (seconds).
+    case editWindowPassed(Int)
+    /// The message was deleted: it is a tombstone, which nothing changes.
+    case messageDeleted
+    /// A message is edited at most this many times.
+    case editLimit(Int)
 
     public var description: String {
         switch self {
@@ -60,6 +70,11 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .userErased: "this user was erased: the id cannot sign in or be used again"
         case .conversationExists(let id):
             "the conversation id is taken (\(ControlCharacters.escaped(id)) already exists, as another kind, deleted, or as these two people's direct conversation)"
+        case .messageNotFound: "no message of this conversation has that id"
+        case .notTheSender: "only its sender may edit a message, and only its sender or a group's owner may delete it"
+        case .editWindowPassed(let seconds): "a message can be edited for \(seconds) seconds after it was sent"
+        case .messageDeleted: "the message was deleted"
+        case .editLimit(let limit): "a message can be edited at most \(limit) times"
         }
     }
 }

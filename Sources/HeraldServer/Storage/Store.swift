@@ -374,6 +374,13 @@ public protocol EntryStore: Sendable {
     ///   ``StoreError/notAMember`` when the sender is not (or no longer) a member.
     func post(_ draft: MessageDraft) async throws -> PostOutcome
 
+    /// Edits or deletes a message (``AmendmentRules`` decide who may, until when), appending the amendment's entry
+    /// to the log and making the outboxes follow, in one transaction.
+    ///
+    /// - Throws: ``StoreError`` `conversationNotFound`, `notAMember`, `messageNotFound`, `messageDeleted`,
+    ///   `notTheSender`, `editWindowPassed`, `editLimit`.
+    func amend(_ amendment: MessageAmendment) async throws -> AmendOutcome
+
     /// Entries of one conversation as `userID` may see them (from when they could see it: all of it, or from
     /// when they were added; all of it for nil, the app's backend), oldest first: the first `limit` after `after`,
     /// else the last `limit` (before `before`, if given).

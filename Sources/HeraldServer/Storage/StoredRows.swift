@@ -33,7 +33,8 @@ extension StoredRow {
 /// How rows become Herald's values, for both stores: the columns each query names, decoded once here.
 enum Rows {
     /// The entry in a row of `seq`, `<idColumn>`, `conversation_id`, `sender_id`, `text`, `image_url`, `created_at`,
-    /// `event`, and `silent` where it matters (a row without it is not silent).
+    /// `event`, and `silent`, `mentions`, `edits` and `deleted` where they matter (a row without them is a message as
+    /// it was sent).
     static func message(_ row: some StoredRow, idColumn: String = "id", conversationID: String? = nil) throws -> Message {
         let mentions = mentions(try row.optionalText("mentions"))
         return Message(
@@ -47,7 +48,9 @@ enum Rows {
             event: try event(from: row.optionalText("event")),
             silent: try row.bool("silent"),
             mentions: mentions.ids,
-            mentionsAll: mentions.all)
+            mentionsAll: mentions.all,
+            edited: (try row.optionalInteger("edits") ?? 0) > 0,
+            deleted: try row.bool("deleted"))
     }
 
     /// The `mentions` column of `ids` and `all`: JSON, or nil when it mentions no one.

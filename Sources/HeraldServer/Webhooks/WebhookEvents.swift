@@ -5,7 +5,8 @@ import HeraldProtocol
 extension NewWebhookEvent {
     /// The event an entry of the log makes, if its type is one the backend hears of: a message (`message.new`),
     /// people added (`member.added`), removed or leaving (`member.removed`), a new title
-    /// (`conversation.renamed`), a deletion (`conversation.deleted`). Owner changes make none.
+    /// (`conversation.renamed`), a deletion (`conversation.deleted`), an edit (`message.edited`) or a deleted
+    /// message (`message.deleted`). Owner changes make none.
     static func entry(_ entry: IncomingMessage) -> NewWebhookEvent? {
         let message = entry.message
         let conversation = WebhookConversation(
@@ -33,6 +34,18 @@ extension NewWebhookEvent {
                 type = .conversationDeleted
             case .ownerAdded, .ownerRemoved:
                 return nil
+            case .messageEdited, .messageDeleted:
+                // The message as it is now: the edit's text and mentions, or a tombstone.
+                guard let target = event.messageID else { return nil }
+                type = event.kind == .messageEdited ? .messageEdited : .messageDeleted
+                // An edit is its sender's; a deletion may be an owner's (`data.by`), so its tombstone names no sender.
+                let before = Message(
+                    id: target, conversationID: message.conversationID,
+                    senderID: event.kind == .messageEdited ? by : "", imageURL: message.imageURL,
+                    sentAt: message.sentAt)
+                var now = before.amended(by: message)
+                now.seq = message.seq
+                data.message = WireMessage(now)
             }
             data.by = by
         } else {

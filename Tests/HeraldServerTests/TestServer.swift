@@ -209,6 +209,10 @@ struct MessageJSON: Decodable, Equatable {
     /// `message` or `event`.
     var kind: String?
     var event: EventJSON?
+    /// Present (true) once its sender edited it.
+    var edited: Bool?
+    /// Present (true) on a deleted message's tombstone.
+    var deleted: Bool?
 }
 
 /// An event entry's `event`.
@@ -221,6 +225,8 @@ struct EventJSON: Decodable, Equatable {
     var type: String
     var members: [Member]
     var title: String?
+    /// The message an edit or a deletion is about.
+    var messageId: String?
 }
 
 /// Any frame the server sends.

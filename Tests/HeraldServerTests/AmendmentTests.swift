@@ -1,0 +1,254 @@
+import Foundation
+import HeraldCore
+import HeraldProtocol
+import HeraldTestSupport
+import Logging
+import PostgresNIO
+@testable import HeraldServer
+import Testing
+
+/// Editing and deleting messages (docs/behaviour.md §10), end to end: real streams, both stores, fake push services.
+@Suite("Edit and delete", .timeLimit(.minutes(3)))
+struct AmendmentTests {
+    @Test("an edit reaches every member once, in order, live and on catch-up; a delete leaves a tombstone, and its text is in no file and no table",
+          arguments: StoreKind.available)
+    func editAndDelete(kind: StoreKind) async throws {
+        let folder = try makeTemporaryFolder("herald-amend")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("herald.sqlite").path
+        try await kind.withServerDatabase { database in
+            try await TestServer.run(configure: {
+                $0.databasePath = path
+                $0.postgresURL = database["HERALD_POSTGRES_URL"] ?? nil
+            }) { server in
+                let (alice, bob, carol) = try await (
+                    server.token("alice", name: "Alice"), server.token("bob", name: "Bob"), server.token("carol", name: "Carol"))
+                let team = try await server.createConversation(alice, kind: "group", title: "Team", members: ["bob", "carol"])
+                let bobs = try await server.stream(bob)
+                var live = FrameReader(bobs)
+                _ = try await live.untilReady()
+
+                let secret = try await server.post(alice, to: team, id: "m1", text: "the password is hunter2")
+                let next = try await server.post(alice, to: team, id: "m2", text: "and the plans")
+                let edited = try await server.request(
+                    "PATCH", "/v1/conversations/\(team)/messages/m1", token: alice, body: #"{"text": "the password is swordfish"}"#)
+                #expect(edited.status == 200, "\(edited.text)")
+                let now = try edited.decode(MessageJSON.self)
+                #expect(now.text == "the password is swordfish" && now.edited == true && now.seq == secret.seq)
+                #expect(try await unread(of: bob, in: team, on: server) == 2)
+                let deleted = try await server.request("DELETE", "/v1/conversations/\(team)/messages/m1", token: alice)
+                #expect(deleted.status == 200, "\(deleted.text)")
+                let tombstone = try deleted.decode(MessageJSON.self)
+                #expect(tombstone.deleted == true && tombstone.text == nil && tombstone.seq == secret.seq)
+
+                // Live: the two messages, then the edit (with its text) and the deletion, each once, in order.
+                let frames = try await live.drain(bobs).compactMap(\.message)
+                #expect(frames.map(\.id).prefix(2) == ["m1", "m2"])
+                let amendments = frames.dropFirst(2)
+                #expect(amendments.map { $0.event?.type } == ["message_edited", "message_deleted"])
+                #expect(amendments.allSatisfy { $0.event?.messageId == "m1" && $0.kind == "event" })
+                #expect(amendments.first?.text == "the password is swordfish")
+                #expect(amendments.map(\.seq) == amendments.map(\.seq).sorted() && (amendments.first?.seq ?? 0) > next.seq)
+                bobs.close()
+
+                // Catch-up: the message as it is now (a tombstone), and both amendments; the edit's text is gone.
+                let carols = try await server.stream(carol, after: 0)
+                var caught = FrameReader(carols)
+                let (messages, _) = try await caught.untilReady()
+                let entries = messages.compactMap(\.message).filter { $0.conversationId == team && $0.kind != "event" || $0.event?.messageId != nil }
+                #expect(entries.map(\.id).prefix(2) == ["m1", "m2"])
+                #expect(entries.first?.deleted == true && entries.first?.text == nil)
+                #expect(entries.dropFirst(2).map { $0.event?.type } == ["message_edited", "message_deleted"])
+                #expect(entries.dropFirst(2).allSatisfy { $0.text == nil }, "an edit of a deleted message keeps no text")
+                carols.close()
+
+                // History shows the tombstone in its place; the unread count drops it.
+                let history = try await server.request("GET", "/v1/conversations/\(team)/messages", token: bob)
+                let listed = try history.decode(MessageListJSON.self).messages.filter { $0.kind != "event" }
+                #expect(listed.map(\.id) == ["m1", "m2"] && listed.first?.deleted == true && listed.first?.text == nil)
+                #expect(try await unread(of: bob, in: team, on: server) == 1)
+
+                // Gone, not hidden: in no byte of the database's files, in no table a query reads.
+                for word in ["hunter2", "swordfish"] {
+                    switch kind {
+                    case .sqlite:
+                        for file in [path, path + "-wal"] {
+                            let bytes = (try? Data(contentsOf: URL(fileURLWithPath: file))) ?? Data()
+                            #expect(bytes.range(of: Data(word.utf8)) == nil, "\(word) in \(file)")
+                        }
+                    case .postgres:
+                        let store = try #require(server.environment.store as? PostgresStore)
+                        #expect(try await Self.rows(containing: word, in: store) == 0, "\(word) in a table")
+                    }
+                }
+                // What stays is still there: the other message's text.
+                if kind == .sqlite {
+                    let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+                    #expect(bytes.range(of: Data("and the plans".utf8)) != nil || FileManager.default.fileExists(atPath: path + "-wal"))
+                }
+            }
+        }
+    }
+
+    @Test("refused, with nothing changed: another's message, not an owner, past the window, a deleted message, too long, too often, no such message",
+          arguments: StoreKind.available)
+    func refusals(kind: StoreKind) async throws {
+        let clock = WallClock()
+        try await kind.withServerDatabase { database in
+            try await TestServer.run(configure: {
+                $0.clock = clock
+                $0.limits.editLimit = 2
+                $0.postgresURL = database["HERALD_POSTGRES_URL"] ?? nil
+            }) { server in
+                let (alice, bob, carol) = try await (
+                    server.token("alice", name: "Alice"), server.token("bob", name: "Bob"), server.token("carol", name: "Carol"))
+                let team = try await server.createConversation(alice, kind: "group", title: "Team", members: ["bob"])
+                let direct = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+                try await server.post(alice, to: team, id: "a1", text: "alice's")
+                try await server.post(bob, to: team, id: "b1", text: "bob's")
+                try await server.post(bob, to: direct, id: "d1", text: "bob's, direct")
+                func edit(_ token: String, _ conversation: String, _ id: String, _ body: String) async throws -> HTTPResult {
+                    try await server.request("PATCH", "/v1/conversations/\(conversation)/messages/\(id)", token: token, body: body)
+                }
+                func delete(_ token: String, _ conversation: String, _ id: String) async throws -> HTTPResult {
+                    try await server.request("DELETE", "/v1/conversations/\(conversation)/messages/\(id)", token: token)
+                }
+                func texts() async throws -> [String?] {
+                    let page = try await server.request("GET", "/v1/conversations/\(team)/messages", token: alice)
+                    return try page.decode(MessageListJSON.self).messages.filter { $0.kind != "event" }.map(\.text)
+                }
+                let before = try await texts()
+
+                #expect(try await edit(bob, team, "a1", #"{"text": "mine now"}"#).errorCode == "not_the_sender")
+                #expect(try await delete(bob, team, "a1").errorCode == "not_the_sender", "bob owns nothing here")
+                #expect(try await delete(alice, direct, "d1").errorCode == "not_the_sender", "a direct chat has no owner")
+                #expect(try await edit(alice, team, "b1", #"{"text": "owners do not edit"}"#).errorCode == "not_the_sender")
+                #expect(try await edit(carol, team, "a1", #"{"text": "x"}"#).status == 403, "not a member")
+                #expect(try await edit(alice, team, "nope", #"{"text": "x"}"#).errorCode == "message_not_found")
+                #expect(try await edit(alice, team, "a1", #"{"text": "   "}"#).errorCode == "invalid_request")
+                #expect(try await edit(alice, team, "a1", #"{"text": "\#(String(repeating: "x", count: 4_001))"}"#).errorCode == "text_too_long")
+                #expect(try await edit(alice, team, "a1", #"{"text": "\u0000"}"#).errorCode == "invalid_request")
+                #expect(try await edit(alice, team, "a1", #"{"nothing": 1}"#).status == 400)
+                let events = try await server.request("GET", "/v1/conversations/\(team)/messages", token: alice)
+                    .decode(MessageListJSON.self).messages.filter { $0.kind == "event" }
+                if let event = events.first {
+                    #expect(try await edit(alice, team, event.id, #"{"text": "x"}"#).errorCode == "message_not_found", "an event is no message")
+                }
+                #expect(try await texts() == before, "nothing changed")
+
+                // Twice is the limit here; the third is refused.
+                #expect(try await edit(alice, team, "a1", #"{"text": "one"}"#).status == 200)
+                #expect(try await edit(alice, team, "a1", #"{"text": "two"}"#).status == 200)
+                #expect(try await edit(alice, team, "a1", #"{"text": "three"}"#).errorCode == "edit_limit")
+                // Past the window (24 hours by default), edits are refused; deletion is not.
+                clock.advance(by: 24 * 3600 + 1)
+                #expect(try await edit(bob, team, "b1", #"{"text": "late"}"#).errorCode == "edit_window_passed")
+                // An owner deletes anyone's message; a deleted one changes no more.
+                #expect(try await delete(alice, team, "b1").status == 200)
+                #expect(try await delete(bob, team, "b1").errorCode == "message_deleted")
+                #expect(try await edit(bob, team, "b1", #"{"text": "back"}"#).errorCode == "message_deleted")
+                #expect(try await texts() == ["two", nil])
+            }
+        }
+    }
+
+    @Test("follow-ups go only to the devices that were pushed the message: an edit replaces its words silently, a delete removes it; a waiting push is rewritten or dropped")
+    func pushesFollow() async throws {
+        let clock = WallClock()
+        // Pushes wait half an hour on the server's clock, which moves only when the test says; follow-ups go at once.
+        try await PushHarness.run(configure: {
+            $0.clock = clock
+            $0.push.burstWindow = .zero
+            $0.push.delay = .seconds(1800)
+        }) { push in
+            let server = push.server
+            let (alice, bob, carol, dave) = try await (
+                server.token("alice", name: "Alice"), server.token("bob", name: "Bob"), server.token("carol", name: "Carol"),
+                server.token("dave", name: "Dave"))
+            let team = try await server.createConversation(alice, kind: "group", title: "Team", members: ["bob", "carol", "dave"])
+            let (phone, carolsPhone, davesPhone) = (PushHarness.apnsToken(0xB0B), PushHarness.apnsToken(0xCA401), PushHarness.apnsToken(0xDA7E))
+            try await push.register(bob, device: "phone", platform: "apns", pushToken: phone)
+            try await push.register(bob, device: "pixel", platform: "fcm", pushToken: "fcm-amend-pixel")
+            try await push.register(carol, device: "phone", platform: "apns", pushToken: carolsPhone)
+            // Carol hears nothing of this group: she is pushed nothing, so nothing follows.
+            #expect(try await server.request("PUT", "/v1/conversations/\(team)/mute", token: carol).status == 204)
+            func fcm() -> [[String: Any]] {
+                push.fake.requests(to: "/v1/projects").compactMap { $0.json?["message"] as? [String: Any] }
+                    .filter { $0["token"] as? String == "fcm-amend-pixel" }
+            }
+
+            let sent = try await server.post(alice, to: team, id: "m1", text: "the password is hunter2")
+            try await push.eventually("m1's pushes waiting") { try await server.environment.store.pushJobCount() == 2 }
+            clock.advance(by: 1800)
+            server.environment.push.wakeSenders()
+            _ = try await push.fake.wait("the alert on both of bob's devices") { _ in push.apns(phone).count == 1 && fcm().count == 1 }
+            // Dave's phone comes after the push: it was never shown the message.
+            try await push.register(dave, device: "phone", platform: "apns", pushToken: davesPhone)
+            let identifier = "herald-\(sent.seq)"
+
+            #expect(try await server.request(
+                "PATCH", "/v1/conversations/\(team)/messages/m1", token: alice, body: #"{"text": "call me"}"#).status == 200)
+            _ = try await push.fake.wait("the edit's follow-ups") { _ in push.apns(phone).count == 2 && fcm().count == 2 }
+            let edit = try #require(push.apns(phone).last)
+            let aps = try #require(edit.json?["aps"] as? [String: Any])
+            #expect(edit.headers["apns-collapse-id"] == identifier && edit.headers["apns-push-type"] == "alert")
+            #expect(aps["sound"] == nil && aps["interruption-level"] as? String == "passive", "an edit is not news")
+            #expect((aps["alert"] as? [String: Any])?["body"] as? String == "Alice: call me")
+            #expect(edit.json?["type"] as? String == "message_edited" && edit.json?["messageId"] as? String == "m1")
+            let android = try #require(fcm().last)
+            #expect(((android["android"] as? [String: Any])?["notification"] as? [String: Any])?["tag"] as? String == identifier)
+            #expect((android["data"] as? [String: String])?["type"] == "message_edited")
+
+            #expect(try await server.request("DELETE", "/v1/conversations/\(team)/messages/m1", token: alice).status == 200)
+            _ = try await push.fake.wait("the delete's follow-ups") { _ in push.apns(phone).count == 3 && fcm().count == 3 }
+            let removal = try #require(push.apns(phone).last)
+            #expect(removal.headers["apns-push-type"] == "background")
+            #expect((removal.json?["aps"] as? [String: Any])?["content-available"] as? Int == 1)
+            #expect(removal.json?["type"] as? String == "message_deleted" && removal.json?["notificationId"] as? String == identifier)
+            #expect(removal.json?["aps"].map { "\($0)" }?.contains("hunter2") == false && removal.text.contains("call me") == false)
+            let androidRemoval = try #require(fcm().last)
+            #expect(androidRemoval["notification"] == nil && androidRemoval["android"].map { "\($0)" }?.contains("notification") != true)
+            #expect((androidRemoval["data"] as? [String: String])?["notificationId"] == identifier)
+
+            // A push waiting out its delay: rewritten by an edit, dropped by a delete.
+            try await server.post(alice, to: team, id: "m2", text: "first words")
+            try await server.post(alice, to: team, id: "m3", text: "never sent")
+            try await push.eventually("both waiting, for bob's two devices and dave's phone") {
+                try await server.environment.store.pushJobCount() == 6
+            }
+            #expect(try await server.request(
+                "PATCH", "/v1/conversations/\(team)/messages/m2", token: alice, body: #"{"text": "second words"}"#).status == 200)
+            #expect(try await server.request("DELETE", "/v1/conversations/\(team)/messages/m3", token: alice).status == 200)
+            #expect(try await server.environment.store.pushJobCount() == 3, "m3's pushes are gone")
+            clock.advance(by: 1800)
+            server.environment.push.wakeSenders()
+            _ = try await push.fake.wait("m2's push, with its new words") { _ in push.apns(phone).contains { $0.messageID == "m2" } }
+            let rewritten = try #require(push.apns(phone).last { $0.messageID == "m2" })
+            #expect(((rewritten.json?["aps"] as? [String: Any])?["alert"] as? [String: Any])?["body"] as? String == "Alice: second words")
+            #expect(push.apns(phone).allSatisfy { $0.messageID != "m3" } && !push.apns(phone).contains { $0.text.contains("never sent") })
+
+            // Only devices that were pushed the message heard of it again.
+            #expect(push.apns(davesPhone).allSatisfy { $0.messageID != "m1" }, "dave's phone was never shown m1")
+            #expect(push.apns(carolsPhone).isEmpty, "carol muted the group")
+        }
+    }
+
+    /// The member's unread count of `conversation`, as their list shows it.
+    private func unread(of token: String, in conversation: String, on server: TestServer) async throws -> Int {
+        let result = try await server.request("GET", "/v1/conversations/\(conversation)", token: token)
+        return ((try? JSONSerialization.jsonObject(with: result.body)) as? [String: Any])?["unreadCount"] as? Int ?? -1
+    }
+
+    /// Rows of PostgreSQL's tables that hold `word` where Herald keeps text: messages (and edits), the push and
+    /// webhook outboxes.
+    static func rows(containing word: String, in store: PostgresStore) async throws -> Int64 {
+        let pattern = "%\(word)%"
+        let rows = try await store.database.query(
+            """
+            SELECT (SELECT count(*) FROM messages WHERE text LIKE \(pattern) OR event LIKE \(pattern))
+                 + (SELECT count(*) FROM push_jobs WHERE content LIKE \(pattern))
+                 + (SELECT count(*) FROM webhook_jobs WHERE data LIKE \(pattern))
+            """, logger: Logger(label: "amendment-test"))
+        return try rows.first.map { try $0.decode(Int64.self) } ?? -1
+    }
+}

@@ -204,14 +204,14 @@ public struct Trace: Hashable, Sendable {
     private static func change(from fields: TraceFields) throws -> ConversationEvent? {
         guard fields.has("change") else { return nil }
         let change = try fields.object("change")
-        try change.rejectUnknown(["type", "members", "title"], in: "change")
+        try change.rejectUnknown(["type", "members", "title", "messageId"], in: "change")
         let members = try change.objects("members").map { member in
             try member.rejectUnknown(["id", "name"], in: "member")
             return Person(id: try member.string("id"), displayName: try member.string("name"))
         }
         return ConversationEvent(
             kind: try change.choice("type", of: ConversationEvent.Kind.self), members: members,
-            title: try change.optionalString("title"))
+            title: try change.optionalString("title"), messageID: try change.optionalString("messageId"))
     }
 
     /// A message's optional `seq`: a whole number from 1.

@@ -36,7 +36,10 @@ function input(line) {
           createdAt: line.sentAt ?? new Date(referenceDate + line.at * 1000).toISOString(),
           mentions: line.mentions ?? [], mentionsAll: line.mentionsAll ?? false,
           ...(line.seq !== undefined ? { seq: line.seq } : {}),
-          ...(line.change ? { event: { type: line.change.type, members: line.change.members ?? [], title: line.change.title ?? null } } : {}),
+          ...(line.change ? { event: {
+            type: line.change.type, members: line.change.members ?? [], title: line.change.title ?? null,
+            ...(line.change.messageId !== undefined ? { messageId: line.change.messageId } : {}),
+          } } : {}),
         },
         conversation: { id: line.conversation.id, kind: line.conversation.kind, title: line.conversation.title ?? null },
         sender: { id: line.sender.id, name: line.sender.name, avatarURL: line.sender.avatarURL ?? null },
@@ -72,6 +75,7 @@ function timelineLine({ at, effect }) {
   switch (effect.type) {
     case "dismiss": case "drop": Object.assign(line, { banner: effect.banner, reason: effect.reason }); break;
     case "navigate": case "clear": line.conversation = effect.conversation; break;
+    case "withdraw": line.notification = effect.notification; break;
     case "skip": Object.assign(line, { message: effect.message, reason: effect.reason }); break;
     case "show": case "update": line.banner = bannerFields(effect.banner); break;
     case "local": {

@@ -35,7 +35,7 @@ export class RecentIDs {
 // ---------------------------------------------------------------------------------------------------------------
 // The banner queue (docs/behaviour.md §3; HeraldCore's BannerQueue, BannerTimer and EffectLog)
 
-const rank = { dismiss: 0, navigate: 1, drop: 2, clear: 2, skip: 3, show: 4, update: 4, local: 5 };
+const rank = { dismiss: 0, navigate: 1, drop: 2, clear: 2, withdraw: 2, skip: 3, show: 4, update: 4, local: 5 };
 
 /** Effects stamped with their instant; each input's effects put in their documented order when it ends. */
 export class EffectLog {
@@ -104,6 +104,12 @@ function absorb(banner, later) {
   banner.body = later.body;
   banner.avatarURL = later.avatarURL;
   banner.sender = later.sender;
+  banner.shows = later.shows;
+}
+
+/** Whether a banner's words are those of the message `message` of `conversation`. */
+function shows(banner, conversation, message) {
+  return typeof banner.shows === "string" && banner.shows === message && banner.conversation === conversation;
 }
 
 /** Which banner is on screen, which wait, and when each goes. Instants never go backwards. */
@@ -135,7 +141,7 @@ export class BannerQueue {
     this.now = Math.max(this.now, instant);
   }
 
-  /** Applies an input at `now`: {type: "enqueue", banner} | {type: "gesture", gesture} | {type: "opened", conversation} | {type: "left", conversation} | {type: "dismiss"} | {type: "dismissAll"}. */
+  /** Applies an input at `now`: {type: "enqueue", banner} | {type: "gesture", gesture} | {type: "opened", conversation} | {type: "left", conversation} | {type: "dismiss"} | {type: "dismissAll"} | {type: "edited", conversation, message, body} | {type: "deleted", conversation, message}. */
   apply(input, log) {
     switch (input.type) {
       case "enqueue":
@@ -157,6 +163,22 @@ export class BannerQueue {
         this.dismissVisible("programmatic", log);
         for (const banner of this.waiting) log.append({ type: "drop", banner: banner.id, reason: "programmatic" });
         this.waiting = [];
+        break;
+      case "edited":
+        // The banner showing the message (visible or waiting) takes its new words, keeping its place and its time.
+        if (this.visible && shows(this.visible, input.conversation, input.message)) {
+          this.visible.body = input.body;
+          log.append({ type: "update", banner: { ...this.visible } });
+        }
+        for (const banner of this.waiting) if (shows(banner, input.conversation, input.message)) banner.body = input.body;
+        break;
+      case "deleted":
+        if (this.visible && shows(this.visible, input.conversation, input.message)) this.dismissVisible("deleted", log);
+        this.waiting = this.waiting.filter((banner) => {
+          if (!shows(banner, input.conversation, input.message)) return true;
+          log.append({ type: "drop", banner: banner.id, reason: "deleted" });
+          return false;
+        });
         break;
       default:
         throw new Error(`unknown queue input ${input.type}`);

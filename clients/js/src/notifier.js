@@ -1,7 +1,9 @@
 // One device (HeraldCore's Notifier): the policy, the wording and the queue together.
 
 import { bannerConfig } from "./config.js";
-import { bannerFor, eventEnds, notificationFor, notificationIdentifier, standardFormatter } from "./wording.js";
+import {
+  bannerFor, eventEnds, isAmendment, messagePreview, notificationFor, notificationIdentifier, standardFormatter,
+} from "./wording.js";
 import { defaultBurstWindow, defaultSettings, delivery, namesUser, NotificationBursts, toMillis } from "./policy.js";
 import { BannerQueue, EffectLog, RecentIDs } from "./banners.js";
 
@@ -35,7 +37,13 @@ export class Notifier {
     this.bursts = new NotificationBursts(burstWindow);
     /** System notifications held, in the order they are due: [{deadline, key, notification}]. */
     this.held = [];
+    /** The system notifications it posted, newest last, at most `followedLimit`: each the latest words under its
+     *  identifier, so that an edit of its message can replace them and a deletion remove them: [{key, notification}]. */
+    this.posted = [];
   }
+
+  /** How many of its latest system notifications a device follows when their messages are edited or deleted. */
+  static followedLimit = 64;
 
   get nextDeadline() {
     const banner = this.queue.nextDeadline, local = this.held.length ? this.held[0].deadline : null;
@@ -57,7 +65,7 @@ export class Notifier {
       this.queue.advanceInto(first.deadline, log);
       const now = Math.max(this.queue.now, first.deadline);
       log.begin(now);
-      log.append({ type: "local", notification: this.inBurst(first.notification, first.namesMember, now) });
+      log.append({ type: "local", notification: this.posting(first.notification, first.key, first.namesMember, now) });
       log.end();
     }
     this.queue.advanceInto(instant, log);
@@ -142,6 +150,10 @@ export class Notifier {
       this.queue.apply({ type: "left", conversation: message.conversationId }, log);
       log.append({ type: "clear", conversation: message.conversationId });
       this.bursts.end(message.conversationId);
+      this.posted = this.posted.filter((posted) => JSON.parse(posted.key)[0] !== message.conversationId);
+    }
+    if (!alreadySeen && isAmendment(message.event)) {
+      this.follow(incoming, JSON.stringify([message.conversationId, message.event.messageId]), log);
     }
     const kind = incoming.conversation.kind;
     const decision = delivery(message, kind, this.userID, this.device, alreadySeen);
@@ -161,11 +173,54 @@ export class Notifier {
         const index = this.held.findIndex((held) => held.deadline > deadline);
         this.held.splice(index < 0 ? this.held.length : index, 0, { deadline, key, notification, namesMember: namesUser(message, this.userID) });
       } else {
-        log.append({ type: "local", notification: this.inBurst(notification, namesUser(message, this.userID), this.queue.now) });
+        log.append({ type: "local", notification: this.posting(notification, key, namesUser(message, this.userID), this.queue.now) });
       }
     } else {
       log.append({ type: "skip", message: message.id, reason: decision.skip });
     }
+  }
+
+  /** What an edit or a deletion (`amendment`) of the message named by `key` changes on this device: the banner
+   *  showing it, a held system notification of it, and the posted one whose latest words are its. */
+  follow(amendment, key, log) {
+    const [conversation, target] = JSON.parse(key);
+    const postedIndex = this.posted.findLastIndex((posted) => posted.key === key);
+    if (amendment.message.event.type === "message_deleted") {
+      this.queue.apply({ type: "deleted", conversation, message: target }, log);
+      this.held = this.held.filter((held) => held.key !== key);
+      if (postedIndex >= 0) {
+        log.append({ type: "withdraw", notification: notificationIdentifier(this.posted[postedIndex].notification) });
+        this.posted.splice(postedIndex, 1);
+      }
+      return;
+    }
+    // The edited message as its sender now has it (an edit's entry carries its new text and mentions).
+    const { event, ...fields } = amendment.message;
+    const message = { ...fields, id: target, conversationId: conversation, imageURL: null, edited: true };
+    delete message.seq;
+    const edited = { ...amendment, message };
+    this.queue.apply({ type: "edited", conversation, message: target, body: messagePreview(message, this.formatter) }, log);
+    const words = notificationFor(edited, this.formatter, this.userID);
+    for (const held of this.held) {
+      if (held.key !== key) continue;
+      held.notification.title = words.title;
+      held.notification.body = words.body;
+    }
+    if (postedIndex >= 0) {
+      const notification = { ...this.posted[postedIndex].notification, title: words.title, body: words.body, silent: true, onlyIfDelivered: true };
+      this.posted[postedIndex].notification = notification;
+      log.append({ type: "local", notification: { ...notification } });
+    }
+  }
+
+  /** `notification` as it is posted at `now` (`inBurst`), remembered as the latest words under its identifier. */
+  posting(notification, key, namesMember, now) {
+    const posted = this.inBurst(notification, namesMember, now);
+    const identifier = notificationIdentifier(posted);
+    this.posted = this.posted.filter((entry) => notificationIdentifier(entry.notification) !== identifier);
+    this.posted.push({ key, notification: { ...posted } });
+    if (this.posted.length > Notifier.followedLimit) this.posted.shift();
+    return posted;
   }
 
   /** `notification` as it is posted at `now`: inside a conversation's burst, it replaces the burst's first silently

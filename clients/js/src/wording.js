@@ -88,6 +88,7 @@ export const standardFormatter = Object.freeze({
   previewLimit: 50,
   imagePlaceholder: "📷 Image",
   emptyPlaceholder: "New message",
+  deletedPlaceholder: "This message was deleted",
   unknownSenderName: "Someone",
   systemSenderName: "Admin",
   untitledGroupName: "Group chat",
@@ -98,6 +99,34 @@ export function preview(text, hasImage, formatter = standardFormatter) {
   const { text: folded, cut } = foldWhitespace(text ?? "", formatter.previewLimit);
   if (folded === "") return hasImage ? formatter.imagePlaceholder : formatter.emptyPlaceholder;
   return cut ? folded + "..." : folded;
+}
+
+/** The preview of a message: its tombstone's words once deleted (HeraldCore's `ContentFormatter.preview(of:)`). */
+export function messagePreview(message, formatter = standardFormatter) {
+  if (message.deleted) return formatter.deletedPlaceholder ?? standardFormatter.deletedPlaceholder;
+  return preview(message.text, message.imageURL != null, formatter);
+}
+
+/** Whether an event changes an earlier message (an edit or a deletion) rather than the conversation. */
+export function isAmendment(event) {
+  return Boolean(event) && (event.type === "message_edited" || event.type === "message_deleted")
+    && typeof event.messageId === "string";
+}
+
+/** `message` as `amendment` (an entry whose event edits or deletes it) leaves it: the new text and mentions, or a
+ *  tombstone; unchanged when it is about another message (HeraldCore's `Message.amended(by:)`). */
+export function amended(message, amendment) {
+  const event = amendment?.event;
+  if (!isAmendment(event) || message.event || event.messageId !== message.id) return message;
+  if (event.type === "message_deleted") {
+    const { mentions, mentionsAll, ...rest } = message;
+    return { ...rest, text: null, imageURL: null, deleted: true };
+  }
+  if (message.deleted) return message;
+  const next = { ...message, text: amendment.text ?? null, edited: true };
+  if (amendment.mentions?.length) next.mentions = amendment.mentions; else delete next.mentions;
+  if (amendment.mentionsAll) next.mentionsAll = true; else delete next.mentionsAll;
+  return next;
 }
 
 /** The name to show for a sender: "Admin" for the app's backend (the empty id), else their display name. */
@@ -184,6 +213,8 @@ function eventPredicate(event, sender, conversation, viewer, formatter) {
     case "owner_added": return `made ${list(members)} ${members.length === 1 ? "an owner" : "owners"}`;
     case "owner_removed": return `removed ${list(members)} as ${members.length === 1 ? "owner" : "owners"}`;
     case "deleted": return "deleted the group";
+    case "message_edited": return "edited a message";
+    case "message_deleted": return "deleted a message";
     default: return null;
   }
 }
@@ -191,7 +222,7 @@ function eventPredicate(event, sender, conversation, viewer, formatter) {
 /** What an entry says in one line: a message's preview, or an event's line (null for an event type not known). */
 export function entryLine(incoming, viewer = null, formatter = standardFormatter) {
   const { message, conversation, sender } = incoming;
-  if (!message.event) return preview(message.text, message.imageURL != null, formatter);
+  if (!message.event) return messagePreview(message, formatter);
   return eventLine(message.event, sender, conversation, viewer, formatter);
 }
 
@@ -220,13 +251,14 @@ export function bannerFor(incoming, formatter = standardFormatter, viewer = null
     conversation: conversation.id,
     title: senderName(sender, formatter),
     subtitle: conversation.kind === "group" ? "in " + groupTitle(conversation.title, formatter) : null,
-    body: preview(message.text, message.imageURL != null, formatter),
+    body: messagePreview(message, formatter),
     avatarURL: sender.avatarURL ?? null,
     count: 1,
     tone: "message",
     icon: null,
     duration: null,
     sender: sender.id, // HeraldCore's `senderID`: for the avatar's colour, not part of a replay's timeline
+    shows: message.id, // HeraldCore's `messageID`: the message whose words it shows, followed by edits and deletions
   };
 }
 
@@ -260,7 +292,7 @@ function notificationWords(incoming, formatter, viewer) {
     };
   }
   const name = senderName(sender, formatter);
-  const text = preview(message.text, message.imageURL != null, formatter);
+  const text = messagePreview(message, formatter);
   if (sender.id === "") {
     // The app's backend: worded apart from any person's message.
     const title = conversation.kind === "group" ? groupTitle(conversation.title, formatter) : formatter.systemSenderName;

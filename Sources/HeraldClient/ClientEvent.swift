@@ -21,7 +21,9 @@ public enum ConnectionState: Hashable, Sendable {
 public enum ClientEvent: Hashable, Sendable {
     /// The connection changed state.
     case state(ConnectionState)
-    /// A new message in one of the user's conversations; never delivered twice.
+    /// A new message in one of the user's conversations; never delivered twice. An event among them may change an
+    /// earlier message (``ConversationEvent/isAmendment``: `message_edited` carries the new text, `message_deleted`
+    /// makes it a tombstone): apply it to the message it names with ``Message/amended(by:)``, and show no line for it.
     case message(IncomingMessage)
     /// A message the app sent is stored, with this sequence number.
     case acknowledged(id: String, seq: Int64)

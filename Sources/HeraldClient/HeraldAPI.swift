@@ -208,6 +208,38 @@ public struct HeraldAPI: Sendable {
         return try await request(.POST, "/v1/conversations/\(Self.escape(conversationID))/messages", body: body, as: WireMessage.self)
     }
 
+    /// Edits the text of the user's own message `messageID` (within the server's edit window, 24 hours unless set;
+    /// at most its edit limit of times) and returns it as it is now (`edited`). Every member's devices then receive
+    /// a `message_edited` entry (``ClientEvent/message(_:)``; apply it with ``Message/amended(by:)``).
+    ///
+    /// - Throws: ``HeraldAPIError`` `not_the_sender`, `edit_window_passed`, `edit_limit`, `message_deleted`,
+    ///   `message_not_found`, `text_too_long`, `invalid_request` (blank text).
+    @discardableResult
+    public func editMessage(
+        _ messageID: String, in conversationID: String, text: String, mentions: [String] = [], mentionsAll: Bool = false
+    ) async throws -> WireMessage {
+        struct Body: Encodable {
+            var text: String
+            var mentions: [String]?
+            var mentionsAll: Bool?
+        }
+        return try await request(
+            .PATCH, "/v1/conversations/\(Self.escape(conversationID))/messages/\(Self.escape(messageID))",
+            body: Body(text: text, mentions: mentions.isEmpty ? nil : mentions, mentionsAll: mentionsAll ? true : nil),
+            as: WireMessage.self)
+    }
+
+    /// Deletes the message `messageID`: the user's own, or anyone's in a group they own. Returns its tombstone
+    /// (`deleted`, no text); every member's devices receive a `message_deleted` entry, and its notifications go.
+    ///
+    /// - Throws: ``HeraldAPIError`` `not_the_sender`, `message_deleted`, `message_not_found`.
+    @discardableResult
+    public func deleteMessage(_ messageID: String, in conversationID: String) async throws -> WireMessage {
+        try await request(
+            .DELETE, "/v1/conversations/\(Self.escape(conversationID))/messages/\(Self.escape(messageID))",
+            as: WireMessage.self)
+    }
+
     /// Moves the user's read marker in a conversation up to `seq` (it never moves back). The user's other devices
     /// that were pushed the conversation's messages get a silent push clearing them (not this one,
     /// ``ClientConfiguration/deviceID``).

@@ -9,7 +9,7 @@ import Testing
 
 /// What a client and its notifier surfaced, gathered from their streams.
 final class ClientRecord: Sendable {
-    private let box = NIOLockedValueBox<(messages: [Message], shows: [String], skips: [String: SkipReason], live: Int)>(([], [], [:], 0))
+    private let box = NIOLockedValueBox<(messages: [Message], shows: [String], skips: [String: SkipReason], live: Int, effects: [NotificationEffect])>(([], [], [:], 0, []))
 
     /// Records the client's messages and connections, from a subscription taken now, for as long as the returned
     /// work runs (a child task of the test's: ``withBackground(_:_:)``).
@@ -32,6 +32,7 @@ final class ClientRecord: Sendable {
         let effects = live.effects
         return { [box] in
             for await effect in effects {
+                box.withLockedValue { $0.effects.append(effect) }
                 switch effect {
                 case .show(let banner): box.withLockedValue { $0.shows.append(banner.id) }
                 case .skip(let id, let reason): box.withLockedValue { $0.skips[id] = reason }
@@ -45,6 +46,7 @@ final class ClientRecord: Sendable {
     var shows: [String] { box.withLockedValue { $0.shows } }
     var skips: [String: SkipReason] { box.withLockedValue { $0.skips } }
     var liveCount: Int { box.withLockedValue { $0.live } }
+    var effects: [NotificationEffect] { box.withLockedValue { $0.effects } }
 
     /// Waits (bounded by the test's time limit) until `condition` holds.
     func wait(until condition: @Sendable (ClientRecord) -> Bool) async throws {
@@ -200,6 +202,44 @@ struct ClientTests {
                 #expect(record.skips["muted-here"] == .muted)
                 #expect(!record.shows.contains("muted-here"))
                 #expect(!record.shows.contains("muted-at-start"))
+            }
+        }
+    }
+
+    @Test("an edit and a deletion through HeraldAPI reach the other member's client as entries, and its banner follows them", arguments: TestTransport.allCases)
+    func amendments(_ transport: TestTransport) async throws {
+        let record = ClientRecord()
+        try await TestServer.run { server in
+            let (alice, bob) = try await (server.token("alice"), server.token("bob", name: "Bob"))
+            let withBob = try await server.createConversation(alice, kind: "direct", members: ["bob"])
+            let client = Self.client(port: server.port, token: alice, transport)
+            let live = LiveNotifications(client: client, userID: "alice")
+            try await withBackground([record.watching(client), record.watching(live), { await live.run() }]) {
+                try await record.wait { $0.liveCount >= 1 }
+                let bobs = HeraldAPI(configuration: .local(port: server.port, token: bob, transport))
+                try await bobs.postMessage(in: withBob, text: "see you at 5", id: "plan")
+                try await record.wait { $0.shows.contains("plan") }
+                let edited = try await bobs.editMessage("plan", in: withBob, text: "see you at 6")
+                #expect(edited.edited && edited.text == "see you at 6")
+                try await record.wait { record in
+                    record.effects.contains { if case .update(let banner) = $0 { banner.body == "see you at 6" } else { false } }
+                }
+                let tombstone = try await bobs.deleteMessage("plan", in: withBob)
+                #expect(tombstone.deleted && tombstone.text == nil)
+                try await record.wait { record in
+                    record.effects.contains { if case .dismiss("plan", .deleted) = $0 { true } else { false } }
+                }
+                // The client's entries: the message, then each change, which the app applies to it.
+                let entries = record.messages.filter { $0.conversationID == withBob }
+                #expect(entries.compactMap(\.event?.kind) == [.messageEdited, .messageDeleted])
+                let shown = entries.dropFirst().reduce(entries[0]) { $0.amended(by: $1) }
+                #expect(shown.deleted && shown.text == nil && entries[0].text == "see you at 5")
+                do {
+                    _ = try await bobs.editMessage("plan", in: withBob, text: "back")
+                    Issue.record("a deleted message was edited")
+                } catch let error as HeraldAPIError {
+                    #expect(error.code == "message_deleted")
+                }
             }
         }
     }

@@ -7,9 +7,22 @@ struct ChatModel {
     /// One conversation as the list and the chat view show it.
     struct Room {
         var conversation: Conversation
-        /// Messages and events in seq order; an event's `sender` is empty and its `text` is its whole line; `mention`
-        /// when it mentions the user.
-        var messages: [(sender: String, text: String, mine: Bool, seq: Int64, mention: Bool)] = []
+        /// One line of the chat: a message, or an event's line (its `sender` empty and its `text` the whole line).
+        struct Line: Equatable {
+            var sender: String
+            var text: String
+            var mine: Bool
+            var seq: Int64
+            /// Whether it mentions the user.
+            var mention: Bool
+            /// The message's id (an event's own).
+            var id: String = ""
+            /// Whether it was deleted: its text is the tombstone's.
+            var deleted = false
+        }
+
+        /// Messages and events in seq order.
+        var messages: [Line] = []
         var names: [String: String] = [:]
         var unread = 0
         var lastSeq: Int64 = 0
@@ -19,7 +32,7 @@ struct ChatModel {
         var removed = false
 
         /// A line of the chat view: `Name: text`, or an event's line after a dot.
-        static func line(_ message: (sender: String, text: String, mine: Bool, seq: Int64, mention: Bool)) -> String {
+        static func line(_ message: Line) -> String {
             message.sender.isEmpty ? "· " + message.text : (message.mine ? "You" : message.sender) + ": " + message.text
         }
     }
@@ -62,10 +75,16 @@ struct ChatModel {
         let name = Self.name(of: incoming.sender)
         rooms[index].names[incoming.sender.id] = name
         let seq = incoming.message.seq ?? rooms[index].lastSeq
+        if let event = incoming.message.event, event.isAmendment, let target = event.messageID {
+            // An edit or a deletion changes its message's line in place; it has none of its own.
+            amend(target, in: index, by: incoming)
+            rooms[index].lastSeq = max(rooms[index].lastSeq, seq)
+            return
+        }
         if let event = incoming.message.event {
             // A quiet line in the chat, never unread; one that ends the user's membership closes the room.
             let line = TerminalText.clean(formatter.line(for: incoming, viewer: me))
-            rooms[index].messages.append(("", line, mine, seq, false))
+            rooms[index].messages.append(Room.Line(sender: "", text: line, mine: mine, seq: seq, mention: false, id: incoming.message.id))
             rooms[index].lastSeq = max(rooms[index].lastSeq, seq)
             if event.ends(me, senderID: incoming.message.senderID) { rooms[index].removed = true }
             if event.kind == .memberAdded, event.concerns(me) { rooms[index].removed = false }
@@ -77,7 +96,9 @@ struct ChatModel {
         // The app's backend speaks in brackets (`[Admin]: …`): no person's line looks like its (a person whose name
         // reads as the system's is `Admin (member)`).
         let speaker = incoming.message.isSystem ? "[\(name)]" : name
-        rooms[index].messages.append((speaker, Self.body(of: incoming), mine, seq, mention))
+        rooms[index].messages.append(Room.Line(
+            sender: speaker, text: Self.body(of: incoming), mine: mine, seq: seq, mention: mention, id: incoming.message.id,
+            deleted: incoming.message.deleted))
         rooms[index].lastSeq = max(rooms[index].lastSeq, seq)
         if mine {
             // Posting moves one's own read marker past one's message (the server does the same).
@@ -86,6 +107,33 @@ struct ChatModel {
             rooms[index].unread += 1
         }
         rooms.sort { $0.lastSeq > $1.lastSeq }
+    }
+
+    /// Applies an edit or a deletion (`amendment`) to the message `target` of the room at `index`: the new text with
+    /// `(edited)`, or the tombstone's words; a deleted unread message is no longer unread.
+    private mutating func amend(_ target: String, in index: Int, by amendment: IncomingMessage) {
+        guard let line = rooms[index].messages.lastIndex(where: {
+            !$0.sender.isEmpty && $0.id.utf8.elementsEqual(target.utf8)
+        }) else { return }
+        let old = rooms[index].messages[line]
+        guard !old.deleted else { return }
+        if amendment.message.event?.kind == .messageDeleted {
+            rooms[index].messages[line].text = formatter.deletedPlaceholder
+            rooms[index].messages[line].deleted = true
+            rooms[index].messages[line].mention = false
+            if !old.mine, old.seq > rooms[index].readUpTo, rooms[index].unread > 0 { rooms[index].unread -= 1 }
+        } else {
+            let edited = Message(
+                id: target, conversationID: amendment.conversation.id, senderID: amendment.message.senderID,
+                text: amendment.message.text)
+            rooms[index].messages[line].text = TerminalText.clean(Self.fullText.preview(of: edited)) + " (edited)"
+            rooms[index].messages[line].mention = !old.mine && amendment.message.names(me)
+        }
+    }
+
+    /// The id of the user's last message in the open chat that is not deleted: what `/edit` and `/delete` change.
+    var lastOwnMessageID: String? {
+        openRoom?.messages.last { $0.mine && !$0.sender.isEmpty && !$0.deleted && !$0.id.isEmpty }?.id
     }
 
     /// The whole text on one line, with the formatter's placeholders for an image or nothing (no 50-character cut:
@@ -140,7 +188,7 @@ struct ChatModel {
             rooms[index].readUpTo = max(rooms[index].readUpTo, marker)
             let room = rooms[index]
             rooms[index].unread = room.conversation.id == openID
-                ? 0 : room.messages.count { !$0.mine && !$0.sender.isEmpty && $0.seq > room.readUpTo }
+                ? 0 : room.messages.count { !$0.mine && !$0.sender.isEmpty && !$0.deleted && $0.seq > room.readUpTo }
         }
     }
 
@@ -216,6 +264,10 @@ enum ChatCommand: Equatable {
     case notify(NotificationLevel?, For)
     /// Do not disturb for a while; `.always` with `off`: no longer.
     case snooze(For?)
+    /// Edit the user's last message in the open chat.
+    case edit(String)
+    /// Delete the user's last message in the open chat.
+    case delete
 
     /// How long a choice holds.
     enum For: Equatable {
@@ -252,12 +304,12 @@ enum ChatCommand: Equatable {
     var changesGroup: Bool {
         switch self {
         case .add, .remove, .rename, .leave: true
-        case .notify, .snooze: false
+        case .notify, .snooze, .edit, .delete: false
         }
     }
 
     /// What the commands are, for a notice.
-    static let usage = "commands: /add ID [ID...], /remove ID, /rename TITLE, /leave, /notify LEVEL [FOR], /snooze FOR"
+    static let usage = "commands: /add ID [ID...], /remove ID, /rename TITLE, /leave, /notify LEVEL [FOR], /snooze FOR, /edit TEXT, /delete"
     /// How `/notify` is written.
     static let notifyUsage = "usage: /notify all|mentions|nothing|default [1h|8h|tomorrow|always]"
     /// How `/snooze` is written.
@@ -276,6 +328,11 @@ enum ChatCommand: Equatable {
             let title = line.dropFirst("/rename".count).trimmingCharacters(in: .whitespaces)
             return .success(.rename(title.isEmpty ? nil : title))
         case "/leave" where rest.isEmpty: return .success(.leave)
+        case "/edit":
+            let text = line.dropFirst("/edit".count).trimmingCharacters(in: .whitespaces)
+            guard !text.isEmpty else { return .failure(CommandError(message: "usage: /edit NEW TEXT (your last message here)")) }
+            return .success(.edit(text))
+        case "/delete" where rest.isEmpty: return .success(.delete)
         case "/notify":
             let level = rest.first.flatMap(NotificationLevel.init(rawValue:))
             guard (1...2).contains(rest.count), level != nil || rest.first == "default",
@@ -303,7 +360,7 @@ extension ChatCommand {
         case .notify(nil, _): return "notifications: the default level"
         case .snooze(nil): return "not snoozed any more"
         case .snooze: return "snoozed\(until)"
-        case .add, .remove, .rename, .leave: return ""
+        case .add, .remove, .rename, .leave, .edit, .delete: return ""
         }
     }
 }

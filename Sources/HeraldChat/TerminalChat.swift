@@ -27,6 +27,8 @@ public final class TerminalChat: Sendable {
         case list
         case markRead(conversationID: String, seq: Int64)
         case change(ChatCommand, conversationID: String)
+        /// `/edit` (with text) or `/delete` (without) of the user's message `messageID`.
+        case amend(messageID: String, text: String?, mentions: [String], mentionsAll: Bool, conversationID: String)
     }
 
     private let client: HeraldClient
@@ -111,6 +113,21 @@ public final class TerminalChat: Sendable {
                 case .remove(let id): try await client.api.removeMember(id, from: conversationID)
                 case .rename(let title): try await client.api.rename(conversationID, to: title)
                 case .leave: try await client.api.removeMember(me, from: conversationID)
+                case .edit, .delete: break  // sent as `amend`, with the message they change
+                }
+            } catch let error as HeraldAPIError {
+                sink.yield(.notice("not done: \(error.code): \(TerminalText.clean(error.message))"))
+            } catch {
+                sink.yield(.notice("not done: \(TerminalText.clean(String(describing: error)))"))
+            }
+        case .amend(let messageID, let text, let mentions, let mentionsAll, let conversationID):
+            // The change comes back on the stream and is drawn from there; only a refusal is said here.
+            do {
+                if let text {
+                    try await client.api.editMessage(
+                        messageID, in: conversationID, text: text, mentions: mentions, mentionsAll: mentionsAll)
+                } else {
+                    try await client.api.deleteMessage(messageID, in: conversationID)
                 }
             } catch let error as HeraldAPIError {
                 sink.yield(.notice("not done: \(error.code): \(TerminalText.clean(error.message))"))
@@ -215,6 +232,18 @@ public final class TerminalChat: Sendable {
             let text = model.input.text.trimmingCharacters(in: .whitespaces)
             guard !text.isEmpty, let open = model.openRoom else { break }
             switch ChatCommand.parse(text) {
+            case .success(let command)? where command == .delete || { if case .edit = command { true } else { false } }():
+                guard let messageID = model.lastOwnMessageID else {
+                    model.notice = "you have no message here to change"
+                    return true
+                }
+                var newText: String?
+                if case .edit(let text) = command { newText = text }
+                let mentions = MentionText.find(in: newText ?? "", members: model.openMembers)
+                requests.yield(.amend(
+                    messageID: messageID, text: newText, mentions: mentions.ids, mentionsAll: mentions.all,
+                    conversationID: open.conversation.id))
+                model.notice = nil
             case .success(let command)? where !command.changesGroup:
                 requests.yield(.change(command, conversationID: open.conversation.id))
                 model.notice = nil

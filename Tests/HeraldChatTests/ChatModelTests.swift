@@ -186,3 +186,42 @@ struct ChatMembershipTests {
         #expect(MentionText.find(in: model.input.text, members: model.openMembers) == (["bob"], false))
     }
 }
+
+@Suite("herald chat: edits and deletions")
+struct ChatAmendmentTests {
+    static func amendment(_ seq: Int64, of target: String, by sender: String, text: String? = nil) -> IncomingMessage {
+        IncomingMessage(
+            message: Message(
+                id: "x\(seq)", conversationID: "team", senderID: sender, text: text, seq: seq,
+                event: ConversationEvent(kind: text == nil ? .messageDeleted : .messageEdited, messageID: target)),
+            conversation: ChatModelTests.team, sender: Person(id: sender, displayName: sender.capitalized))
+    }
+
+    @Test("an edit changes its message's line in place, marked (edited); a deletion leaves the tombstone and is no longer unread; neither adds a line")
+    func amendments() {
+        var model = ChatModel(me: "alice")
+        model.receive(ChatModelTests.message(1, in: ChatModelTests.team, from: "bob"))
+        model.receive(ChatModelTests.message(2, in: ChatModelTests.team, from: "alice"))
+        model.receive(ChatModelTests.message(3, in: ChatModelTests.team, from: "bob"))
+        #expect(model.rooms[0].unread == 2)
+        model.receive(Self.amendment(4, of: "m1", by: "bob", text: "fixed\u{1B}[31m"))
+        model.receive(Self.amendment(5, of: "m3", by: "bob"))
+        model.receive(Self.amendment(6, of: "m3", by: "bob", text: "too late"))
+        #expect(model.rooms[0].messages.map(ChatModel.Room.line) == [
+            "Bob: fixed (edited)", "You: text 2", "Bob: This message was deleted",
+        ])
+        #expect(model.rooms[0].unread == 1, "the deleted message is no longer unread")
+        model.open("team")
+        #expect(model.lastOwnMessageID == "m2")
+        model.receive(Self.amendment(7, of: "m2", by: "alice"))
+        #expect(model.lastOwnMessageID == nil, "a deleted message is not changed again")
+    }
+
+    @Test("/edit TEXT and /delete; /edit alone says how it is written")
+    func commands() {
+        #expect(ChatCommand.parse("/edit  see you at 6 ") == .success(.edit("see you at 6")))
+        #expect(ChatCommand.parse("/delete") == .success(.delete))
+        #expect(ChatCommand.parse("/edit") == .failure(CommandError(message: "usage: /edit NEW TEXT (your last message here)")))
+        #expect(ChatCommand.parse("/delete now") == .failure(CommandError(message: ChatCommand.usage)))
+    }
+}

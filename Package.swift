@@ -202,7 +202,7 @@ let package = Package(
         // What the test suites share: finding the package and the built `herald`, running it.
         .target(name: "HeraldTestSupport", path: "Tests/Support"),
         .testTarget(name: "HeraldReplayTests", dependencies: ["HeraldReplay", "HeraldCore", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldChatTests", dependencies: ["HeraldChat", "HeraldClient", "HeraldCore", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldChatTests", dependencies: ["HeraldChat", "HeraldClient", "HeraldCore", "HeraldProtocol", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [

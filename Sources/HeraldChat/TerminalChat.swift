@@ -233,17 +233,17 @@ public final class TerminalChat: Sendable {
             guard !text.isEmpty, let open = model.openRoom else { break }
             switch ChatCommand.parse(text) {
             case .success(let command)? where command == .delete || { if case .edit = command { true } else { false } }():
-                guard let messageID = model.lastOwnMessageID else {
+                if let messageID = model.lastOwnMessageID {
+                    var newText: String?
+                    if case .edit(let text) = command { newText = text }
+                    let mentions = MentionText.find(in: newText ?? "", members: model.openMembers)
+                    requests.yield(.amend(
+                        messageID: messageID, text: newText, mentions: mentions.ids, mentionsAll: mentions.all,
+                        conversationID: open.conversation.id))
+                    model.notice = nil
+                } else {
                     model.notice = "you have no message here to change"
-                    return true
                 }
-                var newText: String?
-                if case .edit(let text) = command { newText = text }
-                let mentions = MentionText.find(in: newText ?? "", members: model.openMembers)
-                requests.yield(.amend(
-                    messageID: messageID, text: newText, mentions: mentions.ids, mentionsAll: mentions.all,
-                    conversationID: open.conversation.id))
-                model.notice = nil
             case .success(let command)? where !command.changesGroup:
                 requests.yield(.change(command, conversationID: open.conversation.id))
                 model.notice = nil

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldClient
 import HeraldCore
+import HeraldProtocol
 @testable import HeraldChat
 import HeraldTestSupport
 import Testing
@@ -341,6 +342,49 @@ struct ChatEndToEndTests {
         let styled = await tmux.styledScreen()
         #expect(styled.contains { $0.contains("\u{1B}[1mBob: @Alice Johnson see above") }, "\(styled.joined(separator: "\n"))")
         #expect(!styled.contains { $0.contains("\u{1B}[1mBob: just chatting") })
+        try await tmux.keys("C-c")
+    }
+
+    @Test("/edit and /delete change one's own last message; another's edit and deletion change its line in place")
+    func amendments() async throws {
+        try await DemoTerminal.run(amendments)
+    }
+
+    private func amendments(_ demo: DemoTerminal) async throws {
+        let tmux = demo.tmux
+        let poster = Poster(port: demo.server.port, database: demo.database)
+        let (alice, bob) = try await (poster.token("alice", name: "Alice Johnson"), poster.token("bob", name: "Bob"))
+        let plans = try await poster.api(alice).createConversation(kind: .group, title: "Edits", members: ["bob"])
+        try await tmux.start(demo.aliceChat)
+        #expect(try await tmux.wait { $0.first?.contains("· live") == true } != nil, "connected")
+        try await tmux.open("Edits")
+        func shows(_ text: String) async throws -> Bool { try await tmux.shows(text) }
+        func last() async throws -> WireMessage? { try await poster.api(bob).messages(in: plans.id).last { $0.kind == "message" } }
+
+        try await tmux.type("/delete")
+        #expect(try await shows("you have no message here to change"))
+        try await tmux.type("see you at 5")
+        #expect(try await shows("You: see you at 5"))
+        try await tmux.type("/edit see you at 6, @Bob")
+        #expect(try await shows("You: see you at 6, @Bob (edited)"))
+        let edited = try await last()
+        #expect(edited?.text == "see you at 6, @Bob" && edited?.edited == true && edited?.mentions == ["bob"])
+
+        // Bob's message, edited and then deleted by him: its line follows, and no line is added for either.
+        let his = try await poster.api(bob).postMessage(in: plans.id, text: "the code is 1234")
+        #expect(try await shows("Bob: the code is 1234"))
+        try await poster.api(bob).editMessage(his.id, in: plans.id, text: "the code is 4321")
+        #expect(try await shows("Bob: the code is 4321 (edited)"))
+        try await poster.api(bob).deleteMessage(his.id, in: plans.id)
+        #expect(try await shows("Bob: This message was deleted"))
+        #expect(!(await tmux.screen()).contains { $0.contains("1234") || $0.contains("4321") })
+
+        // Her own last message (Bob's is not hers to change), then nothing left to change.
+        try await tmux.type("/delete")
+        #expect(try await shows("You: This message was deleted"))
+        #expect(try await poster.api(bob).messages(in: plans.id).filter { $0.kind == "message" }.allSatisfy(\.deleted))
+        try await tmux.type("/edit again")
+        #expect(try await shows("you have no message here to change"))
         try await tmux.keys("C-c")
     }
 

@@ -31,12 +31,15 @@ SPIES = """
 window.__violations = [];
 document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
 window.__notifications = [];
+window.__closedNotifications = [];
 if ('Notification' in window) {
   const Real = window.Notification;
   const Spy = function (title, options) {
     window.__notifications.push({title, body: options && options.body, tag: options && options.tag, silent: !!(options && options.silent)});
     const shown = new Real(title, options);
     window.__lastNotification = shown;
+    const close = shown.close.bind(shown);
+    shown.close = () => { window.__closedNotifications.push(options && options.tag); close(); };
     return shown;
   };
   Object.defineProperty(Spy, 'permission', {get: () => Real.permission});

@@ -266,3 +266,99 @@ class RestartTests(PageTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class EditAndDeleteTests(PageTestCase):
+    """docs/behaviour.md §10: what another member's edit and deletion do to a page, and the page's own menu."""
+
+    def amend(self, sender, conversation, message_id, text=None):
+        path = f"/v1/conversations/{conversation}/messages/{message_id}"
+        status, answer = (self.server.request("PATCH", path, self.tokens[sender], {"text": text}) if text is not None
+                          else self.server.request("DELETE", path, self.tokens[sender]))
+        self.assertEqual(status, 200, answer)
+        return answer
+
+    def test_an_edit_updates_the_open_chat_and_the_banner_a_delete_takes_them_away(self):
+        alice = self.alice_in_bobs_chat()
+        bobs = self.chat_with("bob", "alice")
+        sent = self.server.post(self.tokens["bob"], bobs, "see you at 5", message_id=f"plan-{uuid.uuid4()}")
+        wait(alice, lambda d: "see you at 5" in [m["text"] for m in messages(d)], 5, "Bob's message in the open chat")
+        self.amend("bob", bobs, sent["id"], "see you at 6")
+        wait(alice, lambda d: "see you at 6" in [m["text"] for m in messages(d)], 5, "the edit in the open chat")
+        self.assertNotIn("see you at 5", [m["text"] for m in messages(alice)])
+        edited = alice.find_element(By.CSS_SELECTOR, f'#messages li.message[data-id="{sent["id"]}"] .edited')
+        self.assertIn("edited", edited.get_attribute("textContent"))
+        self.amend("bob", bobs, sent["id"])
+        wait(alice, lambda d: d.find_elements(By.CSS_SELECTOR, f'#messages li.message.deleted[data-id="{sent["id"]}"]'), 5,
+             "the tombstone in the open chat")
+        self.assertIn("This message was deleted", [m["text"] for m in messages(alice)])
+        self.assertNotIn("see you at 6", alice.find_element(By.ID, "messages").get_attribute("textContent"))
+        self.assertNotIn("edited a message", alice.find_element(By.ID, "messages").get_attribute("textContent"),
+                         "an edit has no line of its own")
+
+        # Charlie's message in another chat: a banner, held by a finger so it stays; his edit changes its words, his
+        # deletion takes it away.
+        charlies = self.chat_with("charlie", "alice")
+        note = self.server.post(self.tokens["charlie"], charlies, "the code is 1234", message_id=f"code-{uuid.uuid4()}")
+        banner = self.wait_for_banner(alice, "the code is 1234", 5)
+        ActionChains(alice).move_to_element(banner).click_and_hold().perform()
+        self.amend("charlie", charlies, note["id"], "the code is 4321")
+        wait(alice, lambda d: [b for b in visible_banners(d) if "the code is 4321" in banner_text(b)], 5, "the banner's new words")
+        self.assertFalse([b for b in visible_banners(alice) if "1234" in banner_text(b)])
+        self.amend("charlie", charlies, note["id"])
+        wait(alice, lambda d: not [b for b in visible_banners(d) if "the code is" in banner_text(b)], 5, "the banner gone")
+        ActionChains(alice).release().perform()
+        wait(alice, lambda d: "This message was deleted" in list_item(d, "Charlie Davis")["text"], 5,
+             "the list's line for the chat")
+
+    def test_a_system_notification_takes_the_edit_and_closes_on_delete(self):
+        alice = self.alice_in_bobs_chat()
+        alice.execute_cdp_cmd("Browser.grantPermissions", {"origin": self.server.url.rstrip("/"), "permissions": ["notifications"]})
+        alice.refresh()
+        wait(alice, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "live", 10, "a live stream")
+        alice.minimize_window()
+        wait(alice, lambda d: d.execute_script("return document.hidden"), 5, "the page to be hidden")
+        charlies = self.chat_with("charlie", "alice")
+        note = self.server.post(self.tokens["charlie"], charlies, "wrong chat, sorry", message_id=f"oops-{uuid.uuid4()}")
+        first = wait(alice, lambda d: [n for n in d.execute_script("return window.__notifications")
+                                       if "wrong chat" in n["body"]], 5, "the system notification")[0]
+        self.amend("charlie", charlies, note["id"], "right chat after all")
+        edit = wait(alice, lambda d: [n for n in d.execute_script("return window.__notifications")
+                                      if "right chat" in n["body"]], 5, "the edited notification")[0]
+        self.assertEqual(edit["tag"], first["tag"], "it replaces the first")
+        self.assertTrue(edit["silent"], "an edit makes no sound")
+        self.amend("charlie", charlies, note["id"])
+        wait(alice, lambda d: first["tag"] in d.execute_script("return window.__closedNotifications"), 5, "the notification closed")
+        count = len(alice.execute_script("return window.__notifications"))
+        self.assertEqual(count, 2, "nothing new was posted for the deletion")
+        alice.set_window_rect(width=1280, height=900)
+
+    def test_ones_own_message_is_edited_and_deleted_from_its_menu(self):
+        alice = self.alice_in_bobs_chat()
+        bobs = self.chat_with("bob", "alice")
+        box = alice.find_element(By.ID, "composer-text")
+        box.send_keys("lunch at noon?", Keys.ENTER)
+        wait(alice, lambda d: [m for m in messages(d) if m["text"] == "lunch at noon?" and m["state"] == "stored"], 5, "sent")
+        mine = lambda d: d.find_elements(By.CSS_SELECTOR, "#messages li.message.mine")[-1]
+        click_when(alice, lambda d: mine(d).find_elements(By.CSS_SELECTOR, ".message-menu summary"), 3, "the message's menu")
+        click_when(alice, lambda d: mine(d).find_elements(By.CSS_SELECTOR, 'button[data-action="edit"]'), 3, "Edit")
+        wait(alice, lambda d: d.find_element(By.ID, "editing").is_displayed(), 3, "editing shown")
+        self.assertEqual(box.get_attribute("value"), "lunch at noon?")
+        box.clear()
+        box.send_keys("lunch at one?", Keys.ENTER)
+        wait(alice, lambda d: "lunch at one?" in [m["text"] for m in messages(d)], 5, "the edit in the chat")
+        self.assertFalse(alice.find_element(By.ID, "editing").is_displayed())
+        _, history = self.server.request("GET", f"/v1/conversations/{bobs}/messages", self.tokens["bob"])
+        last = [m for m in history["messages"] if m["kind"] == "message"][-1]
+        self.assertEqual((last["text"], last.get("edited")), ("lunch at one?", True))
+
+        click_when(alice, lambda d: mine(d).find_elements(By.CSS_SELECTOR, ".message-menu summary"), 3, "the message's menu")
+        click_when(alice, lambda d: mine(d).find_elements(By.CSS_SELECTOR, 'button[data-action="delete"]'), 3, "Delete")
+        wait(alice, lambda d: d.switch_to.alert, 3, "the question").accept()
+        wait(alice, lambda d: "This message was deleted" in [m["text"] for m in messages(d)], 5, "the tombstone")
+        _, history = self.server.request("GET", f"/v1/conversations/{bobs}/messages", self.tokens["bob"])
+        last = [m for m in history["messages"] if m["kind"] == "message"][-1]
+        self.assertTrue(last.get("deleted") and last["text"] is None)
+        # Bob's messages have no menu here (a direct chat has no owner); a tombstone has none either.
+        self.assertFalse(alice.find_elements(By.CSS_SELECTOR, "#messages li.message:not(.mine) .message-menu"))
+        self.assertFalse(alice.find_elements(By.CSS_SELECTOR, "#messages li.message.deleted .message-menu"))

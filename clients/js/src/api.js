@@ -157,6 +157,18 @@ export class API {
     });
   }
 
+  /** Edits the text of one's own message (within the server's edit window); answers it as it is now (`edited`). */
+  editMessage(conversation, message, { text, mentions = [], mentionsAll = false }) {
+    return this.request("PATCH", `/v1/conversations/${segment(conversation)}/messages/${segment(message)}`, {
+      text, ...(mentions.length ? { mentions } : {}), ...(mentionsAll ? { mentionsAll } : {}),
+    });
+  }
+
+  /** Deletes a message (one's own, or anyone's in a group one owns); answers its tombstone (`deleted`). */
+  deleteMessage(conversation, message) {
+    return this.request("DELETE", `/v1/conversations/${segment(conversation)}/messages/${segment(message)}`);
+  }
+
   /** Moves the read marker to `upTo`; `device` (this device's id) is left out of the read-clears-others pushes. */
   markRead(conversation, upTo, device = null) {
     return this.request("POST", `/v1/conversations/${segment(conversation)}/read`, device ? { upTo, device } : { upTo });

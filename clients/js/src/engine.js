@@ -13,6 +13,7 @@ export {
   SECOND,
 } from "./config.js";
 export {
+  amended,
   announcement,
   bannerFor,
   bannerInitials,
@@ -25,6 +26,8 @@ export {
   graphemeClusters,
   groupTitle,
   initials,
+  isAmendment,
+  messagePreview,
   notificationFor,
   notificationIdentifier,
   preview,

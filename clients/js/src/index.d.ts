@@ -35,9 +35,12 @@ export interface Person {
 
 /** A group's change (`message.event`). */
 export interface ConversationEvent {
-  type: "member_added" | "member_removed" | "member_left" | "owner_added" | "owner_removed" | "renamed" | "deleted";
+  type: "member_added" | "member_removed" | "member_left" | "owner_added" | "owner_removed" | "renamed" | "deleted"
+    | "message_edited" | "message_deleted";
   members?: { id: string; name: string }[];
   title?: string | null;
+  /** The message a `message_edited` (the entry's `text` is the new one) or `message_deleted` is about. */
+  messageId?: string;
 }
 
 /** A stored message or event. */
@@ -54,6 +57,10 @@ export interface Message {
   mentions?: string[];
   mentionsAll?: boolean;
   silent?: boolean;
+  /** Present (true) once its sender edited it. */
+  edited?: boolean;
+  /** Present (true) on a deleted message's tombstone (no text, image or mentions). */
+  deleted?: boolean;
 }
 
 /** What a notification needs to know of a conversation. */
@@ -170,6 +177,10 @@ export class API {
   users(q?: string, options?: { after?: string | null; limit?: number }): Promise<{ users: Person[]; next: string | null }>;
   messages(conversation: string, options?: { before?: number | null; after?: number | null; limit?: number }): Promise<Message[]>;
   postMessage(conversation: string, message: { id: string; text: string; imageURL?: string | null; mentions?: string[]; mentionsAll?: boolean }): Promise<Message>;
+  /** Edits one's own message's text; answers it as it is now (`edited`). */
+  editMessage(conversation: string, message: string, edit: { text: string; mentions?: string[]; mentionsAll?: boolean }): Promise<Message>;
+  /** Deletes a message (one's own, or anyone's in a group one owns); answers its tombstone. */
+  deleteMessage(conversation: string, message: string): Promise<Message>;
   markRead(conversation: string, upTo: number, device?: string | null): Promise<null>;
   setMuted(conversation: string, muted: boolean): Promise<null>;
   setLevel(conversation: string, level: NotificationLevel | null, until?: Date | string | null): Promise<null>;
@@ -328,6 +339,7 @@ export interface Formatter {
   previewLimit: number;
   imagePlaceholder: string;
   emptyPlaceholder: string;
+  deletedPlaceholder?: string;
   unknownSenderName: string;
   systemSenderName: string;
   untitledGroupName: string;
@@ -367,6 +379,8 @@ export interface LocalNotification {
   replaces?: string;
   /** Inside a burst: its messages so far, this one included. */
   count?: number;
+  /** An edit of a notification posted before: replace it only if it is still shown, silently; else post nothing. */
+  onlyIfDelivered?: boolean;
 }
 
 /** Why nothing was shown. */
@@ -381,6 +395,7 @@ export type Effect =
   | { type: "navigate"; conversation: string }
   | { type: "local"; notification: LocalNotification }
   | { type: "clear"; conversation: string }
+  | { type: "withdraw"; notification: string }
   | { type: "skip"; message: string; reason: SkipReason };
 
 /** A gesture on the visible banner. */
@@ -423,6 +438,12 @@ export function groupTitle(title: string | null | undefined, formatter?: Formatt
 export function initials(name: string | null | undefined): string;
 export function eventLine(event: ConversationEvent, sender: Person, conversation: ConversationRef, viewer?: string | null, formatter?: Formatter): string | null;
 export function entryLine(incoming: IncomingMessage, viewer?: string | null, formatter?: Formatter): string | null;
+/** A message's preview; a tombstone's words once deleted. */
+export function messagePreview(message: Message, formatter?: Formatter): string;
+/** Whether an event edits or deletes an earlier message. */
+export function isAmendment(event: ConversationEvent | null | undefined): boolean;
+/** `message` after `amendment` (an entry whose event edits or deletes it); unchanged when it is about another. */
+export function amended(message: Message, amendment: Message): Message;
 export function eventEnds(event: ConversationEvent, senderId: string, userID: string): boolean;
 export function bannerFor(incoming: IncomingMessage, formatter?: Formatter, viewer?: string | null): Banner;
 /** The identifier a message's notification and its push share: `herald-<seq>` (HeraldCore's `LocalNotification.identifier`). */

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { APIError, HeraldClient } from "../src/index.js";
+import { APIError, HeraldClient, messagePreview } from "../src/index.js";
 import { Server, bounded, eventually, record, suiteServer, token } from "./harness.mjs";
 
 /** A client for `user` on `server`, reconnecting fast (tests go faster than networks fail). */
@@ -264,6 +264,18 @@ describe("HeraldClient on a real server", () => {
     assert.ok(Date.parse(snoozed.snoozeUntil) > Date.now());
     assert.equal((await sam.changeNotificationSettings({ defaultLevel: "mentions" })).defaultLevel, "mentions");
     assert.equal((await sam.snooze(null)).snoozeUntil, null);
+
+    // Edit and delete: the sender edits; the message is a tombstone once deleted; another's is not theirs to change.
+    const edited = await api.editMessage(chat, "m-5", { text: "five", mentions: ["sam"] });
+    assert.ok(edited.edited && edited.text === "five" && edited.seq === stored[4].seq);
+    assert.deepEqual(edited.mentions, ["sam"]);
+    await assert.rejects(sam.editMessage(chat, "m-5", { text: "mine" }), (error) => error.code === "not_the_sender" && error.status === 403);
+    const tombstone = await api.deleteMessage(chat, "m-5");
+    assert.ok(tombstone.deleted && tombstone.text === null);
+    assert.equal(messagePreview(tombstone), "This message was deleted");
+    await assert.rejects(api.deleteMessage(chat, "m-5"), (error) => error.code === "message_deleted" && error.status === 409);
+    const [last] = (await sam.messages(chat, { limit: 3 })).filter((entry) => entry.kind === "message").slice(-1);
+    assert.ok(last.deleted && last.id === "m-5");
 
     const { deviceKey } = await sam.registerDevice("sams-phone", "expo", "ExponentPushToken[abcdefghijklmnopqrstuv]");
     assert.match(deviceKey, /^hdk_[A-Za-z0-9_-]{43}$/);

@@ -2,8 +2,8 @@
 // (src/index.d.ts) against it, and the lines marked @ts-expect-error must stay errors.
 import {
   API, APIError, HeraldClient, LiveNotifications, Notifier, SECOND, bannerConfig, confirmationInterval, defaultSettings,
-  findMentions, notificationIdentifier,
-  type Banner, type Effect, type IncomingMessage, type NotificationSettings,
+  amended, findMentions, isAmendment, messagePreview, notificationIdentifier,
+  type Banner, type Effect, type IncomingMessage, type Message, type NotificationSettings,
 } from "../src/index.js";
 
 async function renewToken(used: string): Promise<string> {
@@ -42,6 +42,9 @@ export async function app(token: string): Promise<void> {
   await api.setLevel("c1", "mentions", new Date(Date.now() + 3_600_000));
   await api.snooze(null);
   await api.registerDevice("phone-1", "expo", "ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]");
+  const edited: Message = await api.editMessage("c1", "m1", { text: "fixed", mentions: ["bob"] });
+  const gone: Message = await api.deleteMessage("c1", "m1");
+  void [edited.edited, gone.deleted, messagePreview(gone), amended(edited, gone).deleted, isAmendment(gone.event)];
   try {
     await api.removeDevice("phone-1");
   } catch (error) {

@@ -5,7 +5,7 @@
 
 import { $, tokenKey, coalesceKey, page } from "./state.js";
 import { askNotificationPermission, pushSwitchChanged, tellEngineAboutPermission, updateNotifyButton } from "./away.js";
-import { chat, closeChat, groupChange, loadOlder, openChat, send, toggleGroupPanel } from "./chat.js";
+import { cancelEdit, chat, closeChat, groupChange, loadOlder, messageAction, openChat, send, toggleGroupPanel } from "./chat.js";
 import { claims, readFragment, showSignIn, signIn, signOut } from "./signin.js";
 import { cleanText } from "/herald/presentation.js";
 import { closeMentionList, mentionKey, toggleMute, updateMentionList, wireSettings } from "./levels.js";
@@ -49,10 +49,16 @@ function wire() {
     }
   });
   $("composer").addEventListener("submit", send);
+  $("cancel-edit").addEventListener("click", cancelEdit);
+  $("messages").addEventListener("click", messageAction);
   $("composer-text").addEventListener("input", updateMentionList);
   $("composer-text").addEventListener("blur", closeMentionList);
   $("composer-text").addEventListener("keydown", (event) => {
     if (!event.isComposing && mentionKey(event)) return;
+    if (event.key === "Escape" && page.session?.editing) {
+      cancelEdit();
+      return;
+    }
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       send();

@@ -36,16 +36,37 @@ export async function askNotificationPermission() {
   tellEngineAboutPermission();
 }
 
+/** The system notifications this page posted and that are still shown, by tag. */
+const shownNotifications = new Map();
+
+/** The engine's `withdraw` effect: the notification tagged `tag` goes (its message was deleted), whether this page
+ *  or a Web Push posted it. */
+export function withdrawSystemNotification(tag) {
+  shownNotifications.get(tag)?.close();
+  shownNotifications.delete(tag);
+  navigator.serviceWorker?.getRegistration()
+    .then((registration) => registration?.getNotifications({ tag }))
+    .then((shown) => shown?.forEach((notification) => notification.close()))
+    .catch(() => {});
+}
+
 /** The engine's `local` effect: a system notification, tagged as the message's Web Push is (`herald-<seq>`: one
  *  replaces the other); inside a burst, under the burst's first's tag, silently, its count first. */
 export function postSystemNotification(notification) {
   if (!notificationsPermitted()) return;
+  const tag = notificationIdentifier(notification);
+  // An edit replaces a notification still shown, and posts nothing once it is gone.
+  if (notification.onlyIfDelivered && !shownNotifications.has(tag)) return;
   try {
     const shown = new Notification(cleanText(notification.title), {
       body: (notification.count > 1 ? `${notification.count} new messages\n` : "") + cleanText(notification.body),
-      silent: notification.silent === true, // quiet hours, or a burst's later message
-      tag: notificationIdentifier(notification),
+      silent: notification.silent === true, // quiet hours, a burst's later message, an edit
+      tag,
       data: { conversation: notification.thread },
+    });
+    shownNotifications.set(tag, shown);
+    shown.addEventListener("close", () => {
+      if (shownNotifications.get(tag) === shown) shownNotifications.delete(tag);
     });
     shown.addEventListener("click", () => {
       window.focus();

@@ -53,13 +53,15 @@ const tapTime = 500;
 
 /**
  * The engine on the real clock, drawing its banners into `layer`. `send(input)` hands an input to the engine;
- * `onNavigate(conversation)` opens a chat (a tapped banner); `onLocal(notification)` posts a system notification.
+ * `onNavigate(conversation)` opens a chat (a tapped banner); `onLocal(notification)` posts a system notification;
+ * `onWithdraw(tag)` takes one away (its message was deleted).
  */
 export class Banners {
-  constructor({ layer, userID, coalesce = false, onNavigate, onLocal }) {
+  constructor({ layer, userID, coalesce = false, onNavigate, onLocal, onWithdraw = () => {} }) {
     this.layer = layer;
     this.onNavigate = onNavigate;
     this.onLocal = onLocal;
+    this.onWithdraw = onWithdraw;
     this.elements = new Map();
     this.origin = performance.now();
     this.timer = null;
@@ -104,6 +106,7 @@ export class Banners {
         case "dismiss": this.remove(effect.banner, effect.reason); break;
         case "navigate": this.onNavigate(effect.conversation); break;
         case "local": this.onLocal(effect.notification); break;
+        case "withdraw": this.onWithdraw(effect.notification); break;
         default: break; // drop and skip change nothing on screen
       }
     }

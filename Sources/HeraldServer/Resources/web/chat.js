@@ -6,7 +6,9 @@ import { cleanText, safeImageURL } from "/herald/presentation.js";
 import { closeLevelMenu, closeMentionList, levelNow, levelWords, untilText } from "./levels.js";
 import { dayLabel, fullStamp, timeOfDay } from "./time.js";
 import { deviceID } from "./push.js";
-import { displayName, entryLine, findMentions, namesUser, preview, senderName } from "/herald/engine.js";
+import {
+  amended, displayName, entryLine, findMentions, isAmendment, messagePreview, namesUser, preview, senderName,
+} from "/herald/engine.js";
 
 
 export function openChat(id, { fromBanner = false, compose = false } = {}) {
@@ -31,6 +33,7 @@ export function closeChat() {
 }
 
 export function showChat(id) {
+  if (page.session.editing && page.session.editing.conversation !== id) cancelEdit();
   document.body.classList.toggle("chat-open", id !== null);
   closeLevelMenu();
   closeMentionList();
@@ -182,6 +185,9 @@ export async function loadOlder() {
 
 /** Adds a message to a loaded chat in `seq` order (unsent ones last), replacing its pending copy. */
 export function insertMessage(id, message) {
+  // An edit or a deletion has no line: the history's messages are as they are now, and one arriving live changes its
+  // message (`amendmentArrived`).
+  if (message.kind === "event" && isAmendment(message.event)) return false;
   const { messages } = chat(id);
   const index = messages.findIndex((existing) => existing.id === message.id && existing.senderId === message.senderId);
   if (index >= 0) {
@@ -212,6 +218,16 @@ export function renderMessages(id, { toBottom = false } = {}) {
     }
     const mine = message.senderId === page.session.me.id;
     item.className = `message${mine ? " mine" : ""}`;
+    if (message.deleted) {
+      // A tombstone: its place in the history, without its words.
+      item.classList.add("deleted");
+      item.dataset.id = message.id;
+      const text = document.createElement("span");
+      text.className = "text";
+      text.textContent = messagePreview(message);
+      item.append(text);
+      return item;
+    }
     // A message that names the user (or everyone) stands out.
     if (!mine && namesUser(message, page.session.me.id)) item.classList.add("mention");
     item.dataset.id = message.id;
@@ -257,6 +273,13 @@ export function renderMessages(id, { toBottom = false } = {}) {
     }
     const meta = document.createElement("span");
     meta.className = "meta";
+    if (message.edited) {
+      const edited = document.createElement("span");
+      edited.className = "edited";
+      edited.textContent = "edited · ";
+      meta.append(edited);
+    }
+    if (message.seq != null && !system && (mine || ownsGroup(conversation))) item.append(messageMenu(message, mine));
     if (message.seq == null) {
       meta.textContent = send?.failed ? "Not sent" : "Sending…";
     } else {
@@ -290,6 +313,10 @@ export function withDay(messages, index, item) {
 export function messageArrived(frame) {
   const { message, conversation: about, sender } = frame;
   const event = message.kind === "event";
+  if (event && isAmendment(message.event)) {
+    amendmentArrived(frame);
+    return;
+  }
   // An entry this page cannot read (a newer server's) is left out.
   if (message.kind !== "message" && !(event && message.event && entryLine({ message, conversation: about, sender }) !== null)) return;
   let conversation = page.session.conversations.get(message.conversationId);
@@ -341,8 +368,144 @@ export function markRead() {
   page.session.api.markRead(conversation.id, latest, deviceID()).catch(() => {});
 }
 
+/** Whether the user owns the group `conversation` (an owner may delete anyone's message there). */
+function ownsGroup(conversation) {
+  return conversation?.kind === "group" && (conversation.owners ?? []).includes(page.session.me.id);
+}
+
+/** A message's menu: Edit (one's own) and Delete (one's own, or anyone's in a group one owns). */
+function messageMenu(message, mine) {
+  const menu = document.createElement("details");
+  menu.className = "message-menu";
+  const summary = document.createElement("summary");
+  summary.setAttribute("aria-label", "Message actions");
+  summary.textContent = "\u22EF";
+  const actions = document.createElement("div");
+  actions.setAttribute("role", "menu");
+  for (const [action, label] of mine ? [["edit", "Edit"], ["delete", "Delete"]] : [["delete", "Delete"]]) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.setAttribute("role", "menuitem");
+    button.dataset.action = action;
+    button.dataset.message = message.id;
+    button.textContent = label;
+    actions.append(button);
+  }
+  menu.append(summary, actions);
+  return menu;
+}
+
+/** A click in a message's menu: edit it in the composer, or delete it (asked first). */
+export function messageAction(event) {
+  const button = event.target.closest?.(".message-menu button");
+  if (!button || !page.session?.open) return;
+  button.closest("details").open = false;
+  if (button.dataset.action === "edit") startEdit(button.dataset.message);
+  else deleteMessage(button.dataset.message);
+}
+
+/** Puts the user's message `id` of the open chat in the composer, to be sent as an edit. */
+export function startEdit(id) {
+  const conversation = page.session.open;
+  const message = chat(conversation).messages.find((m) => m.id === id && m.senderId === page.session.me.id && m.kind !== "event");
+  if (!message || message.deleted) return;
+  page.session.editing = { conversation, id };
+  $("editing").hidden = false;
+  const box = $("composer-text");
+  box.value = message.text ?? "";
+  box.focus();
+}
+
+/** Leaves editing: the composer is for new messages again. */
+export function cancelEdit() {
+  if (!page.session?.editing) return;
+  page.session.editing = null;
+  $("editing").hidden = true;
+  $("composer-text").value = "";
+}
+
+/** Sends the composer's text as the edit of the message being edited. */
+async function saveEdit() {
+  const current = page.session;
+  const { conversation, id } = current.editing;
+  const text = $("composer-text").value;
+  if (text.trim() === "") return;
+  const members = (current.conversations.get(conversation)?.people ?? []).filter((person) => person.id !== current.me.id);
+  const { ids: mentions, all: mentionsAll } = findMentions(text, members);
+  try {
+    const message = await current.api.editMessage(conversation, id, { text, mentions, mentionsAll });
+    if (current !== page.session) return;
+    cancelEdit();
+    replaceMessage(conversation, message);
+  } catch (error) {
+    if (current === page.session) current.banners.general(`Not edited: ${error.message}`, "danger");
+  }
+}
+
+/** Deletes the message `id` of the open chat for everyone, once the user says so. */
+async function deleteMessage(id) {
+  const current = page.session;
+  const conversation = current.open;
+  if (!window.confirm("Delete this message for everyone?")) return;
+  try {
+    const tombstone = await current.api.deleteMessage(conversation, id);
+    if (current !== page.session) return;
+    if (current.editing?.id === id) cancelEdit();
+    replaceMessage(conversation, tombstone);
+  } catch (error) {
+    if (current === page.session) current.banners.general(`Not deleted: ${error.message}`, "danger");
+  }
+}
+
+/** The message `message` (as the server has it now) in place of its older copy, in the chat and the list. */
+function replaceMessage(conversationID, message) {
+  const loaded = page.session.chats.get(conversationID);
+  const index = loaded?.messages.findIndex((m) => m.id === message.id && m.kind !== "event") ?? -1;
+  if (index >= 0) loaded.messages[index] = { ...loaded.messages[index], ...message, text: message.text ?? null };
+  const conversation = page.session.conversations.get(conversationID);
+  if (conversation?.lastMessage?.id === message.id && conversation.lastMessage.kind !== "event") {
+    conversation.lastMessage = { ...conversation.lastMessage, ...message };
+  }
+  if (page.session.open === conversationID) renderMessages(conversationID);
+  renderList();
+}
+
+/** An edit or a deletion from the stream: its message changes in place (no line of its own), the list follows,
+ *  and the engine takes the banner or notification of it along. */
+function amendmentArrived(frame) {
+  const { message: amendment, conversation: about, sender } = frame;
+  const current = page.session;
+  const conversation = current.conversations.get(amendment.conversationId);
+  const loaded = current.chats.get(amendment.conversationId);
+  const target = amendment.event.messageId;
+  const index = loaded?.messages.findIndex((m) => m.id === target && m.kind !== "event") ?? -1;
+  if (index >= 0) loaded.messages[index] = amended(loaded.messages[index], amendment);
+  if (conversation?.lastMessage?.id === target && conversation.lastMessage.kind !== "event") {
+    conversation.lastMessage = amended(conversation.lastMessage, amendment);
+  }
+  if (conversation && amendment.event.type === "message_deleted") {
+    // A deleted message is no longer unread: the server's count says how many are.
+    current.api.conversation(conversation.id).then((summary) => {
+      if (current !== page.session) return;
+      conversation.unreadCount = summary.unreadCount;
+      renderList();
+    }).catch(() => {});
+  }
+  if (current.editing?.id === target && amendment.event.type === "message_deleted") cancelEdit();
+  if (current.open === amendment.conversationId) renderMessages(amendment.conversationId);
+  renderList();
+  current.banners.send({
+    type: "message",
+    incoming: { message: amendment, conversation: about, sender: { id: sender.id, name: sender.name, avatarURL: sender.avatarURL } },
+  });
+}
+
 export function send(event) {
   event?.preventDefault();
+  if (page.session?.editing && page.session.editing.conversation === page.session.open) {
+    saveEdit();
+    return;
+  }
   const box = $("composer-text");
   const text = box.value;
   if (!page.session?.open || text.trim() === "" || page.session.conversations.get(page.session.open)?.removed) return;

@@ -4,7 +4,7 @@ import { $, page } from "./state.js";
 import { avatar } from "./banners.js";
 import { choiceOf, levelNow } from "./levels.js";
 import { cleanText } from "/herald/presentation.js";
-import { displayName, entryLine, eventEnds, groupTitle, initials, preview } from "/herald/engine.js";
+import { displayName, entryLine, eventEnds, groupTitle, initials, messagePreview } from "/herald/engine.js";
 import { fullStamp, listStamp } from "./time.js";
 import { openChat, renderChatHeader } from "./chat.js";
 
@@ -48,7 +48,7 @@ export function personIn(conversation, id) {
 
 /** An entry's line in the list and the chat: a message's text, or an event's words as this user reads them. */
 export function lineOf(conversation, message) {
-  if (message.kind !== "event") return preview(message.text, message.imageURL != null);
+  if (message.kind !== "event") return messagePreview(message);
   return entryLine({ message, conversation, sender: personIn(conversation, message.senderId) }, page.session.me.id) ?? "";
 }
 

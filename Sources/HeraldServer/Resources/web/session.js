@@ -10,7 +10,10 @@ import { defaultSettings, displayName, initials } from "/herald/engine.js";
 import { deviceID, keepForWorker } from "./push.js";
 import { loadConversations } from "./list.js";
 import { markRead, messageArrived, openChat, refreshChat, refused, showChat } from "./chat.js";
-import { postSystemNotification, showPushSwitch, tellEngineAboutPermission, tellEngineAboutVisibility, updateNotifyButton } from "./away.js";
+import {
+  postSystemNotification, showPushSwitch, tellEngineAboutPermission, tellEngineAboutVisibility, updateNotifyButton,
+  withdrawSystemNotification,
+} from "./away.js";
 import { signOut } from "./signin.js";
 
 
@@ -90,6 +93,7 @@ export function makeBanners() {
     coalesce: localStorage.getItem(coalesceKey) === "1",
     onNavigate: (conversation) => openChat(conversation, { fromBanner: true }),
     onLocal: postSystemNotification,
+    onWithdraw: withdrawSystemNotification,
   });
   tellEngineAboutPermission();
   tellEngineAboutVisibility();

@@ -21,7 +21,8 @@ self.addEventListener("push", (event) => {
 /** A message: a notification tagged with its identifier (`herald-<seq>`, the page's own notification of it has the
  *  same: either replaces the other, silently, as a resent push does); a read: the conversation's notifications
  *  closed. */
-async function handlePush(data) {
+async function handlePush(pushed) {
+  let data = pushed;
   const conversationId = typeof data.conversationId === "string" ? data.conversationId : "";
   await showBadge(data.badge);
   if (data.type === "read") {
@@ -32,6 +33,17 @@ async function handlePush(data) {
   }
   const messageId = typeof data.messageId === "string" ? data.messageId : "";
   const seq = /^[0-9]{1,15}$/.test(String(data.seq)) ? Number(data.seq) : 0;
+  // An edited or deleted message: its notification (by tag) takes the new words, silently, or closes; one that is
+  // no longer shown stays gone.
+  if (data.type === "message_edited" || data.type === "message_deleted") {
+    const tag = typeof data.notificationId === "string" ? data.notificationId : "";
+    const shown = tag ? await self.registration.getNotifications({ tag }) : [];
+    if (data.type === "message_deleted" || shown.length === 0) {
+      for (const notification of shown) notification.close();
+      return;
+    }
+    data = { ...data, silent: true, summary: undefined };
+  }
   // Notification text is plain text by definition: the title and body are never markup.
   await self.registration.showNotification(String(data.title || "New message"), {
     // Inside a burst, the count first ("3 new messages"), then the latest message.

@@ -144,6 +144,17 @@ class WebPush(unittest.TestCase):
         shown = self.wait_for_notifications(lambda shown: len(shown) == 1, "the read conversation's notification closed")
         self.assertEqual(shown[0]["tag"], "herald-8")
 
+        # An edit's follow-up: the notification still shown takes the new words under its tag; one for a notification
+        # no longer shown posts nothing. A deletion's closes it.
+        edit = dict(other, type="message_edited", body="Bob: hello", quiet="true", silent=True)
+        self.deliver(registration, edit)
+        shown = self.wait_for_notifications(lambda shown: shown and shown[0]["body"] == "Bob: hello", "the edited words")
+        self.assertEqual([n["tag"] for n in shown], ["herald-8"])
+        self.deliver(registration, dict(edit, messageId="m-gone", seq="9", notificationId="herald-9", body="Bob: gone"))
+        self.deliver(registration, {"type": "message_deleted", "conversationId": "c-2", "messageId": "m-1", "seq": "8",
+                                    "notificationId": "herald-8", "badge": 0})
+        shown = self.wait_for_notifications(lambda shown: shown == [], "the deleted message's notification closed")
+
         # Off: the device is removed and the browser unsubscribed.
         self.switch().click()
         wait(self.driver, lambda d: not self.webpush_devices(alice), 10, "the webpush device removed")

@@ -87,9 +87,13 @@ public final class WebPushProvider: PushProvider {
     }
 
     /// The `Topic` header: the push service keeps only the newest push of a topic, so a resent push replaces
-    /// itself. At most 32 characters of the URL-safe base64 alphabet: the first 32 of the push's digest.
+    /// itself. At most 32 characters of the URL-safe base64 alphabet: the first 32 of the push's digest. A deletion's
+    /// follow-up shares its message's topic (a push of it not delivered yet is replaced by the word to remove it); an
+    /// edit's has its own (the alert it changes must still arrive).
     static func topic(for content: PushContent) -> String {
-        String(Data(PushIdentity.digest(for: content)).base64URLEncodedString().prefix(32))
+        var digest = Data(PushIdentity.digest(for: content))
+        if content.follows == .edited { digest = Data(SHA256.hash(data: digest + Data("\u{0}edited".utf8))) }
+        return String(digest.base64URLEncodedString().prefix(32))
     }
 
     public func send(_ job: PushJob) async -> PushOutcome {

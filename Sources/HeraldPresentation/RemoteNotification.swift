@@ -9,6 +9,12 @@ public enum RemoteNotification: Hashable, Sendable {
     case clear(conversationID: String, badge: Int?)
     /// A message was pushed: what a tap opens, and what a Reply or Mark as read needs.
     case message(conversationID: String, messageID: String?, seq: Int64?, senderID: String?)
+    /// A message was edited: the alert carrying it replaces the notification `notificationID` (its collapse id); the
+    /// app needs to do nothing more.
+    case edited(conversationID: String, messageID: String, notificationID: String)
+    /// A message was deleted: remove the delivered notification `notificationID` and set the badge (a background
+    /// push; ``HeraldSystemNotifications`` does both).
+    case withdraw(conversationID: String, notificationID: String, badge: Int?)
     /// Not Herald's, or not understood.
     case other
 
@@ -23,6 +29,21 @@ public enum RemoteNotification: Hashable, Sendable {
             // The badge is the app's data beside `aps` (older servers put it in `aps`).
             let aps = userInfo["aps"] as? [String: Any]
             self = .clear(conversationID: conversationID, badge: Self.integer(userInfo["badge"]) ?? Self.integer(aps?["badge"]))
+        case "message_edited", "message_deleted":
+            guard let notificationID = userInfo["notificationId"] as? String, !notificationID.isEmpty,
+                  let messageID = userInfo["messageId"] as? String, !messageID.isEmpty
+            else {
+                self = .other
+                return
+            }
+            if userInfo["type"] as? String == "message_edited" {
+                self = .edited(conversationID: conversationID, messageID: messageID, notificationID: notificationID)
+            } else {
+                let aps = userInfo["aps"] as? [String: Any]
+                self = .withdraw(
+                    conversationID: conversationID, notificationID: notificationID,
+                    badge: Self.integer(userInfo["badge"]) ?? Self.integer(aps?["badge"]))
+            }
         case "message":
             self = .message(
                 conversationID: conversationID, messageID: userInfo["messageId"] as? String,
@@ -63,9 +84,9 @@ public struct CommunicationNotification: Hashable, Sendable {
     /// Whether the message names this member (or `@all`, or it is a direct chat's).
     public var mentioned: Bool
 
-    /// Reads an APNs payload; nil unless it is a message push with a sender's name.
+    /// Reads an APNs payload; nil unless it is a message push (or an edit's, which replaces it) with a sender's name.
     public init?(userInfo: [AnyHashable: Any]) {
-        guard userInfo["type"] as? String == "message",
+        guard ["message", "message_edited"].contains(userInfo["type"] as? String),
               let conversationID = userInfo["conversationId"] as? String, !conversationID.isEmpty,
               let senderID = userInfo["senderId"] as? String, !senderID.isEmpty,
               let name = (userInfo["senderName"] as? String).map(Self.plain), !name.isEmpty
@@ -97,9 +118,9 @@ public struct WithheldPush: Hashable, Sendable {
     /// The message, in its conversation.
     public var messageID: String
 
-    /// Reads an APNs payload (or FCM data); nil unless it is a message push that withheld its words.
+    /// Reads an APNs payload (or FCM data); nil unless it is a message push (or an edit's) that withheld its words.
     public init?(userInfo: [AnyHashable: Any]) {
-        guard userInfo["type"] as? String == "message",
+        guard ["message", "message_edited"].contains(userInfo["type"] as? String),
               let withheld = userInfo["withheld"] as? String, withheld == "sender" || withheld == "none",
               let conversationID = userInfo["conversationId"] as? String, !conversationID.isEmpty,
               let messageID = userInfo["messageId"] as? String, !messageID.isEmpty

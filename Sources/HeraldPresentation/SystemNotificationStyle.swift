@@ -32,4 +32,11 @@ public struct SystemNotificationStyle: Hashable, Sendable {
         interruption = notification.silent ? .passive : .active
         subtitle = notification.count.flatMap { $0 > 1 ? formatter.summary(ofBurst: $0) : nil }
     }
+
+    /// Whether to post `notification` when the notifications in the notification centre have `delivered` as their
+    /// identifiers: always, except an edit (``LocalNotification/onlyIfDelivered``) of one no longer there (the
+    /// person swiped it away, or read the conversation): posting it would bring it back.
+    public static func posts(_ notification: LocalNotification, delivered: Set<String>) -> Bool {
+        !notification.onlyIfDelivered || delivered.contains(notification.identifier)
+    }
 }

@@ -19,7 +19,9 @@ extension View {
     /// runs the connection and the engine for as long as the view is on screen, reports the scene phase as the app
     /// state, and calls `onNavigate` with the conversation of a tapped banner, `onLocal` with each system
     /// notification the engine asks for (hand it to ``HeraldSystemNotifications/post(_:)``), and `onClear` with a
-    /// conversation the user was removed from (hand it to ``HeraldSystemNotifications/clear(conversation:badge:)``).
+    /// conversation the user was removed from (hand it to ``HeraldSystemNotifications/clear(conversation:badge:)``),
+    /// and `onWithdraw` with the identifier of a notification whose message was deleted (hand it to
+    /// ``HeraldSystemNotifications/withdraw(_:)``).
     ///
     /// ```swift
     /// ContentView()
@@ -30,9 +32,11 @@ extension View {
         style: BannerStyle = .standard,
         onNavigate: @escaping @MainActor (String) -> Void = { _ in },
         onLocal: @escaping @MainActor (LocalNotification) -> Void = { _ in },
-        onClear: @escaping @MainActor (String) -> Void = { _ in }
+        onClear: @escaping @MainActor (String) -> Void = { _ in },
+        onWithdraw: @escaping @MainActor (String) -> Void = { _ in }
     ) -> some View {
-        modifier(LiveBannersModifier(live: live, style: style, onNavigate: onNavigate, onLocal: onLocal, onClear: onClear))
+        modifier(LiveBannersModifier(
+            live: live, style: style, onNavigate: onNavigate, onLocal: onLocal, onClear: onClear, onWithdraw: onWithdraw))
     }
 
     /// Shows the banners of a ``BannerPresenter`` the app runs itself (a bare `NotifierDriver` for general banners).
@@ -55,17 +59,20 @@ struct LiveBannersModifier: ViewModifier {
     let onNavigate: @MainActor (String) -> Void
     let onLocal: @MainActor (LocalNotification) -> Void
     let onClear: @MainActor (String) -> Void
+    let onWithdraw: @MainActor (String) -> Void
     @State private var slot: PresenterSlot<ObjectIdentifier>
 
     init(
         live: LiveNotifications<ContinuousClock>, style: BannerStyle, onNavigate: @escaping @MainActor (String) -> Void,
-        onLocal: @escaping @MainActor (LocalNotification) -> Void, onClear: @escaping @MainActor (String) -> Void
+        onLocal: @escaping @MainActor (LocalNotification) -> Void, onClear: @escaping @MainActor (String) -> Void,
+        onWithdraw: @escaping @MainActor (String) -> Void
     ) {
         self.live = live
         self.style = style
         self.onNavigate = onNavigate
         self.onLocal = onLocal
         self.onClear = onClear
+        self.onWithdraw = onWithdraw
         // Kept by SwiftUI for the view's life (a later `live` is taken by the task below, not by this).
         _slot = State(initialValue: PresenterSlot(key: ObjectIdentifier(live), presenter: BannerPresenter(live: live, style: style)))
     }
@@ -78,6 +85,7 @@ struct LiveBannersModifier: ViewModifier {
                 presenter.onNavigate = onNavigate
                 presenter.onLocal = onLocal
                 presenter.onClear = onClear
+                presenter.onWithdraw = onWithdraw
                 let effects = live.effects
                 await withDiscardingTaskGroup { group in
                     group.addTask { await live.run() }

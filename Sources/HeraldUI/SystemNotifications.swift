@@ -19,8 +19,9 @@ import HeraldCore
 import HeraldPresentation
 @preconcurrency import UserNotifications
 
-/// The system's notifications for Herald: asks permission, posts the engine's `local` effects, keeps the badge,
-/// routes a tapped notification to the conversation it is about, carries out Herald's silent clear, and answers a
+/// The system's notifications for Herald: asks permission, posts the engine's `local` effects (an edit only over a
+/// notification still delivered) and carries out its `withdraw`, keeps the badge, routes a tapped notification to the
+/// conversation it is about, carries out Herald's silent clear and a deleted message's removal, and answers a
 /// message notification's Reply and Mark as read in the background (``answering``).
 ///
 /// Let the app delegate own it, made in `application(_:didFinishLaunchingWithOptions:)`: it is then the center's
@@ -102,7 +103,14 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
     /// it, so one message never shows twice; a burst's later messages replace its first, the count as the subtitle), the conversation id as the thread, and in `userInfo` what a tap and the
     /// notification actions need, in a push's keys (`conversationId`, `messageId`, `seq`, `senderId`, `type`). In the
     /// user's quiet hours (`LocalNotification.silent`) it is passive and makes no sound (`SystemNotificationStyle`).
+    ///
+    /// An edit of a notification posted before (`LocalNotification.onlyIfDelivered`) replaces it only while it is
+    /// delivered; once the person swiped it away or it was cleared, nothing is posted.
     public func post(_ notification: LocalNotification) async {
+        if notification.onlyIfDelivered {
+            let delivered = await center.deliveredNotifications().map(\.request.identifier)
+            guard SystemNotificationStyle.posts(notification, delivered: Set(delivered)) else { return }
+        }
         let style = SystemNotificationStyle(for: notification)
         let content = UNMutableNotificationContent()
         content.title = notification.title
@@ -128,6 +136,12 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         try? await center.setBadgeCount(max(0, count))
     }
 
+    /// Removes the delivered notification with this identifier: its message was deleted (the engine's `withdraw`
+    /// effect, or Herald's background push for a deletion).
+    public func withdraw(_ identifier: String) {
+        center.removeDeliveredNotifications(withIdentifiers: [identifier])
+    }
+
     /// Removes these delivered notifications (their conversation was read here).
     public func remove(_ notifications: [LocalNotification]) {
         center.removeDeliveredNotifications(withIdentifiers: notifications.map(\.identifier))
@@ -145,11 +159,20 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
     /// Carries out a remote notification the app received (the app delegate's
     /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`, which runs even when the push launched the
     /// app in the background, with no scene): Herald's clear removes that conversation's notifications and sets the
-    /// badge. Whether it was one of Herald's clears (`.newData`) or not (`.noData`).
+    /// badge; a deleted message's removes its notification and sets the badge. Whether it was one of Herald's
+    /// background pushes (`.newData`) or not (`.noData`).
     public func handle(remoteNotification userInfo: [AnyHashable: Any]) async -> Bool {
-        guard case .clear(let conversationID, let badge) = RemoteNotification(userInfo: userInfo) else { return false }
-        await clear(conversation: conversationID, badge: badge)
-        return true
+        switch RemoteNotification(userInfo: userInfo) {
+        case .clear(let conversationID, let badge):
+            await clear(conversation: conversationID, badge: badge)
+            return true
+        case .withdraw(_, let notificationID, let badge):
+            withdraw(notificationID)
+            if let badge { await setBadge(badge) }
+            return true
+        case .edited, .message, .other:
+            return false
+        }
     }
 
     /// In the foreground the engine shows an in-app banner for what matters, so a system notification (a push that

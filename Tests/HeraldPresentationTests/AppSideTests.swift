@@ -115,6 +115,21 @@ struct AppSideTests {
         #expect(RemoteNotification(userInfo: try payload(#"{"aps": {"alert": "hi"}}"#)) == .other)
         #expect(RemoteNotification(userInfo: try payload(#"{"conversationId": "c1", "type": "read", "badge": "3"}"#))
                 == .clear(conversationID: "c1", badge: nil), "a badge that is not a number is not one")
+        #expect(RemoteNotification(userInfo: try payload(#"{"aps": {"content-available": 1}, "badge": 2, "conversationId": "c1", "messageId": "m1", "notificationId": "herald-7", "type": "message_deleted"}"#))
+                == .withdraw(conversationID: "c1", notificationID: "herald-7", badge: 2))
+        #expect(RemoteNotification(userInfo: try payload(#"{"conversationId": "c1", "messageId": "m1", "type": "message_deleted"}"#)) == .other,
+                "without the notification's identifier there is nothing to remove")
+    }
+
+    @Test("an edit of a notification is posted only over one still delivered; anything else always")
+    func editsOnlyIfDelivered() {
+        var notification = LocalNotification(messageID: "m1", title: "New message from Bob", body: "fixed", thread: "c1", seq: 7)
+        #expect(SystemNotificationStyle.posts(notification, delivered: []))
+        notification.onlyIfDelivered = true
+        notification.silent = true
+        #expect(!SystemNotificationStyle.posts(notification, delivered: ["herald-8"]), "swiped away: it stays away")
+        #expect(SystemNotificationStyle.posts(notification, delivered: ["herald-7"]))
+        #expect(!SystemNotificationStyle(for: notification).playsSound)
     }
 
     @Test("a message push's sender and group for a communication notification; an event's, the backend's, a clear or a stranger's payload has none")

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldPresentation
 import HeraldProtocol
 import HeraldTestSupport
 import Logging
@@ -195,6 +196,11 @@ struct AmendmentTests {
             #expect(aps["sound"] == nil && aps["interruption-level"] as? String == "passive", "an edit is not news")
             #expect((aps["alert"] as? [String: Any])?["body"] as? String == "Alice: call me")
             #expect(edit.json?["type"] as? String == "message_edited" && edit.json?["messageId"] as? String == "m1")
+            // What the app reads of it: an edit, which the alert's collapse id already applied; still a message from
+            // Alice for a communication notification.
+            let editInfo = try #require(edit.json as? [AnyHashable: Any])
+            #expect(RemoteNotification(userInfo: editInfo) == .edited(conversationID: team, messageID: "m1", notificationID: identifier))
+            #expect(CommunicationNotification(userInfo: editInfo)?.senderName == "Alice")
             let android = try #require(fcm().last)
             #expect(((android["android"] as? [String: Any])?["notification"] as? [String: Any])?["tag"] as? String == identifier)
             #expect((android["data"] as? [String: String])?["type"] == "message_edited")
@@ -206,6 +212,9 @@ struct AmendmentTests {
             #expect((removal.json?["aps"] as? [String: Any])?["content-available"] as? Int == 1)
             #expect(removal.json?["type"] as? String == "message_deleted" && removal.json?["notificationId"] as? String == identifier)
             #expect(removal.json?["aps"].map { "\($0)" }?.contains("hunter2") == false && removal.text.contains("call me") == false)
+            let removalInfo = try #require(removal.json as? [AnyHashable: Any])
+            #expect(RemoteNotification(userInfo: removalInfo) == .withdraw(conversationID: team, notificationID: identifier, badge: 0),
+                    "the app removes it and sets the badge: nothing is unread any more")
             let androidRemoval = try #require(fcm().last)
             #expect(androidRemoval["notification"] == nil && androidRemoval["android"].map { "\($0)" }?.contains("notification") != true)
             #expect((androidRemoval["data"] as? [String: String])?["notificationId"] == identifier)

@@ -20,7 +20,8 @@ struct RootView: View {
                 onLocal: { notification in Task { await model.systemNotifications.post(notification) } },
                 onClear: { conversationID in
                     Task { await model.systemNotifications.clear(conversation: conversationID, badge: nil) }
-                }
+                },
+                onWithdraw: { identifier in model.systemNotifications.withdraw(identifier) }
             )
             .task { await model.follow() }
         } else {

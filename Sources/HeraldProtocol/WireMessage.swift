@@ -122,6 +122,8 @@ public struct WireEvent: Codable, Hashable, Sendable {
     public var title: String?
     /// The message an edit or a deletion is about (`message_edited`, `message_deleted`).
     public var messageId: String?
+    /// That message's seq.
+    public var messageSeq: Int64?
 
     /// The wire form of an event.
     public init(_ event: ConversationEvent) {
@@ -129,17 +131,18 @@ public struct WireEvent: Codable, Hashable, Sendable {
         members = event.members.map(WirePerson.init)
         title = event.title
         messageId = event.messageID
+        messageSeq = event.messageSeq
     }
 
     /// The event it describes; nil for a `type` this side does not know (a newer server's).
     public var event: ConversationEvent? {
         ConversationEvent.Kind(rawValue: type).map {
-            ConversationEvent(kind: $0, members: members.map(\.person), title: title, messageID: messageId)
+            ConversationEvent(kind: $0, members: members.map(\.person), title: title, messageID: messageId, messageSeq: messageSeq)
         }
     }
 
     private enum CodingKeys: String, CodingKey {
-        case type, members, title, messageId
+        case type, members, title, messageId, messageSeq
     }
 
     public init(from decoder: any Decoder) throws {
@@ -148,6 +151,7 @@ public struct WireEvent: Codable, Hashable, Sendable {
         members = try container.decodeIfPresent([WirePerson].self, forKey: .members) ?? []
         title = try container.decodeIfPresent(String.self, forKey: .title)
         messageId = try container.decodeIfPresent(String.self, forKey: .messageId)
+        messageSeq = try container.decodeIfPresent(Int64.self, forKey: .messageSeq)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -156,5 +160,6 @@ public struct WireEvent: Codable, Hashable, Sendable {
         try container.encode(members, forKey: .members)
         try container.encode(title, forKey: .title)
         try container.encodeIfPresent(messageId, forKey: .messageId)
+        try container.encodeIfPresent(messageSeq, forKey: .messageSeq)
     }
 }

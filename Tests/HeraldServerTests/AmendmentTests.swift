@@ -91,6 +91,44 @@ struct AmendmentTests {
         }
     }
 
+    @Test("an edit of a message from before a member came reaches them in no frame, catch-up or history: it carries the text",
+          arguments: StoreKind.available)
+    func editsBeforeJoining(kind: StoreKind) async throws {
+        try await kind.withServerDatabase { database in
+            try await TestServer.run(configure: { $0.postgresURL = database["HERALD_POSTGRES_URL"] ?? nil }) { server in
+                let (alice, carol) = try await (server.token("alice", name: "Alice"), server.token("carol", name: "Carol"))
+                _ = try await server.token("bob", name: "Bob")
+                let team = try await server.createConversation(alice, kind: "group", title: "Team", members: ["bob"])
+                try await server.post(alice, to: team, id: "old", text: "the old plan")
+                let added = try await server.request(
+                    "POST", "/v1/conversations/\(team)/members", token: alice, body: #"{"members": ["carol"], "history": "none"}"#)
+                #expect(added.status == 200, "\(added.text)")
+                let carols = try await server.stream(carol)
+                var live = FrameReader(carols)
+                _ = try await live.untilReady()
+                #expect(try await server.request(
+                    "PATCH", "/v1/conversations/\(team)/messages/old", token: alice, body: #"{"text": "the secret plan"}"#).status == 200)
+                try await server.post(alice, to: team, id: "new", text: "after carol came")
+                let frames = try await live.drain(carols)
+                #expect(frames.compactMap(\.message?.id).contains("new"))
+                #expect(!frames.contains { $0.message?.event?.type == "message_edited" }, "no edit of a message she cannot see")
+                carols.close()
+
+                let again = try await server.stream(carol, after: 0)
+                var caught = FrameReader(again)
+                let (messages, _) = try await caught.untilReady()
+                #expect(!messages.contains { $0.message?.event?.type == "message_edited" || $0.message?.text == "the secret plan" })
+                again.close()
+                let history = try await server.request("GET", "/v1/conversations/\(team)/messages", token: carol)
+                #expect(!history.text.contains("secret") && history.text.contains("after carol came"))
+                // Bob, who was there, has the edit in his history.
+                let bobs = try await server.request(
+                    "GET", "/v1/conversations/\(team)/messages", token: try await server.token("bob", name: "Bob"))
+                #expect(bobs.text.contains("the secret plan"))
+            }
+        }
+    }
+
     @Test("refused, with nothing changed: another's message, not an owner, past the window, a deleted message, too long, too often, no such message",
           arguments: StoreKind.available)
     func refusals(kind: StoreKind) async throws {

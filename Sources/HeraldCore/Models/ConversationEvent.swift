@@ -37,13 +37,16 @@ public struct ConversationEvent: Codable, Hashable, Sendable {
     public var title: String?
     /// The message an edit or a deletion is about (its id, in the same conversation).
     public var messageID: String?
+    /// That message's `seq`, when the server said.
+    public var messageSeq: Int64?
 
     /// An event.
-    public init(kind: Kind, members: [Person] = [], title: String? = nil, messageID: String? = nil) {
+    public init(kind: Kind, members: [Person] = [], title: String? = nil, messageID: String? = nil, messageSeq: Int64? = nil) {
         self.kind = kind
         self.members = members
         self.title = title
         self.messageID = messageID
+        self.messageSeq = messageSeq
     }
 
     /// Whether it changes `message`: an edit or a deletion of it (ids compared byte for byte).

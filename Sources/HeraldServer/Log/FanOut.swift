@@ -45,7 +45,7 @@ final class FanOut: LogConsumer {
         guard let view else { return }
         var frame = entry
         frame.conversation = view.conversation
-        hub.publish(frame, to: view.recipients(of: seq))
+        hub.publish(frame, to: view.recipients(of: entry.message))
         if entry.message.isMessage { HeraldMetrics.messagesPosted.increment() }
     }
 

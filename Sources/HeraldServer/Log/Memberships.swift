@@ -59,6 +59,15 @@ public struct MemberView: Hashable, Sendable {
         spans.compactMap { $0.value.covers(seq) ? $0.key : nil }
     }
 
+    /// Who receives `entry`: as ``recipients(of:)``, except that an edit (which carries the new text) reaches only
+    /// those who were in the conversation when its message was posted; a member who came later reads the message
+    /// as it is now, if their history shows it.
+    public func recipients(of entry: Message) -> [String] {
+        guard let seq = entry.seq else { return [] }
+        guard let event = entry.event, event.kind == .messageEdited, let target = event.messageSeq else { return recipients(of: seq) }
+        return spans.compactMap { $0.value.covers(seq) && $0.value.added <= target ? $0.key : nil }
+    }
+
     /// The view after `entry` (an event of this conversation; a message changes nothing).
     public mutating func apply(_ entry: Message) {
         guard let event = entry.event, let seq = entry.seq else { return }

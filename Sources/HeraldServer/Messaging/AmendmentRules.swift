@@ -40,9 +40,9 @@ public struct MessageAmendment: Hashable, Sendable {
     /// Whether it deletes.
     var deletes: Bool { action == .delete }
 
-    /// The event its entry carries.
-    var event: ConversationEvent {
-        ConversationEvent(kind: deletes ? .messageDeleted : .messageEdited, messageID: messageID)
+    /// The event its entry carries, about the message at `seq`.
+    func event(about seq: Int64) -> ConversationEvent {
+        ConversationEvent(kind: deletes ? .messageDeleted : .messageEdited, messageID: messageID, messageSeq: seq)
     }
 }
 
@@ -94,12 +94,15 @@ public enum AmendmentRules {
         }
     }
 
-    /// The entry of `amendment`, by `actor`, at `seq`: an edit carries the new text and mentions; a deletion nothing.
+    /// The entry of `amendment` of the message `target`, by `actor`, at `seq`: an edit carries the new text and
+    /// mentions; a deletion nothing.
     static func entry(
-        of amendment: MessageAmendment, id: String, seq: Int64, at time: Date, by actor: Person, in conversation: Conversation
+        of amendment: MessageAmendment, about target: Int64, id: String, seq: Int64, at time: Date, by actor: Person,
+        in conversation: Conversation
     ) -> IncomingMessage {
         var message = Message(
-            id: id, conversationID: conversation.id, senderID: actor.id, sentAt: time, seq: seq, event: amendment.event)
+            id: id, conversationID: conversation.id, senderID: actor.id, sentAt: time, seq: seq,
+            event: amendment.event(about: target))
         if case .edit(let text, let mentions, let all) = amendment.action {
             message.text = text
             message.mentions = mentions

@@ -51,10 +51,10 @@ extension PostgresStore {
                 """
                 INSERT INTO messages (seq, id, conversation_id, sender_id, text, created_at, event, mentions, about)
                 VALUES (\(entrySeq), \(id), \(amendment.conversationID), \(actor.id), \(text), \(now.timeIntervalSince1970),
-                        \(Rows.eventColumn(amendment.event)), \(mentions), \(amendment.messageID))
+                        \(Rows.eventColumn(amendment.event(about: seq))), \(mentions), \(amendment.messageID))
                 """, logger: logger)
             let entry = AmendmentRules.entry(
-                of: amendment, id: id, seq: entrySeq, at: Rows.date(now.timeIntervalSince1970), by: actor,
+                of: amendment, about: seq, id: id, seq: entrySeq, at: Rows.date(now.timeIntervalSince1970), by: actor,
                 in: incoming.conversation)
             let message = target.message.amended(by: entry.message)
 

@@ -115,7 +115,8 @@ extension PostgresStore {
         in conversationID: String, for userID: String?, after: Int64?, before: Int64?, limit: Int
     ) async throws -> [Message] {
         try await database.withConnection { connection in
-            // What the member may see starts at `visible_from`; the app's backend sees everything.
+            // What the member may see starts at `visible_from` (and an edit of a message before it is not theirs:
+            // it carries the text); the app's backend sees everything.
             let from: Int64
             if let userID {
                 let member = try await connection.query(
@@ -138,7 +139,8 @@ extension PostgresStore {
                     """
                     SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent, mentions, edits, deleted FROM messages
                     WHERE conversation_id = \(conversationID) AND seq > \(after) AND seq < \(before ?? Int64.max)
-                      AND seq >= \(from)
+                      AND seq >= \(from) AND (about IS NULL OR text IS NULL OR (SELECT t.seq FROM messages t
+                          WHERE t.conversation_id = messages.conversation_id AND t.id = messages.about) >= \(from))
                     ORDER BY seq LIMIT \(limit)
                     """, logger: self.logger).collect()
             } else {
@@ -147,6 +149,8 @@ extension PostgresStore {
                     SELECT * FROM (
                         SELECT seq, id, conversation_id, sender_id, text, image_url, created_at, event, silent, mentions, edits, deleted FROM messages
                         WHERE conversation_id = \(conversationID) AND seq < \(before ?? Int64.max) AND seq >= \(from)
+                          AND (about IS NULL OR text IS NULL OR (SELECT t.seq FROM messages t
+                              WHERE t.conversation_id = messages.conversation_id AND t.id = messages.about) >= \(from))
                         ORDER BY seq DESC LIMIT \(limit)
                     ) AS page ORDER BY seq
                     """, logger: self.logger).collect()
@@ -166,6 +170,8 @@ extension PostgresStore {
             JOIN users u ON u.id = m.sender_id
             WHERE m.seq > \(after) AND m.seq <= \(through) AND m.seq >= me.added_seq
               AND (me.removed_seq IS NULL OR m.seq <= me.removed_seq)
+              AND (m.about IS NULL OR m.text IS NULL OR (SELECT t.seq FROM messages t
+                   WHERE t.conversation_id = m.conversation_id AND t.id = m.about) >= me.added_seq)
             ORDER BY m.seq
             LIMIT \(limit)
             """, logger: logger)

@@ -45,13 +45,13 @@ extension SQLiteStore {
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING seq
                 """,
                 [.text(id), .text(amendment.conversationID), .text(actor.id), .optionalText(text),
-                 .float(now.timeIntervalSince1970), .optionalText(Rows.eventColumn(amendment.event)),
+                 .float(now.timeIntervalSince1970), .optionalText(Rows.eventColumn(amendment.event(about: seq))),
                  .optionalText(mentions), .text(amendment.messageID)])
             guard let entrySeq = appended.first?.column("seq")?.integer else {
                 throw StoreError.damaged("an amendment was not stored")
             }
             let entry = AmendmentRules.entry(
-                of: amendment, id: id, seq: Int64(entrySeq), at: Rows.date(now.timeIntervalSince1970), by: actor,
+                of: amendment, about: seq, id: id, seq: Int64(entrySeq), at: Rows.date(now.timeIntervalSince1970), by: actor,
                 in: incoming.conversation)
             let message = target.message.amended(by: entry.message)
 

@@ -154,7 +154,8 @@ extension SQLiteStore {
                 rows = try connection.query(
                     """
                     SELECT \(Self.entryColumns) FROM messages
-                    WHERE conversation_id = ?1 AND seq > ?2 AND seq < ?3 AND seq >= ?5 ORDER BY seq LIMIT ?4
+                    WHERE conversation_id = ?1 AND seq > ?2 AND seq < ?3 AND seq >= ?5 AND \(Self.visibleAmendment("?5"))
+                    ORDER BY seq LIMIT ?4
                     """,
                     [.text(conversationID), .integer(Int(after)), .integer(Int(before ?? Int64.max)), .integer(limit),
                      .integer(from)]
@@ -164,7 +165,8 @@ extension SQLiteStore {
                     """
                     SELECT * FROM (
                         SELECT \(Self.entryColumns) FROM messages
-                        WHERE conversation_id = ?1 AND seq < ?2 AND seq >= ?4 ORDER BY seq DESC LIMIT ?3
+                        WHERE conversation_id = ?1 AND seq < ?2 AND seq >= ?4 AND \(Self.visibleAmendment("?4"))
+                        ORDER BY seq DESC LIMIT ?3
                     ) ORDER BY seq
                     """,
                     [.text(conversationID), .integer(Int(before ?? Int64.max)), .integer(limit), .integer(from)]
@@ -172,6 +174,12 @@ extension SQLiteStore {
             }
             return try rows.map { try Rows.message($0) }
         }
+    }
+
+    /// Whether a row of `messages` is no edit of a message before `from` (a bind: where the reader's history begins):
+    /// an edit carries its message's new text, which is not for a member who cannot see the message.
+    static func visibleAmendment(_ from: String) -> String {
+        "(about IS NULL OR text IS NULL OR (SELECT t.seq FROM messages t WHERE t.conversation_id = messages.conversation_id AND t.id = messages.about) >= \(from))"
     }
 
     /// The columns ``Rows/incoming(_:)`` reads, from `messages m`, `conversations c` and the sender `users u`.
@@ -183,7 +191,7 @@ extension SQLiteStore {
     public func entries(for userID: String, after: Int64, through: Int64, limit: Int) async throws -> [IncomingMessage] {
         try await database.perform { connection in
             // The entries of the user's conversations while they were in them: from the one that added them to the
-            // one that removed them.
+            // one that removed them; an edit of a message from before they came is not theirs (it carries the text).
             let rows = try connection.query(
                 """
                 SELECT \(Self.incomingColumns)
@@ -193,6 +201,8 @@ extension SQLiteStore {
                 JOIN users u ON u.id = m.sender_id
                 WHERE m.seq > ?2 AND m.seq <= ?3 AND m.seq >= me.added_seq
                   AND (me.removed_seq IS NULL OR m.seq <= me.removed_seq)
+                  AND (m.about IS NULL OR m.text IS NULL OR (SELECT t.seq FROM messages t
+                       WHERE t.conversation_id = m.conversation_id AND t.id = m.about) >= me.added_seq)
                 ORDER BY m.seq
                 LIMIT ?4
                 """,

@@ -269,7 +269,7 @@ if __name__ == "__main__":
 
 
 class EditAndDeleteTests(PageTestCase):
-    """docs/behaviour.md §10: what another member's edit and deletion do to a page, and the page's own menu."""
+    """docs/behaviour.md §6: what another member's edit and deletion do to a page, and the page's own menu."""
 
     def amend(self, sender, conversation, message_id, text=None):
         path = f"/v1/conversations/{conversation}/messages/{message_id}"

@@ -3,7 +3,7 @@ import HeraldCore
 import Testing
 
 /// What an edit or a deletion does to the banners and system notifications a device already has
-/// (docs/behaviour.md §10).
+/// (docs/behaviour.md §6).
 @Suite("Edits and deletions in the engine")
 struct AmendmentEngineTests {
     /// Bob's edit (or deletion) of his message `target` in `conversation`.

@@ -8,7 +8,7 @@ import PostgresNIO
 @testable import HeraldServer
 import Testing
 
-/// Editing and deleting messages (docs/behaviour.md §10), end to end: real streams, both stores, fake push services.
+/// Editing and deleting messages (docs/behaviour.md §6), end to end: real streams, both stores, fake push services.
 @Suite("Edit and delete", .timeLimit(.minutes(3)))
 struct AmendmentTests {
     @Test("an edit reaches every member once, in order, live and on catch-up; a delete leaves a tombstone, and its text is in no file and no table",
@@ -208,26 +208,35 @@ struct AmendmentTests {
             let (phone, carolsPhone, davesPhone) = (PushHarness.apnsToken(0xB0B), PushHarness.apnsToken(0xCA401), PushHarness.apnsToken(0xDA7E))
             try await push.register(bob, device: "phone", platform: "apns", pushToken: phone)
             try await push.register(bob, device: "pixel", platform: "fcm", pushToken: "fcm-amend-pixel")
+            try await push.register(bob, device: "rn", platform: "expo", pushToken: "ExponentPushToken[amend-rn]")
             try await push.register(carol, device: "phone", platform: "apns", pushToken: carolsPhone)
             // Carol hears nothing of this group: she is pushed nothing, so nothing follows.
             #expect(try await server.request("PUT", "/v1/conversations/\(team)/mute", token: carol).status == 204)
+            func expo() -> [[String: Any]] {
+                push.fake.requests(to: "/--/api/v2/push/send").compactMap { $0.jsonArray?.first }
+                    .filter { $0["to"] as? String == "ExponentPushToken[amend-rn]" }
+            }
             func fcm() -> [[String: Any]] {
                 push.fake.requests(to: "/v1/projects").compactMap { $0.json?["message"] as? [String: Any] }
                     .filter { $0["token"] as? String == "fcm-amend-pixel" }
             }
 
             let sent = try await server.post(alice, to: team, id: "m1", text: "the password is hunter2")
-            try await push.eventually("m1's pushes waiting") { try await server.environment.store.pushJobCount() == 2 }
+            try await push.eventually("m1's pushes waiting") { try await server.environment.store.pushJobCount() == 3 }
             clock.advance(by: 1800)
             server.environment.push.wakeSenders()
-            _ = try await push.fake.wait("the alert on both of bob's devices") { _ in push.apns(phone).count == 1 && fcm().count == 1 }
+            _ = try await push.fake.wait("the alert on bob's three devices") { _ in
+                push.apns(phone).count == 1 && fcm().count == 1 && expo().count == 1
+            }
             // Dave's phone comes after the push: it was never shown the message.
             try await push.register(dave, device: "phone", platform: "apns", pushToken: davesPhone)
             let identifier = "herald-\(sent.seq)"
 
             #expect(try await server.request(
                 "PATCH", "/v1/conversations/\(team)/messages/m1", token: alice, body: #"{"text": "call me"}"#).status == 200)
-            _ = try await push.fake.wait("the edit's follow-ups") { _ in push.apns(phone).count == 2 && fcm().count == 2 }
+            _ = try await push.fake.wait("the edit's follow-ups") { _ in
+                push.apns(phone).count == 2 && fcm().count == 2 && expo().count == 2
+            }
             let edit = try #require(push.apns(phone).last)
             let aps = try #require(edit.json?["aps"] as? [String: Any])
             #expect(edit.headers["apns-collapse-id"] == identifier && edit.headers["apns-push-type"] == "alert")
@@ -242,9 +251,16 @@ struct AmendmentTests {
             let android = try #require(fcm().last)
             #expect(((android["android"] as? [String: Any])?["notification"] as? [String: Any])?["tag"] as? String == identifier)
             #expect((android["data"] as? [String: String])?["type"] == "message_edited")
+            // Expo has no collapse id: the edit is data, with its words, for the app to replace its notification.
+            let rnEdit = try #require(expo().last)
+            #expect(rnEdit["title"] == nil && rnEdit["sound"] == nil && rnEdit["_contentAvailable"] as? Bool == true)
+            let rnData = try #require(rnEdit["data"] as? [String: String])
+            #expect(rnData["type"] == "message_edited" && rnData["body"] == "Alice: call me" && rnData["notificationId"] == identifier)
 
             #expect(try await server.request("DELETE", "/v1/conversations/\(team)/messages/m1", token: alice).status == 200)
-            _ = try await push.fake.wait("the delete's follow-ups") { _ in push.apns(phone).count == 3 && fcm().count == 3 }
+            _ = try await push.fake.wait("the delete's follow-ups") { _ in
+                push.apns(phone).count == 3 && fcm().count == 3 && expo().count == 3
+            }
             let removal = try #require(push.apns(phone).last)
             #expect(removal.headers["apns-push-type"] == "background")
             #expect((removal.json?["aps"] as? [String: Any])?["content-available"] as? Int == 1)
@@ -256,8 +272,12 @@ struct AmendmentTests {
             let androidRemoval = try #require(fcm().last)
             #expect(androidRemoval["notification"] == nil && androidRemoval["android"].map { "\($0)" }?.contains("notification") != true)
             #expect((androidRemoval["data"] as? [String: String])?["notificationId"] == identifier)
+            let rnRemoval = try #require(expo().last)
+            #expect((rnRemoval["data"] as? [String: String])?["type"] == "message_deleted" && rnRemoval["body"] == nil)
 
-            // A push waiting out its delay: rewritten by an edit, dropped by a delete.
+            // A push waiting out its delay: rewritten by an edit, dropped by a delete. (Without the Expo device, whose
+            // receipts wait in the outbox too.)
+            #expect(try await server.request("DELETE", "/v1/devices/rn", token: bob).status == 204)
             try await server.post(alice, to: team, id: "m2", text: "first words")
             try await server.post(alice, to: team, id: "m3", text: "never sent")
             try await push.eventually("both waiting, for bob's two devices and dave's phone") {

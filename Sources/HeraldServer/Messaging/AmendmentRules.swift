@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
 
-/// An edit or a deletion of a message, as a member asks for it (docs/behaviour.md §10).
+/// An edit or a deletion of a message, as a member asks for it (docs/behaviour.md §6).
 public struct MessageAmendment: Hashable, Sendable {
     /// What is done to the message.
     public enum Action: Hashable, Sendable {

@@ -41,13 +41,20 @@ public final class ExpoProvider: PushProvider {
     /// The message Expo is sent.
     func message(for job: PushJob) -> [String: Any] {
         let content = job.content
+        var data = content.data
+        if content.follows == .edited {
+            // Expo has no collapse id to replace a notification by: an edit goes as data, with its words, and the
+            // app replaces its own notification (`notificationId`).
+            data["title"] = content.title ?? ""
+            data["body"] = content.body ?? ""
+        }
         var message: [String: Any] = [
             "to": job.device.token,
-            "data": content.data,
+            "data": data,
             "badge": content.badge,
             "ttl": Int(maxAge.components.seconds),
         ]
-        if job.showsAlert {
+        if job.showsAlert, content.follows == nil {
             message["title"] = content.title ?? ""
             message["body"] = content.body ?? ""
             if let summary = content.summary { message["subtitle"] = summary }

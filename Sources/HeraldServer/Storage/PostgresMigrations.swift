@@ -322,7 +322,7 @@ enum PostgresMigrations {
             """,
         ],
         [
-            // Edits and deletions (docs/behaviour.md §10): how many times a message was edited, whether it is a
+            // Edits and deletions (docs/behaviour.md §6): how many times a message was edited, whether it is a
             // tombstone, and for an edit's or a deletion's own entry the id of the message it is about.
             "ALTER TABLE messages ADD COLUMN edits bigint NOT NULL DEFAULT 0",
             "ALTER TABLE messages ADD COLUMN deleted boolean NOT NULL DEFAULT false",

@@ -136,11 +136,31 @@ export const BACKGROUND_TASK = "herald-background-notification";
 
 /**
  * A push that reached the app in the background (the task's payload): the silent "read" push (`data.type` "read",
- * sent when the chat was read on another of the user's devices) clears that chat's notifications here. Resolves to
- * how many were removed.
+ * sent when the chat was read on another of the user's devices) clears that chat's notifications here; a message's
+ * edit (`message_edited`, with its new `title` and `body`) replaces the words of its notification if it is still
+ * shown, silently; its deletion (`message_deleted`) removes it. Resolves to how many notifications it changed.
  */
 export async function handleBackgroundPush(payload, Notifications) {
   const data = backgroundData(payload);
-  if (data?.type !== "read") return 0;
-  return clearConversation(Notifications, data.conversationId);
+  if (data?.type === "read") return clearConversation(Notifications, data.conversationId);
+  if (data?.type !== "message_edited" && data?.type !== "message_deleted") return 0;
+  if (typeof data.notificationId !== "string") return 0;
+  const presented = await Notifications.getPresentedNotificationsAsync();
+  const of = presented.filter((notification) => notificationData(notification)?.notificationId === data.notificationId
+    || notification.request.identifier === data.notificationId);
+  for (const notification of of) {
+    if (data.type === "message_deleted") {
+      await Notifications.dismissNotificationAsync(notification.request.identifier);
+    } else {
+      // The same identifier replaces it; no sound: an edit is not news.
+      const { content } = notification.request;
+      await Notifications.dismissNotificationAsync(notification.request.identifier);
+      await Notifications.scheduleNotificationAsync({
+        identifier: notification.request.identifier,
+        content: { ...content, title: String(data.title ?? content.title ?? ""), body: String(data.body ?? ""), sound: null },
+        trigger: null,
+      });
+    }
+  }
+  return of.length;
 }

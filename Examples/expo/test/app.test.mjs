@@ -18,7 +18,7 @@ const {
 } = await import("../src/notifications.js");
 const { backgroundData, notificationData } = await import("../src/payload.js");
 const { ChatList, chatTitle, lineOf, mergeMessages } = await import("../src/chats.js");
-const { bannerConfig } = await import("../../../clients/js/src/index.js");
+const { HeraldClient, bannerConfig } = await import("../../../clients/js/src/index.js");
 
 /** Expo's push as the phone shows it: the notification its data makes. */
 function shown(push) {
@@ -224,6 +224,38 @@ describe("The Expo example", async () => {
     assert.equal(await handleBackgroundPush({ data: { body: "{not json" } }, Notifications), 0);
     assert.equal(await handleBackgroundPush({ body: expo.of("r3")[0].data }, Notifications), 0, "a message push clears nothing");
     assert.equal(Notifications.presented.length, 2);
+  });
+
+  test("an edit's push replaces its notification's words, a deletion's removes it; one no longer shown stays gone", async () => {
+    // Two chats: in one, the second message would be the first's burst, and its notification the one shown.
+    const chat = await server.chat("direct", "kay", ["lou"]);
+    const other = await server.chat("group", "kay", ["lou"], "Other");
+    const lou = await phone("lou", { appState: "background" });
+    await lou.live.client.api.registerDevice(lou.deviceID, "expo", `ExponentPushToken[${lou.deviceID}-0123456789abcdef]`);
+    await server.post("kay", chat, "x1", { id: "x1" });
+    await server.post("kay", other, "x2", { id: "x2" });
+    await eventually("two pushes", () => ["x1", "x2"].every((id) => expo.of(id).length === 1), { within: 30_000 });
+    const Notifications = new FakeNotifications();
+    Notifications.presented = [shown(expo.of("x1")[0])];
+
+    const kay = new HeraldClient({ url: server.url, token: token("kay") }).api;
+    await kay.editMessage(chat, "x1", { text: "fixed" });
+    await kay.editMessage(other, "x2", { text: "fixed too" });
+    const follow = (id, type) => expo.pushes.find((push) => push.data?.type === type && push.data.messageId === id);
+    await eventually("the edits' pushes", () => follow("x1", "message_edited") && follow("x2", "message_edited"), { within: 30_000 });
+    const edit = follow("x1", "message_edited");
+    assert.equal(edit.title, undefined, "data only: Expo cannot replace a notification");
+    assert.equal(edit.data.body, "fixed");
+    assert.equal(await handleBackgroundPush(asBackgroundTask(edit).ios, Notifications), 1);
+    assert.deepEqual(Notifications.presented.map((n) => [n.request.identifier, n.request.content.body]),
+      [[expo.of("x1")[0].data.notificationId, "fixed"]]);
+    assert.equal(await handleBackgroundPush(asBackgroundTask(follow("x2", "message_edited")).android, Notifications), 0,
+      "x2's notification is not shown: the edit brings nothing back");
+
+    await kay.deleteMessage(chat, "x1");
+    await eventually("the deletion's push", () => follow("x1", "message_deleted"), { within: 30_000 });
+    assert.equal(await handleBackgroundPush(asBackgroundTask(follow("x1", "message_deleted")).android, Notifications), 1);
+    assert.deepEqual(Notifications.presented, []);
   });
 
   test("a push's Reply and Mark as read, answered from the notification: a retried reply stored once, the read from this phone", async () => {

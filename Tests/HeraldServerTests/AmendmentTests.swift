@@ -191,14 +191,20 @@ struct AmendmentTests {
         }
     }
 
-    @Test("follow-ups go only to the devices that were pushed the message: an edit replaces its words silently, a delete removes it; a waiting push is rewritten or dropped")
-    func pushesFollow() async throws {
+    @Test("follow-ups go only to the devices that were pushed the message: an edit replaces its words silently, a delete removes it; a waiting push is rewritten or dropped",
+          arguments: StoreKind.available)
+    func pushesFollow(kind: StoreKind) async throws {
+        try await kind.withServerDatabase { database in try await pushesFollow(postgresURL: database["HERALD_POSTGRES_URL"] ?? nil) }
+    }
+
+    private func pushesFollow(postgresURL: String?) async throws {
         let clock = WallClock()
         // Pushes wait half an hour on the server's clock, which moves only when the test says; follow-ups go at once.
         try await PushHarness.run(configure: {
             $0.clock = clock
             $0.push.burstWindow = .zero
             $0.push.delay = .seconds(1800)
+            $0.postgresURL = postgresURL
         }) { push in
             let server = push.server
             let (alice, bob, carol, dave) = try await (

@@ -78,10 +78,7 @@ struct Messenger: Sendable {
     ) async throws -> PostOutcome {
         let conversationID = try Input.id(conversationID, field: "conversation")
         if let clientID { _ = try Input.id(clientID, field: "id") }
-        try Input.text(text, field: "text")
-        if let text, text.utf8.count > limits.maxTextBytes || text.count > limits.maxTextLength {
-            throw APIError.textTooLong(limit: limits.maxTextLength, bytes: limits.maxTextBytes)
-        }
+        try checkText(text)
         var image: URL?
         if let imageURL {
             guard let url = Input.webURL(imageURL) else {
@@ -127,10 +124,7 @@ struct Messenger: Sendable {
         _ messageID: String, in conversationID: String, text: String, mentions: Mentions = Mentions(), by identity: Identity
     ) async throws -> AmendOutcome {
         let (conversationID, messageID) = (try Input.id(conversationID, field: "conversation"), try Input.id(messageID, field: "message"))
-        try Input.text(text, field: "text")
-        if text.utf8.count > limits.maxTextBytes || text.count > limits.maxTextLength {
-            throw APIError.textTooLong(limit: limits.maxTextLength, bytes: limits.maxTextBytes)
-        }
+        try checkText(text)
         guard !text.allSatisfy(\.isWhitespace) else {
             throw APIError.invalidRequest("an edit needs `text` (delete the message to take it back)")
         }
@@ -155,13 +149,21 @@ struct Messenger: Sendable {
             conversationID: conversationID, messageID: messageID, actorID: identity.userID, action: .delete))
     }
 
+    /// Stores `amendment` under the server's edit window and limit. Its webhook (`message.edited`,
+    /// `message.deleted`) and the pushes' follow-ups come from the log, as everything else does.
     private func amend(_ amendment: MessageAmendment) async throws -> AmendOutcome {
         var amendment = amendment
         amendment.editWindow = limits.editWindow
         amendment.editLimit = limits.editLimit
-        let outcome = try await store.amend(amendment)
-        // Webhooks' `message.edited` and `message.deleted`, and the pushes' follow-ups, come from the log.
-        return outcome
+        return try await store.amend(amendment)
+    }
+
+    /// Refuses text a message may not have: U+0000 (`invalid_request`), or more than the limits (`text_too_long`).
+    private func checkText(_ text: String?) throws {
+        try Input.text(text, field: "text")
+        if let text, text.utf8.count > limits.maxTextBytes || text.count > limits.maxTextLength {
+            throw APIError.textTooLong(limit: limits.maxTextLength, bytes: limits.maxTextBytes)
+        }
     }
 
     /// Applies `change` to the group `conversationID`, by `identity`, once the caller passed the per-user limit on

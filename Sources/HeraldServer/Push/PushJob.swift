@@ -256,6 +256,15 @@ public struct PushContent: Codable, Hashable, Sendable {
         return content
     }
 
+    /// A queued job's content as the outbox keeps it (JSON), with the words of `incoming` (its message edited) as
+    /// `viewer` reads them; nil when it cannot be read, or is a deletion's follow-up (which has no words).
+    static func rewritten(_ stored: String, to incoming: IncomingMessage, viewer: String) -> String? {
+        guard let content = try? JSONDecoder().decode(PushContent.self, from: Data(stored.utf8)), content.follows != .deleted,
+              let encoded = try? JSONEncoder().encode(content.edited(to: incoming, viewer: viewer))
+        else { return nil }
+        return String(decoding: encoded, as: UTF8.self)
+    }
+
     /// This alert's content with the words of `incoming` (its message edited), as `viewer` reads them; its badge,
     /// quiet hours, burst and mode kept.
     func edited(to incoming: IncomingMessage, viewer: String) -> PushContent {

@@ -89,10 +89,7 @@ extension PostgresStore {
                 edited.message = message
                 var rewritten: [(Int64, String)] = []
                 for try await (jobID, userID, old) in pending.decode((Int64, String, String).self) {
-                    guard let content = try? JSONDecoder().decode(PushContent.self, from: Data(old.utf8)),
-                          content.follows != .deleted
-                    else { continue }
-                    rewritten.append((jobID, String(decoding: try JSONEncoder().encode(content.edited(to: edited, viewer: userID)), as: UTF8.self)))
+                    if let new = PushContent.rewritten(old, to: edited, viewer: userID) { rewritten.append((jobID, new)) }
                 }
                 for (jobID, content) in rewritten {
                     try await connection.query("UPDATE push_jobs SET content = \(content) WHERE id = \(jobID)", logger: logger)

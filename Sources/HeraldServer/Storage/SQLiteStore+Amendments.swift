@@ -85,11 +85,8 @@ extension SQLiteStore {
                 edited.message = message
                 for row in pending {
                     guard let jobID = row.column("id")?.integer, let userID = row.column("user_id")?.string,
-                          let old = row.column("content")?.string,
-                          let content = try? JSONDecoder().decode(PushContent.self, from: Data(old.utf8))
+                          let new = row.column("content")?.string.flatMap({ PushContent.rewritten($0, to: edited, viewer: userID) })
                     else { continue }
-                    if content.follows == .deleted { continue }
-                    let new = String(decoding: try JSONEncoder().encode(content.edited(to: edited, viewer: userID)), as: UTF8.self)
                     try connection.query("UPDATE push_jobs SET content = ?2 WHERE id = ?1", [.integer(jobID), .text(new)])
                 }
             }

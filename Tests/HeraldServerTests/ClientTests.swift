@@ -48,9 +48,21 @@ final class ClientRecord: Sendable {
     var liveCount: Int { box.withLockedValue { $0.live } }
     var effects: [NotificationEffect] { box.withLockedValue { $0.effects } }
 
-    /// Waits (bounded by the test's time limit) until `condition` holds.
-    func wait(until condition: @Sendable (ClientRecord) -> Bool) async throws {
-        while !condition(self) { try await Task.sleep(for: .milliseconds(10)) }
+    /// Waits until `condition` holds, at most `limit`; then fails with what was recorded, so a hang names itself
+    /// (the line that waited is the caller's).
+    func wait(
+        within limit: Duration = .seconds(60), file: StaticString = #filePath, line: UInt = #line,
+        until condition: @Sendable (ClientRecord) -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + limit
+        while !condition(self) {
+            guard ContinuousClock.now < deadline else {
+                throw TestFailure(
+                    "waited \(limit) at \(file):\(line); recorded: \(liveCount) live connections, messages \(messages.map(\.id)), "
+                        + "banners \(shows), skips \(skips.map { "\($0.key): \($0.value.rawValue)" }.sorted())")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
 }
 

@@ -146,6 +146,7 @@ extension SQLiteStore {
             )
             let decoder = JSONDecoder()
             var jobs: [PushJob] = []
+            var grants: [[SQLiteValue]] = []
             for row in rows {
                 guard let id = row.column("job_id")?.integer else { continue }
                 guard let device = try? Rows.device(row),
@@ -168,21 +169,26 @@ extension SQLiteStore {
                         """,
                         [.text(device.userID), .text(device.id), .text(content.conversationID), .integer(Int(content.seq))]
                     )
-                    // Remembered with the identifier it is shown under: its device's key may read the message from
-                    // now on, and an edit or a deletion of the message follows it to this device.
-                    try connection.query(
-                        """
-                        INSERT INTO push_grants (user_id, device_id, seq, granted_at, shown_as) VALUES (?1, ?2, ?3, ?4, ?5)
-                        ON CONFLICT DO UPDATE SET granted_at = excluded.granted_at, shown_as = excluded.shown_as
-                        """,
-                        [.text(device.userID), .text(device.id), .integer(Int(content.seq)),
-                         .float(now.timeIntervalSince1970), .optionalText(content.notificationID)])
+                    // Remembered with the identifier it is shown under (below, all at once): its device's key may
+                    // read the message from now on, and an edit or a deletion of the message follows it here.
+                    grants.append([.text(device.userID), .text(device.id), .integer(Int(content.seq)),
+                                   .float(now.timeIntervalSince1970), .optionalText(content.notificationID)])
                 }
                 jobs.append(PushJob(
                     id: Int64(id), kind: kind, device: device, content: content, ticket: row.column("ticket")?.string,
                     createdAt: Date(timeIntervalSince1970: row.column("created_at")?.double ?? 0),
                     attempts: row.column("attempts")?.integer ?? 0,
                     coveredBy: row.column("covered_by")?.string.flatMap(PushCover.init)))
+            }
+            if !grants.isEmpty {
+                let values = SQLiteHandle.padded(grants, width: 5)
+                try connection.query(
+                    """
+                    INSERT INTO push_grants (user_id, device_id, seq, granted_at, shown_as)
+                    SELECT * FROM (VALUES \(values.placeholders)) AS g WHERE g.column1 IS NOT NULL
+                    ON CONFLICT DO UPDATE SET granted_at = excluded.granted_at, shown_as = excluded.shown_as
+                    """,
+                    values.binds)
             }
             let next = try connection.query(
                 """

@@ -317,6 +317,41 @@ struct StoreTests {
         }
     }
 
+    @Test("a follow-up waits for its device's alert in flight; an alert in flight when its message is deleted loses its text and is never sent again",
+          arguments: kinds)
+    func followUpsBehindAlerts(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let (_, group) = try await setUp(store)
+            try await store.registerDevice(DeviceRegistration(id: "bob-phone", userID: "bob", platform: .apns, token: "t-1"), limit: 5)
+            let message = try await post(store, draft("f-1", by: "alice", in: group, text: "the code is 1234"))
+            let seq = try #require(message.seq)
+            let now = Date()
+            let alert = PushContent(alert: IncomingMessage(message: message, conversation: group, sender: person("alice")), badge: 1)
+            try await store.queuePushJobs([NewPushJob(kind: .alert, userID: "bob", deviceID: "bob-phone", content: alert, due: now)])
+            let inFlight = try #require(try await store.leasePushJobs(now: now, platform: .apns, limit: 10).jobs.first)
+
+            // Deleted while it is being sent: its row keeps no text; the follow-up queued for the phone waits for it.
+            _ = try await store.amend(MessageAmendment(conversationID: group.id, messageID: "f-1", actorID: "alice", action: .delete))
+            let followUp = PushContent.followUp(.deleted, of: group.id, messageID: "f-1", seq: seq, shownAs: "herald-\(seq)", badge: 0)
+            try await store.queuePushJobs([NewPushJob(kind: .follow, userID: "bob", deviceID: "bob-phone", content: followUp, due: now)])
+            let waiting = try await store.leasePushJobs(now: now, platform: .apns, limit: 10)
+            #expect(waiting.jobs.isEmpty, "the follow-up must not overtake the alert")
+            // Nothing is due before the alert is answered (or, on PostgreSQL, its lease runs out): the sender does not spin.
+            #expect(waiting.nextDue.map { $0 > now } ?? true, "next due \(String(describing: waiting.nextDue))")
+
+            // The send failed and the server stopped: the alert is leased again, and dropped, not sent.
+            try await store.retryPushJob(id: inFlight.id, at: now)
+            #expect(try await store.releasePushLeases() >= 0)
+            let dropped = try await store.leasePushJobs(now: now.addingTimeInterval(1), platform: .apns, limit: 10)
+            #expect(dropped.jobs.isEmpty, "the alert is dropped")
+            #expect(dropped.nextDue.map { $0 <= now.addingTimeInterval(1) } == true, "and the follow-up is due at once")
+            let again = try await store.leasePushJobs(now: now.addingTimeInterval(1), platform: .apns, limit: 10).jobs
+            #expect(again.map(\.kind) == [.follow], "only the follow-up goes: \(again.map(\.kind))")
+            #expect(again.first?.content.follows == .deleted && again.first?.content.body == nil)
+            #expect(try await store.pushJobCount() == 1)
+        }
+    }
+
     @Test("device keys: a key reads what was leased to its device, nothing else, until its device is registered again or removed", arguments: kinds)
     func deviceKeys(kind: StoreKind) async throws {
         try await kind.withStore { store in

@@ -256,6 +256,17 @@ public struct PushContent: Codable, Hashable, Sendable {
         return content
     }
 
+    /// What an alert in flight when its message was deleted is left holding in the outbox, as JSON: no words, only
+    /// that its message is gone. Should it be leased again (its send failed, or the server stopped meanwhile), it is
+    /// dropped rather than sent.
+    static func deletedInFlight(_ conversationID: String, messageID: String, seq: Int64) -> String {
+        let content = followUp(.deleted, of: conversationID, messageID: messageID, seq: seq, shownAs: "", badge: 0)
+        return (try? JSONEncoder().encode(content)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    /// Whether it is an alert's content whose message was deleted while it was in flight (``deletedInFlight(_:messageID:seq:)``).
+    var isDeletedInFlight: Bool { follows == .deleted && replaces == "" }
+
     /// A queued job's content as the outbox keeps it (JSON), with the words of `incoming` (its message edited) as
     /// `viewer` reads them; nil when it cannot be read, or is a deletion's follow-up (which has no words).
     static func rewritten(_ stored: String, to incoming: IncomingMessage, viewer: String) -> String? {

@@ -69,7 +69,14 @@ extension PostgresStore {
                     WHERE conversation_id = \(amendment.conversationID) AND about = \(amendment.messageID) AND seq <> \(entrySeq)
                     """, logger: logger)
                 try await connection.query(
-                    "DELETE FROM push_jobs WHERE kind IN ('alert', 'follow') AND seq = \(seq)", logger: logger)
+                    """
+                    DELETE FROM push_jobs WHERE kind IN ('alert', 'follow') AND seq = \(seq)
+                      AND (leased_until IS NULL OR leased_until < \(now.timeIntervalSince1970))
+                    """, logger: logger)
+                // As on SQLite: one in flight keeps its row, without the text, until its send ends.
+                let marker = PushContent.deletedInFlight(amendment.conversationID, messageID: amendment.messageID, seq: seq)
+                try await connection.query(
+                    "UPDATE push_jobs SET content = \(marker) WHERE kind IN ('alert', 'follow') AND seq = \(seq)", logger: logger)
                 try await connection.query(
                     """
                     DELETE FROM webhook_jobs WHERE type IN ('message.new', 'message.edited') AND (seq = \(seq) OR seq IN
@@ -79,11 +86,11 @@ extension PostgresStore {
                 try await connection.query(
                     "UPDATE messages SET text = \(text), mentions = \(mentions), edits = edits + 1 WHERE seq = \(seq)",
                     logger: logger)
-                // Pushes of it not sent yet (nor leased by a node) say the new words when they go.
+                // Pushes of it not sent yet say the new words when they go (one in flight, should it be sent again).
                 let pending = try await connection.query(
                     """
                     SELECT id, user_id, content FROM push_jobs
-                    WHERE kind IN ('alert', 'follow') AND seq = \(seq) AND leased_until IS NULL FOR UPDATE
+                    WHERE kind IN ('alert', 'follow') AND seq = \(seq) FOR UPDATE
                     """, logger: logger)
                 var edited = incoming
                 edited.message = message

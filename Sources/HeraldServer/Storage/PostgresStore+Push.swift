@@ -152,7 +152,7 @@ extension PostgresStore {
                 WHERE id IN (
                     SELECT j.id FROM push_jobs j JOIN devices d ON d.user_id = j.user_id AND d.id = j.device_id
                     WHERE (j.leased_until IS NULL OR j.leased_until < \(nowSeconds)) AND j.due_at <= \(nowSeconds)
-                      AND d.platform = \(platform.rawValue)
+                      AND d.platform = \(platform.rawValue) AND \(unescaped: PushOutboxSQL.notBehindItsAlert)
                     ORDER BY j.due_at, j.id LIMIT \(limit)
                     FOR UPDATE OF j SKIP LOCKED)
                 RETURNING id, kind, user_id, device_id, content, ticket, created_at, attempts, due_at, covered_by,
@@ -167,10 +167,10 @@ extension PostgresStore {
             for row in rows {
                 let columns = row.makeRandomAccess()
                 let id = try columns["id"].decode(Int64.self)
-                // Unreadable, or confirmed by the device it waited for: nothing to send.
+                // Unreadable, confirmed by the device it waited for, or its message deleted: nothing to send.
                 guard let kind = PushJob.Kind(rawValue: try columns["kind"].decode(String.self)),
                       let content = try? decoder.decode(PushContent.self, from: Data(try columns["content"].decode(String.self).utf8)),
-                      try columns["covered"].decode(Bool.self) == false
+                      try columns["covered"].decode(Bool.self) == false, !content.isDeletedInFlight
                 else {
                     broken.append(id)
                     continue
@@ -220,7 +220,7 @@ extension PostgresStore {
                 """
                 SELECT min(greatest(j.due_at, coalesce(j.leased_until, 0))) FROM push_jobs j
                 JOIN devices d ON d.user_id = j.user_id AND d.id = j.device_id
-                WHERE d.platform = \(platform.rawValue)
+                WHERE d.platform = \(platform.rawValue) AND \(unescaped: PushOutboxSQL.notBehindItsAlert)
                 """, logger: self.logger).collect()
             let due = try next.first.flatMap { try $0.decode(Double?.self) }
             return (jobs, due.map(Date.init(timeIntervalSince1970:)))

@@ -114,3 +114,14 @@ extension PushOutbox {
         try await pushTargets([PushTargetQuery(conversationID: conversationID, seq: seq, candidates: candidates)]).first ?? []
     }
 }
+
+/// The outbox's SQL that both stores share.
+enum PushOutboxSQL {
+    /// Whether the job `j` may go now: anything but a follow-up whose device's alert of the same message is still in
+    /// the outbox (in flight): the follow-up must not overtake the alert it changes. Once the alert is answered its
+    /// row goes, and the sender, woken by that, leases the follow-up.
+    static let notBehindItsAlert = """
+        (j.kind <> 'follow' OR NOT EXISTS (SELECT 1 FROM push_jobs a WHERE a.kind = 'alert' AND a.user_id = j.user_id
+            AND a.device_id = j.device_id AND a.seq = j.seq))
+        """
+}

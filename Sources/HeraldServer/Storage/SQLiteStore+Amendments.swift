@@ -66,7 +66,12 @@ extension SQLiteStore {
                     "UPDATE messages SET text = NULL, mentions = NULL WHERE conversation_id = ?1 AND about = ?2 AND seq <> ?3",
                     [.text(amendment.conversationID), .text(amendment.messageID), .integer(entrySeq)])
                 try connection.query(
-                    "DELETE FROM push_jobs WHERE kind IN ('alert', 'follow') AND seq = ?1", [.integer(Int(seq))])
+                    "DELETE FROM push_jobs WHERE kind IN ('alert', 'follow') AND seq = ?1 AND leased = 0", [.integer(Int(seq))])
+                // One in flight keeps its row, without the text, until its send ends: a follow-up to its device waits
+                // for it (it must not overtake the alert it removes), and it is never sent again.
+                try connection.query(
+                    "UPDATE push_jobs SET content = ?2 WHERE kind IN ('alert', 'follow') AND seq = ?1",
+                    [.integer(Int(seq)), .text(PushContent.deletedInFlight(amendment.conversationID, messageID: amendment.messageID, seq: seq))])
                 try connection.query(
                     """
                     DELETE FROM webhook_jobs WHERE type IN ('message.new', 'message.edited') AND (seq = ?1 OR seq IN
@@ -77,9 +82,10 @@ extension SQLiteStore {
                 try connection.query(
                     "UPDATE messages SET text = ?2, mentions = ?3, edits = edits + 1 WHERE seq = ?1",
                     [.integer(Int(seq)), .optionalText(text), .optionalText(mentions)])
-                // Pushes of it not sent yet say the new words when they go; a push in flight is followed up.
+                // Pushes of it not sent yet say the new words when they go (one in flight, should it be sent again);
+                // a push in flight is followed up once it was sent.
                 let pending = try connection.query(
-                    "SELECT id, user_id, content FROM push_jobs WHERE kind IN ('alert', 'follow') AND seq = ?1 AND leased = 0",
+                    "SELECT id, user_id, content FROM push_jobs WHERE kind IN ('alert', 'follow') AND seq = ?1",
                     [.integer(Int(seq))])
                 var edited = incoming
                 edited.message = message

@@ -140,7 +140,8 @@ extension SQLiteStore {
                              AND r.through >= j.seq) AS covered,
                        d.id, d.platform, d.token
                 FROM push_jobs j JOIN devices d ON d.user_id = j.user_id AND d.id = j.device_id
-                WHERE j.leased = 0 AND j.due_at <= ?1 AND d.platform = ?3 ORDER BY j.due_at, j.id LIMIT ?2
+                WHERE j.leased = 0 AND j.due_at <= ?1 AND d.platform = ?3 AND \(PushOutboxSQL.notBehindItsAlert)
+                ORDER BY j.due_at, j.id LIMIT ?2
                 """,
                 [.float(now.timeIntervalSince1970), .integer(limit), .text(platform.rawValue)]
             )
@@ -153,9 +154,9 @@ extension SQLiteStore {
                       let kind = row.column("kind")?.string.flatMap(PushJob.Kind.init),
                       let text = row.column("content")?.string,
                       let content = try? decoder.decode(PushContent.self, from: Data(text.utf8)),
-                      row.column("covered")?.integer != 1
+                      row.column("covered")?.integer != 1, !content.isDeletedInFlight
                 else {
-                    // Unreadable, or confirmed by the device it waited for: nothing to send.
+                    // Unreadable, confirmed by the device it waited for, or its message deleted: nothing to send.
                     try connection.query("DELETE FROM push_jobs WHERE id = ?1", [.integer(id)])
                     continue
                 }
@@ -193,7 +194,7 @@ extension SQLiteStore {
             let next = try connection.query(
                 """
                 SELECT min(j.due_at) AS due FROM push_jobs j JOIN devices d ON d.user_id = j.user_id AND d.id = j.device_id
-                WHERE j.leased = 0 AND d.platform = ?1
+                WHERE j.leased = 0 AND d.platform = ?1 AND \(PushOutboxSQL.notBehindItsAlert)
                 """,
                 [.text(platform.rawValue)])
             return (jobs, next.first?.column("due")?.double.map(Date.init(timeIntervalSince1970:)))

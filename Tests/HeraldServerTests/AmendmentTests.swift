@@ -251,7 +251,7 @@ struct AmendmentTests {
             #expect(edit.json?["type"] as? String == "message_edited" && edit.json?["messageId"] as? String == "m1")
             // What the app reads of it: an edit, which the alert's collapse id already applied; still a message from
             // Alice for a communication notification.
-            let editInfo = try #require(edit.json as? [AnyHashable: Any])
+            let editInfo: [AnyHashable: Any] = try #require(edit.json)
             #expect(RemoteNotification(userInfo: editInfo) == .edited(conversationID: team, messageID: "m1", notificationID: identifier))
             #expect(CommunicationNotification(userInfo: editInfo)?.senderName == "Alice")
             let android = try #require(fcm().last)
@@ -272,7 +272,7 @@ struct AmendmentTests {
             #expect((removal.json?["aps"] as? [String: Any])?["content-available"] as? Int == 1)
             #expect(removal.json?["type"] as? String == "message_deleted" && removal.json?["notificationId"] as? String == identifier)
             #expect(removal.json?["aps"].map { "\($0)" }?.contains("hunter2") == false && removal.text.contains("call me") == false)
-            let removalInfo = try #require(removal.json as? [AnyHashable: Any])
+            let removalInfo: [AnyHashable: Any] = try #require(removal.json)
             #expect(RemoteNotification(userInfo: removalInfo) == .withdraw(conversationID: team, notificationID: identifier, badge: 0),
                     "the app removes it and sets the badge: nothing is unread any more")
             let androidRemoval = try #require(fcm().last)

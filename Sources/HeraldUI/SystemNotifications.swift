@@ -169,6 +169,9 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         case .withdraw(_, let notificationID, let badge):
             withdraw(notificationID)
             if let badge { await setBadge(badge) }
+            // The removal is carried out in the background with no completion; reading the delivered notifications
+            // after it waits for it, before the system may suspend the app again.
+            _ = await center.deliveredNotifications()
             return true
         case .edited, .message, .other:
             return false

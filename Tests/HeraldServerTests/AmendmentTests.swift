@@ -282,8 +282,14 @@ struct AmendmentTests {
             #expect((rnRemoval["data"] as? [String: String])?["type"] == "message_deleted" && rnRemoval["body"] == nil)
 
             // A push waiting out its delay: rewritten by an edit, dropped by a delete. (Without the Expo device, whose
-            // receipts wait in the outbox too.)
+            // receipts wait in the outbox too.) First the outbox empties: a send a loaded machine made fail waits for
+            // its retry on the server's clock, which moves here, 30 s a look, until nothing is left.
             #expect(try await server.request("DELETE", "/v1/devices/rn", token: bob).status == 204)
+            try await push.eventually("the outbox empty before the next messages") {
+                clock.advance(by: 30)
+                server.environment.push.wakeSenders()
+                return try await server.environment.store.pushJobCount() == 0
+            }
             try await server.post(alice, to: team, id: "m2", text: "first words")
             try await server.post(alice, to: team, id: "m3", text: "never sent")
             try await push.eventually("both waiting, for bob's two devices and dave's phone") {

@@ -23,23 +23,23 @@ final class FanOut: LogConsumer {
     func take(_ entries: [IncomingMessage]) async {
         for entry in entries {
             guard let seq = entry.message.seq else { continue }
-            send(entry, seq: seq, members: await members(of: entry.conversation.id, for: seq))
+            send(entry, members: await members(of: entry.conversation.id, for: seq))
         }
     }
 
     /// Sends the entries whose conversation's members are in memory, up to the first that is not.
     func takeAtOnce(_ entries: [IncomingMessage]) -> Int {
         for (index, entry) in entries.enumerated() {
-            guard let seq = entry.message.seq else { continue }
+            guard entry.message.seq != nil else { continue }
             guard let view = memberships.cached(entry.conversation.id) else { return index }
-            send(entry, seq: seq, members: view)
+            send(entry, members: view)
         }
         return entries.count
     }
 
     /// Sends `entry` to the people it reaches, given its conversation's members before it (nil: no such
     /// conversation); an event is applied to the members first.
-    private func send(_ entry: IncomingMessage, seq: Int64, members: MemberView?) {
+    private func send(_ entry: IncomingMessage, members: MemberView?) {
         var view = members
         if entry.message.event != nil { view = memberships.apply(entry.message) ?? view }
         guard let view else { return }

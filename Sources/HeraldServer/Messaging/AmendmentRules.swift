@@ -57,14 +57,22 @@ public struct AmendOutcome: Hashable, Sendable {
 
 /// The message an amendment is about and its amender, as the store found them inside its transaction.
 struct AmendmentTarget {
-    /// The message as stored.
-    var message: Message
+    /// The message as stored, with its conversation and sender.
+    var incoming: IncomingMessage
     /// Its edits so far.
     var edits: Int
-    /// The conversation's kind.
-    var kind: Conversation.Kind
     /// Whether the amender is an owner of the group.
     var actorIsOwner: Bool
+
+    /// The message as stored.
+    var message: Message { incoming.message }
+
+    /// The target in a row of ``Rows/incoming(_:)``'s columns, `edits` and `actor_owner` (both stores' query).
+    init(row: some StoredRow) throws {
+        incoming = try Rows.incoming(row)
+        edits = Int(try row.optionalInteger("edits") ?? 0)
+        actorIsOwner = try row.bool("actor_owner")
+    }
 }
 
 /// The rules of editing and deleting, decided once for both stores: who may, until when, how often.
@@ -83,7 +91,7 @@ public enum AmendmentRules {
         let own = target.message.senderID.utf8.elementsEqual(amendment.actorID.utf8) && !amendment.actorID.isEmpty
         switch amendment.action {
         case .delete:
-            guard own || (target.kind == .group && target.actorIsOwner) else { throw StoreError.notTheSender }
+            guard own || (target.incoming.conversation.kind == .group && target.actorIsOwner) else { throw StoreError.notTheSender }
         case .edit:
             guard own else { throw StoreError.notTheSender }
             let window = amendment.editWindow.seconds

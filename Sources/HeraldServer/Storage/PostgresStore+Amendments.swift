@@ -24,15 +24,10 @@ extension PostgresStore {
                   AND m.seq >= me.visible_from
                 FOR UPDATE OF m
                 """, logger: logger).collect()
-            let row = found.first?.makeRandomAccess()
-            let incoming = try row.map { try Rows.incoming($0) }
-            let target = try row.map { row in
-                AmendmentTarget(
-                    message: try Rows.message(row), edits: Int(try row.optionalInteger("edits") ?? 0),
-                    kind: incoming?.conversation.kind ?? .group, actorIsOwner: try row.bool("actor_owner"))
-            }
+            let target = try found.first.map { try AmendmentTarget(row: $0.makeRandomAccess()) }
             try AmendmentRules.check(amendment, of: target, at: now)
-            guard let target, let incoming else { throw StoreError.messageNotFound }
+            guard let target else { throw StoreError.messageNotFound }
+            let incoming = target.incoming
             let seq = target.message.seq ?? 0
             let people = try await connection.query(
                 "SELECT id, name, picture, known FROM users WHERE id = \(amendment.actorID)", logger: logger).collect()

@@ -18,14 +18,10 @@ extension SQLiteStore {
                 WHERE m.conversation_id = ?1 AND m.id = ?2 AND c.deleted = 0 AND m.seq >= me.visible_from
                 """,
                 [.text(amendment.conversationID), .text(amendment.messageID), .text(amendment.actorID)])
-            let incoming = try found.first.map(Rows.incoming)
-            let target = try found.first.map { row in
-                AmendmentTarget(
-                    message: try Rows.message(row), edits: Int(try row.optionalInteger("edits") ?? 0),
-                    kind: incoming?.conversation.kind ?? .group, actorIsOwner: try row.bool("actor_owner"))
-            }
+            let target = try found.first.map { try AmendmentTarget(row: $0) }
             try AmendmentRules.check(amendment, of: target, at: now)
-            guard let target, let incoming else { throw StoreError.messageNotFound }
+            guard let target else { throw StoreError.messageNotFound }
+            let incoming = target.incoming
             let seq = target.message.seq ?? 0
             let actor = try connection.query(
                 "SELECT id, name, picture, known FROM users WHERE id = ?1", [.text(amendment.actorID)]

@@ -236,7 +236,7 @@ struct StoreTests {
     @Test("devices: registered, limited, a token moves to its newest device, removed with their pushes", arguments: kinds)
     func devices(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            _ = try await setUp(store)
+            let (_, group) = try await setUp(store)
             try await store.registerDevice(DeviceRegistration(id: "phone", userID: "alice", platform: .apns, token: "aa"), limit: 2)
             try await store.registerDevice(DeviceRegistration(id: "tablet", userID: "alice", platform: .fcm, token: "bb"), limit: 2)
             await #expect(throws: StoreError.deviceLimit(2)) {
@@ -252,6 +252,19 @@ struct StoreTests {
             #expect(try await store.removeDevice(id: "phone", userID: "alice"))
             #expect(try await !store.removeDevice(id: "phone", userID: "alice"))
             #expect(try await store.devices(of: "alice").isEmpty)
+
+            // Removed while its push was in flight: the receipt its send brings back is not kept for it (nothing
+            // would ever lease it; the outbox would never empty).
+            try await store.registerDevice(DeviceRegistration(id: "rn", userID: "bob", platform: .expo, token: "ExponentPushToken[r]"), limit: 2)
+            let message = try await post(store, draft("d-1", by: "alice", in: group))
+            let content = PushContent(alert: IncomingMessage(message: message, conversation: group, sender: person("alice")), badge: 1)
+            let now = Date()
+            try await store.queuePushJobs([NewPushJob(kind: .alert, userID: "bob", deviceID: "rn", content: content, due: now)])
+            let inFlight = try #require(try await store.leasePushJobs(now: now, platform: .expo, limit: 10).jobs.first)
+            #expect(try await store.removeDevice(id: "rn", userID: "bob"))
+            let receipt = NewPushJob(kind: .receipt, userID: "bob", deviceID: "rn", content: content, ticket: "ticket-1", due: now)
+            try await store.finishPushJobs([FinishedPush(job: inFlight, followUp: receipt, sent: true)])
+            #expect(try await store.pushJobCount() == 0)
         }
     }
 

@@ -92,9 +92,11 @@ extension PostgresStore {
     /// one waiting, anything else already queued is left as it is. With `membersOnly`, an alert for someone no longer a member of its conversation, or who has
     /// read it up to its message, is left out, and the member rows it was checked against are locked (`FOR SHARE`)
     /// until the transaction ends: a removal or a read either committed before (the alert is left out) or waits for
-    /// this one (and then drops what it queued).
+    /// this one (and then drops what it queued). With `devicesOnly`, a job for a device no longer registered is left
+    /// out, its device row locked the same way: one removed while the push it follows from was in flight.
     static func queue(
-        _ jobs: [NewPushJob], on connection: PostgresConnection, membersOnly: Bool = false, logger: Logger
+        _ jobs: [NewPushJob], on connection: PostgresConnection, membersOnly: Bool = false, devicesOnly: Bool = false,
+        logger: Logger
     ) async throws -> Int {
         let now = Date().timeIntervalSince1970
         let encoder = JSONEncoder()
@@ -130,6 +132,9 @@ extension PostgresStore {
                 WHERE (j.covered_by IS NULL OR NOT EXISTS (SELECT 1 FROM push_receipts r
                     WHERE r.user_id = j.user_id AND (j.covered_by = 'member' OR r.device = j.device_id)
                       AND r.through >= j.seq))
+                \(unescaped: devicesOnly ? """
+                AND EXISTS (SELECT 1 FROM devices d WHERE d.user_id = j.user_id AND d.id = j.device_id FOR SHARE)
+                """ : "")
                 \(unescaped: kind == .alert && membersOnly ? """
                 AND EXISTS (SELECT 1 FROM members m WHERE m.conversation_id = j.conversation_id
                     AND m.user_id = j.user_id AND m.removed_seq IS NULL AND m.read_seq < j.seq FOR SHARE)
@@ -271,7 +276,8 @@ extension PostgresStore {
                     """, logger: self.logger)
             }
             let followUps = finished.compactMap(\.followUp)
-            if !followUps.isEmpty { _ = try await Self.queue(followUps, on: connection, logger: self.logger) }
+            // A device removed while its push was in flight takes no receipt to check.
+            if !followUps.isEmpty { _ = try await Self.queue(followUps, on: connection, devicesOnly: true, logger: self.logger) }
         }
     }
 

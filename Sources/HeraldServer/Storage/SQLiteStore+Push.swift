@@ -75,8 +75,11 @@ extension SQLiteStore {
     /// Inserts `jobs` a few hundred rows a statement (padded, so a few statements serve every size); the content
     /// most jobs of one message share is encoded once. With `membersOnly`, an alert for someone no longer a member of its conversation, or who has
     /// read it up to its message, is left out: a removal or a read committed while its round was deciding (which
-    /// dropped the alerts waiting then, not this one).
-    static func queue(_ jobs: [NewPushJob], on connection: SQLiteHandle, membersOnly: Bool = false) throws -> Int {
+    /// dropped the alerts waiting then, not this one). With `devicesOnly`, a job for a device no longer registered
+    /// is left out: one removed while the push it follows from was in flight (nothing would ever lease it).
+    static func queue(
+        _ jobs: [NewPushJob], on connection: SQLiteHandle, membersOnly: Bool = false, devicesOnly: Bool = false
+    ) throws -> Int {
         let now = Date().timeIntervalSince1970
         let encoder = JSONEncoder()
         var encoded: [PushContent: String] = [:]
@@ -109,7 +112,10 @@ extension SQLiteStore {
                 added += try connection.query(
                     """
                     INSERT INTO push_jobs (kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at, covered_by)
-                    SELECT * FROM (VALUES \(values.placeholders)) AS job WHERE job.column1 IS NOT NULL\(kind == .alert && membersOnly ? """
+                    SELECT * FROM (VALUES \(values.placeholders)) AS job WHERE job.column1 IS NOT NULL\(devicesOnly ? """
+
+                        AND EXISTS (SELECT 1 FROM devices d WHERE d.user_id = job.column3 AND d.id = job.column4)
+                    """ : "")\(kind == .alert && membersOnly ? """
 
                         AND EXISTS (SELECT 1 FROM members m WHERE m.conversation_id = job.column5
                             AND m.user_id = job.column3 AND m.removed_seq IS NULL AND m.read_seq < job.column6)
@@ -217,7 +223,8 @@ extension SQLiteStore {
                     [.text(done.job.device.userID), .text(done.job.device.id), .integer(Int(done.job.content.seq)), .float(now)])
             }
             let followUps = finished.compactMap(\.followUp)
-            if !followUps.isEmpty { _ = try Self.queue(followUps, on: connection) }
+            // A device removed while its push was in flight takes no receipt to check.
+            if !followUps.isEmpty { _ = try Self.queue(followUps, on: connection, devicesOnly: true) }
         }
     }
 

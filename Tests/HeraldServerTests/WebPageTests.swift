@@ -1,5 +1,7 @@
+import CompressNIO
 import Foundation
 import HTTPTypes
+import NIOCore
 import HeraldServer
 import HeraldTestSupport
 import Testing
@@ -76,6 +78,40 @@ struct WebPageTests {
             // Ordinary paths and percent-encoded ids are untouched.
             #expect(try await server.request("GET", "/sw.js").status == 200)
             #expect(try await server.request("GET", "/v1/conversations/caf%C3%A9/messages", token: token).status == 404)
+        }
+    }
+
+    @Test("a browser that accepts gzip gets the page's text files gzipped, the same bytes once inflated, with Vary and an ETag of their own that revalidates; others get them plain")
+    func compressed() async throws {
+        try await TestServer.run { server in
+            let gzip: HTTPFields = [.acceptEncoding: "gzip, deflate, br"]
+            for path in ["/", "/style.css", "/app.js", "/chat.js", "/herald/engine.js", "/herald/client.js", "/favicon.svg"] {
+                let plain = try await server.request("GET", path)
+                let packed = try await server.request("GET", path, headers: gzip)
+                #expect(plain.headers[.contentEncoding] == nil && plain.headers[values: .vary].contains("Accept-Encoding"), "\(path)")
+                #expect(packed.status == 200 && packed.headers[.contentEncoding] == "gzip", "\(path)")
+                #expect(packed.headers[values: .vary].contains("Accept-Encoding"), "\(path)")
+                #expect(packed.body.count < plain.body.count && packed.headers[.contentLength] == String(packed.body.count), "\(path)")
+                var buffer = ByteBuffer(bytes: packed.body)
+                let inflated = try buffer.decompress(with: .gzip())
+                #expect(Data(inflated.readableBytesView) == plain.body, "\(path): the same bytes")
+                let tag = try #require(packed.headers[.eTag])
+                #expect(tag != plain.headers[.eTag], "\(path): a representation of its own")
+                let again = try await server.request("GET", path, headers: [.acceptEncoding: "gzip", .ifNoneMatch: tag])
+                #expect(again.status == 304 && again.body.isEmpty && again.headers[.eTag] == tag, "\(path)")
+                let head = try await server.request("HEAD", path, headers: gzip)
+                #expect(head.body.isEmpty && head.headers[.contentLength] == String(packed.body.count), "\(path)")
+            }
+            // Refused by weight, or not asked for: plain. A range is cut from the plain file.
+            for accept in ["gzip;q=0", "identity", "br", "*;q=0", "gzip;q=0, *"] {
+                let result = try await server.request("GET", "/app.js", headers: [.acceptEncoding: accept])
+                #expect(result.headers[.contentEncoding] == nil, "\(accept)")
+            }
+            #expect(try await server.request("GET", "/app.js", headers: [.acceptEncoding: "*"]).headers[.contentEncoding] == "gzip")
+            let part = try await server.request("GET", "/app.js", headers: [.acceptEncoding: "gzip", .range: "bytes=0-9"])
+            #expect(part.status == 206 && part.headers[.contentEncoding] == nil && part.body.count == 10)
+            // The API's answers are not the page's files.
+            #expect(try await server.request("GET", "/health", headers: gzip).headers[.contentEncoding] == nil)
         }
     }
 

@@ -232,6 +232,7 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
     }
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: ErrorMiddleware())
+    router.add(middleware: CompressedFilesMiddleware())
     for files in WebPage.files(logger: logger) {
         router.add(middleware: files)
     }

@@ -1,3 +1,4 @@
+import CompressNIO
 import Foundation
 import Hummingbird
 import NIOCore
@@ -27,6 +28,21 @@ enum EmbeddedFiles {
     static func file(_ path: String) -> File? {
         files[path]
     }
+
+    /// The gzip of each text file (HTML, CSS, JavaScript, SVG, JSON, YAML) that it makes smaller, compressed once,
+    /// on first use, at the best level: the files never change while the server runs.
+    static let gzipped: [String: ByteBuffer] = {
+        let text: Set<String> = ["html", "css", "js", "mjs", "svg", "json", "yaml", "webmanifest", "txt"]
+        var gzipped: [String: ByteBuffer] = [:]
+        for (path, file) in files where text.contains(path.split(separator: ".").last.map(String.init) ?? "") {
+            var bytes = file.bytes
+            guard let compressed = try? bytes.compress(with: .gzip(configuration: .init(compressionLevel: .bestCompression))),
+                  compressed.readableBytes < file.bytes.readableBytes
+            else { continue }
+            gzipped[path] = compressed
+        }
+        return gzipped
+    }()
 }
 
 /// A Hummingbird `FileProvider` over the embedded files under one folder (`/web`, `/herald`), so `FileMiddleware`

@@ -27,6 +27,60 @@ enum WebPage {
             FileMiddleware(fileProvider: page, cacheControl: cacheControl, searchForIndexHtml: true),
         ]
     }
+
+    /// The embedded file a request's path names, as the file middlewares find it: `/herald/x` is the package's `x`,
+    /// anything else the page's (a folder's `index.html`).
+    static func embeddedPath(of requestPath: String) -> String? {
+        if requestPath.hasPrefix(packagePath + "/") { return requestPath }
+        guard requestPath.hasPrefix("/") else { return nil }
+        return "/web" + requestPath + (requestPath.hasSuffix("/") ? "index.html" : "")
+    }
+}
+
+/// The page's files compressed (gzip, made once: ``EmbeddedFiles/gzipped``) for a browser that accepts it, with
+/// `Content-Encoding: gzip`, `Vary: Accept-Encoding` (on every answer for such a file, compressed or not, so a cache
+/// keeps the two apart) and an `ETag` of its own (`"…-gzip"`), which revalidates to `304` as the plain one does. A
+/// range request is answered from the plain file.
+struct CompressedFilesMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// What the `ETag` of a compressed answer adds to the plain file's.
+    static var etagSuffix: String { "-gzip" }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method == .get || request.method == .head,
+              let path = WebPage.embeddedPath(of: request.uri.path), let gzipped = EmbeddedFiles.gzipped[path]
+        else { return try await next(request, context) }
+        let compress = request.headers[.range] == nil && Self.acceptsGzip(request.headers[values: .acceptEncoding])
+        var request = request
+        if compress, let tags = request.headers[.ifNoneMatch] {
+            // The file middleware knows the plain file's tag: the compressed one's is asked for as that.
+            var head = request.head
+            head.headerFields[.ifNoneMatch] = tags.replacingOccurrences(of: Self.etagSuffix + "\"", with: "\"")
+            request = Request(head: head, body: request.body)
+        }
+        var response = try await next(request, context)
+        response.headers[values: .vary].append("Accept-Encoding")
+        guard compress, response.status == .ok || response.status == .notModified else { return response }
+        if let tag = response.headers[.eTag], tag.hasSuffix("\"") {
+            response.headers[.eTag] = String(tag.dropLast()) + Self.etagSuffix + "\""
+        }
+        guard response.status == .ok else { return response }
+        response.headers[.contentEncoding] = "gzip"
+        response.headers[.contentLength] = String(gzipped.readableBytes)
+        response.body = request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: gzipped)
+        return response
+    }
+
+    /// Whether an `Accept-Encoding` takes gzip: named (or `*`) with a weight above zero, and not refused by name.
+    static func acceptsGzip(_ values: [String]) -> Bool {
+        var gzip: Bool?, any: Bool?
+        for item in values.flatMap({ $0.split(separator: ",") }) {
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let coding = parts.first else { continue }
+            let weight = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            if coding == "gzip" || coding == "x-gzip" { gzip = weight > 0 } else if coding == "*" { any = weight > 0 }
+        }
+        return gzip ?? any ?? false
+    }
 }
 
 /// Headers on every response, the page's and the API's: a strict Content-Security-Policy (scripts, styles, fonts

@@ -232,9 +232,9 @@ class BrowserPushService:
         self.server.server_close()
 
 
-def chromium(width=1280, height=900, reduced_motion=False, push_service=None):
+def chromium(width=1280, height=900, reduced_motion=False, push_service=None, dark=False):
     """Headless Chromium at a window size, with the spies installed and console logs kept; with `push_service`
-    (a BrowserPushService), its Web Push subscriptions come from that."""
+    (a BrowserPushService), its Web Push subscriptions come from that; with `dark`, the system's dark theme."""
     options = webdriver.ChromeOptions()
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                      f"--window-size={width},{height}", "--no-first-run", "--disable-extensions",
@@ -253,9 +253,10 @@ def chromium(width=1280, height=900, reduced_motion=False, push_service=None):
     driver.set_page_load_timeout(30)
     driver.set_script_timeout(30)
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SPIES})
-    if reduced_motion:
-        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
-            "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+    features = ([{"name": "prefers-reduced-motion", "value": "reduce"}] if reduced_motion else []) \
+        + ([{"name": "prefers-color-scheme", "value": "dark"}] if dark else [])
+    if features:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": features})
     return driver
 
 
@@ -382,11 +383,42 @@ def sign_in_as(driver, server, name):
 
 
 def open_settings(driver):
-    """Opens the list's Settings, where the page's switches are."""
-    settings = driver.find_element(By.ID, "settings")
-    if settings.get_attribute("open") is None:
-        settings.find_element(By.TAG_NAME, "summary").click()
+    """Opens the Settings sheet (the gear in the list's header), where the page's switches are."""
+    if driver.find_element(By.ID, "settings").get_attribute("open") is None:
+        driver.find_element(By.ID, "settings-button").click()
     wait(driver, lambda d: d.find_element(By.ID, "coalesce").is_displayed(), 2, "the settings to open")
+
+
+def close_dialog(driver, dialog_id):
+    """Closes a dialog with Escape, as a person would, and waits until it is closed."""
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.common.action_chains import ActionChains
+    ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+    wait(driver, lambda d: d.find_element(By.ID, dialog_id).get_attribute("open") is None, 2, f"#{dialog_id} to close")
+
+
+def choose_level(driver, level, span="always"):
+    """Sets the open chat's notifications with its one control: the bell's menu, for `span`."""
+    from selenium.webdriver.support.select import Select
+    driver.find_element(By.ID, "level-button").click()
+    wait(driver, lambda d: d.find_element(By.ID, "level-menu").is_displayed(), 2, "the menu to open")
+    Select(driver.find_element(By.ID, "level-for")).select_by_value(span)
+    driver.find_element(By.CSS_SELECTOR, f"#level-menu [data-level={level}]").click()
+
+
+def level_label(driver):
+    """What the open chat's notification control says."""
+    return driver.find_element(By.ID, "level-label").get_attribute("textContent")
+
+
+def confirm(driver, action):
+    """Answers the page's question before something destructive by pressing `action`."""
+    button = wait(driver, lambda d: d.find_element(By.ID, "confirm-ok") if d.find_element(By.ID, "confirm").get_attribute("open")
+                  is not None else None, 3, "the question")
+    if button.text != action:
+        raise AssertionError(f"the question's button says {button.text!r}, not {action!r}")
+    button.click()
+    wait(driver, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is None, 2, "the question answered")
 
 
 def conversation_item(driver, name):

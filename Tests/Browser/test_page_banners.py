@@ -11,7 +11,8 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from harness import (ROOT, Server, chromium, click_when, conversation_item, list_item, messages, open_chat, open_settings,
+from harness import (ROOT, Server, chromium, choose_level, click_when, close_dialog, confirm, conversation_item, level_label, list_item,
+                     messages, open_chat, open_settings,
                      severe_console_lines, sign_in_as, unread, visible_banners, wait)
 from page_case import SCREENSHOTS, PageTestCase, banner_text, pick, shot
 
@@ -28,7 +29,8 @@ class BannerTests(PageTestCase):
         self.assertIn("Charlie Davis", banner.get_attribute("aria-label"))
         self.assertIn("Hey, are you there?", banner.get_attribute("aria-label"))
         time.sleep(0.35)  # the slide-in
-        self.assertAlmostEqual(banner.rect["y"], 8, delta=1)
+        header = alice.find_element(By.ID, "chat-header").rect
+        self.assertAlmostEqual(banner.rect["y"], header["y"] + header["height"] + 8, delta=1, msg="under the chat's header")
         self.assertAlmostEqual(banner.rect["height"], 64, delta=4)
         if SCREENSHOTS:
             alice.save_screenshot(os.path.join(ROOT, "docs", "images", "web-desktop.png"))
@@ -101,7 +103,8 @@ class BannerTests(PageTestCase):
         ActionChains(alice).move_to_element(banner).click_and_hold().move_by_offset(0, -30).release().perform()
         time.sleep(0.4)
         self.assertIn(banner, visible_banners(alice), "a 30 px drag dismissed the banner")
-        self.assertAlmostEqual(banner.rect["y"], 8, delta=1.5)  # sprang back
+        header = alice.find_element(By.ID, "chat-header").rect
+        self.assertAlmostEqual(banner.rect["y"], header["y"] + header["height"] + 8, delta=1.5)  # sprang back
 
         # From near its bottom edge, so the pointer stays in the page (WebDriver moves nothing outside it).
         ActionChains(alice).move_to_element_with_offset(banner, 0, 26).click_and_hold().move_by_offset(0, -60).release().perform()
@@ -143,8 +146,8 @@ class BannerTests(PageTestCase):
         self.assertFalse(alice.find_element(By.CSS_SELECTOR, ".sidebar").is_displayed(), "list and chat at once at 390 px")
         self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Hey, are you there?")
         banner = self.wait_for_banner(alice, "Hey, are you there?", 1)
-        self.assertAlmostEqual(banner.rect["x"], 16, delta=1)
-        self.assertAlmostEqual(banner.rect["width"], alice.execute_script("return innerWidth") - 32, delta=1)
+        self.assertAlmostEqual(banner.rect["x"], 8, delta=1)
+        self.assertAlmostEqual(banner.rect["width"], alice.execute_script("return innerWidth") - 16, delta=1)
         time.sleep(0.35)
         if SCREENSHOTS:
             alice.save_screenshot(os.path.join(ROOT, "docs", "images", "web-phone.png"))

@@ -11,7 +11,8 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from harness import (ROOT, Server, chromium, click_when, conversation_item, list_item, messages, open_chat, open_settings,
+from harness import (ROOT, Server, chromium, choose_level, click_when, close_dialog, confirm, conversation_item, level_label, list_item,
+                     messages, open_chat, open_settings,
                      severe_console_lines, sign_in_as, unread, visible_banners, wait)
 from page_case import SCREENSHOTS, PageTestCase, banner_text, pick, shot
 
@@ -68,16 +69,17 @@ class ChatTests(PageTestCase):
         self.assertEqual(sorted(group["members"]), ["alice", "bob", "charlie"])
 
         open_chat(alice, "Bob")
-        alice.find_element(By.ID, "mute").click()
-        wait(alice, lambda d: d.find_element(By.ID, "mute").text == "Unmute", 3, "the chat to be muted")
+        choose_level(alice, "nothing")
+        wait(alice, lambda d: level_label(d) == "Muted", 3, "the chat to be muted")
         open_chat(alice, "Launch crew")
         self.server.post(self.tokens["bob"], self.chat_with("bob", "alice"), "Muted, so quiet")
         wait(alice, lambda d: "Muted, so quiet" in conversation_item(d, "Bob").text, 3, "the muted chat's preview")
         self.assert_no_banner_for(alice, 1.0, "Muted, so quiet")
         open_chat(alice, "Bob")
-        alice.find_element(By.ID, "mute").click()
-        wait(alice, lambda d: d.find_element(By.ID, "mute").text == "Mute", 3, "the chat to be unmuted")
+        choose_level(alice, "default")
+        wait(alice, lambda d: level_label(d) == "Default (all)", 3, "the chat to be unmuted")
 
+        open_settings(alice)
         alice.find_element(By.ID, "sign-out").click()
         wait(alice, lambda d: d.find_element(By.ID, "sign-in").is_displayed(), 3, "the sign-in page")
         self.assertIsNone(alice.execute_script("return sessionStorage.getItem('herald.token')"))
@@ -162,7 +164,7 @@ class MoreChatTests(PageTestCase):
         alice = self.alice_in_bobs_chat()
         # Text with U+0000 is refused by the server (invalid_request); a keyboard cannot type it, a script can.
         alice.execute_script("document.getElementById('composer-text').value = 'bad\u0000text'")
-        alice.find_element(By.CSS_SELECTOR, "#composer button").click()
+        alice.find_element(By.CSS_SELECTOR, "#composer button[type=submit]").click()
         banner = self.wait_for_banner(alice, "Message not sent", 3)
         self.assertEqual(banner.get_attribute("data-tone"), "danger")
         wait(alice, lambda d: {"text": "badtext", "mine": True, "state": "failed"} in messages(d), 2, "the failed message")
@@ -173,6 +175,7 @@ class MoreChatTests(PageTestCase):
         open_settings(alice)
         self.assertFalse(alice.find_element(By.ID, "coalesce").is_selected(), "coalescing is off by default")
         alice.find_element(By.ID, "coalesce").click()
+        close_dialog(alice, "settings")
         chat = self.chat_with("charlie", "alice")
         self.server.post(self.tokens["charlie"], chat, "One")
         self.wait_for_banner(alice, "One", 1)
@@ -354,7 +357,7 @@ class EditAndDeleteTests(PageTestCase):
 
         click_when(alice, lambda d: mine(d).find_elements(By.CSS_SELECTOR, ".message-menu summary"), 3, "the message's menu")
         click_when(alice, lambda d: mine(d).find_elements(By.CSS_SELECTOR, 'button[data-action="delete"]'), 3, "Delete")
-        wait(alice, lambda d: d.switch_to.alert, 3, "the question").accept()
+        confirm(alice, "Delete")
         wait(alice, lambda d: "This message was deleted" in [m["text"] for m in messages(d)], 5, "the tombstone")
         _, history = self.server.request("GET", f"/v1/conversations/{bobs}/messages", self.tokens["bob"])
         last = [m for m in history["messages"] if m["kind"] == "message"][-1]

@@ -11,7 +11,8 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from harness import (ROOT, Server, chromium, click_when, conversation_item, list_item, messages, open_chat, open_settings,
+from harness import (ROOT, Server, chromium, choose_level, click_when, close_dialog, confirm, conversation_item, level_label, list_item,
+                     messages, open_chat, open_settings,
                      severe_console_lines, sign_in_as, unread, visible_banners, wait)
 from page_case import SCREENSHOTS, PageTestCase, banner_text, pick, shot
 
@@ -46,7 +47,7 @@ class FirstHourTests(PageTestCase):
             alice.find_element(By.CSS_SELECTOR, "input[name=kind][value=direct]").click()
             start.click()
             wait(alice, lambda d: d.find_element(By.ID, "chat-title").text == "Charlie Davis", 5, "the chat with Charlie")
-            self.assertTrue(alice.find_element(By.ID, "new-chat").get_attribute("hidden") is not None)
+            self.assertIsNone(alice.find_element(By.ID, "new-chat-dialog").get_attribute("open"), "the picker closed")
         # The server refuses what the page would never send.
         status, body = self.server.request("POST", "/v1/conversations", self.tokens["alice"], {"kind": "direct", "members": ["dave"]})
         self.assertEqual((status, body["error"]["code"]), (400, "unknown_user"))
@@ -85,8 +86,8 @@ class FirstHourTests(PageTestCase):
         alice = self.browser()
         sign_in_as(alice, self.server, "Alice Johnson")
         open_chat(alice, "Holiday photos")
-        alice.find_element(By.ID, "mute").click()
-        wait(alice, lambda d: d.find_element(By.ID, "mute").text == "Unmute", 3, "muted")
+        choose_level(alice, "nothing")
+        wait(alice, lambda d: level_label(d) == "Muted", 3, "muted")
         open_chat(alice, "Bob")
         self.server.post(bob_token, group["id"], "Quiet, please")
         self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Loud and clear")
@@ -99,12 +100,13 @@ class FirstHourTests(PageTestCase):
             "return [...document.querySelectorAll('#conversations .unread:not(.quiet)')].reduce((n, b) => n + Number(b.textContent), 0)")
         self.assertEqual(alice.title, f"({loud_total}) Herald", "the muted chat is not in the total")
         shot(alice, "web-list-desktop")
-        alice.find_element(By.ID, "mute").click()  # Bob's chat: a second mute, undone at once
-        wait(alice, lambda d: d.find_element(By.ID, "mute").text == "Unmute", 3, "muted")
-        alice.find_element(By.ID, "mute").click()
+        choose_level(alice, "nothing")  # Bob's chat: a second mute, undone at once
+        wait(alice, lambda d: level_label(d) == "Muted", 3, "muted")
+        choose_level(alice, "default")
+        wait(alice, lambda d: level_label(d) == "Default (all)", 3, "unmuted")
         open_chat(alice, "Holiday photos")
-        alice.find_element(By.ID, "mute").click()
-        wait(alice, lambda d: d.find_element(By.ID, "mute").text == "Mute", 3, "unmuted again")
+        choose_level(alice, "default")
+        wait(alice, lambda d: level_label(d) == "Default (all)", 3, "unmuted again")
 
     def test_a_token_link_opened_in_a_signed_in_tab_asks_before_it_signs_in_someone_else(self):
         def alert_text(tab):
@@ -147,10 +149,11 @@ class FirstHourTests(PageTestCase):
             shot(page, f"web-sign-in-{suffix}")
             sign_in_as(page, self.server, "Alice Johnson")
             open_settings(page)
-            for setting in page.find_elements(By.CSS_SELECTOR, ".setting"):
+            for setting in page.find_elements(By.CSS_SELECTOR, "#settings .setting-row"):
                 if setting.is_displayed():
                     self.assertLess(setting.rect["height"], 48, f"{setting.text!r} fits on a line or two at {width} px")
             self.assertLessEqual(page.execute_script("return document.scrollingElement.scrollWidth"), width)
+            close_dialog(page, "settings")
             if suffix == "phone":
                 shot(page, "web-list-phone")
 

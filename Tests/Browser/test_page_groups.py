@@ -11,7 +11,8 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from harness import (ROOT, Server, chromium, click_when, conversation_item, list_item, messages, open_chat, open_settings,
+from harness import (ROOT, Server, chromium, choose_level, click_when, close_dialog, confirm, conversation_item, level_label, list_item,
+                     messages, open_chat, open_settings,
                      severe_console_lines, sign_in_as, unread, visible_banners, wait)
 from page_case import SCREENSHOTS, PageTestCase, banner_text, pick, shot
 
@@ -46,11 +47,11 @@ class GroupTests(PageTestCase):
         open_chat(alice, title)
         open_chat(bob, title)
         alice.find_element(By.ID, "members-button").click()
-        wait(alice, lambda d: self.panel_members(d) == {"alice": ["You", True, []], "bob": ["Bob", False, ["Make owner", "Remove"]]},
+        wait(alice, lambda d: self.panel_members(d) == {"alice": ["Alice Johnson (you)", True, []], "bob": ["Bob", False, ["Make owner", "Remove"]]},
              5, "the members, Alice the owner")
         self.assertFalse(bob.find_element(By.ID, "members-button").get_attribute("hidden"), "Bob sees the panel too")
         bob.find_element(By.ID, "members-button").click()
-        wait(bob, lambda d: self.panel_members(d)["bob"] == ["You", False, []], 5, "Bob's panel, without owner actions")
+        wait(bob, lambda d: self.panel_members(d)["bob"] == ["Bob (you)", False, []], 5, "Bob's panel, without owner actions")
         self.assertFalse(bob.find_element(By.ID, "rename").is_displayed(), "only owners rename")
 
         # Alice adds Charlie, without the history; Charlie is told, Bob sees a quiet line.
@@ -58,6 +59,7 @@ class GroupTests(PageTestCase):
         alice.find_element(By.ID, "new-history").click()
         pick(alice, "davis", "Charlie Davis")
         alice.find_element(By.ID, "new-chat-start").click()
+        wait(alice, lambda d: d.find_element(By.ID, "new-chat-dialog").get_attribute("open") is None, 5, "the picker closed")
         banner = self.wait_for_banner(charlie, "added you to", 5)
         self.assertEqual(banner.find_element(By.CSS_SELECTOR, ".banner-title").text, "Alice Johnson")
         self.assertEqual(banner.find_element(By.CSS_SELECTOR, ".banner-body").text, f"added you to {title}")
@@ -69,6 +71,8 @@ class GroupTests(PageTestCase):
         self.assertEqual(self.event_lines(charlie), [f"Alice Johnson added you to {title}"])
 
         # Renamed, and Bob made an owner.
+        alice.find_element(By.ID, "members-button").click()
+        wait(alice, lambda d: d.find_element(By.ID, "rename-title").is_displayed(), 3, "the details again")
         renamed = f"{title} renamed"
         box = alice.find_element(By.ID, "rename-title")
         box.clear()
@@ -81,11 +85,13 @@ class GroupTests(PageTestCase):
 
         # Alice removes Charlie: his chat says so and takes no more input.
         self.member_action(alice, "charlie", "Remove")
+        confirm(alice, "Remove")
         wait(charlie, lambda d: d.find_element(By.ID, "removed").is_displayed(), 5, "Charlie told he is out")
         self.assertFalse(charlie.find_element(By.ID, "composer").is_displayed())
         self.assertEqual(self.event_lines(charlie)[-1], "Alice Johnson removed you")
         # Bob leaves.
         bob.find_element(By.ID, "leave").click()
+        confirm(bob, "Leave")
         wait(bob, lambda d: d.find_element(By.ID, "removed").is_displayed(), 5, "Bob's chat says he left")
         wait(alice, lambda d: set(self.panel_members(d)) == {"alice"}, 5, "only Alice left in the panel")
         wait(alice, lambda d: "Bob left" in self.event_lines(d), 5, "the leaving line")

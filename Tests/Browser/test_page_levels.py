@@ -11,7 +11,8 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from harness import (ROOT, Server, chromium, click_when, conversation_item, list_item, messages, open_chat, open_settings,
+from harness import (ROOT, Server, chromium, choose_level, click_when, close_dialog, confirm, conversation_item, level_label, list_item,
+                     messages, open_chat, open_settings,
                      severe_console_lines, sign_in_as, unread, visible_banners, wait)
 from page_case import SCREENSHOTS, PageTestCase, banner_text, pick, shot
 
@@ -40,11 +41,7 @@ class WhoHearsWhatTests(PageTestCase):
         return answer
 
     def choose(self, driver, level, span="always"):
-        driver.find_element(By.ID, "level-button").click()
-        wait(driver, lambda d: d.find_element(By.ID, "level-menu").is_displayed(), 2, "the menu to open")
-        Select = __import__("selenium.webdriver.support.select", fromlist=["Select"]).Select
-        Select(driver.find_element(By.ID, "level-for")).select_by_value(span)
-        driver.find_element(By.CSS_SELECTOR, f"#level-menu [data-level={level}]").click()
+        choose_level(driver, level, span)
 
     def test_the_chat_menu_sets_a_level_for_a_while_that_banners_follow_and_other_devices_see(self):
         alice = self.browser()
@@ -52,7 +49,7 @@ class WhoHearsWhatTests(PageTestCase):
         team = self.team()
         open_chat(alice, "Team Chat")
         self.choose(alice, "mentions", "1h")
-        wait(alice, lambda d: d.find_element(By.ID, "level-button").text.startswith("Notify: mentions until"), 3,
+        wait(alice, lambda d: level_label(d).startswith("Mentions only until"), 3,
              "the button to say mentions, until when")
         level = [c for c in self.server.request("GET", "/v1/conversations", self.tokens["alice"])[1]["conversations"]
                  if c["id"] == team][0]
@@ -76,7 +73,7 @@ class WhoHearsWhatTests(PageTestCase):
         status, _ = self.server.request("PUT", f"/v1/conversations/{team}/notifications", self.tokens["alice"],
                                         {"level": "nothing"})
         self.assertEqual(status, 204)
-        wait(alice, lambda d: d.find_element(By.ID, "level-button").text == "Notify: nothing", 3, "the level from elsewhere")
+        wait(alice, lambda d: level_label(d) == "Muted", 3, "the level from elsewhere")
         wait(alice, lambda d: conversation_item(d, "Team Chat").find_elements(By.CSS_SELECTOR, ".muted-mark"), 3,
              "the muted mark")
         open_chat(alice, "Bob")
@@ -85,7 +82,9 @@ class WhoHearsWhatTests(PageTestCase):
         # Back to the settings' level: every message again.
         open_chat(alice, "Team Chat")
         self.choose(alice, "default")
-        wait(alice, lambda d: d.find_element(By.ID, "level-button").text == "Notify: all", 3, "the default level")
+        wait(alice, lambda d: level_label(d) == "Default (all)", 3, "the default level")
+        checked = alice.find_elements(By.CSS_SELECTOR, "#level-menu [aria-checked=true]")
+        self.assertEqual([item.get_attribute("data-level") for item in checked], ["default"], "the control and its menu agree")
         wait(alice, lambda d: not list_item(d, "Team Chat")["muted"] and not list_item(d, "Team Chat")["level"], 3,
              "no mark in the list")
 

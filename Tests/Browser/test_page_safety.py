@@ -11,7 +11,8 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from harness import (ROOT, Server, chromium, click_when, conversation_item, list_item, messages, open_chat, open_settings,
+from harness import (ROOT, Server, chromium, choose_level, click_when, close_dialog, confirm, conversation_item, level_label, list_item,
+                     messages, open_chat, open_settings,
                      severe_console_lines, sign_in_as, unread, visible_banners, wait)
 from page_case import SCREENSHOTS, PageTestCase, banner_text, pick, shot
 
@@ -64,10 +65,10 @@ class Figures(PageTestCase):
         alice = self.alice_in_bobs_chat()
         loaded = alice.execute_script(
             "return performance.getEntriesByType('resource').concat(performance.getEntriesByType('navigation'))"
-            ".filter(e => !new URL(e.name).pathname.startsWith('/v1/')).map(e => [e.name, e.decodedBodySize])")
+            ".filter(e => !new URL(e.name).pathname.startsWith('/v1/')).map(e => [e.name, e.decodedBodySize, e.transferSize])")
         # The JavaScript package's modules the page imports (served at /herald/ from clients/js/src).
         package = os.path.join(ROOT, "clients", "js", "src")
-        for name in sorted({urllib.parse.urlparse(url).path.split("/")[-1] for url, _ in loaded
+        for name in sorted({urllib.parse.urlparse(url).path.split("/")[-1] for url, _, _ in loaded
                             if urllib.parse.urlparse(url).path.startswith("/herald/")}):
             sizes[f"herald/{name}"] = os.path.getsize(os.path.join(package, name))
         chat = self.chat_with("charlie", "alice")
@@ -87,7 +88,8 @@ class Figures(PageTestCase):
         p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
         print(f"\nweb page: {sum(sizes.values()):,} bytes uncompressed in {len(sizes)} files "
               f"({', '.join(f'{n} {s:,}' for n, s in sizes.items())}); the browser loaded "
-              f"{sum(s for _, s in loaded):,} bytes of them in {len(loaded)} requests")
+              f"{sum(s for _, s, _ in loaded):,} bytes of them in {len(loaded)} requests, "
+              f"{sum(t for _, _, t in loaded):,} bytes on the wire (gzip, with the headers)")
         print(f"post to banner on loopback ({len(samples)} posts, each an HTTP POST then the banner in the page): "
               f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {samples[-1]:.1f} ms")
 

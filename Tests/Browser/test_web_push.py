@@ -180,6 +180,7 @@ class WebPush(unittest.TestCase):
         wait(self.driver, lambda d: d.find_element(By.ID, "chat-title").text == "Bob", 10, "Bob's chat opened from the address")
         self.assertEqual(self.driver.execute_script("return location.hash"), "")
 
+        open_settings(self.driver)
         self.driver.find_element(By.ID, "sign-out").click()
         wait(self.driver, lambda d: not self.webpush_devices(alice), 10, "the webpush device removed at sign-out")
         wait(self.driver, lambda d: self.subscription() is None, 10, "the subscription dropped at sign-out")

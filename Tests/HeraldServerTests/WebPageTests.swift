@@ -115,6 +115,17 @@ struct WebPageTests {
         }
     }
 
+    @Test("the page's modules are split by concern, each under 400 lines")
+    func modulesStaySmall() throws {
+        let folder = packageRoot.appendingPathComponent("Sources/HeraldServer/Resources/web")
+        let modules = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".js") }
+        #expect(modules.count >= 15)
+        for name in modules {
+            let lines = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines.count < 400, "\(name): \(lines.count) lines")
+        }
+    }
+
     @Test("a matching If-None-Match gets 304 with no body")
     func notModified() async throws {
         try await TestServer.run { server in

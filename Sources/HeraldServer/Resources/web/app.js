@@ -1,19 +1,23 @@
-// Herald's web client: sign-in, the conversation list, the chat, and the wiring of the stream into the engine.
-// Everything from the network is shown with textContent, never as markup. The API, the stream and the engine are
-// the JavaScript package's (clients/js), which the server serves at /herald/. The page's parts: state.js (what
-// it knows), signin.js, session.js, list.js, people.js, chat.js, levels.js, away.js; this file wires them.
+// Herald's web client: this file wires the page's parts together and signs in. Everything from the network is shown
+// with textContent, never as markup. The API, the stream and the engine are the JavaScript package's (clients/js),
+// which the server serves at /herald/. The parts: state.js (what the page knows), signin.js, session.js (the stream
+// into the engine), list.js (the chats), chat.js (the open chat), composer.js (sending, editing, @ completion),
+// levels.js (a chat's notifications), settings.js, group.js (a group's details), people.js (a new chat),
+// dialogs.js, away.js and push.js (notifications while away), banners.js (the in-app banners).
 
-import { $, tokenKey, coalesceKey, page } from "./state.js";
-import { askNotificationPermission, pushSwitchChanged, tellEngineAboutPermission, updateNotifyButton } from "./away.js";
-import { cancelEdit, chat, closeChat, groupChange, loadOlder, messageAction, openChat, send, toggleGroupPanel } from "./chat.js";
+import { $, page, tokenKey } from "./state.js";
+import { askNotificationPermission, tellEngineAboutPermission, updateNotifyButton } from "./away.js";
 import { claims, readFragment, showSignIn, signIn, signOut } from "./signin.js";
-import { cleanText } from "/herald/presentation.js";
-import { closeMentionList, mentionKey, toggleMute, updateMentionList, wireSettings } from "./levels.js";
+import { closeChat, loadOlder, openChat } from "./chat.js";
 import { closeNewChat, isGroup, newChat, openNewChat, picker, renderPicked, searchSoon } from "./people.js";
+import { cleanText } from "/herald/presentation.js";
 import { displayName } from "/herald/engine.js";
-import { makeBanners } from "./session.js";
-
-// Wiring
+import { renderList } from "./list.js";
+import { wireComposer } from "./composer.js";
+import { wireDialogs } from "./dialogs.js";
+import { wireGroup } from "./group.js";
+import { wireLevels } from "./levels.js";
+import { wireSettings } from "./settings.js";
 
 function wire() {
   $("token-form").addEventListener("submit", (event) => {
@@ -22,11 +26,8 @@ function wire() {
     $("token-input").value = "";
     if (token) signIn(token);
   });
-  $("sign-out").addEventListener("click", () => signOut());
-  $("new-chat-button").addEventListener("click", () => {
-    if ($("new-chat").hidden) openNewChat();
-    else closeNewChat();
-  });
+  wireDialogs();
+  for (const id of ["new-chat-button", "no-chat-start", "list-empty-start"]) $(id).addEventListener("click", () => openNewChat());
   $("new-chat-cancel").addEventListener("click", closeNewChat);
   $("new-chat").addEventListener("submit", newChat);
   for (const radio of $("new-chat").elements.kind) {
@@ -48,37 +49,24 @@ function wire() {
       $("people-results").querySelector("button")?.click();
     }
   });
-  $("composer").addEventListener("submit", send);
-  $("cancel-edit").addEventListener("click", cancelEdit);
-  $("messages").addEventListener("click", messageAction);
-  $("composer-text").addEventListener("input", updateMentionList);
-  $("composer-text").addEventListener("blur", closeMentionList);
-  $("composer-text").addEventListener("keydown", (event) => {
-    if (!event.isComposing && mentionKey(event)) return;
-    if (event.key === "Escape" && page.session?.editing) {
-      cancelEdit();
-      return;
-    }
-    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-      event.preventDefault();
-      send();
+  $("chat-search").addEventListener("input", () => page.session && renderList());
+  $("chat-search").addEventListener("keydown", (event) => {
+    // Enter opens the first chat found; Escape clears the search.
+    if (event.key === "Enter") $("conversations").querySelector("button")?.click();
+    if (event.key === "Escape" && $("chat-search").value) {
+      $("chat-search").value = "";
+      renderList();
     }
   });
+  wireComposer();
   $("messages").addEventListener("scroll", () => {
     if ($("messages").scrollTop < 60) loadOlder();
   });
   $("back").addEventListener("click", closeChat);
-  $("mute").addEventListener("click", toggleMute);
+  wireLevels();
   wireSettings();
-  $("members-button").addEventListener("click", toggleGroupPanel);
-  $("add-members").addEventListener("click", () => openNewChat(page.session.open));
-  $("leave").addEventListener("click", () => groupChange(() => page.session.api.removeMember(page.session.open, page.session.me.id)));
-  $("rename").addEventListener("submit", (submitted) => {
-    submitted.preventDefault();
-    groupChange(() => page.session.api.rename(page.session.open, $("rename-title").value.trim()));
-  });
+  wireGroup();
   $("notify-button").addEventListener("click", askNotificationPermission);
-  $("push-switch").addEventListener("change", pushSwitchChanged);
   // Permission changed in the browser's settings: the engine follows (background messages, or nothing).
   navigator.permissions?.query({ name: "notifications" }).then((status) => {
     status.addEventListener("change", () => {
@@ -86,10 +74,6 @@ function wire() {
       tellEngineAboutPermission();
     });
   }).catch(() => {});
-  $("coalesce").addEventListener("change", () => {
-    localStorage.setItem(coalesceKey, $("coalesce").checked ? "1" : "0");
-    if (page.session) makeBanners();
-  });
 }
 
 /** Whether a token from a link may sign in here in place of `current`: at once when no one is signed in or it is

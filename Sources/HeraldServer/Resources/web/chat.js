@@ -1,18 +1,25 @@
-// The open chat: its header, its group panel, its messages, sending.
+// The open chat: its header, its messages (grouped by sender, with days), what arrives on the stream for it, and
+// the read marker. Sending and editing are the composer's (composer.js), the group's details group.js's.
 
 import { $, historyPage, page } from "./state.js";
 import { applyEvent, lineOf, loadConversations, nameOf, personIn, renderList } from "./list.js";
+import { cancelEdit, closeMentionList, messageMenu } from "./composer.js";
 import { cleanText, safeImageURL } from "/herald/presentation.js";
-import { closeLevelMenu, closeMentionList, levelNow, levelWords, untilText } from "./levels.js";
+import { closeDialog } from "./dialogs.js";
+import { closeLevelMenu, renderLevelControl } from "./levels.js";
 import { dayLabel, fullStamp, timeOfDay } from "./time.js";
+import { displayName, entryLine, initials, isAmendment, messagePreview, namesUser, preview, senderName, amended } from "/herald/engine.js";
+import { avatar } from "./banners.js";
 import { deviceID } from "./push.js";
-import {
-  amended, displayName, entryLine, findMentions, isAmendment, messagePreview, namesUser, preview, senderName,
-} from "/herald/engine.js";
+import { renderGroupPanel } from "./group.js";
 
+/** Consecutive messages of one sender within this long are grouped under one name. */
+const groupedFor = 5 * 60_000;
 
 export function openChat(id, { fromBanner = false, compose = false } = {}) {
   if (!page.session || !page.session.conversations.has(id)) return;
+  // Opened from a notification or a link: the chat comes to the front, over any sheet that was open.
+  for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
   page.session.open = id;
   page.session.client.focus(id);
   // A tapped banner's conversation is already open in the engine; any other way of opening tells it.
@@ -42,8 +49,7 @@ export function showChat(id) {
   $("messages").hidden = id === null;
   $("composer").hidden = id === null;
   $("removed").hidden = true;
-  $("group-panel").hidden = true;
-  $("members-button").setAttribute("aria-expanded", "false");
+  closeDialog("group-panel");
   $("messages").replaceChildren();
   $("messages").setAttribute("aria-busy", "true");
   if (id === null) return;
@@ -53,81 +59,21 @@ export function showChat(id) {
 
 export function renderChatHeader() {
   const conversation = page.session.conversations.get(page.session.open);
-  $("chat-title").textContent = cleanText(nameOf(conversation));
-  const muted = conversation.level === "nothing" && !conversation.levelUntil;
-  $("mute").textContent = muted ? "Unmute" : "Mute";
-  $("mute").setAttribute("aria-pressed", String(muted));
-  const level = levelNow(conversation);
-  const until = conversation.level && conversation.levelUntil ? ` until ${untilText(conversation.levelUntil)}` : "";
-  $("level-button").textContent = `Notify: ${levelWords[level]}${conversation.level ? until : ""}`;
-  for (const item of $("level-menu").querySelectorAll("[data-level]")) {
-    const chosen = item.dataset.level === "default" ? !conversation.level : item.dataset.level === conversation.level;
-    item.setAttribute("aria-checked", String(chosen));
-  }
+  const name = nameOf(conversation);
+  $("chat-title").textContent = cleanText(name);
+  const other = conversation.kind === "direct" ? conversation.people?.find((person) => person.id !== page.session.me.id) : null;
+  $("chat-avatar").replaceChildren(avatar({ name, id: other?.id ?? conversation.id, url: other?.avatarURL, initials: initials(name) }));
+  const count = conversation.members.length;
+  $("chat-subtitle").textContent = conversation.kind === "group" ? `${count} ${count === 1 ? "member" : "members"}` : "";
+  $("chat-title").classList.toggle("opens", conversation.kind === "group" && !conversation.removed);
+  renderLevelControl(conversation);
   // A group one is no longer in says so and takes no more messages.
   const removed = conversation.removed === true;
   $("removed").hidden = !removed;
   $("composer").hidden = removed;
-  $("mute").hidden = removed;
   $("level-button").hidden = removed;
   if (removed) closeLevelMenu();
   $("members-button").hidden = conversation.kind !== "group" || removed;
-  if (removed || conversation.kind !== "group") $("group-panel").hidden = true;
-  renderGroupPanel();
-}
-
-/** The group panel: members and owners; owners rename, add, remove and make owners; anyone leaves. */
-export function renderGroupPanel() {
-  const conversation = page.session.conversations.get(page.session.open);
-  if (!conversation || $("group-panel").hidden) return;
-  const owners = conversation.owners ?? [];
-  const owner = owners.includes(page.session.me.id);
-  document.body.classList.toggle("group-owner", owner);
-  if (document.activeElement !== $("rename-title")) $("rename-title").value = conversation.title ?? "";
-  const act = (label, run) => {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.className = "secondary";
-    button.textContent = label;
-    button.addEventListener("click", () => groupChange(run));
-    return button;
-  };
-  $("members").replaceChildren(...[...conversation.members].sort().map((id) => {
-    const item = document.createElement("li");
-    item.dataset.user = id;
-    const name = document.createElement("span");
-    name.className = "member-name";
-    name.textContent = cleanText(id === page.session.me.id ? "You" : displayName(personIn(conversation, id).name));
-    item.append(name);
-    if (owners.includes(id)) {
-      const tag = document.createElement("span");
-      tag.className = "owner-tag";
-      tag.textContent = "owner";
-      item.append(tag);
-    }
-    if (owner && id !== page.session.me.id) {
-      if (!owners.includes(id)) item.append(act("Make owner", () => page.session.api.setOwner(conversation.id, id, true)));
-      item.append(act("Remove", () => page.session.api.removeMember(conversation.id, id)));
-    }
-    return item;
-  }));
-}
-
-/** Runs a change to the open group; what it changed comes back as an event on the stream. */
-export async function groupChange(run) {
-  $("group-error").textContent = "";
-  try {
-    await run();
-  } catch (error) {
-    $("group-error").textContent = `${error.message} (${error.code})`;
-  }
-}
-
-export function toggleGroupPanel() {
-  const panel = $("group-panel");
-  panel.hidden = !panel.hidden;
-  $("members-button").setAttribute("aria-expanded", String(!panel.hidden));
-  $("group-error").textContent = "";
   renderGroupPanel();
 }
 
@@ -207,7 +153,8 @@ export function renderMessages(id, { toBottom = false } = {}) {
   const nearBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
   const conversation = page.session.conversations.get(id);
   const names = new Map((conversation?.people ?? []).map((person) => [person.id, person.name]));
-  list.replaceChildren(...chat(id).messages.map((message) => {
+  const messages = chat(id).messages;
+  list.replaceChildren(...messages.map((message, index) => {
     const item = document.createElement("li");
     if (message.kind === "event") {
       // An event is a quiet line of its own, in the words of docs/behaviour.md.
@@ -218,6 +165,8 @@ export function renderMessages(id, { toBottom = false } = {}) {
     }
     const mine = message.senderId === page.session.me.id;
     item.className = `message${mine ? " mine" : ""}`;
+    const continued = continues(messages, index);
+    if (continued) item.classList.add("continued");
     if (message.deleted) {
       // A tombstone: its place in the history, without its words.
       item.classList.add("deleted");
@@ -235,7 +184,7 @@ export function renderMessages(id, { toBottom = false } = {}) {
     if (mine && message.seq == null) item.classList.add(send?.failed ? "failed" : "pending");
     const system = message.senderId === "";
     if (system) item.classList.add("system");
-    if (!mine && (conversation?.kind === "group" || system)) {
+    if (!mine && !continued && (conversation?.kind === "group" || system)) {
       const sender = document.createElement("span");
       sender.className = "sender";
       sender.textContent = system
@@ -294,6 +243,17 @@ export function renderMessages(id, { toBottom = false } = {}) {
     return item;
   }).flatMap((item, index) => withDay(chat(id).messages, index, item)));
   if (toBottom || nearBottom) list.scrollTop = list.scrollHeight;
+}
+
+/** Whether the message at `index` follows one of the same sender's, the same day and within a few minutes: it goes
+ *  under that one's name, closer to it. */
+export function continues(messages, index) {
+  const message = messages[index], before = messages[index - 1];
+  // The backend's notices stand apart, each with its name.
+  if (!before || before.kind === "event" || before.senderId !== message.senderId || message.senderId === "") return false;
+  const at = message.createdAt ? Date.parse(message.createdAt) : Date.now();
+  const then = before.createdAt ? Date.parse(before.createdAt) : Date.now();
+  return at - then < groupedFor && new Date(at).toDateString() === new Date(then).toDateString();
 }
 
 /** `item` (the message at `index`), after a day's heading when it is the first of its day. */
@@ -373,92 +333,8 @@ function ownsGroup(conversation) {
   return conversation?.kind === "group" && (conversation.owners ?? []).includes(page.session.me.id);
 }
 
-/** A message's menu: Edit (one's own) and Delete (one's own, or anyone's in a group one owns). */
-function messageMenu(message, mine) {
-  const menu = document.createElement("details");
-  menu.className = "message-menu";
-  const summary = document.createElement("summary");
-  summary.setAttribute("aria-label", "Message actions");
-  summary.textContent = "\u22EF";
-  const actions = document.createElement("div");
-  actions.setAttribute("role", "menu");
-  for (const [action, label] of mine ? [["edit", "Edit"], ["delete", "Delete"]] : [["delete", "Delete"]]) {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.setAttribute("role", "menuitem");
-    button.dataset.action = action;
-    button.dataset.message = message.id;
-    button.textContent = label;
-    actions.append(button);
-  }
-  menu.append(summary, actions);
-  return menu;
-}
-
-/** A click in a message's menu: edit it in the composer, or delete it (asked first). */
-export function messageAction(event) {
-  const button = event.target.closest?.(".message-menu button");
-  if (!button || !page.session?.open) return;
-  button.closest("details").open = false;
-  if (button.dataset.action === "edit") startEdit(button.dataset.message);
-  else deleteMessage(button.dataset.message);
-}
-
-/** Puts the user's message `id` of the open chat in the composer, to be sent as an edit. */
-export function startEdit(id) {
-  const conversation = page.session.open;
-  const message = chat(conversation).messages.find((m) => m.id === id && m.senderId === page.session.me.id && m.kind !== "event");
-  if (!message || message.deleted) return;
-  page.session.editing = { conversation, id };
-  $("editing").hidden = false;
-  const box = $("composer-text");
-  box.value = message.text ?? "";
-  box.focus();
-}
-
-/** Leaves editing: the composer is for new messages again. */
-export function cancelEdit() {
-  if (!page.session?.editing) return;
-  page.session.editing = null;
-  $("editing").hidden = true;
-  $("composer-text").value = "";
-}
-
-/** Sends the composer's text as the edit of the message being edited. */
-async function saveEdit() {
-  const current = page.session;
-  const { conversation, id } = current.editing;
-  const text = $("composer-text").value;
-  if (text.trim() === "") return;
-  const members = (current.conversations.get(conversation)?.people ?? []).filter((person) => person.id !== current.me.id);
-  const { ids: mentions, all: mentionsAll } = findMentions(text, members);
-  try {
-    const message = await current.api.editMessage(conversation, id, { text, mentions, mentionsAll });
-    if (current !== page.session) return;
-    cancelEdit();
-    replaceMessage(conversation, message);
-  } catch (error) {
-    if (current === page.session) current.banners.general(`Not edited: ${error.message}`, "danger");
-  }
-}
-
-/** Deletes the message `id` of the open chat for everyone, once the user says so. */
-async function deleteMessage(id) {
-  const current = page.session;
-  const conversation = current.open;
-  if (!window.confirm("Delete this message for everyone?")) return;
-  try {
-    const tombstone = await current.api.deleteMessage(conversation, id);
-    if (current !== page.session) return;
-    if (current.editing?.id === id) cancelEdit();
-    replaceMessage(conversation, tombstone);
-  } catch (error) {
-    if (current === page.session) current.banners.general(`Not deleted: ${error.message}`, "danger");
-  }
-}
-
 /** The message `message` (as the server has it now) in place of its older copy, in the chat and the list. */
-function replaceMessage(conversationID, message) {
+export function replaceMessage(conversationID, message) {
   const loaded = page.session.chats.get(conversationID);
   const index = loaded?.messages.findIndex((m) => m.id === message.id && m.kind !== "event") ?? -1;
   if (index >= 0) loaded.messages[index] = { ...loaded.messages[index], ...message, text: message.text ?? null };
@@ -500,52 +376,3 @@ function amendmentArrived(frame) {
   });
 }
 
-export function send(event) {
-  event?.preventDefault();
-  if (page.session?.editing && page.session.editing.conversation === page.session.open) {
-    saveEdit();
-    return;
-  }
-  const box = $("composer-text");
-  const text = box.value;
-  if (!page.session?.open || text.trim() === "" || page.session.conversations.get(page.session.open)?.removed) return;
-  const id = crypto.randomUUID();
-  const conversation = page.session.open;
-  // Mentions: the members named with `@` in the text (completion writes their names), and `@all`.
-  const members = (page.session.conversations.get(conversation).people ?? []).filter((person) => person.id !== page.session.me.id);
-  const { ids: mentions, all: mentionsAll } = findMentions(text, members);
-  const pending = { conversation, text, mentions, mentionsAll, failed: false };
-  page.session.pending.set(id, pending);
-  insertMessage(conversation, { id, conversationId: conversation, senderId: page.session.me.id, text, imageURL: null, seq: null });
-  box.value = "";
-  closeMentionList();
-  renderMessages(conversation, { toBottom: true });
-  // The client sends it now if live, else when the stream is live again, under the same id, until stored.
-  const current = page.session;
-  page.session.client.send(conversation, text, { id, mentions, mentionsAll }).then(
-    ({ seq }) => current === page.session && acknowledged(id, seq),
-    (error) => current === page.session && refused(id, error),
-  );
-}
-
-export function acknowledged(id, seq) {
-  const send = page.session.pending.get(id);
-  if (!send) return;
-  page.session.pending.delete(id);
-  const value = page.session.chats.get(send.conversation);
-  const message = value?.messages.find((m) => m.id === id && m.senderId === page.session.me.id);
-  if (message && message.seq == null) {
-    message.seq = seq;
-    message.createdAt = message.createdAt ?? new Date().toISOString();
-    if (page.session.open === send.conversation) renderMessages(send.conversation);
-  }
-}
-
-/** A send refused for good (the client waits out `rate_limited` itself): it stays in the chat, marked unsent. */
-export function refused(id, error) {
-  const send = page.session.pending.get(id);
-  if (!send) return;
-  send.failed = true;
-  page.session.banners.general(`Message not sent: ${error.message}`, "danger");
-  if (page.session.open === send.conversation) renderMessages(send.conversation);
-}

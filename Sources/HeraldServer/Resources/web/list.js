@@ -1,4 +1,4 @@
-// The conversation list.
+// The list of chats: newest activity first, filtered by the search box as one types, the open one marked.
 
 import { $, page } from "./state.js";
 import { avatar } from "./banners.js";
@@ -96,10 +96,30 @@ export function activity(conversation) {
   return Math.max(conversation.lastMessage?.seq ?? 0, conversation.activity ?? 0);
 }
 
+/** Text as the search compares it: lower case, without accents, so "zoe" finds "Zoë". */
+export function folded(text) {
+  return text.normalize("NFD").replace(/\p{Mn}/gu, "").toLocaleLowerCase();
+}
+
+/** Whether `conversation` is one the search `query` (folded) finds: by its name, or its members' names. */
+function found(conversation, query) {
+  if (!query) return true;
+  const names = [nameOf(conversation), ...(conversation.people ?? []).map((person) => person.name ?? person.id)];
+  return names.some((name) => folded(displayName(name)).includes(query));
+}
+
 export function renderList() {
   const list = $("conversations");
   const conversations = [...page.session.conversations.values()].sort((a, b) => activity(b) - activity(a) || (a.id < b.id ? -1 : 1));
-  list.replaceChildren(...conversations.map((conversation) => {
+  const query = folded($("chat-search").value.trim());
+  const shown = conversations.filter((conversation) => found(conversation, query));
+  // An empty list says what to do: start a chat, or search for something else.
+  $("list-empty").hidden = shown.length > 0 || !page.session.loaded;
+  $("list-empty-text").textContent = conversations.length === 0
+    ? "No chats yet. Start one with someone, and it shows here."
+    : `No chat matches “${cleanText($("chat-search").value.trim())}”.`;
+  $("list-empty-start").hidden = conversations.length > 0;
+  list.replaceChildren(...shown.map((conversation) => {
     const item = document.createElement("li");
     item.dataset.conversation = conversation.id;
     const button = document.createElement("button");

@@ -6,7 +6,7 @@ import { avatar } from "./banners.js";
 import { chat, openChat } from "./chat.js";
 import { cleanText } from "/herald/presentation.js";
 import { displayName, initials } from "/herald/engine.js";
-import { start } from "./session.js";
+import { closeDialog, openDialog } from "./dialogs.js";
 
 
 /** What the new-chat form holds: the people picked, and the search under way. */
@@ -22,15 +22,19 @@ export function openNewChat(addingTo = null) {
   document.body.classList.toggle("adding", addingTo !== null);
   if (addingTo !== null) form.elements.kind.value = "group";
   $("new-chat-start").textContent = addingTo !== null ? "Add" : "Start";
+  $("new-chat-heading").textContent = addingTo !== null ? "Add people" : "New chat";
   document.body.classList.remove("new-group");
-  form.hidden = false;
+  openDialog("new-chat-dialog", { focus: "#people-search", onClose: forget });
   renderPicked();
   searchPeople();
-  $("people-search").focus();
 }
 
 export function closeNewChat() {
-  $("new-chat").hidden = true;
+  closeDialog("new-chat-dialog");
+}
+
+/** The picker closed (however it closed): its search stops. */
+function forget() {
   picker.addingTo = null;
   document.body.classList.remove("adding");
   clearTimeout(picker.timer);
@@ -48,7 +52,7 @@ export function searchSoon() {
 }
 
 export async function searchPeople() {
-  if (!page.session || $("new-chat").hidden) return;
+  if (!page.session || !$("new-chat-dialog").open) return;
   const search = ++picker.search;
   const query = $("people-search").value.trim();
   let found;

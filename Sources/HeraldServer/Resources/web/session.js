@@ -8,8 +8,8 @@ import { choiceOf, levelChanged, settingsChanged } from "./levels.js";
 import { cleanText } from "/herald/presentation.js";
 import { defaultSettings, displayName, initials } from "/herald/engine.js";
 import { deviceID, keepForWorker } from "./push.js";
-import { loadConversations } from "./list.js";
-import { markRead, messageArrived, openChat, refreshChat, refused, showChat } from "./chat.js";
+import { loadConversations, renderList } from "./list.js";
+import { markRead, messageArrived, openChat, refreshChat, showChat } from "./chat.js";
 import {
   postSystemNotification, showPushSwitch, tellEngineAboutPermission, tellEngineAboutVisibility, updateNotifyButton,
   withdrawSystemNotification,
@@ -78,6 +78,7 @@ export function start(token, who) {
   $("me-avatar").replaceChildren(avatar({ name: me.name, id: me.id, initials: initials(me.name) }));
   $("coalesce").checked = localStorage.getItem(coalesceKey) === "1";
   $("conversations").replaceChildren();
+  $("chat-search").value = "";
   showChat(null);
   updateNotifyButton();
   showPushSwitch();
@@ -158,6 +159,7 @@ export async function becameLive() {
   const held = page.session.held;
   page.session.held = [];
   page.session.loaded = true;
+  renderList();
   for (const frame of held) handle(frame);
   page.session.live = true;
   if (page.chatToOpen !== null) {

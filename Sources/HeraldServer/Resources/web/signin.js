@@ -34,6 +34,7 @@ export function readFragment() {
 }
 
 export async function showSignIn(message = "") {
+  for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
   $("app").hidden = true;
   $("sign-in").hidden = false;
   $("sign-in-error").textContent = message;

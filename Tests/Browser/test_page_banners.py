@@ -32,8 +32,6 @@ class BannerTests(PageTestCase):
         header = alice.find_element(By.ID, "chat-header").rect
         self.assertAlmostEqual(banner.rect["y"], header["y"] + header["height"] + 8, delta=1, msg="under the chat's header")
         self.assertAlmostEqual(banner.rect["height"], 64, delta=4)
-        if SCREENSHOTS:
-            alice.save_screenshot(os.path.join(ROOT, "docs", "images", "web-desktop.png"))
         banner.click()
         wait(alice, lambda d: d.find_element(By.ID, "chat-title").text == "Charlie Davis", 2, "Charlie's chat to open")
         wait(alice, lambda d: not visible_banners(d), 1, "the tapped banner to go")
@@ -149,8 +147,6 @@ class BannerTests(PageTestCase):
         self.assertAlmostEqual(banner.rect["x"], 8, delta=1)
         self.assertAlmostEqual(banner.rect["width"], alice.execute_script("return innerWidth") - 16, delta=1)
         time.sleep(0.35)
-        if SCREENSHOTS:
-            alice.save_screenshot(os.path.join(ROOT, "docs", "images", "web-phone.png"))
         banner.send_keys(Keys.ESCAPE)
         wait(alice, lambda d: not visible_banners(d), 1, "the banner to go")
         alice.find_element(By.ID, "back").click()

@@ -80,7 +80,6 @@ class FirstHourTests(PageTestCase):
             if suffix == "desktop":  # on a phone the list is hidden while a chat is open
                 stamp = list_item(alice, "Holiday photos")["time"]
                 self.assertRegex(stamp, r"\d{1,2}:\d{2}", "today's last message shows its time in the list")
-            shot(alice, f"web-chat-{suffix}")
 
         # A muted chat's unread count is grey, not the accent blue, and left out of the tab's total.
         alice = self.browser()
@@ -99,7 +98,6 @@ class FirstHourTests(PageTestCase):
         loud_total = alice.execute_script(
             "return [...document.querySelectorAll('#conversations .unread:not(.quiet)')].reduce((n, b) => n + Number(b.textContent), 0)")
         self.assertEqual(alice.title, f"({loud_total}) Herald", "the muted chat is not in the total")
-        shot(alice, "web-list-desktop")
         choose_level(alice, "nothing")  # Bob's chat: a second mute, undone at once
         wait(alice, lambda d: level_label(d) == "Muted", 3, "muted")
         choose_level(alice, "default")
@@ -154,8 +152,6 @@ class FirstHourTests(PageTestCase):
                     self.assertLess(setting.rect["height"], 48, f"{setting.text!r} fits on a line or two at {width} px")
             self.assertLessEqual(page.execute_script("return document.scrollingElement.scrollWidth"), width)
             close_dialog(page, "settings")
-            if suffix == "phone":
-                shot(page, "web-list-phone")
 
 
 if __name__ == "__main__":

@@ -95,8 +95,6 @@ class GroupTests(PageTestCase):
         wait(bob, lambda d: d.find_element(By.ID, "removed").is_displayed(), 5, "Bob's chat says he left")
         wait(alice, lambda d: set(self.panel_members(d)) == {"alice"}, 5, "only Alice left in the panel")
         wait(alice, lambda d: "Bob left" in self.event_lines(d), 5, "the leaving line")
-        if SCREENSHOTS:
-            shot(alice, "web-group-panel-desktop")
 
 
 class BackendTests(PageTestCase):

@@ -10,13 +10,15 @@ import Logging
 enum WebPage {
     /// Where the package's modules are served.
     static let packagePath = "/herald"
+    /// The embedded folder of the page's own files, served at `/`.
+    static let pageFolder = "/web"
 
     /// Serves the page's files (`/` is `index.html`) and the package's modules under ``packagePath``, for GET and
     /// HEAD requests no route answered. Each carries an `ETag`, and `Cache-Control: no-cache`, so a browser
     /// revalidates (a 304 when unchanged) and a new server version is never hidden behind a stale module. Other
     /// unknown paths keep their JSON 404.
     static func files(logger: Logger) -> [FileMiddleware<HeraldRequestContext, EmbeddedFileProvider>] {
-        let page = EmbeddedFileProvider(folder: "/web"), package = EmbeddedFileProvider(folder: packagePath)
+        let page = EmbeddedFileProvider(folder: pageFolder), package = EmbeddedFileProvider(folder: packagePath)
         guard !page.isEmpty, !package.isEmpty else {
             logger.error("the web page's files are missing from the binary; / will not be served")
             return []
@@ -33,7 +35,7 @@ enum WebPage {
     static func embeddedPath(of requestPath: String) -> String? {
         if requestPath.hasPrefix(packagePath + "/") { return requestPath }
         guard requestPath.hasPrefix("/") else { return nil }
-        return "/web" + requestPath + (requestPath.hasSuffix("/") ? "index.html" : "")
+        return pageFolder + requestPath + (requestPath.hasSuffix("/") ? "index.html" : "")
     }
 }
 

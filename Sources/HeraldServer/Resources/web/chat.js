@@ -2,14 +2,13 @@
 // the read marker. Sending and editing are the composer's (composer.js), the group's details group.js's.
 
 import { $, historyPage, page } from "./state.js";
-import { applyEvent, lineOf, loadConversations, nameOf, personIn, renderList } from "./list.js";
+import { applyEvent, chatAvatar, lineOf, loadConversations, memberCount, nameOf, renderList } from "./list.js";
 import { cancelEdit, closeMentionList, messageMenu } from "./composer.js";
 import { cleanText, safeImageURL } from "/herald/presentation.js";
 import { closeDialog } from "./dialogs.js";
 import { closeLevelMenu, renderLevelControl } from "./levels.js";
 import { dayLabel, fullStamp, timeOfDay } from "./time.js";
-import { displayName, entryLine, initials, isAmendment, messagePreview, namesUser, preview, senderName, amended } from "/herald/engine.js";
-import { avatar } from "./banners.js";
+import { amended, displayName, entryLine, isAmendment, messagePreview, namesUser, preview, senderName } from "/herald/engine.js";
 import { deviceID } from "./push.js";
 import { renderGroupPanel } from "./group.js";
 
@@ -59,12 +58,9 @@ export function showChat(id) {
 
 export function renderChatHeader() {
   const conversation = page.session.conversations.get(page.session.open);
-  const name = nameOf(conversation);
-  $("chat-title").textContent = cleanText(name);
-  const other = conversation.kind === "direct" ? conversation.people?.find((person) => person.id !== page.session.me.id) : null;
-  $("chat-avatar").replaceChildren(avatar({ name, id: other?.id ?? conversation.id, url: other?.avatarURL, initials: initials(name) }));
-  const count = conversation.members.length;
-  $("chat-subtitle").textContent = conversation.kind === "group" ? `${count} ${count === 1 ? "member" : "members"}` : "";
+  $("chat-title").textContent = cleanText(nameOf(conversation));
+  $("chat-avatar").replaceChildren(chatAvatar(conversation));
+  $("chat-subtitle").textContent = conversation.kind === "group" ? memberCount(conversation) : "";
   $("chat-title").classList.toggle("opens", conversation.kind === "group" && !conversation.removed);
   renderLevelControl(conversation);
   // A group one is no longer in says so and takes no more messages.

@@ -4,7 +4,7 @@
 import { $, page } from "./state.js";
 import { closeDialog, confirmAction, openDialog } from "./dialogs.js";
 import { displayName, initials } from "/herald/engine.js";
-import { nameOf, personIn } from "./list.js";
+import { chatAvatar, memberCount, nameOf, personIn } from "./list.js";
 import { avatar } from "./banners.js";
 import { cleanText } from "/herald/presentation.js";
 import { openNewChat } from "./people.js";
@@ -32,9 +32,8 @@ export function renderGroupPanel() {
   const name = nameOf(conversation);
   document.body.classList.toggle("group-owner", owner);
   $("group-heading").textContent = cleanText(name);
-  $("group-avatar").replaceChildren(avatar({ name, id: conversation.id, initials: initials(name) }));
-  const count = conversation.members.length;
-  $("group-count").textContent = `${count} ${count === 1 ? "member" : "members"}`;
+  $("group-avatar").replaceChildren(chatAvatar(conversation));
+  $("group-count").textContent = memberCount(conversation);
   if (document.activeElement !== $("rename-title")) $("rename-title").value = conversation.title ?? "";
   const members = [...conversation.members].sort((a, b) => (a === me ? -1 : b === me ? 1 : a < b ? -1 : a > b ? 1 : 0));
   $("members").replaceChildren(...members.map((id) => {

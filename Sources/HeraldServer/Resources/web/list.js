@@ -92,6 +92,20 @@ export function nameOf(conversation) {
   return displayName(other ? other.name : otherID);
 }
 
+/** A chat's picture: the other person's in a direct chat, else the chat's initials. */
+export function chatAvatar(conversation) {
+  const name = nameOf(conversation);
+  const other = conversation.kind === "direct"
+    ? conversation.people?.find((person) => person.id !== page.session.me.id) : null;
+  return avatar({ name, id: other?.id ?? conversation.id, url: other?.avatarURL, initials: initials(name) });
+}
+
+/** How many are in a group, in words. */
+export function memberCount(conversation) {
+  const count = conversation.members.length;
+  return `${count} ${count === 1 ? "member" : "members"}`;
+}
+
 export function activity(conversation) {
   return Math.max(conversation.lastMessage?.seq ?? 0, conversation.activity ?? 0);
 }
@@ -127,8 +141,6 @@ export function renderList() {
     button.className = "conversation";
     if (conversation.id === page.session.open) button.setAttribute("aria-current", "true");
     const name = nameOf(conversation);
-    const other = conversation.kind === "direct"
-      ? conversation.people?.find((person) => person.id !== page.session.me.id) : null;
     const text = document.createElement("span");
     text.className = "conversation-text";
     const head = document.createElement("span");
@@ -167,7 +179,7 @@ export function renderList() {
       lineRow.append(unread);
     }
     text.append(head, lineRow);
-    button.append(avatar({ name, id: other?.id ?? conversation.id, url: other?.avatarURL, initials: initials(name) }), text);
+    button.append(chatAvatar(conversation), text);
     button.addEventListener("click", () => openChat(conversation.id));
     item.append(button);
     return item;

@@ -1,9 +1,9 @@
 // A new chat: people are picked from those the server lets one find (GET /v1/users), never typed as ids.
 
 import { $, page } from "./state.js";
-import { activity, renderList } from "./list.js";
+import { renderList } from "./list.js";
 import { avatar } from "./banners.js";
-import { chat, openChat } from "./chat.js";
+import { openChat } from "./chat.js";
 import { cleanText } from "/herald/presentation.js";
 import { displayName, initials } from "/herald/engine.js";
 import { closeDialog, openDialog } from "./dialogs.js";

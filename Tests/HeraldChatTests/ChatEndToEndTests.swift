@@ -98,12 +98,34 @@ struct TmuxChat {
     /// Ends the server and its session.
     /// Ends the tmux server, and waits (up to 5 s) until its socket is gone, so that a `start` after it makes a new
     /// server rather than reaching the one that is still exiting.
+    /// Then waits (up to 20 s) until the pane's `herald chat`, told by the hang-up, has exited: a test must not end
+    /// with it still running. One that does not exit is named, and killed.
     func stop() async {
+        let pane = Int32((try? await format("#{pane_pid}")) ?? "")
         _ = try? await shell(tmux(["kill-server"]))
         let deadline = ContinuousClock.now + .seconds(5)
         while FileManager.default.fileExists(atPath: socket), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
+        guard let pane, pane > 0 else { return }
+        let exited = ContinuousClock.now + .seconds(20)
+        while Self.running(pane) {
+            guard ContinuousClock.now < exited else {
+                Issue.record("herald chat (pid \(pane)) did not exit within 20 s of its terminal's hang-up; killed")
+                kill(pane, SIGKILL)
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Whether the process `pid` is still running (a zombie waiting to be reaped is not).
+    private static func running(_ pid: Int32) -> Bool {
+        guard kill(pid, 0) == 0 else { return false }
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        // The state follows the command's closing parenthesis: "pid (comm) S ...".
+        guard let close = stat.lastIndex(of: ")") else { return true }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first != "Z"
     }
 }
 

@@ -1,7 +1,11 @@
-// swift-tools-version:6.2
+// swift-tools-version:6.0
 import PackageDescription
 
-/// Where apps run: there the clients use URLSession and nothing of SwiftNIO.
+// Herald's client package: what an app adds by the repository's URL. It holds the client targets alone and depends
+// on swift-log only, so an app resolves nothing of the server (which is a package of its own, in Server/, that
+// depends on this one by path). Tools 6.0: the version Xcode 16 reads.
+
+/// Where apps run: there the client goes over URLSession.
 let applePlatforms: [Platform] = [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .macCatalyst]
 
 let package = Package(
@@ -9,125 +13,30 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
-        .library(name: "HeraldReplay", targets: ["HeraldReplay"]),
         .library(name: "HeraldProtocol", targets: ["HeraldProtocol"]),
-        .library(name: "HeraldClient", targets: ["HeraldClient"]),
         .library(name: "HeraldTransport", targets: ["HeraldTransport"]),
         .library(name: "HeraldURLSession", targets: ["HeraldURLSession"]),
-        .library(name: "HeraldNIOTransport", targets: ["HeraldNIOTransport"]),
-        .library(name: "HeraldService", targets: ["HeraldService"]),
+        .library(name: "HeraldClient", targets: ["HeraldClient"]),
         .library(name: "HeraldPresentation", targets: ["HeraldPresentation"]),
         .library(name: "HeraldUI", targets: ["HeraldUI"]),
-        .executable(name: "herald", targets: ["herald"]),
-        .executable(name: "herald-bench", targets: ["herald-bench"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
-        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
-        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
-        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
-        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
-        .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
     ],
     targets: [
         // The notification engine: models, content, policy, banner queue. Foundation only, no I/O.
         .target(name: "HeraldCore"),
-        // The wire: the stream's frames, the API's message, the webhooks' events and signature; one Codable definition
-        // for server, clients and backends.
-        .target(
-            name: "HeraldProtocol",
-            dependencies: [
-                "HeraldCore",
-                // The webhook signature's HMAC: Apple's CryptoKit on Apple platforms, swift-crypto (its API) elsewhere.
-                .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi])),
-            ]
-        ),
+        // The wire: the stream's frames, the API's message, the webhooks' events; one Codable definition for server,
+        // clients and backends. Foundation only.
+        .target(name: "HeraldProtocol", dependencies: ["HeraldCore"]),
         // How the Swift clients reach a server, as two protocols (HTTP for the API, a WebSocket for the stream), and
         // the API's JSON, bearer credential and errors on top. Foundation only.
         .target(name: "HeraldTransport", dependencies: ["HeraldProtocol"]),
-        // The two over URLSession: what an app on Apple platforms uses (FoundationNetworking on Linux).
+        // The two over URLSession: what an app on Apple platforms uses (FoundationNetworking on Linux). Linux programs
+        // use the server package's HeraldNIOTransport instead.
         .target(name: "HeraldURLSession", dependencies: ["HeraldTransport"]),
-        // The two over AsyncHTTPClient and hummingbird-websocket's client (SwiftNIO): what Linux programs use.
-        .target(
-            name: "HeraldNIOTransport",
-            dependencies: [
-                "HeraldTransport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-            ]
-        ),
-        // For the app's backend: the service API's client, and the webhooks' events and signature.
-        .target(
-            name: "HeraldService",
-            dependencies: [
-                "HeraldCore",
-                "HeraldProtocol",
-                "HeraldTransport",
-                "HeraldNIOTransport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
-        ),
-        // The server: storage, HTTP API, live stream, presence.
-        .target(
-            name: "HeraldServer",
-            dependencies: [
-                "HeraldCore",
-                "HeraldProtocol",
-                "CHeapUsage",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                "CSQLite",
-                .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CompressNIO", package: "compress-nio"),
-            ],
-            // The page's files, the JavaScript package's modules it imports (served at /herald/, one source:
-            // clients/js) and the API description, embedded in the binary at build time: nothing is read from the
-            // build tree, so the binary can be copied alone.
-            exclude: ["Resources"],
-            plugins: [.plugin(name: "EmbedFiles")]
-        ),
-        // The tool the EmbedFiles plugin runs: files of the repository into a Swift source file.
-        .executableTarget(name: "herald-embed"),
-        .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["herald-embed"]),
-        // The Swift client: connect, resume, reconnect, report focus and app state, feed the engine. On Apple platforms
-        // over URLSession, so an app compiles nothing of the server's stack; on Linux over SwiftNIO, so `herald` needs
-        // no libcurl.
+        // The Swift client: connect, resume, reconnect, report focus and app state, feed the engine. On Apple
+        // platforms over URLSession by default; elsewhere the program names its transport.
         .target(
             name: "HeraldClient",
             dependencies: [
@@ -135,103 +44,21 @@ let package = Package(
                 "HeraldProtocol",
                 "HeraldTransport",
                 .target(name: "HeraldURLSession", condition: .when(platforms: applePlatforms)),
-                .target(name: "HeraldNIOTransport", condition: .when(platforms: [.linux])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // What a view layer needs to draw banners, platform-free and tested on Linux: the presenter and the style.
+        // What a view layer needs to draw banners and answer notifications, platform-free and tested on Linux: every
+        // decision HeraldUI and an app's extension carry out.
         .target(name: "HeraldPresentation", dependencies: ["HeraldCore"]),
         // The SwiftUI overlay and the UserNotifications adapter: Apple platforms only (empty elsewhere), kept thin.
         .target(name: "HeraldUI", dependencies: ["HeraldCore", "HeraldClient", "HeraldPresentation"]),
-        // The system's SQLite (libsqlite3): the embedded store drives its C API on a thread of its own.
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
-        // Terminal plumbing the Swift C library overlay does not export: raw mode, size, character widths.
-        .target(name: "CTerminal"),
-        // `herald chat`: the terminal chat client, its screen as a pure function of its model.
-        .target(name: "HeraldChat", dependencies: ["HeraldCore", "HeraldProtocol", "HeraldClient", "CTerminal"]),
-        // Trace-driven runs of the engine in virtual time (`herald replay`).
-        .target(name: "HeraldReplay", dependencies: ["HeraldCore"]),
-        // Benchmarks that print figures (`herald-bench`); run them from a release build.
-        .target(
-            name: "HeraldBenchmarks",
-            dependencies: [
-                "HeraldCore",
-                "HeraldServer",
-                "HeraldClient",
-                "HeraldNIOTransport",
-                "CHeapUsage",
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ]
-        ),
-        // The allocator's own count of bytes in use (glibc's mallinfo2, Darwin's zone statistics).
-        .target(name: "CHeapUsage"),
-        // The command line; kept thin: it parses arguments and calls the libraries.
-        .executableTarget(
-            name: "herald",
-            dependencies: [
-                "HeraldCore",
-                "HeraldReplay",
-                "HeraldServer",
-                "HeraldClient",
-                "HeraldChat",
-                "HeraldProtocol",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-            ]
-        ),
-        // The benchmarks' command line (`herald-bench`), apart from what is deployed.
-        .executableTarget(
-            name: "herald-bench",
-            dependencies: [
-                "HeraldBenchmarks",
-                "HeraldServer",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
+        // What the test suites share (this package's and the server's, whose Tests/Support links here): finding the
+        // repository and the built `herald`, running processes, a manual clock.
+        .target(name: "HeraldTestSupport", path: "Tests/Support"),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTestSupport"]),
         .testTarget(
-            name: "HeraldPresentationTests", dependencies: ["HeraldPresentation", "HeraldClient", "HeraldCore", "HeraldTestSupport"]),
-        // What the test suites share: finding the package and the built `herald`, running it.
-        .target(name: "HeraldTestSupport", path: "Tests/Support"),
-        .testTarget(name: "HeraldReplayTests", dependencies: ["HeraldReplay", "HeraldCore", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldChatTests", dependencies: ["HeraldChat", "HeraldClient", "HeraldCore", "HeraldProtocol", "HeraldTestSupport"]),
-        .testTarget(
-            name: "HeraldServerTests",
-            dependencies: [
-                "HeraldServer",
-                "HeraldClient",
-                "HeraldPresentation",
-                "HeraldURLSession",
-                "HeraldNIOTransport",
-                "HeraldService",
-                "HeraldCore",
-                "HeraldTestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "CompressNIO", package: "compress-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ]
+            name: "HeraldPresentationTests",
+            dependencies: ["HeraldPresentation", "HeraldClient", "HeraldCore", "HeraldURLSession", "HeraldTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

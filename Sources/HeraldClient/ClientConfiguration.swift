@@ -3,8 +3,6 @@ import HeraldCore
 import HeraldTransport
 #if canImport(Darwin)
 import HeraldURLSession
-#else
-import HeraldNIOTransport
 #endif
 
 /// Where a client connects, as whom, and how it retries.
@@ -34,21 +32,37 @@ public struct ClientConfiguration: Sendable {
     public var jitter: Double = 0.2
     /// How long a connection must hold before the back-off starts again from ``initialBackoff``.
     public var stableAfter: Duration = .seconds(5)
-    /// How the client reaches the server: URLSession on Apple platforms (``ClientTransport/standard``), SwiftNIO on
-    /// Linux; `.urlSession` and `.nio(...)` name either where both are built.
-    public var transport: ClientTransport = .standard
+    /// How the client reaches the server: URLSession on Apple platforms (``ClientTransport/standard``); on Linux the
+    /// program names it (the server package's `HeraldNIOTransport` gives `.nio()`, which needs no libcurl).
+    public var transport: ClientTransport
     /// This device's id, as registered for pushes (``HeraldAPI/registerDevice(_:platform:token:)``): the stream
     /// tells the server, which sends no push to a device while its stream is open (the app shows its own
     /// notification), and reads marked from here clear the conversation's pushes on the user's other devices.
     public var deviceID: String?
 
-    /// Creates a configuration; `renewToken` gets a fresh token when the one in use expired.
+    #if canImport(Darwin)
+    /// Creates a configuration, over URLSession unless `transport` says otherwise; `renewToken` gets a fresh token
+    /// when the one in use expired.
     public init(
         server: URL, token: String, renewToken: (@Sendable () async throws -> String)? = nil, transport: ClientTransport = .standard
     ) {
+        self.init(server: server, token: token, renew: renewToken, over: transport)
+    }
+    #else
+    /// Creates a configuration over `transport` (off Apple platforms there is no default: `.nio()` from the server
+    /// package's `HeraldNIOTransport`, or `.urlSession` from `HeraldURLSession`, which loads libcurl); `renewToken` gets
+    /// a fresh token when the one in use expired.
+    public init(
+        server: URL, token: String, renewToken: (@Sendable () async throws -> String)? = nil, transport: ClientTransport
+    ) {
+        self.init(server: server, token: token, renew: renewToken, over: transport)
+    }
+    #endif
+
+    private init(server: URL, token: String, renew: (@Sendable () async throws -> String)?, over transport: ClientTransport) {
         self.server = server
         self.transport = transport
-        tokens = TokenStore(token, renew: renewToken)
+        tokens = TokenStore(token, renew: renew)
     }
 
     /// The stream's address, resuming after `seq`.
@@ -116,15 +130,9 @@ final class TokenStore: Sendable {
     }
 }
 
+#if canImport(Darwin)
 extension ClientTransport {
-    /// The platform's own: URLSession on Apple platforms (an app compiles nothing of SwiftNIO); on Linux, SwiftNIO
-    /// (AsyncHTTPClient and hummingbird-websocket's client), because FoundationNetworking needs libcurl, which a
-    /// server binary should not (and Debian's carries no WebSockets).
-    public static var standard: ClientTransport {
-        #if canImport(Darwin)
-        .urlSession
-        #else
-        .nio()
-        #endif
-    }
+    /// The platform's own: URLSession, so an app compiles nothing of SwiftNIO.
+    public static var standard: ClientTransport { .urlSession }
 }
+#endif

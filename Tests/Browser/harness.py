@@ -23,7 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HERALD = os.environ.get("HERALD_EXECUTABLE") or os.path.join(ROOT, ".build", "debug", "herald")
+HERALD = os.environ.get("HERALD_EXECUTABLE") or os.path.join(ROOT, "Server", ".build", "debug", "herald")
 
 # Injected before the page's own scripts (DevTools bypasses the page's CSP): records CSP violations, and every system
 # notification the page posts, while still posting it through the real API.

@@ -2,10 +2,9 @@ import Foundation
 import HeraldTestSupport
 import Testing
 
-/// What an iOS app compiles when it adds Herald's client libraries: the package's own description (`swift package
-/// dump-package`), followed from `HeraldUI`, `HeraldPresentation` and `HeraldClient` with each dependency's platform
-/// condition honoured for iOS, reaches nothing of the server's stack.
-@Suite("An app's dependencies", .timeLimit(.minutes(2)))
+/// What an app gets when it adds Herald by the repository's URL: the client package at the root, whose manifest holds
+/// the client targets alone and depends on swift-log only. The server is a package of its own (Server/).
+@Suite("An app's dependencies", .timeLimit(.minutes(4)))
 struct AppDependencyTests {
     /// Packages an app must not compile: SwiftNIO and everything on it, the server's database, token and crypto
     /// libraries.
@@ -15,84 +14,65 @@ struct AppDependencyTests {
         "swift-service-lifecycle", "swift-prometheus", "swift-metrics",
     ]
 
-    @Test("HeraldUI, HeraldPresentation and HeraldClient reach nothing of NIO, AsyncHTTPClient, Hummingbird, PostgresNIO, JWTKit or swift-crypto on iOS; HeraldPresentation depends on HeraldCore only")
+    /// The client targets an app may use, each a product.
+    static let clientTargets: Set<String> = [
+        "HeraldCore", "HeraldProtocol", "HeraldTransport", "HeraldURLSession", "HeraldClient", "HeraldPresentation", "HeraldUI",
+    ]
+
+    @Test("the manifest an app adds: tools 6.0 (what Xcode 16 reads), the seven client products, swift-log its one dependency")
+    func manifest() async throws {
+        let manifest = try await PackageManifest(of: packageRoot)
+        #expect(manifest.dependencies == ["swift-log"])
+        #expect(Set(manifest.products) == Self.clientTargets)
+        let toolsVersion = try await swiftPackage(["tools-version"], in: packageRoot)
+        #expect(toolsVersion.trimmingCharacters(in: .whitespacesAndNewlines) == "6.0.0")
+    }
+
+    @Test("on iOS, HeraldUI, HeraldPresentation and HeraldClient reach none of NIO, AsyncHTTPClient, Hummingbird, PostgresNIO, JWTKit or swift-crypto; the client goes over URLSession; HeraldPresentation depends on HeraldCore only")
     func iOSDependencies() async throws {
-        let manifest = try await Self.manifest()
+        let manifest = try await PackageManifest(of: packageRoot)
         for root in ["HeraldUI", "HeraldPresentation", "HeraldClient"] {
-            let reached = try Self.reach(root, platform: "ios", in: manifest)
+            let reached = try manifest.reach(root, platform: "ios")
             #expect(reached.packages.isDisjoint(with: Self.serverStack), "\(root) on iOS reaches \(reached.packages.intersection(Self.serverStack).sorted())")
-            #expect(!reached.targets.contains("HeraldNIOTransport") && !reached.targets.contains("HeraldServer"),
-                    "\(root) on iOS reaches \(reached.targets.sorted())")
+            #expect(reached.packages.isSubset(of: ["swift-log"]), "\(root) on iOS reaches \(reached.packages.sorted())")
+            #expect(reached.targets.isSubset(of: Self.clientTargets), "\(root) on iOS reaches \(reached.targets.sorted())")
         }
-        #expect(try Self.reach("HeraldClient", platform: "ios", in: manifest).targets.contains("HeraldURLSession"),
-                "on iOS the client goes over URLSession")
-        #expect(try Self.reach("HeraldPresentation", platform: "ios", in: manifest).targets == ["HeraldPresentation", "HeraldCore"])
-
-        // The same walk for Linux follows the other condition: the client there is on SwiftNIO, so the test can fail.
-        let linux = try Self.reach("HeraldClient", platform: "linux", in: manifest)
-        #expect(linux.targets.contains("HeraldNIOTransport") && !linux.targets.contains("HeraldURLSession"))
-        #expect(linux.packages.contains("swift-nio"))
+        #expect(try manifest.reach("HeraldClient", platform: "ios").targets.contains("HeraldURLSession"), "on iOS the client goes over URLSession")
+        #expect(try manifest.reach("HeraldPresentation", platform: "ios").targets == ["HeraldPresentation", "HeraldCore"])
+        // The same walk for Linux follows the other condition: there the program names its transport.
+        #expect(!(try manifest.reach("HeraldClient", platform: "linux").targets.contains("HeraldURLSession")))
     }
 
-    @Test("what is deployed carries no benchmark and no backend SDK: herald reaches neither HeraldBenchmarks nor HeraldService, herald-bench reaches the benchmarks")
-    func deployedDependencies() async throws {
-        let manifest = try await Self.manifest()
-        let herald = try Self.reach("herald", platform: "linux", in: manifest).targets
-        #expect(herald.contains("HeraldServer"))
-        #expect(herald.isDisjoint(with: ["HeraldBenchmarks", "HeraldService"]), "herald reaches \(herald.sorted())")
-        #expect(try Self.reach("herald-bench", platform: "linux", in: manifest).targets.contains("HeraldBenchmarks"))
-        // The webhooks' wire (events, signature) is shared through HeraldProtocol, which the backend SDK re-exports.
-        #expect(try Self.reach("HeraldService", platform: "linux", in: manifest).targets.contains("HeraldProtocol"))
-    }
+    @Test("a scratch app package that depends on Herald by path resolves Herald and swift-log, nothing else")
+    func scratchApp() async throws {
+        let folder = try makeTemporaryFolder("herald-app")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("Sources/App"), withIntermediateDirectories: true)
+        try """
+        // swift-tools-version:6.0
+        import PackageDescription
 
-    /// The targets (of this package) and packages (of the products it uses) reachable from `root` on `platform`.
-    static func reach(_ root: String, platform: String, in manifest: [String: Any]) throws -> (targets: Set<String>, packages: Set<String>) {
-        let targets = (manifest["targets"] as? [[String: Any]] ?? []).reduce(into: [String: [[String: Any]]]()) { all, target in
-            all[target["name"] as? String ?? ""] = target["dependencies"] as? [[String: Any]] ?? []
-        }
-        var seen: Set<String> = []
-        var packages: Set<String> = []
-        var queue = [root]
-        while let name = queue.popLast() {
-            guard seen.insert(name).inserted else { continue }
-            guard let dependencies = targets[name] else { throw Unreadable("no target \(name) in the manifest") }
-            for dependency in dependencies {
-                guard let (kind, fields) = dependency.first, let fields = fields as? [Any] else { continue }
-                // Each kind's last field is its condition (null, or the platforms it applies on).
-                if let condition = fields.last as? [String: Any], let platforms = condition["platformNames"] as? [String],
-                   !platforms.contains(platform) {
-                    continue
-                }
-                switch kind {
-                case "byName", "target":
-                    if let target = fields.first as? String { queue.append(target) }
-                case "product":
-                    if let package = fields.dropFirst().first as? String { packages.insert(package.lowercased()) }
-                default:
-                    throw Unreadable("a dependency of kind \(kind)")
-                }
-            }
-        }
-        return (seen, packages)
-    }
+        let package = Package(
+            name: "App",
+            platforms: [.iOS(.v17), .macOS(.v14)],
+            dependencies: [.package(name: "Herald", path: "\(packageRoot.path)")],
+            targets: [
+                .target(name: "App", dependencies: [
+                    .product(name: "HeraldUI", package: "Herald"), .product(name: "HeraldClient", package: "Herald"),
+                ]),
+            ]
+        )
+        """.write(to: folder.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
+        try "import HeraldClient\n".write(to: folder.appendingPathComponent("Sources/App/App.swift"), atomically: true, encoding: .utf8)
 
-    /// `swift package dump-package` of this repository, with a scratch folder of its own (the test run holds the
-    /// package's own build folder).
-    static func manifest() async throws -> [String: Any] {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("herald-dump-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let result = try await runProcess(
-            URL(fileURLWithPath: "/usr/bin/env"),
-            ["swift", "package", "--package-path", packageRoot.path, "--scratch-path", scratch.path, "dump-package"],
-            timeout: .seconds(90))
-        guard result.status == 0, let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
-            throw Unreadable("swift package dump-package: \(result.status) \(result.stderr.suffix(500))")
+        let printed = try await swiftPackage(["show-dependencies", "--format", "json"], in: folder)
+        let tree = try #require(try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any])
+        var names: [String] = []
+        var queue = tree["dependencies"] as? [[String: Any]] ?? []
+        while let package = queue.popLast() {
+            names.append((package["name"] as? String ?? "?").lowercased())
+            queue += package["dependencies"] as? [[String: Any]] ?? []
         }
-        return json
-    }
-
-    struct Unreadable: Error, CustomStringConvertible {
-        var description: String
-        init(_ description: String) { self.description = description }
+        #expect(names.sorted() == ["herald", "swift-log"], "resolved: \(names.sorted())")
     }
 }

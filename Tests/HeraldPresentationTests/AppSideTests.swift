@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldPresentation
 import HeraldTestSupport
+import HeraldURLSession
 import Testing
 
 /// The decisions behind HeraldUI's fixes, where tests reach them: VoiceOver hears a repeated text twice and holds
@@ -167,7 +168,7 @@ struct AppSideTests {
     @Test("two windows run one LiveNotifications: closing the one that carries the connection leaves the other its banners")
     nonisolated func twoRuns() async throws {
         // No server: the connection keeps trying (unreachable), the engine and its effects run all the same.
-        var configuration = ClientConfiguration(server: URL(string: "http://127.0.0.1:9")!, token: "t")
+        var configuration = ClientConfiguration(server: URL(string: "http://127.0.0.1:9")!, token: "t", transport: .urlSession)
         configuration.initialBackoff = .milliseconds(50)
         let live = LiveNotifications(client: HeraldClient(configuration: configuration), userID: "alice")
         let shown = LockedState<[String]>([])

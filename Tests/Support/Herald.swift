@@ -1,9 +1,18 @@
 import Foundation
 import Testing
 
-/// The package's root folder, found from this file's path.
-public let packageRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+/// The repository's root folder (the client package's), found from this file's path: the folder is compiled by both
+/// packages, the server's reaching it through its link `Server/Tests/Support`.
+public let packageRoot: URL = {
+    let package = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let isServer = FileManager.default.fileExists(atPath: package.appendingPathComponent("../Server/Package.swift").path)
+        && package.lastPathComponent == "Server"
+    return isServer ? package.deletingLastPathComponent() : package
+}()
+
+/// The server package's folder.
+public let serverPackageRoot = packageRoot.appendingPathComponent("Server")
 
 /// The `herald` executable that `swift test` built beside the tests.
 public let heraldExecutable: URL = {
@@ -14,7 +23,7 @@ public let heraldExecutable: URL = {
         if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         folder = folder.deletingLastPathComponent()
     }
-    return packageRoot.appendingPathComponent(".build/debug/herald")
+    return serverPackageRoot.appendingPathComponent(".build/debug/herald")
 }()
 
 /// `herald serve` as a child process, stopped when its test ends (``ChildProcessScope``) if not before.

@@ -268,8 +268,13 @@ struct AmendmentTests {
                 push.apns(phone).count == 3 && fcm().count == 3 && expo().count == 3
             }
             let removal = try #require(push.apns(phone).last)
-            #expect(removal.headers["apns-push-type"] == "background")
+            // A visible, passive replacement under the message's collapse id (a background push is throttled, and never
+            // delivered after a force-quit), with content-available for an app that runs.
+            #expect(removal.headers["apns-push-type"] == "alert" && removal.headers["apns-priority"] == "10")
+            #expect(removal.headers["apns-collapse-id"] == identifier)
             #expect((removal.json?["aps"] as? [String: Any])?["content-available"] as? Int == 1)
+            #expect((removal.json?["aps"] as? [String: Any])?["interruption-level"] as? String == "passive")
+            #expect((removal.json?["aps"] as? [String: Any])?["sound"] == nil)
             #expect(removal.json?["type"] as? String == "message_deleted" && removal.json?["notificationId"] as? String == identifier)
             #expect(removal.json?["aps"].map { "\($0)" }?.contains("hunter2") == false && removal.text.contains("call me") == false)
             let removalInfo: [AnyHashable: Any] = try #require(removal.json)

@@ -22,7 +22,7 @@ struct PrivatePushTests {
 
     @Test("each mode: APNs, FCM and Expo carry the words, the sender alone, or ids alone; Web Push, encrypted, carries all", arguments: PushContentMode.allCases)
     func modes(mode: PushContentMode) async throws {
-        try await PushHarness.run(configure: { $0.push.content = mode }) { push in
+        try await PushHarness.run(configure: { $0.push.content = mode; $0.push.localizationKeys = true }) { push in
             let server = push.server
             let (alice, bob) = try await (
                 server.token("alice", name: "Alice Liddell", picture: "https://example.com/alice.png"), server.token("bob", name: "Bob"))
@@ -90,7 +90,7 @@ struct PrivatePushTests {
 
     @Test("the device key reads the message pushed to its device, and nothing else: another device's, another user's, one not pushed, a removed member's, a removed device's")
     func deviceKey() async throws {
-        try await PushHarness.run(configure: { $0.push.content = .none }) { push in
+        try await PushHarness.run(configure: { $0.push.content = .none; $0.push.localizationKeys = true }) { push in
             let server = push.server
             let (alice, bob, carol) = try await (
                 server.token("alice", name: "Alice", picture: "https://example.com/a.png"), server.token("bob"), server.token("carol"))

@@ -14,7 +14,7 @@ struct PushBurstTests {
 
     @Test("20 messages to an away member: one alerting push per device, 19 silent replacements with the count; a mention alerts; a read ends the burst")
     func burst() async throws {
-        try await PushHarness.run { push in
+        try await PushHarness.run(configure: { $0.push.localizationKeys = true }) { push in
             let server = push.server
             let (alice, bob) = try await (server.token("alice", name: "Alice"), server.token("bob", name: "Bob"))
             let team = try await server.createConversation(alice, kind: "group", title: "Team", members: ["bob"])

@@ -33,10 +33,10 @@ struct PushPayloadTests {
         #expect(body.hasSuffix("..."))
         #expect(job.content.senderAvatarURL != nil && job.content.senderName?.hasSuffix("...") == true)
         #expect(job.content.localization?.body?.arguments.count == 2 && job.content.conversationTitle != nil)
-        let apns = APNsProvider.payload(for: job)
+        let apns = APNsProvider.payload(for: job, localized: true)
         let webPush = WebPushProvider.payload(for: job)
         let fcm = try #require(
-            (try JSONSerialization.jsonObject(with: FCMProvider.body(for: job, maxAge: .seconds(3600))) as? [String: Any])?["message"]
+            (try JSONSerialization.jsonObject(with: FCMProvider.body(for: job, maxAge: .seconds(3600), localized: true)) as? [String: Any])?["message"]
                 as? [String: Any])
         var fcmPayload = fcm
         fcmPayload["token"] = nil  // the token is the address, not the payload FCM counts

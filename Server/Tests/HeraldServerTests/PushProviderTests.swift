@@ -10,7 +10,7 @@ import Testing
 struct PushProviderTests {
     @Test("APNs: HTTP/2 over TLS, an ES256 provider token verified with the key's public half, Apple's headers and payload")
     func apnsRequest() async throws {
-        try await PushHarness.run { push in
+        try await PushHarness.run(configure: { $0.push.localizationKeys = true }) { push in
             let server = push.server
             let (alice, bob) = try await (
                 server.token("alice", name: "Alice", picture: "https://example.com/alice.png"), server.token("bob", name: "Bob"))
@@ -196,7 +196,7 @@ struct PushProviderTests {
 
     @Test("FCM: the service account's RS256 assertion exchanged for an access token, kept, and the v1 message")
     func fcmRequest() async throws {
-        try await PushHarness.run { push in
+        try await PushHarness.run(configure: { $0.push.localizationKeys = true }) { push in
             let server = push.server
             let (alice, bob) = try await (server.token("alice", name: "Alice"), server.token("bob", name: "Bob"))
             let team = try await server.createConversation(alice, kind: "group", title: "Team", members: ["bob"])

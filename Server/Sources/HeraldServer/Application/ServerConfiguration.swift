@@ -337,6 +337,7 @@ private struct EnvironmentSettings {
         push.vapidKeyFile = try file("HERALD_VAPID_PRIVATE_KEY_FILE")
         push.webPushAllowPrivate = try choice("HERALD_WEBPUSH_ALLOW_PRIVATE", ["0": false, "1": true]) ?? false
         push.timeSensitiveMentions = try choice("HERALD_PUSH_TIME_SENSITIVE_MENTIONS", ["0": false, "1": true]) ?? false
+        push.localizationKeys = try choice("HERALD_PUSH_LOC_KEYS", ["0": false, "1": true]) ?? false
         push.content = try choice("HERALD_PUSH_CONTENT", ["full": .full, "sender": .sender, "none": .none]) ?? .full
         if let subject = string("HERALD_VAPID_SUBJECT") {
             guard let url = URL(string: subject), ["mailto", "https"].contains(url.scheme ?? ""), subject.count > 7 else {

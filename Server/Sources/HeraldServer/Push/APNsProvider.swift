@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 import JWTKit
 import Logging
 import NIOConcurrencyHelpers
@@ -54,13 +55,18 @@ public final class APNsProvider: PushProvider {
     private let keys: JWTKeyCollection
     private let http: PushHTTP
     private let maxAge: Duration
+    /// Whether alerts carry the keys of the app's own strings (``PushSettings/localizationKeys``).
+    private let localizationKeys: Bool
     private let token = NIOLockedValueBox<(value: String, made: Date)?>(nil)
     private let logger: Logger
 
     /// A provider signing with the key in `settings.keyFile`.
     ///
     /// - Throws: ``ConfigurationError`` when the key file cannot be read or holds no P-256 private key.
-    public init(settings: Settings, http: PushHTTP, maxAge: Duration, concurrency: Int, logger: Logger) async throws {
+    public init(
+        settings: Settings, http: PushHTTP, maxAge: Duration, concurrency: Int, localizationKeys: Bool = false, logger: Logger
+    ) async throws {
+        self.localizationKeys = localizationKeys
         guard let pem = try? String(contentsOfFile: settings.keyFile, encoding: .utf8) else {
             throw ConfigurationError("HERALD_APNS_KEY_FILE \(settings.keyFile) cannot be read")
         }
@@ -105,7 +111,7 @@ public final class APNsProvider: PushProvider {
     }
 
     private func post(_ job: PushJob, renew: Bool) async throws -> PushHTTP.Answer {
-        let alert = job.showsAlert
+        let alert = Self.isVisible(job)
         let expiration = Int(job.createdAt.timeIntervalSince1970) + Int(maxAge.components.seconds)
         var headers = [
             ("authorization", "bearer \(try await providerToken(renew: renew))"),
@@ -119,20 +125,37 @@ public final class APNsProvider: PushProvider {
         ]
         if alert { headers.append(("apns-collapse-id", PushIdentity.collapseKey(for: job.content))) }
         let url = settings.url.trimmingSuffix("/") + "/3/device/" + job.device.token
-        return try await http.send(.POST, url, headers: headers, body: Self.payload(for: job))
+        return try await http.send(.POST, url, headers: headers, body: Self.payload(for: job, localized: localizationKeys))
+    }
+
+    /// Whether the push shows something: an alert, an edit's replacement, and a deletion's. A deletion is a visible,
+    /// passive alert under the message's collapse id, so iOS replaces the message's notification with it even when the
+    /// app was force-quit (a background push is throttled, and never delivered then); its `content-available` lets an
+    /// app that runs remove it altogether. Only the clear is a background push.
+    static func isVisible(_ job: PushJob) -> Bool {
+        job.showsAlert || (job.kind == .follow && job.content.follows == .deleted)
     }
 
     /// The JSON body: `aps` and the app's data beside it. A background push (the clear) has `content-available` alone
     /// in `aps`, as Apple's "Pushing background updates to your App" asks; the badge it carries is the app's data
-    /// (`badge` beside `aps`), which the app sets itself.
-    static func payload(for job: PushJob) -> Data {
+    /// (`badge` beside `aps`), which the app sets itself. With `localized`, alerts carry the keys of the app's own
+    /// strings beside their words.
+    static func payload(for job: PushJob, localized: Bool = false) -> Data {
         let content = job.content
         var aps: [String: Any] = [:]
         var body: [String: Any] = [:]
-        if job.showsAlert {
+        if job.kind == .follow, content.follows == .deleted {
+            // Replaces the message's notification: no words of it, no sound, nothing that breaks through.
+            aps["alert"] = ["body": ContentFormatter.standard.deletedPlaceholder]
+            aps["thread-id"] = content.conversationID
+            aps["badge"] = content.badge
+            aps["interruption-level"] = "passive"
+            aps["content-available"] = 1
+            body["badge"] = content.badge
+        } else if job.showsAlert {
             aps["badge"] = content.badge
             aps["thread-id"] = content.conversationID
-            aps["alert"] = alert(content)
+            aps["alert"] = alert(content, localized: localized)
             aps["category"] = PushContent.category
             if content.quiet {
                 // Quiet hours: into the notification list without sound, lighting the screen or breaking through Focus.
@@ -151,17 +174,21 @@ public final class APNsProvider: PushProvider {
         return (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
     }
 
-    /// The `alert` of an alert's `aps`: its English words, and beside them the keys an app's `Localizable.strings`
-    /// translates them with (`title-loc-key` and `title-loc-args`, `loc-key` and `loc-args` for the body).
-    static func alert(_ content: PushContent) -> [String: Any] {
+    /// The `alert` of an alert's `aps`: its English words, and with `localized` beside them the keys an app's
+    /// `Localizable.strings` translates them with (`title-loc-key` and `title-loc-args`, `loc-key` and `loc-args` for
+    /// the body, `subtitle-loc-key` for a burst's count).
+    static func alert(_ content: PushContent, localized: Bool) -> [String: Any] {
         var alert: [String: Any] = ["body": content.body ?? ""]
         if let title = content.title { alert["title"] = title }
         if let summary = content.summary, let count = content.count {
             // Inside a burst: `3 new messages`, translatable.
             alert["subtitle"] = summary
-            alert["subtitle-loc-key"] = "HERALD_NEW_MESSAGES"
-            alert["subtitle-loc-args"] = [String(count)]
+            if localized {
+                alert["subtitle-loc-key"] = "HERALD_NEW_MESSAGES"
+                alert["subtitle-loc-args"] = [String(count)]
+            }
         }
+        guard localized else { return alert }
         alert.merge(content.localizationFields(
             titleKey: "title-loc-key", titleArguments: "title-loc-args", bodyKey: "loc-key", bodyArguments: "loc-args")
         ) { _, key in key }

@@ -36,14 +36,18 @@ public final class FCMProvider: PushProvider {
     private let sendURL: String
     private let accessToken: AccessTokenCache
     private let maxAge: Duration
+    /// Whether alerts carry the keys of the app's own strings (``PushSettings/localizationKeys``).
+    private let localizationKeys: Bool
     private let logger: Logger
 
     /// A provider for the service account in `serviceAccountFile`, sending to `url` (FCM's by default).
     ///
     /// - Throws: ``ConfigurationError`` when the file cannot be read or lacks a field or a usable key.
     public init(
-        serviceAccountFile: String, url: String, http: PushHTTP, maxAge: Duration, concurrency: Int, logger: Logger
+        serviceAccountFile: String, url: String, http: PushHTTP, maxAge: Duration, concurrency: Int,
+        localizationKeys: Bool = false, logger: Logger
     ) async throws {
+        self.localizationKeys = localizationKeys
         guard let data = FileManager.default.contents(atPath: serviceAccountFile) else {
             throw ConfigurationError("HERALD_FCM_SERVICE_ACCOUNT \(serviceAccountFile) cannot be read")
         }
@@ -117,11 +121,11 @@ public final class FCMProvider: PushProvider {
         return try await http.send(
             .POST, sendURL,
             headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json; charset=utf-8")],
-            body: Self.body(for: job, maxAge: maxAge))
+            body: Self.body(for: job, maxAge: maxAge, localized: localizationKeys))
     }
 
-    /// The `message` of FCM's send request.
-    static func body(for job: PushJob, maxAge: Duration) -> Data {
+    /// The `message` of FCM's send request; with `localized`, the keys of the app's own strings beside the words.
+    static func body(for job: PushJob, maxAge: Duration, localized: Bool = false) -> Data {
         let content = job.content
         var data = content.data
         data["badge"] = String(content.badge)
@@ -132,11 +136,11 @@ public final class FCMProvider: PushProvider {
             let collapse = PushIdentity.collapseKey(for: content)
             message["notification"] = content.title.map { ["title": $0, "body": content.body ?? ""] } ?? ["body": content.body ?? ""]
             var notification: [String: Any] = ["tag": collapse, "notification_count": content.badge]
-            // The keys an Android app's strings.xml translates the words with.
-            notification.merge(content.localizationFields(
+            // The keys an Android app's strings.xml translates the words with, when the operator says it ships them.
+            if localized { notification.merge(content.localizationFields(
                 titleKey: "title_loc_key", titleArguments: "title_loc_args", bodyKey: "body_loc_key",
                 bodyArguments: "body_loc_args")
-            ) { _, key in key }
+            ) { _, key in key } }
             var aps: [String: Any] = [
                 "thread-id": content.conversationID, "badge": content.badge, "category": PushContent.category,
             ]

@@ -36,6 +36,10 @@ public struct PushSettings: Hashable, Sendable {
     /// (`HERALD_PUSH_BURST_WINDOW`, seconds, default 60; 0: every push alerts). A message naming the member still
     /// alerts; a read ends the burst (``NotificationBursts``).
     public var burstWindow: Duration = NotificationBursts.defaultWindow
+    /// Whether alerts carry the keys of the app's own strings beside their English words (`HERALD_PUSH_LOC_KEYS=1`;
+    /// APNs `loc-key`, FCM `body_loc_key`, ...). Off by default: iOS shows a key the app does not ship as it is, so
+    /// only an app that ships Herald's strings (docs/ios.md) turns them on.
+    public var localizationKeys = false
     /// What alerts tell Apple, Google and Expo (`HERALD_PUSH_CONTENT`: `full`, `sender` or `none`; default `full`).
     public var content: PushContentMode = .full
     /// How many pushes each provider sends at once (`HERALD_PUSH_CONCURRENCY`, default 32).

@@ -23,7 +23,8 @@ enum PushProviders {
         do {
             if let apns = settings.apns {
                 providers.append(try await APNsProvider(
-                    settings: apns, http: http, maxAge: settings.maxAge, concurrency: settings.concurrency, logger: logger))
+                    settings: apns, http: http, maxAge: settings.maxAge, concurrency: settings.concurrency,
+                    localizationKeys: settings.localizationKeys, logger: logger))
                 logger.info("push: APNs on (topic \(apns.topic), \(apns.url))")
             } else {
                 logger.info("push: APNs off (set HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID, HERALD_APNS_TOPIC)")
@@ -31,7 +32,7 @@ enum PushProviders {
             if let file = settings.fcmServiceAccount {
                 providers.append(try await FCMProvider(
                     serviceAccountFile: file, url: settings.fcmURL, http: http, maxAge: settings.maxAge,
-                    concurrency: settings.concurrency,
+                    concurrency: settings.concurrency, localizationKeys: settings.localizationKeys,
                     logger: logger))
                 logger.info("push: FCM on (\(settings.fcmURL))")
             } else {

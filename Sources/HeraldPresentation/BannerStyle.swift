@@ -25,12 +25,22 @@ public struct BannerStyle: Hashable, Sendable {
     public var tapSlop: Double
     /// How long a finger may stay and still tap (longer, it held the banner: the timer resumes, nothing opens).
     public var holdDuration: Duration
+    /// The close button's hit area, a square this wide and high: at least ``minimumHitTarget``, the hit target Apple
+    /// asks of anything a finger taps (its design tips and Human Interface Guidelines: 44 × 44 pt).
+    public var closeButtonSize: Double
+    /// The close button's glyph (the `xmark`), in the middle of its hit area.
+    public var closeGlyphSize: Double
+
+    /// The smallest hit area a control may have, in points, each way.
+    public static let minimumHitTarget: Double = 44
 
     /// The product's look: 16 pt sides, 8 pt top, 12 pt corners, 64 pt high, 40 pt avatar, 15/13 pt type, a 0.3 s
-    /// spring in and a 0.25 s ease-out; a tap moves at most 10 pt and lasts under 0.3 s.
+    /// spring in and a 0.25 s ease-out; a tap moves at most 10 pt and lasts under 0.3 s; a 13 pt close glyph in a
+    /// 44 × 44 pt hit area.
     public static let standard = BannerStyle()
 
-    /// Creates a style; the defaults are ``standard``'s.
+    /// Creates a style; the defaults are ``standard``'s. A `closeButtonSize` under ``minimumHitTarget`` is raised to
+    /// it.
     public init(
         sideMargin: Double = 16,
         topMargin: Double = 8,
@@ -43,7 +53,9 @@ public struct BannerStyle: Hashable, Sendable {
         exitDuration: Duration = .milliseconds(250),
         downwardDragFactor: Double = 0.2,
         tapSlop: Double = 10,
-        holdDuration: Duration = .milliseconds(300)
+        holdDuration: Duration = .milliseconds(300),
+        closeButtonSize: Double = BannerStyle.minimumHitTarget,
+        closeGlyphSize: Double = 13
     ) {
         self.sideMargin = sideMargin
         self.topMargin = topMargin
@@ -57,5 +69,7 @@ public struct BannerStyle: Hashable, Sendable {
         self.downwardDragFactor = downwardDragFactor
         self.tapSlop = tapSlop
         self.holdDuration = holdDuration
+        self.closeButtonSize = max(closeButtonSize, Self.minimumHitTarget)
+        self.closeGlyphSize = closeGlyphSize
     }
 }

@@ -6,12 +6,15 @@ import HeraldCore
 /// expected types are taken.
 ///
 /// HeraldUI registers the category and carries the answer out (`HeraldAPI.postMessage(in:text:id:)`,
-/// `HeraldAPI.markRead(_:upTo:)`); an app with its own notification code does the same with these identifiers.
+/// `HeraldAPI.markRead(_:upTo:)`), each request within ``requestTimeout`` and the whole within ``timeLimit``; a Reply
+/// that fails becomes a ``FailedReply``, a Mark as read that succeeds clears this device (``ReadClearance``). An app
+/// with its own notification code does the same with these identifiers.
 public enum NotificationAnswer: Hashable, Sendable {
     /// Post `text` to the conversation under `messageID`: made from the notification and the text, so a reply the
     /// system or the app retries is stored once, and two different replies are two messages.
     case reply(conversationID: String, messageID: String, text: String)
-    /// Move the read marker to `seq` (the server clears the user's other devices).
+    /// Move the read marker to `seq` (the server clears the user's other devices; ``ReadClearance`` says what goes
+    /// on this one).
     case markRead(conversationID: String, seq: Int64)
     /// Open the conversation (the notification itself was tapped).
     case open(conversationID: String)
@@ -28,6 +31,11 @@ public enum NotificationAnswer: Hashable, Sendable {
     public static let tapAction = "com.apple.UNNotificationDefaultActionIdentifier"
     /// The longest reply taken, in characters (the server's limit is higher; a notification's text field is short).
     public static let maxReplyCharacters = 4_000
+    /// How long one request of an answer may take (`HeraldAPI.timeout`; the API's own default is 30 s).
+    public static let requestTimeout: Duration = .seconds(10)
+    /// How long an answer may take in all, a renewed token's second request included (``withDeadline(_:clock:_:)``):
+    /// well inside the half minute iOS gives an app in the background, so a failed Reply's notice is still posted.
+    public static let timeLimit: Duration = .seconds(20)
 
     /// The answer to `action` on the notification whose data is `userInfo`, with the text typed for a Reply.
     public init(action: String, userInfo: [AnyHashable: Any], text: String? = nil) {

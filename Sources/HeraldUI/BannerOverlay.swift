@@ -7,8 +7,9 @@
 // @Environment(\.scenePhase) (ScenePhase .active, .inactive, .background), .accessibilityElement(children:),
 // .accessibilityLabel(_:), .accessibilityAddTraits(_:), .accessibilityAction(named:_:), .accessibilityAction(_:) (the
 // default action), @AccessibilityFocusState (Bool) with .accessibilityFocused(_:) (iOS 15 / macOS 12) and
-// .accessibilitySortPriority(_:) (iOS 14 / macOS 11).
+// .accessibilitySortPriority(_:) (iOS 14 / macOS 11), .onDisappear(perform:); Foundation's UUID.
 #if os(iOS) || os(macOS)
+import Foundation
 import HeraldClient
 import HeraldCore
 import HeraldPresentation
@@ -16,12 +17,12 @@ import SwiftUI
 
 extension View {
     /// Shows Herald's in-app banners above all of this view's content, at the top safe area, for `live`'s device:
-    /// runs the connection and the engine for as long as the view is on screen, reports the scene phase as the app
-    /// state, and calls `onNavigate` with the conversation of a tapped banner, `onLocal` with each system
-    /// notification the engine asks for (hand it to ``HeraldSystemNotifications/post(_:)``), and `onClear` with a
-    /// conversation the user was removed from (hand it to ``HeraldSystemNotifications/clear(conversation:badge:)``),
-    /// and `onWithdraw` with the identifier of a notification whose message was deleted (hand it to
-    /// ``HeraldSystemNotifications/withdraw(_:)``).
+    /// runs the connection and the engine for as long as the view is on screen, reports the scene phases of the
+    /// windows showing `live` together as the app state (foreground while any is active), and calls `onNavigate`
+    /// with the conversation of a tapped banner, `onLocal` with each system notification the engine asks for (hand
+    /// it to ``HeraldSystemNotifications/post(_:)``), `onClear` with a conversation the user was removed from (hand it
+    /// to ``HeraldSystemNotifications/clear(conversation:badge:)``), and `onWithdraw` with the identifier of a
+    /// notification whose message was deleted (hand it to ``HeraldSystemNotifications/withdraw(_:)``).
     ///
     /// ```swift
     /// ContentView()
@@ -40,8 +41,10 @@ extension View {
     }
 
     /// Shows the banners of a ``BannerPresenter`` the app runs itself (a bare `NotifierDriver` for general banners).
+    /// Each window's scene phase is reported; the presenter gets the app state of all its windows together.
     public func heraldBanners(_ presenter: BannerPresenter) -> some View {
-        modifier(BannerOverlayModifier(presenter: presenter))
+        modifier(BannerOverlayModifier(
+            presenter: presenter, scenes: ObjectIdentifier(presenter), setAppState: { presenter.setAppState($0) }))
     }
 }
 
@@ -79,7 +82,8 @@ struct LiveBannersModifier: ViewModifier {
 
     func body(content: Content) -> some View {
         content
-            .modifier(BannerOverlayModifier(presenter: slot.current))
+            .modifier(BannerOverlayModifier(
+                presenter: slot.current, scenes: ObjectIdentifier(live), setAppState: { live.setAppState($0) }))
             .task(id: ObjectIdentifier(live)) {
                 let presenter = slot.presenter(for: ObjectIdentifier(live)) { BannerPresenter(live: live, style: style) }
                 presenter.onNavigate = onNavigate
@@ -95,6 +99,27 @@ struct LiveBannersModifier: ViewModifier {
     }
 }
 
+/// The scene phases of the windows showing each source's banners, by window (`ScenePhases`): what the app state of
+/// a source is, whichever window reports.
+@MainActor
+enum WindowScenes {
+    private static var sources: [ObjectIdentifier: ScenePhases<UUID>] = [:]
+
+    /// `window` of `source` is in `phase`: the source's app state to report, if it changed.
+    static func set(_ phase: ScenePhaseKind, window: UUID, of source: ObjectIdentifier) -> AppState? {
+        sources[source, default: ScenePhases()].set(phase, for: window)
+    }
+
+    /// `window` of `source` went away: the source's app state to report, if what is left changed it. A source left
+    /// with no window is forgotten.
+    static func remove(_ window: UUID, of source: ObjectIdentifier) -> AppState? {
+        guard var phases = sources[source] else { return nil }
+        let state = phases.remove(window)
+        sources[source] = phases.isEmpty ? nil : phases
+        return state
+    }
+}
+
 extension BannerPresenter {
     /// A presenter for a device's live notifications: gestures and app state go to `live` (and so to the server).
     public convenience init<C: Clock>(live: LiveNotifications<C>, style: BannerStyle = .standard) where C.Duration == Duration {
@@ -103,9 +128,19 @@ extension BannerPresenter {
 }
 
 /// Draws a presenter's banner and wires the gestures, motion, VoiceOver, haptics and scene phase to it. No logic:
-/// every decision is the presenter's (`BannerPresentation`).
+/// every decision is the presenter's (`BannerPresentation`) or the windows' together (`ScenePhases`).
+///
+/// Each window reports its own scene phase under its own id into the phases of every window showing the same
+/// source (`scenes`: a `LiveNotifications`, or a bare presenter); only the app state they mean together reaches
+/// `setAppState`, so an iPad window going to the background leaves the app in the foreground while another is active.
 struct BannerOverlayModifier: ViewModifier {
     let presenter: BannerPresenter
+    /// The source whose windows' phases are combined.
+    let scenes: ObjectIdentifier
+    /// Where the combined app state goes (`LiveNotifications.setAppState(_:)`, or the presenter's).
+    let setAppState: @MainActor (AppState) -> Void
+    /// This window's id among the source's windows.
+    @State private var window = UUID()
     @Environment(\.accessibilityReduceMotion) private var reduceMotion
     @Environment(\.scenePhase) private var scenePhase
     /// Whether a finger is on the banner; SwiftUI resets it however the touch ends, cancelled included.
@@ -127,7 +162,16 @@ struct BannerOverlayModifier: ViewModifier {
             .sensoryFeedback(.impact(weight: .light), trigger: presenter.hapticCount)
             .onChange(of: reduceMotion, initial: true) { _, reduce in presenter.setReduceMotion(reduce) }
             .onChange(of: scenePhase, initial: true) { _, phase in
-                if let state = BannerPresentation.appState(for: Self.kind(of: phase)) { presenter.setAppState(state) }
+                if let state = WindowScenes.set(Self.kind(of: phase), window: window, of: scenes) { setAppState(state) }
+            }
+            .onChange(of: scenes) { old, new in
+                // Another account's notifications: this window leaves the old one's windows and joins the new one's.
+                _ = WindowScenes.remove(window, of: old)
+                if let state = WindowScenes.set(Self.kind(of: scenePhase), window: window, of: new) { setAppState(state) }
+            }
+            .onDisappear {
+                // The window went away: what the others are in decides.
+                if let state = WindowScenes.remove(window, of: scenes) { setAppState(state) }
             }
             .onChange(of: presenter.announcement) { _, announcement in
                 // A new value for each banner, so the same words twice are said twice.

@@ -1,6 +1,7 @@
 // Apple platforms only; an empty module elsewhere. Parsed on Linux by scripts/test (swiftc -parse), compiled only
 // in Xcode. APIs used, all stable since iOS 17 / macOS 14: SwiftUI View, HStack, VStack, Text, Image(systemName:),
-// AsyncImage, Circle, RoundedRectangle, Button, Color, Font, .shadow, .lineLimit, .truncationMode,
+// AsyncImage, Circle, Rectangle, RoundedRectangle, Button, Color, Font, .shadow, .lineLimit, .truncationMode,
+// .contentShape(_:eoFill:) (iOS 13 / macOS 10.15: the button's whole frame is its hit area),
 // @Environment(\.colorScheme), and for Dynamic Type ScaledMetric (init(wrappedValue:relativeTo:), iOS 14 / macOS 11)
 // with Font.TextStyle (.subheadline, .footnote).
 #if os(iOS) || os(macOS)
@@ -9,10 +10,10 @@ import HeraldPresentation
 import SwiftUI
 
 /// One banner as docs/behaviour.md §3 draws it: a 40 pt avatar (the sender's picture, or initials on a colour from
-/// the sender), the name in bold with `in <group>`, the preview in a secondary colour, one line each; general
-/// banners show their tone's colour and symbol. Its type, avatar and height follow Dynamic Type from the style's
-/// sizes (the name as `.subheadline` scales, the preview as `.footnote`). It holds no logic: ``BannerPresenter``
-/// decides everything.
+/// the sender), the name in bold with `in <group>`, the preview in a secondary colour, one line each, and a close
+/// button whose hit area is the style's (44 × 44 pt); general banners show their tone's colour and symbol. Its type,
+/// avatar and height follow Dynamic Type from the style's sizes (the name as `.subheadline` scales, the preview as
+/// `.footnote`). It holds no logic: ``BannerPresenter`` decides everything.
 public struct BannerView: View {
     let banner: Banner
     let style: BannerStyle
@@ -49,10 +50,12 @@ public struct BannerView: View {
             }
             Spacer(minLength: 0)
             Button(action: close) {
+                // A small glyph in a hit area of at least 44 x 44 pt (the style's), all of it tappable.
                 Image(systemName: "xmark")
-                    .font(.system(size: 13, weight: .semibold))
+                    .font(.system(size: style.closeGlyphSize, weight: .semibold))
                     .foregroundStyle(.secondary)
-                    .frame(width: 32, height: 32)
+                    .frame(width: style.closeButtonSize, height: style.closeButtonSize)
+                    .contentShape(Rectangle())
             }
             .buttonStyle(.plain)
             .accessibilityLabel(Text("Dismiss"))

@@ -1,18 +1,25 @@
 // The Notification Service Extension of the example app: it turns a Herald message push into an iOS communication
-// notification, the sender's picture and name beside the message and the group's name above it. iOS 17 (the
-// app's floor; the APIs are iOS 15: UNNotificationContent.updating(from:), INSendMessageIntent's initializer of
-// iOS 14), UserNotifications and Intents; the decisions (what the push says, which picture may load) are
-// HeraldPresentation's `CommunicationNotification`, tested on Linux.
+// notification, the sender's picture and name beside the message and, for a group, the group's name above it. iOS 17
+// (the app's floor; the APIs are iOS 15: UNNotificationContent.updating(from:), INPerson's initializer with isMe and
+// suggestionType, INIntent.donationMetadata with INSendMessageIntentDonationMetadata (recipientCount,
+// mentionsCurrentUser); INSendMessageIntent's initializer with attachments, iOS 14; INInteraction(intent:response:),
+// its direction and donate() (async), INPersonHandle(value:type:), INSpeakableString(spokenPhrase:),
+// INImage(imageData:), iOS 10), UserNotifications and Intents. The decisions are HeraldPresentation's, tested on
+// Linux: what the extension does with a push (`ServiceExtensionWork`: a deletion's "Message deleted" and anything
+// but a message is shown as it came), what the push says (`CommunicationNotification`), and what the intent names
+// (`CommunicationIntent`: a group's recipients, more than one, and its text without the sender's name in front).
 //
 // A private push (the server's HERALD_PUSH_CONTENT is `sender` or `none`) is filled in first: the words are fetched
 // with the device key the app kept (HeraldAPI.pushedMessage, which reads only what was pushed to this device), and
 // decided by HeraldPresentation's `WithheldPush`. UNMutableNotificationContent's title, body and userInfo (iOS 10).
+// The recipient (this member) is the one the app kept beside the device key: a push does not say whom it is for.
 //
 // Not part of the app package (an app package has no extension targets): in Xcode, add a Notification Service
 // Extension target to the app, put this file and the app's Keychain.swift in it with HeraldPresentation,
 // HeraldClient and HeraldURLSession as its dependencies, give the app the Communication Notifications capability,
-// give the app and the extension the Keychain Sharing capability with the same group first, and list
-// `INSendMessageIntent` under the extension's NSExtension › NSExtensionAttributes › IntentsSupported. Herald sends
+// give the app and the extension the Keychain Sharing capability with the shared group (and the app its own group
+// first), name the shared group in both Info.plists under `HeraldKeychainGroup`, and list `INSendMessageIntent` in
+// the app's NSUserActivityTypes (Examples/HeraldChatApp/project.yml does all of this). Herald sends
 // every alert with `mutable-content: 1`, so iOS hands each one to this extension first. On any failure the alert is
 // shown as it came.
 #if os(iOS) || os(macOS)
@@ -32,8 +39,14 @@ final class NotificationService: UNNotificationServiceExtension {
     ) {
         let delivery = Delivery(original: request.content, handler: contentHandler)
         self.delivery = delivery
-        let withheld = WithheldPush(userInfo: request.content.userInfo)
-        Task { await delivery.deliver(filling: withheld) }
+        switch ServiceExtensionWork(userInfo: request.content.userInfo) {
+        case .asItCame:
+            // A deletion's "Message deleted" (under the message's collapse id, in its place), or anything not a
+            // message: never made into a message's communication notification.
+            delivery.finishWithOriginal()
+        case .message(let withheld):
+            Task { await delivery.deliver(filling: withheld) }
+        }
     }
 
     /// `content` with the words a private push left out, fetched with the device key; `content` itself when there
@@ -57,34 +70,53 @@ final class NotificationService: UNNotificationServiceExtension {
         delivery?.finishWithOriginal()
     }
 
-    /// `content` as a message from `parts`' sender, or `content` itself if iOS will not have it.
+    /// `content` as a message from `parts`' sender, or `content` itself if iOS will not have it. Every field of the
+    /// intent is `CommunicationIntent`'s: a group's recipients are this member and the group's other members (more
+    /// than one, so iOS shows it as a group's and a Reply goes to the group), and the text, which becomes the
+    /// notification's body, loses the `<sender>: ` the plain alert needed.
     static func communicationNotification(
         _ content: UNNotificationContent, _ parts: CommunicationNotification
     ) async -> UNNotificationContent {
-        let sender = INPerson(
-            personHandle: INPersonHandle(value: parts.senderID, type: .unknown),
-            nameComponents: nil,
-            displayName: parts.senderName,
-            image: await picture(parts.senderPicture),
-            contactIdentifier: nil,
-            customIdentifier: parts.senderID)
+        let me = AppKeychain.deviceKey.load().flatMap { saved in
+            saved.userID.map { CommunicationParticipant(id: $0, displayName: saved.name, isMe: true) }
+        }
+        let decided = parts.intent(body: content.body, me: me)
         let intent = INSendMessageIntent(
-            recipients: nil,
+            recipients: decided.recipients.isEmpty ? nil : decided.recipients.map { person($0, image: nil) },
             outgoingMessageType: .outgoingMessageText,
-            content: content.body,
-            speakableGroupName: parts.groupName.map { INSpeakableString(spokenPhrase: $0) },
-            conversationIdentifier: parts.conversationID,
+            content: decided.text,
+            speakableGroupName: decided.groupName.map { INSpeakableString(spokenPhrase: $0) },
+            conversationIdentifier: decided.conversationID,
             serviceName: nil,
-            sender: sender,
+            sender: person(decided.sender, image: await picture(parts.senderPicture)),
             attachments: nil)
+        let metadata = INSendMessageIntentDonationMetadata()
+        metadata.recipientCount = decided.recipientCount
+        metadata.mentionsCurrentUser = decided.mentionsMe
+        intent.donationMetadata = metadata
         let interaction = INInteraction(intent: intent, response: nil)
         interaction.direction = .incoming
+        guard let mutable = content.mutableCopy() as? UNMutableNotificationContent else { return content }
+        mutable.body = decided.text
         do {
             try await interaction.donate()
-            return try content.updating(from: intent)
+            return try mutable.updating(from: intent)
         } catch {
             return content
         }
+    }
+
+    /// The `INPerson` of a participant: its id as the handle and the custom identifier (none for an unknown id).
+    private static func person(_ participant: CommunicationParticipant, image: INImage?) -> INPerson {
+        INPerson(
+            personHandle: INPersonHandle(value: participant.id.isEmpty ? nil : participant.id, type: .unknown),
+            nameComponents: nil,
+            displayName: participant.displayName,
+            image: image,
+            contactIdentifier: nil,
+            customIdentifier: participant.id.isEmpty ? nil : participant.id,
+            isMe: participant.isMe,
+            suggestionType: .none)
     }
 
     /// The sender's picture, fetched within five seconds; nil (iOS draws initials) when there is none or it fails.
@@ -111,8 +143,8 @@ private final class Delivery: @unchecked Sendable {
         self.handler = handler
     }
 
-    /// Fills the push in when it withheld its words, makes it a communication notification when it names its
-    /// sender, and hands it over (unless the time limit came first).
+    /// A message's push: fills it in when it withheld its words, makes it a communication notification when it
+    /// names its sender, and hands it over (unless the time limit came first).
     func deliver(filling withheld: WithheldPush?) async {
         var content = original
         if let withheld { content = await NotificationService.filledIn(original, withheld) }

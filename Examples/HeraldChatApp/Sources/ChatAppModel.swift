@@ -124,8 +124,11 @@ final class ChatAppModel {
         guard let session else { return }
         guard let registered = try? await session.client.api.registerDevice(Self.deviceID, platform: .apns, token: token)
         else { return }
-        // For the extension: a private push (the server's HERALD_PUSH_CONTENT) is filled in with it.
-        AppKeychain.deviceKey.save(SavedDeviceKey(server: session.client.api.configuration.server, key: registered.deviceKey))
+        // For the extension: a private push (the server's HERALD_PUSH_CONTENT) is filled in with it, and a
+        // communication notification names this person as its recipient.
+        AppKeychain.deviceKey.save(SavedDeviceKey(
+            server: session.client.api.configuration.server, key: registered.deviceKey, userID: session.userID,
+            name: session.name))
     }
 
     /// Follows the stream's events: new messages refresh the list and the open chat.

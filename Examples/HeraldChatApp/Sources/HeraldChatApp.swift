@@ -54,8 +54,10 @@ final class AppDelegate: NSObject, UIApplicationDelegate {
     func application(
         _ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]? = nil
     ) -> Bool {
-        // The center's delegate from the start; a Reply or Mark as read answered while the app is closed reaches
-        // the server as the person the Keychain kept, from this device.
+        // The center's delegate from the start, and Herald's category registered once (this app has none of its
+        // own to register beside it); a Reply or Mark as read answered while the app is closed reaches the server as
+        // the person the Keychain kept, from this device.
+        AppNotifications.system.registerCategories()
         AppNotifications.system.answering = {
             guard let saved = AppKeychain.signIn.load() else { return nil }
             var configuration = ClientConfiguration(server: saved.server, token: saved.token)

@@ -1,6 +1,6 @@
 // Apple platforms only; an empty module elsewhere. Parsed on Linux by scripts/test (swiftc -parse), compiled only
 // in Xcode. APIs used, all available on iOS 17 and checked against Apple's documentation: UIApplication.shared
-// (main actor), UIApplication.beginBackgroundTask(withName:expirationHandler:) (iOS 7; nonisolated, its handler
+// (main actor), UIApplication.beginBackgroundTask(expirationHandler:) (iOS 4; nonisolated, its handler
 // `(@MainActor @Sendable () -> Void)?`, called on the main thread shortly before the background time runs out),
 // UIApplication.endBackgroundTask(_:) (iOS 4; nonisolated, safe off the main thread), UIBackgroundTaskIdentifier
 // (.invalid). macOS has no background tasks to ask for: the work simply runs.
@@ -15,12 +15,12 @@ import UIKit
 /// and the task ended, as UIKit requires.
 @MainActor
 enum BackgroundTask {
-    /// Runs `work` to its end inside a background task named `name` (for the debugger and the system's logs).
-    static func run(named name: String, _ work: @escaping @MainActor @Sendable () async -> Void) async {
+    /// Runs `work` to its end inside a background task.
+    static func run(_ work: @escaping @MainActor @Sendable () async -> Void) async {
         #if os(iOS)
         let running = Task { @MainActor in await work() }
         let task = BackgroundTaskHandle()
-        task.begin(named: name) { running.cancel() }
+        task.begin { running.cancel() }
         await withTaskCancellationHandler {
             await running.value
         } onCancel: {
@@ -40,11 +40,11 @@ private final class BackgroundTaskHandle {
     private var identifier: UIBackgroundTaskIdentifier = .invalid
 
     /// Begins the task; `expire` runs on the main actor if its time runs out first, before the task is ended.
-    func begin(named name: String, expire: @escaping @MainActor @Sendable () -> Void) {
-        identifier = UIApplication.shared.beginBackgroundTask(withName: name) { [weak self] in
+    func begin(expire: @escaping @MainActor @Sendable () -> Void) {
+        identifier = UIApplication.shared.beginBackgroundTask(expirationHandler: { [weak self] in
             expire()
             self?.end()
-        }
+        })
     }
 
     /// Ends the task, once.

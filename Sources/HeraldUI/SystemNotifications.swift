@@ -294,7 +294,7 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         case .open(let conversationID):
             opens.tapped(conversationID)
         case .reply(let conversationID, let messageID, let text):
-            await BackgroundTask.run(named: "Herald reply") {
+            await BackgroundTask.run {
                 do {
                     try await self.request { api in _ = try await api.postMessage(in: conversationID, text: text, id: messageID) }
                 } catch {
@@ -308,7 +308,7 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
                 }
             }
         case .markRead(let conversationID, let seq):
-            await BackgroundTask.run(named: "Herald mark as read") {
+            await BackgroundTask.run {
                 do {
                     try await self.request { api in try await api.markRead(conversationID, upTo: seq) }
                     await self.clearRead(conversationID, upTo: seq, answered: answered)

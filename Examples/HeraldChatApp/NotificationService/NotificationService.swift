@@ -14,14 +14,11 @@
 // decided by HeraldPresentation's `WithheldPush`. UNMutableNotificationContent's title, body and userInfo (iOS 10).
 // The recipient (this member) is the one the app kept beside the device key: a push does not say whom it is for.
 //
-// Not part of the app package (an app package has no extension targets): in Xcode, add a Notification Service
-// Extension target to the app, put this file and the app's Keychain.swift in it with HeraldPresentation,
-// HeraldClient and HeraldURLSession as its dependencies, give the app the Communication Notifications capability,
-// give the app and the extension the Keychain Sharing capability with the shared group (and the app its own group
-// first), name the shared group in both Info.plists under `HeraldKeychainGroup`, and list `INSendMessageIntent` in
-// the app's NSUserActivityTypes (Examples/HeraldChatApp/project.yml does all of this). Herald sends
-// every alert with `mutable-content: 1`, so iOS hands each one to this extension first. On any failure the alert is
-// shown as it came.
+// The extension target of Examples/HeraldChatApp/project.yml, with the app's Keychain.swift and HeraldPresentation,
+// HeraldClient and HeraldURLSession as its dependencies; the project gives the app the Communication Notifications
+// capability and INSendMessageIntent in its NSUserActivityTypes, both targets the shared keychain group (named in
+// their Info.plists under `HeraldKeychainGroup`), and the app its own group first. Herald sends every alert with
+// `mutable-content: 1`, so iOS hands each one to this extension first. On any failure the alert is shown as it came.
 #if os(iOS) || os(macOS)
 import Foundation
 import HeraldClient

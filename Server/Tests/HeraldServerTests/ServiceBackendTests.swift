@@ -9,8 +9,7 @@ import Testing
 /// server: what members' streams, banners and phones get is what the user API would have given them.
 @Suite("The app's backend in Python", .timeLimit(.minutes(3)))
 struct ServiceBackendTests {
-    static let backend = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Backend/backend.py")
+    static let backend = packageRoot.appendingPathComponent("Tests/Backend/backend.py")
 
     /// Runs the backend's `phase` against `port`; its output lines.
     static func runBackend(_ phase: String, port: Int) async throws -> [String] {

@@ -21,8 +21,7 @@ struct WebhookTests {
         init(folder: URL) async throws {
             log = folder.appendingPathComponent("deliveries.jsonl")
             flag = folder.appendingPathComponent("down")
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Backend/webhook_receiver.py")
+            let script = packageRoot.appendingPathComponent("Tests/Backend/webhook_receiver.py")
             child = try ChildProcess(
                 URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path, WebhookTests.secret, log.path, flag.path],
                 output: .pipe)

@@ -60,7 +60,7 @@ class Figures(PageTestCase):
     """Page weight and the time from a post to its banner, printed (not asserted: a benchmark, not a timed test)."""
 
     def test_print_page_weight_and_post_to_banner_latency(self):
-        folder = os.path.join(ROOT, "Sources", "HeraldServer", "Resources", "web")
+        folder = os.path.join(ROOT, "Server", "Sources", "HeraldServer", "Resources", "web")
         sizes = {name: os.path.getsize(os.path.join(folder, name)) for name in sorted(os.listdir(folder))}
         alice = self.alice_in_bobs_chat()
         loaded = alice.execute_script(

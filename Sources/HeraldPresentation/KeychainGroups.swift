@@ -19,10 +19,13 @@ public struct KeychainGroups: Hashable, Sendable {
     public var own: String?
 
     /// The groups, from the `Info.plist` value under ``infoPlistKey`` and the bundle identifier; nil when the value
-    /// is missing, not a string, or was not expanded by the build (still holds `$(`), or has no prefix.
+    /// is missing, not a string, was not expanded by the build (still holds `$(`), or does not start with a team's
+    /// prefix (ten letters and digits, then a dot: a build without a team expands the prefix to nothing).
     public init?(infoPlistValue: Any?, bundleIdentifier: String?) {
-        guard let shared = infoPlistValue as? String, !shared.isEmpty, !shared.contains("$("),
-              let dot = shared.firstIndex(of: "."), dot != shared.startIndex, shared.index(after: dot) != shared.endIndex
+        guard let shared = infoPlistValue as? String, !shared.contains("$("),
+              let dot = shared.firstIndex(of: "."), shared.distance(from: shared.startIndex, to: dot) == 10,
+              shared[..<dot].allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }),
+              shared.index(after: dot) != shared.endIndex
         else { return nil }
         self.shared = shared
         let prefix = shared[...dot]

@@ -44,4 +44,11 @@ public struct ReadClearance: Hashable, Sendable {
             .reduce(0) { $0 + $1.messages }
         badge = max(0, current.value - read)
     }
+
+    /// Whether Herald's clear of a conversation (read on another of the user's devices, or the member removed)
+    /// removes this notification of the conversation's thread: every one but a Reply that was not sent, which holds
+    /// the person's text.
+    public static func clearRemoves(userInfo: [AnyHashable: Any]) -> Bool {
+        HeraldNotificationKind(userInfo: userInfo) != .replyNotSent
+    }
 }

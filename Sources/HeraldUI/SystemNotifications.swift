@@ -192,11 +192,14 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         center.removeDeliveredNotifications(withIdentifiers: notifications.map(\.identifier))
     }
 
-    /// Removes every delivered notification of a conversation and sets the badge: what Herald's silent push asks for
-    /// when the conversation was read on another device (``handle(remoteNotification:)`` reads it).
+    /// Removes the delivered notifications of a conversation and sets the badge: what Herald's silent push asks for
+    /// when the conversation was read on another device (``handle(remoteNotification:)`` reads it). A Reply that was
+    /// not sent stays (`ReadClearance.clearRemoves(userInfo:)`).
     public func clear(conversation conversationID: String, badge: Int?) async {
         let delivered = await center.deliveredNotifications()
-        let identifiers = delivered.filter { $0.request.content.threadIdentifier == conversationID }.map(\.request.identifier)
+        let identifiers = delivered.filter {
+            $0.request.content.threadIdentifier == conversationID && ReadClearance.clearRemoves(userInfo: $0.request.content.userInfo)
+        }.map(\.request.identifier)
         center.removeDeliveredNotifications(withIdentifiers: identifiers)
         if let badge { await setBadge(badge) }
     }

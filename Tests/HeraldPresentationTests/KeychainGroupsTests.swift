@@ -17,7 +17,7 @@ struct KeychainGroupsTests {
 
     @Test("no group from a missing, unexpanded or malformed value")
     func malformed() {
-        for value: Any? in [nil, "", 5, "$(AppIdentifierPrefix)dev.herald.example.shared", "noprefix", ".shared", "ABCDE12345."] {
+        for value: Any? in [nil, "", 5, "$(AppIdentifierPrefix)dev.herald.example.shared", "noprefix", ".shared", "ABCDE12345.", "dev.herald.example.shared", "abcde12345.shared", "ABCDE1234.shared"] {
             #expect(KeychainGroups(infoPlistValue: value, bundleIdentifier: "dev.herald.example.chat") == nil, "\(String(describing: value))")
         }
     }

@@ -70,4 +70,12 @@ struct ReadClearanceTests {
         #expect(clearance.identifiers == ["herald-7"])
         #expect(clearance.badge == 1)
     }
+
+    @Test("Herald's clear from another device removes the conversation's notifications but a Reply that was not sent")
+    func clearFromElsewhere() {
+        #expect(ReadClearance.clearRemoves(userInfo: ["type": "message", "conversationId": "c1", "seq": "7"]))
+        #expect(ReadClearance.clearRemoves(userInfo: ["type": "message_deleted", "conversationId": "c1"]))
+        #expect(ReadClearance.clearRemoves(userInfo: ["aps": ["alert": "the app's own"]]), "what shares the thread goes, as before")
+        #expect(ReadClearance.clearRemoves(userInfo: ["type": FailedReply.type, "conversationId": "c1"]) == false)
+    }
 }

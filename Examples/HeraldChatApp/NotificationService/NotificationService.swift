@@ -95,12 +95,9 @@ final class NotificationService: UNNotificationServiceExtension {
         interaction.direction = .incoming
         guard let mutable = content.mutableCopy() as? UNMutableNotificationContent else { return content }
         mutable.body = decided.text
-        do {
-            try await interaction.donate()
-            return try mutable.updating(from: intent)
-        } catch {
-            return content
-        }
+        // The donation and the update fail each on its own: a donation refused still leaves the update to try.
+        try? await interaction.donate()
+        return (try? mutable.updating(from: intent)) ?? content
     }
 
     /// The `INPerson` of a participant: its id as the handle and the custom identifier (none for an unknown id).

@@ -66,8 +66,10 @@ struct KeychainItem<Value: Codable>: Sendable {
     }
 
     private func query(in group: String?) -> [String: Any] {
+        // The data protection keychain on macOS too, where access groups and accessibility apply only in it.
         var query: [String: Any] = [
             kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: account,
+            kSecUseDataProtectionKeychain as String: true,
         ]
         if let group { query[kSecAttrAccessGroup as String] = group }
         return query
@@ -100,14 +102,14 @@ struct KeychainItem<Value: Codable>: Sendable {
             kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
         ]
         let query = query(in: group)
-        switch SecItemUpdate(query as CFDictionary, update as CFDictionary) {
-        case errSecSuccess:
-            return true
-        case errSecItemNotFound:
-            return SecItemAdd(query.merging(update) { _, new in new } as CFDictionary, nil) == errSecSuccess
-        default:
-            return false
+        let kept = switch SecItemUpdate(query as CFDictionary, update as CFDictionary) {
+        case errSecSuccess: true
+        case errSecItemNotFound: SecItemAdd(query.merging(update) { _, new in new } as CFDictionary, nil) == errSecSuccess
+        default: false
         }
+        // A copy an earlier version left where the other target reads it goes once this one is kept.
+        if kept, let formerGroup { SecItemDelete(self.query(in: formerGroup) as CFDictionary) }
+        return kept
     }
 
     /// Forgets the value (at sign-out), in the former group too.

@@ -38,8 +38,10 @@ struct SignInView: View {
         Form {
             Section("Server (herald serve --demo)") {
                 TextField("http://127.0.0.1:8080", text: $model.server)
+                    #if os(iOS)
                     .textInputAutocapitalization(.never)
                     .keyboardType(.URL)
+                    #endif
             }
             Section("Continue as") {
                 ForEach([("alice", "Alice Johnson"), ("bob", "Bob"), ("charlie", "Charlie Davis")], id: \.0) { person in
@@ -121,7 +123,7 @@ struct ChatView: View {
             }
             .padding()
         }
-        .navigationTitle(model.conversations.first { $0.conversation.id == model.openConversationID }.map(model.name(of:)) ?? "")
+        .navigationTitle(model.conversations.first { $0.conversation.id == model.openConversationID }.map { model.name(of: $0) } ?? "")
         .task(id: model.openConversationID) { await model.loadMessages() }
     }
 }

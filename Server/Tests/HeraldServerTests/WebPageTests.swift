@@ -57,7 +57,18 @@ struct WebPageTests {
             }
             let part = try await server.request("GET", "/herald/engine.js", headers: [.range: "bytes=3-9"])
             #expect(part.status == 206)
-            #expect(part.body == (try Data(contentsOf: packageRoot.appendingPathComponent("clients/js/src/engine.js"))).subdata(in: 3..<10))
+            let engine = try Data(contentsOf: packageRoot.appendingPathComponent("clients/js/src/engine.js"))
+            #expect(part.body == engine.subdata(in: 3..<10))
+            // The last five bytes (a suffix range), the whole file when it asks for more, nothing for none or past the end.
+            let tail = try await server.request("GET", "/herald/engine.js", headers: [.range: "bytes=-5"])
+            #expect(tail.status == 206 && tail.body == engine.suffix(5))
+            #expect(tail.headers[.contentRange] == "bytes \(engine.count - 5)-\(engine.count - 1)/\(engine.count)")
+            let more = try await server.request("GET", "/herald/engine.js", headers: [.range: "bytes=-99999999"])
+            #expect(more.status == 206 && more.body == engine)
+            for refused in ["bytes=-0", "bytes=\(engine.count)-", "bytes=99999999-99999999"] {
+                let answer = try await server.request("GET", "/herald/engine.js", headers: [.range: refused])
+                #expect(answer.status == 416 && answer.headers[.contentRange] == "bytes */\(engine.count)", "\(refused)")
+            }
             #expect(try await server.request("GET", "/herald/").status == 404, "a folder with no index.html is no file")
         }
     }
@@ -110,6 +121,10 @@ struct WebPageTests {
             #expect(try await server.request("GET", "/app.js", headers: [.acceptEncoding: "*"]).headers[.contentEncoding] == "gzip")
             let part = try await server.request("GET", "/app.js", headers: [.acceptEncoding: "gzip", .range: "bytes=0-9"])
             #expect(part.status == 206 && part.headers[.contentEncoding] == nil && part.body.count == 10)
+            // A percent-encoded path is the same file, compressed alike.
+            let encoded = try await server.request("GET", "/%69ndex.html", headers: gzip)
+            #expect(encoded.status == 200 && encoded.headers[.contentEncoding] == "gzip")
+            #expect(encoded.headers[values: .vary].contains("Accept-Encoding"))
             // The API's answers are not the page's files.
             #expect(try await server.request("GET", "/health", headers: gzip).headers[.contentEncoding] == nil)
         }
@@ -208,7 +223,18 @@ struct WebPageTests {
             ])
             #expect(preflight.status == 204)
             #expect(preflight.headers[.accessControlAllowOrigin] == "http://localhost:3000")
-            #expect(preflight.headers[.accessControlAllowMethods]?.contains("POST") == true)
+            // Every method the API description names is allowed (an edit is a PATCH).
+            let allowed = Set((preflight.headers[.accessControlAllowMethods] ?? "").split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces).lowercased()
+            })
+            let description = try String(
+                contentsOf: serverPackageRoot.appendingPathComponent("Sources/HeraldServer/Resources/openapi.yaml"), encoding: .utf8)
+            let used = Set(description.split(separator: "\n").compactMap { line -> String? in
+                let method = line.trimmingCharacters(in: .whitespaces).dropLast()
+                return line.hasPrefix("    ") && !line.hasPrefix("     ") && line.hasSuffix(":")
+                    && ["get", "post", "put", "patch", "delete"].contains(String(method)) ? String(method) : nil
+            })
+            #expect(used.contains("patch") && used.isSubset(of: allowed), "the API uses \(used.sorted()), a preflight allows \(allowed.sorted())")
             #expect(preflight.headers[.accessControlAllowHeaders]?.lowercased().contains("authorization") == true)
 
             let get = try await server.request("GET", "/v1/conversations", token: token, headers: [.origin: "https://app.example.com"])

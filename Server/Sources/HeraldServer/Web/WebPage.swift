@@ -42,17 +42,36 @@ enum WebPage {
 /// The page's files compressed (gzip, made once: ``EmbeddedFiles/gzipped``) for a browser that accepts it, with
 /// `Content-Encoding: gzip`, `Vary: Accept-Encoding` (on every answer for such a file, compressed or not, so a cache
 /// keeps the two apart) and an `ETag` of its own (`"…-gzip"`), which revalidates to `304` as the plain one does. A
-/// range request is answered from the plain file.
+/// range request is answered from the plain file. The path is read percent-decoded, as the file middleware reads it
+/// (`/%69ndex.html` is `/index.html`, compressed alike).
+///
+/// It also writes out what the file middleware (Hummingbird's) reads wrongly: a suffix range, `bytes=-N` (the last
+/// N bytes), which it would take for the first N + 1, becomes `bytes=<size - N>-<size - 1>`; a range that starts at
+/// or past the end, or asks for the last 0 bytes, is answered `416` with `Content-Range: bytes */<size>`.
 struct CompressedFilesMiddleware<Context: RequestContext>: RouterMiddleware {
     /// What the `ETag` of a compressed answer adds to the plain file's.
     static var etagSuffix: String { "-gzip" }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard request.method == .get || request.method == .head,
-              let path = WebPage.embeddedPath(of: request.uri.path), let gzipped = EmbeddedFiles.gzipped[path]
+        guard request.method == .get || request.method == .head, let decoded = request.uri.path.removingPercentEncoding,
+              let path = WebPage.embeddedPath(of: decoded), let plain = EmbeddedFiles.file(path)
         else { return try await next(request, context) }
-        let compress = request.headers[.range] == nil && Self.acceptsGzip(request.headers[values: .acceptEncoding])
         var request = request
+        if let range = request.headers[.range] {
+            switch Self.range(range, size: plain.bytes.readableBytes) {
+            case .unchanged:
+                break
+            case .explicit(let rewritten):
+                var head = request.head
+                head.headerFields[.range] = rewritten
+                request = Request(head: head, body: request.body)
+            case .unsatisfiable:
+                return Response(
+                    status: .rangeNotSatisfiable, headers: [.contentRange: "bytes */\(plain.bytes.readableBytes)"])
+            }
+        }
+        guard let gzipped = EmbeddedFiles.gzipped[path] else { return try await next(request, context) }
+        let compress = request.headers[.range] == nil && Self.acceptsGzip(request.headers[values: .acceptEncoding])
         if compress, let tags = request.headers[.ifNoneMatch] {
             // The file middleware knows the plain file's tag: the compressed one's is asked for as that.
             var head = request.head
@@ -70,6 +89,33 @@ struct CompressedFilesMiddleware<Context: RequestContext>: RouterMiddleware {
         response.headers[.contentLength] = String(gzipped.readableBytes)
         response.body = request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: gzipped)
         return response
+    }
+
+    /// What a `Range` header asks of a file of `size` bytes, for the file middleware.
+    enum RangeRequest: Equatable {
+        /// As it is (a first byte within the file, or a header it refuses itself).
+        case unchanged
+        /// A suffix range written out as first and last byte.
+        case explicit(String)
+        /// Nothing of the file: `416`.
+        case unsatisfiable
+    }
+
+    /// What `header` asks of a file of `size` bytes (RFC 9110, 14.1.2: a single range of `bytes`).
+    static func range(_ header: String, size: Int) -> RangeRequest {
+        let value = header.trimmingCharacters(in: .whitespaces)
+        guard value.hasPrefix("bytes="), !value.contains(",") else { return .unchanged }
+        let spec = value.dropFirst("bytes=".count)
+        guard let dash = spec.firstIndex(of: "-") else { return .unchanged }
+        let first = spec[..<dash], last = spec[spec.index(after: dash)...]
+        let digits = { (part: Substring) in !part.isEmpty && part.count <= 18 && part.allSatisfy { $0.isASCII && $0.isNumber } }
+        if first.isEmpty {
+            guard digits(last), let suffix = Int(last) else { return .unchanged }
+            guard suffix > 0, size > 0 else { return .unsatisfiable }
+            return .explicit("bytes=\(max(0, size - suffix))-\(size - 1)")
+        }
+        guard digits(first), let start = Int(first) else { return .unchanged }
+        return start >= size ? .unsatisfiable : .unchanged
     }
 
     /// Whether an `Accept-Encoding` takes gzip: named (or `*`) with a weight above zero, and not refused by name.
@@ -123,6 +169,9 @@ enum SecurityHeaders {
 /// setting cannot be handed to it.)
 struct AllowedOriginsMiddleware<Context: RequestContext>: RouterMiddleware {
     let origins: Set<String>
+    /// Every method the API answers (the OpenAPI description's, which a test compares): a preflight for any other is
+    /// refused by the browser.
+    static var methods: String { "GET, HEAD, POST, PUT, PATCH, DELETE" }
 
     init(_ origins: [String]) {
         self.origins = Set(origins)
@@ -140,7 +189,7 @@ struct AllowedOriginsMiddleware<Context: RequestContext>: RouterMiddleware {
             var headers: HTTPFields = [.vary: "Origin"]
             if let allowOrigin {
                 headers[.accessControlAllowOrigin] = allowOrigin
-                headers[.accessControlAllowMethods] = "GET, HEAD, POST, PUT, DELETE"
+                headers[.accessControlAllowMethods] = Self.methods
                 headers[.accessControlAllowHeaders] = "Authorization, Content-Type"
                 headers[.accessControlMaxAge] = "600"
             }

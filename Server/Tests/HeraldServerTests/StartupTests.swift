@@ -33,6 +33,23 @@ struct StartupTests {
         return words.count == 3 && words[0].first?.isNumber == true && ["trace", "debug", "info", "notice"].contains(words[1])
     }
 
+    @Test("a PostgreSQL password is never printed: one holding #, /, ? or @ unencoded (generated passwords do), or given as ?password=")
+    func postgresPasswordRedacted() {
+        let cases: [(url: String, secret: String)] = [
+            ("postgres://herald:pw#7Zq/4?x@db.internal:5432/herald", "pw#7Zq/4?x"),
+            ("postgres://herald:p@ss:w0rd@db.internal/herald?sslmode=require", "p@ss:w0rd"),
+            ("postgres://herald@db.internal/herald?sslmode=require&password=hunter2hunter2", "hunter2hunter2"),
+            ("postgres://db.internal/herald?PASSWORD=Zz9-secret&user=herald", "Zz9-secret"),
+            ("postgres://herald:plain-secret@db.internal:5432/herald", "plain-secret"),
+        ]
+        for (url, secret) in cases {
+            let shown = PostgresStore.redacted(url)
+            #expect(!shown.contains(secret), "\(shown)")
+            #expect(shown.contains("db.internal") && shown.contains("***"), "\(shown)")
+        }
+        #expect(PostgresStore.redacted("postgres://herald@db.internal/herald") == "postgres://herald@db.internal/herald")
+    }
+
     @Test("a bad setting in the environment or on the command line is one line and a non-zero exit, never ignored")
     func badSettings() async throws {
         let cases: [([String], [String: String?], String)] = [

@@ -115,11 +115,16 @@ public final class PostgresStore: Store, Service {
         }
     }
 
-    /// The URL without its password, for logs and errors.
+    /// The URL without its password, for logs and errors: the one in `user:password@` (which may hold `#`, `/`, `?`
+    /// or `@` unencoded, as generated passwords do, so it runs to the last `@`) and a `password=` parameter. Read as
+    /// text, not as a URL, since such a password makes it no valid URL.
     public static func redacted(_ url: String) -> String {
-        guard var components = URLComponents(string: url), components.password != nil else { return url }
-        components.percentEncodedPassword = "***"
-        return components.string ?? url
+        var text = url
+        if let scheme = text.range(of: "://"), let at = text.range(of: "@", options: .backwards),
+           at.lowerBound > scheme.upperBound, let colon = text[scheme.upperBound..<at.lowerBound].firstIndex(of: ":") {
+            text.replaceSubrange(text.index(after: colon)..<at.lowerBound, with: "***")
+        }
+        return text.replacing(#/([?&]password=)[^&]*/#.ignoresCase()) { "\($0.output.1)***" }
     }
 
     /// What went wrong, in PostgreSQL's words where it said any.

@@ -11,6 +11,9 @@ import Testing
 /// Editing and deleting messages (docs/behaviour.md §6), end to end: real streams, both stores, fake push services.
 @Suite("Edit and delete", .timeLimit(.minutes(3)))
 struct AmendmentTests {
+    /// The app backend's key, for its system messages.
+    static let serviceKey = "service-key-0123456789-abcdefghijklmnopqrstuvwxyz"
+
     @Test("an edit reaches every member once, in order, live and on catch-up; a delete leaves a tombstone, and its text is in no file and no table",
           arguments: StoreKind.available)
     func editAndDelete(kind: StoreKind) async throws {
@@ -129,15 +132,17 @@ struct AmendmentTests {
         }
     }
 
-    @Test("refused, with nothing changed: another's message, not an owner, past the window, a deleted message, too long, too often, no such message",
+    @Test("refused, with nothing changed: another's message, not an owner, the backend's system message, past the window, a deleted message, too long, too often, no such message",
           arguments: StoreKind.available)
     func refusals(kind: StoreKind) async throws {
         let clock = WallClock()
+        let keys = try ServiceKeys([Self.serviceKey])
         try await kind.withServerDatabase { database in
             try await TestServer.run(configure: {
                 $0.clock = clock
                 $0.limits.editLimit = 2
                 $0.postgresURL = database["HERALD_POSTGRES_URL"] ?? nil
+                $0.serviceKeys = keys
             }) { server in
                 let (alice, bob, carol) = try await (
                     server.token("alice", name: "Alice"), server.token("bob", name: "Bob"), server.token("carol", name: "Carol"))
@@ -146,6 +151,9 @@ struct AmendmentTests {
                 try await server.post(alice, to: team, id: "a1", text: "alice's")
                 try await server.post(bob, to: team, id: "b1", text: "bob's")
                 try await server.post(bob, to: direct, id: "d1", text: "bob's, direct")
+                let notice = try await server.request(
+                    "POST", "/v1/service/conversations/\(team)/messages", token: Self.serviceKey, body: #"{"id": "s1", "text": "Your order has shipped"}"#)
+                #expect(notice.status == 201)
                 func edit(_ token: String, _ conversation: String, _ id: String, _ body: String) async throws -> HTTPResult {
                     try await server.request("PATCH", "/v1/conversations/\(conversation)/messages/\(id)", token: token, body: body)
                 }
@@ -161,6 +169,8 @@ struct AmendmentTests {
                 #expect(try await edit(bob, team, "a1", #"{"text": "mine now"}"#).errorCode == "not_the_sender")
                 #expect(try await delete(bob, team, "a1").errorCode == "not_the_sender", "bob owns nothing here")
                 #expect(try await delete(alice, direct, "d1").errorCode == "not_the_sender", "a direct chat has no owner")
+                #expect(try await delete(alice, team, "s1").errorCode == "not_the_sender", "the backend's word is not an owner's to take back")
+                #expect(try await edit(alice, team, "s1", #"{"text": "x"}"#).errorCode == "not_the_sender")
                 #expect(try await edit(alice, team, "b1", #"{"text": "owners do not edit"}"#).errorCode == "not_the_sender")
                 #expect(try await edit(carol, team, "a1", #"{"text": "x"}"#).status == 403, "not a member")
                 #expect(try await edit(alice, team, "nope", #"{"text": "x"}"#).errorCode == "message_not_found")
@@ -186,7 +196,7 @@ struct AmendmentTests {
                 #expect(try await delete(alice, team, "b1").status == 200)
                 #expect(try await delete(bob, team, "b1").errorCode == "message_deleted")
                 #expect(try await edit(bob, team, "b1", #"{"text": "back"}"#).errorCode == "message_deleted")
-                #expect(try await texts() == ["two", nil])
+                #expect(try await texts() == ["two", nil, "Your order has shipped"])
             }
         }
     }

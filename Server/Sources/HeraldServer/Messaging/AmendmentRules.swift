@@ -84,14 +84,16 @@ public enum AmendmentRules {
 
     /// Throws the refusal of `amendment` of `target` at `now`, if any: `message_not_found` (none, or an event),
     /// `message_deleted`, `not_the_sender` (an edit by anyone but the sender; a deletion by anyone but the sender or
-    /// a group's owner), `edit_window_passed`, `edit_limit`.
+    /// a group's owner, and of the app backend's system messages by no member: they are the backend's word, not a
+    /// member's), `edit_window_passed`, `edit_limit`.
     static func check(_ amendment: MessageAmendment, of target: AmendmentTarget?, at now: Date) throws {
         guard let target, target.message.event == nil else { throw StoreError.messageNotFound }
         guard !target.message.deleted else { throw StoreError.messageDeleted }
         let own = target.message.senderID.utf8.elementsEqual(amendment.actorID.utf8) && !amendment.actorID.isEmpty
         switch amendment.action {
         case .delete:
-            guard own || (target.incoming.conversation.kind == .group && target.actorIsOwner) else { throw StoreError.notTheSender }
+            let owner = target.incoming.conversation.kind == .group && target.actorIsOwner && !target.message.isSystem
+            guard own || owner else { throw StoreError.notTheSender }
         case .edit:
             guard own else { throw StoreError.notTheSender }
             let window = amendment.editWindow.seconds

@@ -9,7 +9,7 @@ public enum HeraldNotificationKind: Hashable, Sendable {
     case message
     /// A message's new words in its notification's place: `type` `message_edited`.
     case edit
-    /// A deleted message: `type` `message_deleted` (a passive "Message deleted" in its notification's place, or a
+    /// A deleted message: `type` `message_deleted` (a passive "This message was deleted" in its notification's place, or a
     /// background push).
     case deletion
     /// The conversation was read on another device: `type` `read` (a background push).

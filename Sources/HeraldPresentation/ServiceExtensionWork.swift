@@ -2,7 +2,7 @@ import HeraldCore
 
 /// What a Notification Service Extension does with a push (Herald sends every alert with `mutable-content`, so each
 /// comes to it first): only a message's push, or an edit's, is filled in and made a communication notification;
-/// everything else is handed on as it came. A deletion in particular (a passive "Message deleted" under the message's
+/// everything else is handed on as it came. A deletion in particular (a passive "This message was deleted" under the message's
 /// collapse id, `type` `message_deleted`) must stay what it is, never become the message again.
 public enum ServiceExtensionWork: Hashable, Sendable {
     /// Hand the content on unchanged.

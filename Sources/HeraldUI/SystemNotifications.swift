@@ -207,7 +207,7 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
     /// Carries out a remote notification the app received (the app delegate's
     /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`, which runs even when the push launched
     /// the app in the background, with no scene): Herald's clear removes that conversation's notifications and sets the
-    /// badge; a deleted message's removes its notification (the "Message deleted" in its place too) and sets the
+    /// badge; a deleted message's removes its notification (the "This message was deleted" in its place too) and sets the
     /// badge. Whether it was one of those (`.newData`) or not (`.noData`).
     public func handle(remoteNotification userInfo: [AnyHashable: Any]) async -> Bool {
         await carryOut(RemoteNotification(userInfo: userInfo))

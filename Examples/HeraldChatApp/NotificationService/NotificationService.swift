@@ -5,7 +5,7 @@
 // mentionsCurrentUser); INSendMessageIntent's initializer with attachments, iOS 14; INInteraction(intent:response:),
 // its direction and donate() (async), INPersonHandle(value:type:), INSpeakableString(spokenPhrase:),
 // INImage(imageData:), iOS 10), UserNotifications and Intents. The decisions are HeraldPresentation's, tested on
-// Linux: what the extension does with a push (`ServiceExtensionWork`: a deletion's "Message deleted" and anything
+// Linux: what the extension does with a push (`ServiceExtensionWork`: a deletion's "This message was deleted" and anything
 // but a message is shown as it came), what the push says (`CommunicationNotification`), and what the intent names
 // (`CommunicationIntent`: a group's recipients, more than one, and its text without the sender's name in front).
 //
@@ -38,7 +38,7 @@ final class NotificationService: UNNotificationServiceExtension {
         self.delivery = delivery
         switch ServiceExtensionWork(userInfo: request.content.userInfo) {
         case .asItCame:
-            // A deletion's "Message deleted" (under the message's collapse id, in its place), or anything not a
+            // A deletion's "This message was deleted" (under the message's collapse id, in its place), or anything not a
             // message: never made into a message's communication notification.
             delivery.finishWithOriginal()
         case .message(let withheld):

@@ -299,7 +299,8 @@ struct AmendmentTests {
             // A push waiting out its delay: rewritten by an edit, dropped by a delete. (Without the Expo device, whose
             // receipts wait in the outbox too.) First the outbox empties: a send a loaded machine made fail waits for
             // its retry on the server's clock, which moves here, 30 s a look, until nothing is left.
-            #expect(try await server.request("DELETE", "/v1/devices/rn", token: bob).status == 204)
+            let removed = try await server.request("DELETE", "/v1/devices/rn", token: bob)
+            #expect(removed.status == 204, "\(removed.status) \(removed.text)")
             try await push.eventually("the outbox empty before the next messages") {
                 clock.advance(by: 30)
                 server.environment.push.wakeSenders()
@@ -324,6 +325,92 @@ struct AmendmentTests {
             // Only devices that were pushed the message heard of it again.
             #expect(push.apns(davesPhone).allSatisfy { $0.messageID != "m1" }, "dave's phone was never shown m1")
             #expect(push.apns(carolsPhone).isEmpty, "carol muted the group")
+        }
+    }
+
+    @Test("an edit's words reach no device of a member who no longer reads the message (removed, then added back without the history)",
+          arguments: StoreKind.available)
+    func editSkipsFormerReader(kind: StoreKind) async throws {
+        try await kind.withServerDatabase { database in
+            try await PushHarness.run(configure: {
+                $0.push.delay = .zero
+                $0.push.burstWindow = .zero
+                $0.postgresURL = database["HERALD_POSTGRES_URL"] ?? nil
+            }) { push in
+                let server = push.server
+                let (alice, bob, carol) = try await (
+                    server.token("alice", name: "Alice"), server.token("bob", name: "Bob"), server.token("carol", name: "Carol"))
+                let team = try await server.createConversation(alice, kind: "group", title: "Team", members: ["bob", "carol"])
+                let (bobsPhone, carolsPhone) = (PushHarness.apnsToken(0xB0B1), PushHarness.apnsToken(0xCA41))
+                try await push.register(bob, device: "phone", platform: "apns", pushToken: bobsPhone)
+                try await push.register(carol, device: "phone", platform: "apns", pushToken: carolsPhone)
+                try await server.post(alice, to: team, id: "m1", text: "before you left")
+                _ = try await push.fake.wait("m1 on both phones") { _ in
+                    push.apns(bobsPhone).count == 1 && push.apns(carolsPhone).count == 1
+                }
+                #expect(try await server.request("DELETE", "/v1/conversations/\(team)/members/bob", token: alice).status == 204)
+                #expect(try await server.request(
+                    "POST", "/v1/conversations/\(team)/members", token: alice,
+                    body: #"{"members": ["bob"], "history": "none"}"#).status == 200)
+
+                #expect(try await server.request(
+                    "PATCH", "/v1/conversations/\(team)/messages/m1", token: alice, body: #"{"text": "secret plans"}"#).status == 200)
+                // Carol's follow-up and any of Bob's are decided together; once the outbox is empty, all were sent.
+                _ = try await push.fake.wait("carol's follow-up") { _ in push.apns(carolsPhone).count == 2 }
+                try await push.eventually("the outbox empty") { try await server.environment.store.pushJobCount() == 0 }
+                // (Bob's phone was told of his removal and his return, never of m1's edit.)
+                #expect(!push.apns(bobsPhone).contains { $0.json?["type"] as? String == "message_edited" },
+                        "bob's history starts after m1: he is not told its new words")
+                #expect(!push.apns(bobsPhone).contains { $0.text.contains("secret plans") })
+            }
+        }
+    }
+
+    @Test("another member's deletion does not remove a burst's notification of someone else's message: it goes back to the newest message left",
+          arguments: StoreKind.available)
+    func deletionKeepsBurst(kind: StoreKind) async throws {
+        try await kind.withServerDatabase { database in
+            // Pushes go at once and the server's clock stands still: every message is inside one burst.
+            try await PushHarness.run(configure: {
+                $0.clock = WallClock()
+                $0.push.delay = .zero
+                $0.postgresURL = database["HERALD_POSTGRES_URL"] ?? nil
+            }) { push in
+                let server = push.server
+                let (alice, bob, mallory) = try await (
+                    server.token("alice", name: "Alice"), server.token("bob", name: "Bob"), server.token("mallory", name: "Mallory"))
+                let team = try await server.createConversation(alice, kind: "group", title: "Team", members: ["bob", "mallory"])
+                let phone = PushHarness.apnsToken(0xB0B2)
+                try await push.register(bob, device: "phone", platform: "apns", pushToken: phone)
+                func body(_ request: RecordedRequest) -> String? {
+                    ((request.json?["aps"] as? [String: Any])?["alert"] as? [String: Any])?["body"] as? String
+                }
+                let opener = try await server.post(mallory, to: team, id: "p1", text: "hello all")
+                _ = try await push.fake.wait("the burst's alert") { _ in push.apns(phone).count == 1 }
+                try await server.post(alice, to: team, id: "a1", text: "meet at noon")
+                _ = try await push.fake.wait("alice's message in the burst") { _ in push.apns(phone).count == 2 }
+                try await server.post(mallory, to: team, id: "p2", text: "ignore this")
+                _ = try await push.fake.wait("mallory's second") { _ in push.apns(phone).count == 3 }
+                let identifier = "herald-\(opener.seq)"
+                #expect(push.apns(phone).allSatisfy { $0.headers["apns-collapse-id"] == identifier })
+
+                #expect(try await server.request("DELETE", "/v1/conversations/\(team)/messages/p2", token: mallory).status == 200)
+                _ = try await push.fake.wait("the deletion's follow-up") { _ in push.apns(phone).count == 4 }
+                let back = try #require(push.apns(phone).last)
+                #expect(back.json?["type"] as? String == "message_edited" && back.json?["messageId"] as? String == "a1",
+                        "the notification stays, showing alice's message")
+                #expect(back.headers["apns-collapse-id"] == identifier && body(back) == "Alice: meet at noon")
+                #expect((back.json?["aps"] as? [String: Any])?["sound"] == nil && !back.text.contains("ignore this"))
+
+                // Alice's own deletion goes back to the message before hers; the last one left removes it.
+                #expect(try await server.request("DELETE", "/v1/conversations/\(team)/messages/a1", token: alice).status == 200)
+                _ = try await push.fake.wait("alice's deletion's follow-up") { _ in push.apns(phone).count == 5 }
+                #expect(body(try #require(push.apns(phone).last)) == "Mallory: hello all")
+                #expect(try await server.request("DELETE", "/v1/conversations/\(team)/messages/p1", token: mallory).status == 200)
+                _ = try await push.fake.wait("the last deletion's follow-up") { _ in push.apns(phone).count == 6 }
+                let removal = try #require(push.apns(phone).last)
+                #expect(removal.json?["type"] as? String == "message_deleted" && removal.json?["notificationId"] as? String == identifier)
+            }
         }
     }
 

@@ -365,6 +365,95 @@ struct StoreTests {
         }
     }
 
+    @Test("a follow-up replaced while it is in flight (an edit, then a delete at once) is not lost when the first send ends: it goes next",
+          arguments: kinds)
+    func followUpReplacedInFlight(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let (_, group) = try await setUp(store)
+            try await store.registerDevice(DeviceRegistration(id: "bob-pixel", userID: "bob", platform: .fcm, token: "f-1"), limit: 5)
+            let message = try await post(store, draft("r-1", by: "alice", in: group, text: "first words"))
+            let seq = try #require(message.seq)
+            let now = Date()
+            let edit = PushContent.followUp(.edited, of: group.id, messageID: "r-1", seq: seq, shownAs: "herald-\(seq)", badge: 1)
+            try await store.queuePushJobs([NewPushJob(kind: .follow, userID: "bob", deviceID: "bob-pixel", content: edit, due: now)])
+            let inFlight = try #require(try await store.leasePushJobs(now: now, platform: .fcm, limit: 10).jobs.first)
+            #expect(inFlight.content.follows == .edited)
+
+            let removal = PushContent.followUp(.deleted, of: group.id, messageID: "r-1", seq: seq, shownAs: "herald-\(seq)", badge: 0)
+            try await store.queuePushJobs([NewPushJob(kind: .follow, userID: "bob", deviceID: "bob-pixel", content: removal, due: now)])
+            #expect(try await store.leasePushJobs(now: now, platform: .fcm, limit: 10).jobs.isEmpty, "one send at a time")
+            try await store.finishPushJobs([FinishedPush(job: inFlight, sent: true)])
+            let next = try await store.leasePushJobs(now: now, platform: .fcm, limit: 10).jobs
+            #expect(next.map(\.content.follows) == [.deleted], "the deletion's follow-up goes after the edit's")
+            try await store.finishPushJobs(next.map { FinishedPush(job: $0, sent: true) })
+            #expect(try await store.pushJobCount() == 0)
+        }
+    }
+
+    @Test("confirmations from streams naming no registered device keep one row for the member, not one for each made-up id; a removed device's goes",
+          arguments: kinds)
+    func receiptsOfUnknownDevices(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await setUp(store)
+            try await store.registerDevice(DeviceRegistration(id: "bob-phone", userID: "bob", platform: .apns, token: "t-9"), limit: 5)
+            let madeUp = (0..<20).map { PushConfirmation(userID: "bob", device: "made-up-\($0)", through: Int64($0 + 1)) }
+            _ = try await store.recordConfirmations(madeUp + [PushConfirmation(userID: "bob", device: "bob-phone", through: 3)])
+            #expect(try await Self.receipts(in: store) == ["bob/": 20, "bob/bob-phone": 3])
+            _ = try await store.recordConfirmations([PushConfirmation(userID: "bob", device: "made-up-99", through: 30)])
+            #expect(try await Self.receipts(in: store) == ["bob/": 30, "bob/bob-phone": 3])
+            _ = try await store.removeDevice(id: "bob-phone", userID: "bob")
+            #expect(try await Self.receipts(in: store) == ["bob/": 30])
+        }
+    }
+
+    @Test("PostgreSQL: a deleted message's text stays in the table's file until VACUUM FULL rewrites it (docs/security.md says so)",
+          arguments: kinds.filter { $0 == .postgres })
+    func postgresDeletionOnDisk(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let postgres = try #require(store as? PostgresStore)
+            let (_, group) = try await setUp(store)
+            _ = try await post(store, draft("v-1", by: "alice", in: group, text: "zebra-walrus-4711"))
+            _ = try await store.amend(MessageAmendment(conversationID: group.id, messageID: "v-1", actorID: "alice", action: .delete))
+            let logger = Logger(label: "store-test")
+            // The tests' server runs as the superuser, who may read the cluster's files (written out by CHECKPOINT).
+            func onDisk() async throws -> Bool {
+                try await postgres.database.query("CHECKPOINT", logger: logger)
+                let rows = try await postgres.database.query(
+                    "SELECT position('zebra-walrus-4711'::bytea IN pg_read_binary_file(pg_relation_filepath('messages'))) > 0",
+                    logger: logger)
+                return try rows.first?.decode(Bool.self) ?? false
+            }
+            #expect(try await onDisk(), "the old row version is still in the file")
+            #expect(try await store.entries(in: group.id, for: "alice", after: 0, before: nil, limit: 10).allSatisfy { $0.text == nil })
+            try await postgres.database.query("VACUUM FULL messages, push_jobs, webhook_jobs", logger: logger)
+            #expect(try await onDisk() == false, "rewritten without it")
+        }
+    }
+
+    /// The push receipts `store` keeps, as `user/device: through`.
+    static func receipts(in store: any Store) async throws -> [String: Int64] {
+        if let sqlite = store as? SQLiteStore {
+            return try await sqlite.database.perform { connection in
+                var receipts: [String: Int64] = [:]
+                for row in try connection.query("SELECT user_id, device, through FROM push_receipts") {
+                    receipts["\(row.column("user_id")?.string ?? "")/\(row.column("device")?.string ?? "")"] =
+                        Int64(row.column("through")?.integer ?? -1)
+                }
+                return receipts
+            }
+        }
+        var receipts: [String: Int64] = [:]
+        if let postgres = store as? PostgresStore {
+            let rows = try await postgres.database.query(
+                "SELECT user_id, device, through FROM push_receipts", logger: Logger(label: "store-test"))
+            for row in rows {
+                let (user, device, through) = try row.decode((String, String, Int64).self)
+                receipts["\(user)/\(device)"] = through
+            }
+        }
+        return receipts
+    }
+
     @Test("device keys: a key reads what was leased to its device, nothing else, until its device is registered again or removed", arguments: kinds)
     func deviceKeys(kind: StoreKind) async throws {
         try await kind.withStore { store in

@@ -80,28 +80,45 @@ struct PushDecisions: Sendable {
     /// The follow-ups of an edit or a deletion (`amendment`): one for each device whose notification still shows
     /// the message (``PushOutbox/pushedDevices(of:messageID:)``), at once, with the new words (as each member reads
     /// them, never with a sound) or the word to remove it.
+    ///
+    /// An edit's words go only to a member who still reads the message (not one removed since, nor one added back
+    /// without the history). A notification that also stands for an earlier message of its burst, perhaps another
+    /// sender's, is not removed by a deletion: it goes back to that message's words.
     private func followUps(of amendment: IncomingMessage) async throws -> [NewPushJob] {
         guard let event = amendment.message.event, let target = event.messageID else { return [] }
         let pushed = try await store.pushedDevices(of: amendment.conversation.id, messageID: target)
         let now = clock.now()
-        return pushed.compactMap { shown in
+        return pushed.compactMap { shown -> NewPushJob? in
             guard platforms.contains(shown.device.platform) else { return nil }
-            var words: PushContent?
+            let content: PushContent
             if event.kind == .messageEdited {
+                guard shown.readable else { return nil }
                 var edited = amendment
                 edited.message = Message(
                     id: target, conversationID: amendment.conversation.id, senderID: amendment.message.senderID,
                     text: amendment.message.text, seq: shown.seq, mentions: amendment.message.mentions,
                     mentionsAll: amendment.message.mentionsAll, edited: true)
-                words = PushContent(
-                    alert: edited, badge: shown.badge, viewer: shown.device.userID, quiet: true,
-                    mode: shown.device.platform == .webpush ? .full : settings.content)
+                content = PushContent.followUp(
+                    .edited, of: amendment.conversation.id, messageID: target, seq: shown.seq, shownAs: shown.shownAs,
+                    badge: shown.badge, words: words(of: edited, for: shown))
+            } else if let earlier = shown.earlier, let seq = earlier.message.seq, shown.readable {
+                content = PushContent.followUp(
+                    .edited, of: amendment.conversation.id, messageID: earlier.message.id, seq: seq,
+                    shownAs: shown.shownAs, badge: shown.badge, words: words(of: earlier, for: shown))
+            } else {
+                content = PushContent.followUp(
+                    .deleted, of: amendment.conversation.id, messageID: target, seq: shown.seq, shownAs: shown.shownAs,
+                    badge: shown.badge)
             }
-            let content = PushContent.followUp(
-                event.kind == .messageEdited ? .edited : .deleted, of: amendment.conversation.id, messageID: target,
-                seq: shown.seq, shownAs: shown.shownAs, badge: shown.badge, words: words)
             return NewPushJob(kind: .follow, userID: shown.device.userID, deviceID: shown.device.id, content: content, due: now)
         }
+    }
+
+    /// An alert's content for `incoming` as `shown`'s owner reads it (quiet: a follow-up is never news).
+    private func words(of incoming: IncomingMessage, for shown: PushedDevice) -> PushContent {
+        PushContent(
+            alert: incoming, badge: shown.badge, viewer: shown.device.userID, quiet: true,
+            mode: shown.device.platform == .webpush ? .full : settings.content)
     }
 
     /// The alerts of `asks`' entries (``jobs(for:)``).

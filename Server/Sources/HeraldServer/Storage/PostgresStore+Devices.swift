@@ -60,6 +60,7 @@ extension PostgresStore {
         try await connection.query("DELETE FROM push_shown WHERE user_id = \(userID) AND device_id = \(deviceID)", logger: logger)
         try await connection.query("DELETE FROM push_sent WHERE user_id = \(userID) AND device_id = \(deviceID)", logger: logger)
         try await connection.query("DELETE FROM push_grants WHERE user_id = \(userID) AND device_id = \(deviceID)", logger: logger)
+        try await connection.query("DELETE FROM push_receipts WHERE user_id = \(userID) AND device = \(deviceID)", logger: logger)
     }
 
     public func pushedMessage(

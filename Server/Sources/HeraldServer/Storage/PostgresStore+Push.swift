@@ -253,8 +253,16 @@ extension PostgresStore {
     public func finishPushJobs(_ finished: [FinishedPush]) async throws {
         guard !finished.isEmpty else { return }
         try await transaction { connection in
+            // A newer clear or follow-up that replaced a job while it was in flight (``queue``: a new `created_at`)
+            // keeps its row, and goes next; deleting it would lose it.
+            let (ids, created) = (finished.map(\.job.id), finished.map(\.job.createdAt.timeIntervalSince1970))
             try await connection.query(
-                "DELETE FROM push_jobs WHERE id = ANY(\(finished.map(\.job.id))::bigint[])", logger: self.logger)
+                """
+                DELETE FROM push_jobs j USING unnest(\(ids)::bigint[], \(created)::double precision[]) AS f(id, created_at)
+                WHERE j.id = f.id AND j.created_at = f.created_at
+                """, logger: self.logger)
+            try await connection.query(
+                "UPDATE push_jobs SET leased_until = NULL WHERE id = ANY(\(ids)::bigint[])", logger: self.logger)
             let alerts = finished.filter { $0.sent && $0.job.kind == .alert }.map(\.job)
             if !alerts.isEmpty {
                 let (users, devices, seqs) = (alerts.map(\.device.userID), alerts.map(\.device.id), alerts.map(\.content.seq))
@@ -290,10 +298,10 @@ extension PostgresStore {
             try await connection.query(
                 """
                 INSERT INTO push_receipts (user_id, device, through)
-                SELECT r.user_id, r.device, max(r.through)
+                SELECT r.user_id, \(unescaped: PushOutboxSQL.receiptDevice) AS kept, max(r.through)
                 FROM unnest(\(users)::text[], \(devices)::text[], \(throughs)::bigint[]) AS r(user_id, device, through)
                 WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = r.user_id AND u.erased)
-                GROUP BY r.user_id, r.device
+                GROUP BY r.user_id, kept
                 ON CONFLICT (user_id, device) DO UPDATE SET through = greatest(push_receipts.through, excluded.through)
                 """, logger: self.logger)
             let dropped = try await connection.query(
@@ -333,13 +341,21 @@ extension PostgresStore {
         return try await transaction { connection in
             let rows = try await connection.query(
                 """
-                SELECT g.user_id, g.device_id AS id, d.platform, d.token, g.shown_as, g.seq
+                SELECT g.user_id, g.device_id AS id, d.platform, d.token, g.shown_as, g.seq,
+                    EXISTS (SELECT 1 FROM members me JOIN conversations c ON c.id = me.conversation_id
+                        WHERE me.conversation_id = m.conversation_id AND me.user_id = g.user_id
+                          AND me.removed_seq IS NULL AND c.deleted = FALSE AND me.visible_from <= m.seq) AS readable,
+                    (SELECT e.seq FROM push_grants e JOIN messages em ON em.seq = e.seq
+                        WHERE e.user_id = g.user_id AND e.device_id = g.device_id AND e.shown_as = g.shown_as
+                          AND e.seq < g.seq AND em.deleted = FALSE
+                        ORDER BY e.seq DESC LIMIT 1) AS earlier
                 FROM messages m
                 JOIN push_grants g ON g.seq = m.seq
                 JOIN devices d ON d.user_id = g.user_id AND d.id = g.device_id
                 WHERE m.conversation_id = \(conversationID) AND m.id = \(messageID) AND g.shown_as IS NOT NULL
-                  AND NOT EXISTS (SELECT 1 FROM push_grants later WHERE later.user_id = g.user_id
-                      AND later.device_id = g.device_id AND later.seq > g.seq AND later.shown_as = g.shown_as)
+                  AND NOT EXISTS (SELECT 1 FROM push_grants later JOIN messages lm ON lm.seq = later.seq
+                      WHERE later.user_id = g.user_id AND later.device_id = g.device_id AND later.seq > g.seq
+                        AND later.shown_as = g.shown_as AND lm.deleted = FALSE)
                   AND EXISTS (SELECT 1 FROM push_shown s WHERE s.user_id = g.user_id AND s.device_id = g.device_id
                       AND s.conversation_id = m.conversation_id AND s.seq >= g.seq)
                 ORDER BY g.user_id, g.device_id
@@ -356,7 +372,20 @@ extension PostgresStore {
                     badge = try await Self.badge(of: device.userID, at: now, on: connection, logger: self.logger)
                 }
                 badges[device.userID] = badge
-                devices.append(PushedDevice(device: device, shownAs: shownAs, seq: try columns.integer("seq"), badge: badge))
+                var shown = PushedDevice(device: device, shownAs: shownAs, seq: try columns.integer("seq"), badge: badge)
+                shown.readable = try columns.bool("readable")
+                if let earlier = try columns.optionalInteger("earlier") {
+                    shown.earlier = try await connection.query(
+                        """
+                        SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent,
+                               m.mentions, m.edits, m.deleted, c.kind, c.title, u.name AS sender_name,
+                               u.picture AS sender_picture
+                        FROM messages m JOIN conversations c ON c.id = m.conversation_id JOIN users u ON u.id = m.sender_id
+                        WHERE m.seq = \(earlier)
+                        """, logger: self.logger
+                    ).collect().first.map { try Rows.incoming($0.makeRandomAccess()) }
+                }
+                devices.append(shown)
             }
             return devices
         }

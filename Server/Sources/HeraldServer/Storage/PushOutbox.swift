@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// The durable side of push delivery, kept by the store beside the messages (docs/push.md, "The outbox").
 ///
@@ -87,6 +88,12 @@ public struct PushedDevice: Hashable, Sendable {
     public var seq: Int64
     /// Its owner's unread messages over all their conversations, now.
     public var badge: Int
+    /// Whether its owner still reads the message: a member now, whose history reaches it. One removed, or added
+    /// back without the history, is not told an edit's words.
+    public var readable: Bool = true
+    /// The newest message before this one that the same notification stands for (an earlier one of its burst), not
+    /// deleted: on deletion the notification goes back to its words instead of away. Nil when there is none.
+    public var earlier: IncomingMessage?
 }
 
 public struct PushTargetQuery: Sendable {
@@ -124,4 +131,10 @@ enum PushOutboxSQL {
         (j.kind <> 'follow' OR NOT EXISTS (SELECT 1 FROM push_jobs a WHERE a.kind = 'alert' AND a.user_id = j.user_id
             AND a.device_id = j.device_id AND a.seq = j.seq))
         """
+
+    /// The device a confirmation `r` (its `user_id` and `device`) is kept under: the device when it is one of its
+    /// user's registered devices, else '' (as a stream that named none). A stream may name any id it likes: made-up
+    /// ids share the member's one row rather than each leaving one of its own.
+    static let receiptDevice =
+        "CASE WHEN EXISTS (SELECT 1 FROM devices d WHERE d.user_id = r.user_id AND d.id = r.device) THEN r.device ELSE '' END"
 }

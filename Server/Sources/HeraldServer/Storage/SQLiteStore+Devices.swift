@@ -52,6 +52,7 @@ extension SQLiteStore {
         try connection.query("DELETE FROM push_shown WHERE user_id = ?1 AND device_id = ?2", [.text(userID), .text(deviceID)])
         try connection.query("DELETE FROM push_sent WHERE user_id = ?1 AND device_id = ?2", [.text(userID), .text(deviceID)])
         try connection.query("DELETE FROM push_grants WHERE user_id = ?1 AND device_id = ?2", [.text(userID), .text(deviceID)])
+        try connection.query("DELETE FROM push_receipts WHERE user_id = ?1 AND device = ?2", [.text(userID), .text(deviceID)])
     }
 
     public func pushedMessage(

@@ -86,8 +86,9 @@ extension SQLiteStore {
         var added = 0
         for kind in [PushJob.Kind.alert, .clear, .receipt, .follow] {
             let ofKind = jobs.filter { $0.kind == kind }
-            // A newer clear of a conversation (or follow-up of a message) replaces the one waiting; anything else
-            // queued is left as it is.
+            // A newer clear of a conversation (or follow-up of a message) replaces the one waiting, or the one in
+            // flight, which then goes again once its send ends (``finishPushJobs(_:)``); anything else queued is left
+            // as it is.
             let onConflict = kind == .clear || kind == .follow
                 ? "DO UPDATE SET content = excluded.content, seq = excluded.seq, due_at = excluded.due_at, created_at = excluded.created_at, attempts = 0"
                 : "DO NOTHING"
@@ -212,7 +213,14 @@ extension SQLiteStore {
         try await database.transaction { connection in
             let now = Date().timeIntervalSince1970
             for done in finished {
-                try connection.query("DELETE FROM push_jobs WHERE id = ?1", [.integer(Int(done.job.id))])
+                // A newer clear or follow-up that replaced the job while it was in flight (``queue``: a new
+                // `created_at`) keeps the row, and goes next; deleting it would lose it.
+                let replaced = try connection.query(
+                    "DELETE FROM push_jobs WHERE id = ?1 AND created_at = ?2 RETURNING id",
+                    [.integer(Int(done.job.id)), .float(done.job.createdAt.timeIntervalSince1970)]).isEmpty
+                if replaced {
+                    try connection.query("UPDATE push_jobs SET leased = 0 WHERE id = ?1", [.integer(Int(done.job.id))])
+                }
                 guard done.sent, done.job.kind == .alert else { continue }
                 try connection.query(
                     """
@@ -241,13 +249,21 @@ extension SQLiteStore {
         return try await database.perform { connection in
             let rows = try connection.query(
                 """
-                SELECT g.user_id, g.device_id AS id, d.platform, d.token, g.shown_as, g.seq
+                SELECT g.user_id, g.device_id AS id, d.platform, d.token, g.shown_as, g.seq,
+                    EXISTS (SELECT 1 FROM members me JOIN conversations c ON c.id = me.conversation_id
+                        WHERE me.conversation_id = m.conversation_id AND me.user_id = g.user_id
+                          AND me.removed_seq IS NULL AND c.deleted = 0 AND me.visible_from <= m.seq) AS readable,
+                    (SELECT e.seq FROM push_grants e JOIN messages em ON em.seq = e.seq
+                        WHERE e.user_id = g.user_id AND e.device_id = g.device_id AND e.shown_as = g.shown_as
+                          AND e.seq < g.seq AND em.deleted = 0
+                        ORDER BY e.seq DESC LIMIT 1) AS earlier
                 FROM messages m
                 JOIN push_grants g ON g.seq = m.seq
                 JOIN devices d ON d.user_id = g.user_id AND d.id = g.device_id
                 WHERE m.conversation_id = ?1 AND m.id = ?2 AND g.shown_as IS NOT NULL
-                  AND NOT EXISTS (SELECT 1 FROM push_grants later WHERE later.user_id = g.user_id
-                      AND later.device_id = g.device_id AND later.seq > g.seq AND later.shown_as = g.shown_as)
+                  AND NOT EXISTS (SELECT 1 FROM push_grants later JOIN messages lm ON lm.seq = later.seq
+                      WHERE later.user_id = g.user_id AND later.device_id = g.device_id AND later.seq > g.seq
+                        AND later.shown_as = g.shown_as AND lm.deleted = 0)
                   AND EXISTS (SELECT 1 FROM push_shown s WHERE s.user_id = g.user_id AND s.device_id = g.device_id
                       AND s.conversation_id = m.conversation_id AND s.seq >= g.seq)
                 ORDER BY g.user_id, g.device_id
@@ -260,7 +276,20 @@ extension SQLiteStore {
                 else { return nil }
                 let badge = try badges[device.userID] ?? Self.badge(of: device.userID, at: now, on: connection)
                 badges[device.userID] = badge
-                return PushedDevice(device: device, shownAs: shownAs, seq: Int64(seq), badge: badge)
+                var shown = PushedDevice(device: device, shownAs: shownAs, seq: Int64(seq), badge: badge)
+                shown.readable = try row.bool("readable")
+                if let earlier = try row.optionalInteger("earlier") {
+                    shown.earlier = try connection.query(
+                        """
+                        SELECT m.seq, m.id, m.conversation_id, m.sender_id, m.text, m.image_url, m.created_at, m.event, m.silent,
+                               m.mentions, m.edits, m.deleted, c.kind, c.title, u.name AS sender_name,
+                               u.picture AS sender_picture
+                        FROM messages m JOIN conversations c ON c.id = m.conversation_id JOIN users u ON u.id = m.sender_id
+                        WHERE m.seq = ?1
+                        """, [.integer(Int(earlier))]
+                    ).first.map { try Rows.incoming($0) }
+                }
+                return shown
             }
         }
     }
@@ -300,9 +329,9 @@ extension SQLiteStore {
                     """
                     \(confirmed)
                     INSERT INTO push_receipts (user_id, device, through)
-                    SELECT r.user_id, r.device, max(r.through) FROM r
+                    SELECT r.user_id, \(PushOutboxSQL.receiptDevice) AS kept, max(r.through) FROM r
                     WHERE r.user_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = r.user_id AND u.erased)
-                    GROUP BY r.user_id, r.device
+                    GROUP BY r.user_id, kept
                     ON CONFLICT (user_id, device) DO UPDATE SET through = max(through, excluded.through)
                     """, values.binds)
                 dropped += try connection.query(

@@ -208,6 +208,22 @@ public struct HeraldAPI: Sendable {
         return try await request(.POST, "/v1/conversations/\(Self.escape(conversationID))/messages", body: body, as: WireMessage.self)
     }
 
+    /// Posts the Reply to a notification under `id` (``NotificationAnswer``'s, made from the notification and the
+    /// text, so a retry is stored once) and returns it as stored. Should another member already hold that id (they
+    /// could guess it, and post first to block the Reply), the server answers `id_conflict` (a repeat of one's own
+    /// post is answered with it instead): the Reply is posted once more under the id with 16 random hex digits after
+    /// it, which no one can take ahead.
+    @discardableResult
+    public func postReply(in conversationID: String, text: String, id: String) async throws -> WireMessage {
+        do {
+            return try await postMessage(in: conversationID, text: text, id: id)
+        } catch let error as HeraldAPIError where error.code == "id_conflict" {
+            let suffix = String(UInt64.random(in: .min ... .max), radix: 16)
+            let unguessed = id + "-" + String(repeating: "0", count: 16 - suffix.count) + suffix
+            return try await postMessage(in: conversationID, text: text, id: unguessed)
+        }
+    }
+
     /// Edits the text of the user's own message `messageID` (within the server's edit window, 24 hours unless set;
     /// at most its edit limit of times) and returns it as it is now (`edited`). Every member's devices then receive
     /// a `message_edited` entry (``ClientEvent/message(_:)``; apply it with ``Message/amended(by:)``).

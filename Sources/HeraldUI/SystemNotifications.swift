@@ -299,7 +299,7 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
         case .reply(let conversationID, let messageID, let text):
             await BackgroundTask.run {
                 do {
-                    try await self.request { api in _ = try await api.postMessage(in: conversationID, text: text, id: messageID) }
+                    try await self.request { api in _ = try await api.postReply(in: conversationID, text: text, id: messageID) }
                 } catch {
                     self.answerFailed?(answer, error)
                     guard let notice else { return }

@@ -116,7 +116,7 @@ export function answerNotifications(live, deviceID, Notifications) {
 export async function answerNotification(live, deviceID, response) {
   const answer = notificationAnswer(response?.actionIdentifier, notificationData(response?.notification), response?.userText);
   if (answer?.type === "reply") {
-    await live.client.api.postMessage(answer.conversationId, { id: answer.messageId, text: answer.text });
+    await live.client.api.postReply(answer.conversationId, { id: answer.messageId, text: answer.text });
   } else if (answer?.type === "read") {
     await live.client.api.markRead(answer.conversationId, answer.seq, deviceID);
   }

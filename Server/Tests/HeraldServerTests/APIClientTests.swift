@@ -1,6 +1,7 @@
 import Foundation
 import HeraldClient
 import HeraldCore
+import HeraldPresentation
 import HeraldProtocol
 import HeraldTestSupport
 import Testing
@@ -90,6 +91,32 @@ struct APIClientTests {
             #expect(try await aliceAPI.messages(in: chat.id).map(\.id) == [reply.id, picture.id])
             let tooLong = await Self.refusal { try await bobAPI.postMessage(in: chat.id, text: String(repeating: "a", count: 4_001)) }
             #expect(tooLong?.status == 400 && tooLong?.code == "text_too_long")
+        }
+    }
+
+    @Test("a notification's Reply whose id another member took first is posted under an id no one can guess; a repeat of one's own is stored once",
+          arguments: TestTransport.allCases)
+    func replyIDTaken(_ transport: TestTransport) async throws {
+        try await TestServer.run { server in
+            let (alice, bob, mallory) = try await (server.token("alice"), server.token("bob"), server.token("mallory"))
+            let aliceAPI = Self.api(port: server.port, token: alice, transport)
+            let bobAPI = Self.api(port: server.port, token: bob, transport)
+            let malloryAPI = Self.api(port: server.port, token: mallory, transport)
+            let chat = try await aliceAPI.createConversation(kind: .group, title: "Plans", members: ["bob", "mallory"])
+            let question = try await aliceAPI.postMessage(in: chat.id, text: "Lunch?")
+            let answer = NotificationAnswer(
+                action: NotificationAnswer.replyAction,
+                userInfo: ["conversationId": chat.id, "seq": String(question.seq)], text: "yes")
+            guard case .reply(_, let id, let text) = answer else { throw TestFailure("no reply: \(answer)") }
+            try await malloryAPI.postMessage(in: chat.id, text: "squatted", id: id)
+            let taken = await Self.refusal { try await bobAPI.postMessage(in: chat.id, text: text, id: id) }
+            #expect(taken?.code == "id_conflict")
+
+            let reply = try await bobAPI.postReply(in: chat.id, text: text, id: id)
+            #expect(reply.senderId == "bob" && reply.text == "yes")
+            #expect(reply.id.hasPrefix(id + "-") && reply.id.count == id.count + 17)
+            let own = try await bobAPI.postReply(in: chat.id, text: "ok", id: "reply-\(question.seq)-0000000000000001")
+            #expect(try await bobAPI.postReply(in: chat.id, text: "ok", id: own.id) == own, "a retry is stored once")
         }
     }
 

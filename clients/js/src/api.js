@@ -157,6 +157,25 @@ export class API {
     });
   }
 
+  /**
+   * Posts the Reply to a notification under `id` (`notificationAnswer`'s, made from the notification and the text, so
+   * a retry is stored once). Should another member already hold that id (they could guess it and post first to block
+   * the Reply), the server answers `id_conflict` (a repeat of one's own post is answered with it instead): the Reply is
+   * posted once more under the id with 16 random hex digits after it, which no one can take ahead.
+   */
+  async postReply(conversation, { id, text }) {
+    try {
+      return await this.postMessage(conversation, { id, text });
+    } catch (error) {
+      if (error?.code !== "id_conflict") throw error;
+      const random = typeof globalThis.crypto?.getRandomValues === "function"
+        ? globalThis.crypto.getRandomValues(new Uint8Array(8))
+        : Array.from({ length: 8 }, () => Math.floor(Math.random() * 256));
+      const suffix = Array.from(random, (byte) => byte.toString(16).padStart(2, "0")).join("");
+      return this.postMessage(conversation, { id: `${id}-${suffix}`, text });
+    }
+  }
+
   /** Edits the text of one's own message (within the server's edit window); answers it as it is now (`edited`). */
   editMessage(conversation, message, { text, mentions = [], mentionsAll = false }) {
     return this.request("PATCH", `/v1/conversations/${segment(conversation)}/messages/${segment(message)}`, {

@@ -177,6 +177,8 @@ export class API {
   users(q?: string, options?: { after?: string | null; limit?: number }): Promise<{ users: Person[]; next: string | null }>;
   messages(conversation: string, options?: { before?: number | null; after?: number | null; limit?: number }): Promise<Message[]>;
   postMessage(conversation: string, message: { id: string; text: string; imageURL?: string | null; mentions?: string[]; mentionsAll?: boolean }): Promise<Message>;
+  /** Posts a notification's Reply under `id`; another member's message under that id (`id_conflict`) is answered by posting under `id` with a random suffix. */
+  postReply(conversation: string, reply: { id: string; text: string }): Promise<Message>;
   /** Edits one's own message's text; answers it as it is now (`edited`). */
   editMessage(conversation: string, message: string, edit: { text: string; mentions?: string[]; mentionsAll?: boolean }): Promise<Message>;
   /** Deletes a message (one's own, or anyone's in a group one owns); answers its tombstone. */

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { APIError, HeraldClient, messagePreview } from "../src/index.js";
+import { APIError, HeraldClient, messagePreview, notificationAnswer, replyAction } from "../src/index.js";
 import { Server, bounded, eventually, record, suiteServer, token } from "./harness.mjs";
 
 /** A client for `user` on `server`, reconnecting fast (tests go faster than networks fail). */
@@ -284,6 +284,21 @@ describe("HeraldClient on a real server", () => {
     assert.deepEqual(await sam.devices(), []);
     await assert.rejects(sam.removeDevice("sams-phone"), (error) => error.code === "not_found" && error.status === 404);
     await assert.rejects(sam.registerDevice("x", "expo", "not a token"), (error) => error.code === "invalid_request");
+  });
+
+  test("a Reply whose id another member took first is posted under a random one; a repeat of one's own is stored once", async () => {
+    const chat = await server.chat("group", "ann", ["max"], "Replies");
+    const ann = new HeraldClient({ url: server.url, token: token("ann") }).api;
+    const max = new HeraldClient({ url: server.url, token: token("max") }).api;
+    const answer = notificationAnswer(replyAction, { conversationId: chat, seq: "1" }, "yes");
+    await max.postMessage(chat, { id: answer.messageId, text: "squatted" });
+    await assert.rejects(ann.postMessage(chat, { id: answer.messageId, text: "yes" }), (error) => error.code === "id_conflict");
+    const reply = await ann.postReply(chat, { id: answer.messageId, text: answer.text });
+    assert.equal(reply.text, "yes");
+    assert.equal(reply.senderId, "ann");
+    assert.match(reply.id, new RegExp(`^${answer.messageId}-[0-9a-f]{16}$`));
+    const own = await ann.postReply(chat, { id: "reply-2-0000000000000001", text: "ok" });
+    assert.equal((await ann.postReply(chat, { id: "reply-2-0000000000000001", text: "ok" })).seq, own.seq, "stored once");
   });
 
   test("rate-limited sends wait as long as the server says and are all stored, once each", async () => {

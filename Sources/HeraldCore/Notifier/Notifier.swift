@@ -26,8 +26,9 @@ public enum NotifierInput: Hashable, Sendable {
     case dismiss
     /// Dismiss the visible banner and drop every waiting one.
     case dismissAll
-    /// The server pushed this message to this device: its system notification is the push's, so the device posts
-    /// none of its own (one held by ``Notifier/localHold`` is dropped; one that arrives later is skipped).
+    /// The server pushed this message to this device: its notification is the push's, so the device shows none of
+    /// its own (a banner or system notification held by ``Notifier/localHold`` is dropped; one that arrives later is
+    /// skipped).
     case pushed(conversationID: String, messageID: String)
 }
 
@@ -45,24 +46,42 @@ public struct Notifier: Hashable, Sendable {
     public private(set) var queue: BannerQueue
     /// The wording rules.
     public let formatter: ContentFormatter
-    /// How long a system notification waits before it is posted, for a ``NotifierInput/pushed(conversationID:messageID:)``
-    /// that would make it a second one: a device woken with frames waiting reads the message, then the server's
-    /// word that it pushed it. Zero: posted at once.
+    /// How long a system notification, and the banner of a late message (``lateAfter``), wait before they are shown,
+    /// for a ``NotifierInput/pushed(conversationID:messageID:)`` that would make them a second interruption: a device
+    /// woken with frames waiting reads the message, then the server's word that it pushed it. Zero: shown at once.
     public let localHold: Duration
+    /// How much later than the promptest message so far a message may reach the engine and still count as live, by
+    /// the server's clock (``Message/sentAt``) against the engine's instants: a banner for a later one (or for the
+    /// first message, with nothing to compare) waits ``localHold``, as it may have been pushed meanwhile.
+    ///
+    /// The server pushes a connected device's message only once the device has not confirmed it for 2 s at the
+    /// least (`HERALD_CONFIRM_WITHIN`, 5 s by default), and clients confirm within a second of taking a message
+    /// in, so a message live within half a second is confirmed in time and never pushed: its banner shows at once.
+    public static let lateAfter: Duration = .milliseconds(500)
     /// One interruption per burst: a conversation's system notifications within a window of the first replace it
     /// silently, until the conversation is opened (``NotificationBursts``).
     public private(set) var bursts: NotificationBursts
     private var seen: RecentSet<MessageKey>
     private var pushed: RecentSet<MessageKey>
-    /// A system notification held (``localHold``), until its deadline.
+    /// The smallest lag seen so far between a message's time on the server's clock and its arrival on the engine's
+    /// (the engine's instant minus the server's): a message that came at once, the clocks' offset and the network's
+    /// quickest delivery. Nil until the first message.
+    private var promptest: Duration?
+    /// A banner or system notification held (``localHold``), until its deadline.
     private struct Held: Hashable, Sendable {
         var deadline: Duration
         var key: MessageKey
-        var notification: LocalNotification
+        var notice: Notice
         var namesMember: Bool
     }
 
-    /// System notifications held, in the order they are due.
+    /// What a ``Held`` shows when its deadline comes.
+    private enum Notice: Hashable, Sendable {
+        case banner(Banner)
+        case local(LocalNotification)
+    }
+
+    /// Banners and system notifications held, in the order they are due.
     private var held: [Held] = []
     /// The system notifications it posted, newest last, at most ``followedLimit``: each the latest words under its
     /// identifier, so that an edit of its message can replace them and a deletion remove them.
@@ -122,7 +141,12 @@ public struct Notifier: Hashable, Sendable {
             held.removeFirst()
             let now = max(queue.now, first.deadline)
             effects.begin(at: now)
-            effects.append(.local(posting(first.notification, key: first.key, namesMember: first.namesMember, at: now)))
+            switch first.notice {
+            case .banner(let banner):
+                queue.enqueue(banner, into: &effects)
+            case .local(let notification):
+                effects.append(.local(posting(notification, key: first.key, namesMember: first.namesMember, at: now)))
+            }
             effects.end()
         }
         queue.advance(to: instant, into: &effects)
@@ -145,6 +169,7 @@ public struct Notifier: Hashable, Sendable {
             if let conversationID {
                 queue.apply(.conversationOpened(conversationID), into: &effects)
                 bursts.end(conversationID)
+                dropHeldBanners(of: conversationID, into: &effects)
             }
         case .mute(let conversationID):
             device.levels[conversationID] = .muted
@@ -173,6 +198,7 @@ public struct Notifier: Hashable, Sendable {
         for case .navigate(let conversationID) in effects.current.lazy.map(\.effect) {
             device.openConversationID = conversationID
             bursts.end(conversationID)
+            dropHeldBanners(of: conversationID, into: &effects)
         }
         effects.end()
         return effects.entries
@@ -205,9 +231,36 @@ public struct Notifier: Hashable, Sendable {
         }
     }
 
+    /// Whether `message`, arriving now, is late (``lateAfter``), and it taken into ``promptest``.
+    private mutating func arrivesLate(_ message: Message) -> Bool {
+        // The server's time in whole microseconds after 2001-01-01, as the JavaScript engine counts it.
+        let sent = Duration.microseconds(Int64((message.sentAt.timeIntervalSinceReferenceDate * 1_000_000).rounded()))
+        let lag = queue.now - sent
+        defer { promptest = min(promptest ?? lag, lag) }
+        guard let promptest else { return true }
+        return lag - promptest > Self.lateAfter
+    }
+
+    /// Holds `notice` for ``localHold``, among the others in the order they are due.
+    private mutating func hold(_ notice: Notice, key: MessageKey, namesMember: Bool) {
+        let deadline = queue.now + localHold
+        let index = held.firstIndex { $0.deadline > deadline } ?? held.endIndex
+        held.insert(Held(deadline: deadline, key: key, notice: notice, namesMember: namesMember), at: index)
+    }
+
+    /// The conversation is on screen: the banners held for it will never show (reason `active`).
+    private mutating func dropHeldBanners(of conversationID: String, into effects: inout EffectLog) {
+        held.removeAll { held in
+            guard held.key.conversationID == conversationID, case .banner = held.notice else { return false }
+            effects.append(.skip(messageID: held.key.messageID, reason: .active))
+            return true
+        }
+    }
+
     private mutating func receive(_ incoming: IncomingMessage, into effects: inout EffectLog) {
         let message = incoming.message
         let key = MessageKey(conversationID: message.conversationID, messageID: message.id)
+        let late = arrivesLate(message)
         let alreadySeen = !seen.insert(key)
         // Removed, left, or the group deleted: nothing of it may stay on screen or in the notification centre.
         if !alreadySeen, let event = message.event, event.ends(userID, senderID: message.senderID) {
@@ -215,6 +268,7 @@ public struct Notifier: Hashable, Sendable {
             effects.append(.clear(conversationID: message.conversationID))
             bursts.end(message.conversationID)
             posted.removeAll { $0.key.conversationID == message.conversationID }
+            held.removeAll { $0.key.conversationID == message.conversationID }
         }
         if !alreadySeen, let event = message.event, event.isAmendment, let target = event.messageID {
             follow(incoming, to: MessageKey(conversationID: message.conversationID, messageID: target), into: &effects)
@@ -232,14 +286,17 @@ public struct Notifier: Hashable, Sendable {
         case .banner:
             var banner = formatter.banner(for: incoming, viewer: userID)
             banner.mention = message.names(userID)
-            queue.enqueue(banner, into: &effects)
+            if late, localHold > .zero {
+                // It may have been pushed while this device was frozen or cut off: the server's word follows it.
+                hold(.banner(banner), key: key, namesMember: banner.mention)
+            } else {
+                queue.enqueue(banner, into: &effects)
+            }
         case .local, .quietLocal:
             var notification = formatter.notification(for: incoming, viewer: userID)
             notification.silent = delivery == .quietLocal
             if localHold > .zero {
-                let deadline = queue.now + localHold
-                let index = held.firstIndex { $0.deadline > deadline } ?? held.endIndex
-                held.insert(Held(deadline: deadline, key: key, notification: notification, namesMember: message.names(userID)), at: index)
+                hold(.local(notification), key: key, namesMember: message.names(userID))
             } else {
                 effects.append(.local(posting(notification, key: key, namesMember: message.names(userID), at: queue.now)))
             }
@@ -247,7 +304,7 @@ public struct Notifier: Hashable, Sendable {
     }
 
     /// What an edit or a deletion (`amendment`) of the message `target` changes on this device: the banner showing
-    /// it, a held system notification of it, and the posted one whose latest words are its.
+    /// it, a held banner or system notification of it, and the posted one whose latest words are its.
     private mutating func follow(_ amendment: IncomingMessage, to target: MessageKey, into effects: inout EffectLog) {
         let deleted = amendment.message.event?.kind == .messageDeleted
         let postedIndex = posted.lastIndex { $0.key == target }
@@ -271,8 +328,15 @@ public struct Notifier: Hashable, Sendable {
             into: &effects)
         let words = formatter.notification(for: edited, viewer: userID)
         for index in held.indices where held[index].key == target {
-            held[index].notification.title = words.title
-            held[index].notification.body = words.body
+            switch held[index].notice {
+            case .banner(var banner):
+                banner.body = formatter.preview(of: edited.message)
+                held[index].notice = .banner(banner)
+            case .local(var notification):
+                notification.title = words.title
+                notification.body = words.body
+                held[index].notice = .local(notification)
+            }
         }
         if let postedIndex {
             var notification = posted[postedIndex].notification

@@ -18,11 +18,12 @@ async function registerPhone(server, user, id) {
   await server.request(user, "PUT", `/v1/devices/${id}`, { platform: "expo", token: `ExponentPushToken[${id}-0123456789abcdef]` });
 }
 
-/** The device script in a process of its own: what it prints, and SIGSTOP / SIGCONT. */
-function startDevice(server, user, device) {
+/** The device script in a process of its own (in the background, or in the foreground with `open` on screen): what it
+ *  prints, and SIGSTOP / SIGCONT. */
+function startDevice(server, user, device, appState = "background", open = null) {
   // Node 20 has WebSocket behind this flag; 22 and later take it too.
   const child = spawn(process.execPath, ["--experimental-websocket", "--no-warnings", deviceScript, server.url, token(user), user,
-    device, "background"], { stdio: ["ignore", "pipe", "inherit"] });
+    device, appState, ...(open ? [open] : [])], { stdio: ["ignore", "pipe", "inherit"] });
   const lines = [];
   createInterface({ input: child.stdout }).on("line", (line) => lines.push(JSON.parse(line)));
   const effects = (type) => lines.filter((line) => line.effect?.type === type).map((line) => line.effect);
@@ -30,6 +31,7 @@ function startDevice(server, user, device) {
     lines,
     live: () => lines.some((line) => line.state === "live"),
     notified: () => effects("local").map((effect) => effect.notification.message),
+    bannered: () => effects("show").map((effect) => effect.banner.id),
     skippedAsPushed: () => effects("skip").filter((effect) => effect.reason === "pushed").map((effect) => effect.message),
     freeze: () => child.kill("SIGSTOP"),
     wake: () => child.kill("SIGCONT"),
@@ -75,6 +77,34 @@ describe("Confirmations: a frozen phone", async () => {
     assert.equal(expo.of("frozen").length, 1, "pushed once");
     assert.equal(expo.of("frozen")[0].data.notificationId, `herald-${expo.of("frozen")[0].data.seq}`);
     assert.deepEqual(expo.of("after"), []);
+  });
+
+  test("in the foreground with another chat open, frozen: pushed; woken, no banner for it though its message frame comes first; live banners at once", async () => {
+    const direct = await server.chat("direct", "ivy", ["jon"]);
+    const other = await server.chat("group", "ivy", ["jon"], "Elsewhere");
+    await registerPhone(server, "jon", "jon-phone");
+    const phone = startDevice(server, "jon", "jon-phone", "foreground", other);
+    devices.push(phone);
+    await eventually("the phone live", phone.live);
+
+    await server.post("ivy", direct, "while running", { id: "fg-running" });
+    await eventually("its banner", () => phone.bannered().includes("fg-running"));
+    await eventually("the waiting push dropped", async () => (await outboxDepth(server)) === 0);
+    assert.deepEqual(expo.of("fg-running"), [], "no push for what it confirmed");
+
+    phone.freeze();
+    await server.post("ivy", direct, "while frozen", { id: "fg-frozen" });
+    await eventually("the push of what the frozen phone never confirmed", () => expo.of("fg-frozen").length === 1, { within: 30_000 });
+    phone.wake();
+    await eventually("the pushed message skipped", () => phone.skippedAsPushed().includes("fg-frozen"), {
+      detail: () => JSON.stringify(phone.lines),
+    });
+    const posted = Date.now();
+    await server.post("ivy", direct, "after waking", { id: "fg-after" });
+    await eventually("the next one's banner", () => phone.bannered().includes("fg-after"));
+    assert.ok(Date.now() - posted < 5_000);
+    assert.deepEqual(phone.bannered(), ["fg-running", "fg-after"], "never a banner for the pushed one");
+    assert.deepEqual(phone.notified(), [], "nor a notification");
   });
 
   test("a burst is confirmed with a few frames, the last one through its last message", async () => {

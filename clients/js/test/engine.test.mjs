@@ -64,3 +64,58 @@ test("a notification's answers: a reply's id from the notification and the text 
   assert.equal(notificationAnswer(replyAction, null, "hi"), null);
   assert.equal(notificationAnswer(replyAction, data, "a".repeat(5000)).text.length, 4000);
 });
+
+// Shown once after a freeze (docs/behaviour.md §1, rule 8): the fixtures Tests/Fixtures/traces/woken*.jsonl and
+// late.jsonl through the JavaScript engine (Tests/Web/replay.mjs, `herald replay` for it); the conformance test holds
+// HeraldCore to the same timelines, and Tests/HeraldCoreTests/LateMessageTests.swift asserts them in Swift.
+test("woken late with its pushed word 2 ms behind: no banner, no local notification; not pushed: a banner after the hold; live ones at once", async () => {
+  const { execFileSync } = await import("node:child_process");
+  const { fileURLToPath } = await import("node:url");
+  const root = fileURLToPath(new URL("../../../", import.meta.url));
+  const replay = (name) => execFileSync(process.execPath, [`${root}Tests/Web/replay.mjs`, `${root}Tests/Fixtures/traces/${name}`], { encoding: "utf8" })
+    .trim().split("\n").map((line) => JSON.parse(line));
+  const brief = (line) => `${line.at} ${line.type} ${line.banner?.id ?? line.banner ?? line.notification?.message ?? line.message ?? line.conversation}${line.reason ? ` ${line.reason}` : ""}`;
+
+  const pushed = replay("woken.jsonl");
+  assert.deepEqual(pushed.map(brief), [
+    "1 skip w0 own", "2 show w1", "6 dismiss w1 timeout", "15.006 skip w2 pushed", "20 show w3", "24 dismiss w3 timeout",
+  ]);
+  assert.ok(!pushed.some((line) => (line.type === "show" && line.banner.id === "w2") || (line.type === "local")), "never shown, never posted");
+
+  assert.deepEqual(replay("woken-unpushed.jsonl").map(brief), [
+    "1 skip w0 own", "2 show w1", "6 dismiss w1 timeout", "15.504 show w2", "19.504 dismiss w2 timeout", "20 show w3", "24 dismiss w3 timeout",
+  ]);
+
+  const late = replay("late.jsonl");
+  assert.deepEqual(late.map(brief), [
+    "1.5 show l1", "5.5 dismiss l1 timeout", "6 show l2", "10 dismiss l2 timeout", "11.2 skip l3 active", "13.1 skip l5 quiet",
+    "13.5 show l4", "17.5 dismiss l4 timeout", "20.1 skip l7 quiet", "25 skip l8 pushed", "30 show l9", "30.2 dismiss l9 tap",
+    "30.2 navigate team", "30.2 skip l10 active", "35.5 show l11", "39.5 dismiss l11 timeout",
+  ]);
+  assert.equal(late.find((line) => line.type === "show" && line.banner.id === "l4").banner.body, "late, and edited while held");
+});
+
+test("a late banner waits localHold for the pushed word; without a hold, or live, it shows at once", () => {
+  const incoming = (id, createdAt) => ({
+    message: { id, conversationId: "team", senderId: "bob", text: "hi", imageURL: null, createdAt, mentions: [], mentionsAll: false },
+    conversation: { id: "team", kind: "group", title: "Team" }, sender: { id: "bob", name: "Bob", avatarURL: null },
+  });
+  const shows = (effects) => effects.filter(({ effect }) => effect.type === "show").map(({ at, effect }) => `${at / engine.SECOND} ${effect.banner.id}`);
+  // The server's clock (2026) far from the engine's instants (from 0): only differences count.
+  const at = (seconds) => new Date(Date.UTC(2026, 0, 1) + seconds * 1000).toISOString();
+  const notifier = new engine.Notifier({ userID: "alice", localHold: engine.SECOND / 2 });
+  assert.equal(engine.Notifier.lateAfter, engine.SECOND / 2);
+  const effects = [
+    ...notifier.handle({ type: "message", incoming: incoming("m1", at(0.9)) }, 1 * engine.SECOND),
+    ...notifier.handle({ type: "message", incoming: incoming("m2", at(9.95)) }, 10 * engine.SECOND),
+    ...notifier.handle({ type: "message", incoming: incoming("m3", at(19.2)) }, 20 * engine.SECOND),
+    ...notifier.handle({ type: "pushed", conversation: "team", message: "m3" }, 20 * engine.SECOND + 2000),
+    ...notifier.handle({ type: "message", incoming: incoming("m4", at(29.95)) }, 30 * engine.SECOND),
+    ...notifier.advance(40 * engine.SECOND),
+  ];
+  assert.deepEqual(shows(effects), ["1.5 m1", "10 m2", "30 m4"]);
+  assert.ok(effects.some(({ at, effect }) => effect.type === "skip" && effect.message === "m3" && effect.reason === "pushed" && at === 20 * engine.SECOND + 2000));
+
+  const unheld = new engine.Notifier({ userID: "alice" });
+  assert.deepEqual(shows(unheld.handle({ type: "message", incoming: incoming("m1", at(-60)) }, 0)), ["0 m1"]);
+});

@@ -15,8 +15,8 @@ import HeraldTransport
 ///
 /// Messages of the first catch-up (the history from `resumeAfter`) do not notify; everything after it does,
 /// including messages caught up after a reconnect, except those the server says it pushed to this device (their
-/// push is the notification). A system notification waits ``localHold`` for that word: an app woken with frames
-/// waiting reads a message and then the server's `pushed` for it. Focus and app state go to both the device's ``Notifier`` and
+/// push is the notification). A system notification, and a late message's banner (`Notifier.lateAfter`), wait
+/// ``localHold`` for that word: an app woken with frames waiting reads a message and then the server's `pushed` for it. Focus and app state go to both the device's ``Notifier`` and
 /// the server (so pushes follow them); a tapped banner's conversation becomes the focus by itself.
 ///
 /// The user's choices of who hears what (levels, snooze, quiet hours: docs/behaviour.md §1) are read from the server

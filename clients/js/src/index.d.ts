@@ -504,6 +504,8 @@ export class BannerQueue {
 export class Notifier {
   constructor(options: { userID: string; config?: BannerConfig; formatter?: Formatter; seenLimit?: number; localHold?: number; burstWindow?: number });
   readonly localHold: number;
+  /** How much later than the promptest message so far (by the server's clock) a message may come and still be bannered at once, in ms. */
+  static readonly lateAfter: number;
   readonly userID: string;
   readonly device: DeviceState;
   readonly queue: BannerQueue;

@@ -27,8 +27,8 @@ function steadyMillis() {
  *
  * Messages of the first catch-up (history the device had not seen before it started) do not notify; everything
  * after the first `ready` does, messages caught up after a reconnect included, except those the server says it
- * pushed to this device (`pushed`: the push is the notification). A system notification waits `localHold` for that
- * word. The user's levels and settings are
+ * pushed to this device (`pushed`: the push is the notification). A system notification, and a late message's banner
+ * (`Notifier.lateAfter`), wait `localHold` for that word. The user's levels and settings are
  * read from the server each time the stream is live (messages arriving meanwhile wait for them) and follow the
  * changes made here (`setLevel`, `setSettings`, `snooze`) and on the user's other devices. A `navigate` effect (a
  * tapped banner) makes its conversation the focus by itself. Time runs on the runtime's clock: each deadline (a

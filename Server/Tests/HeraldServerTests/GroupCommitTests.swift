@@ -162,6 +162,127 @@ struct GroupCommitTests {
             #expect(stored.map(\.id) == ["before", "same", "other"])
         }
     }
+
+    // Issue 56, "No post waits for ever": a group's transaction that went on past its bound (the caller answered
+    // 503 at the limit, the use still running) used to reserve its seqs in the log afterwards, where nobody would
+    // end the reservation: the log then handed on nothing past them, and every later post waited for ever.
+    @Test("PostgreSQL: a group whose transaction outlives its bound reserves nothing in the log once its posts were answered; the next post is answered",
+          .enabled(if: StoreKind.postgresURL != nil))
+    func transactionPastItsBound() async throws {
+        var logger = Logger(label: "group-commit-test")
+        logger.logLevel = .critical
+        try await StoreKind.withDatabase(logger: logger) { url in
+            let store = try await PostgresStore.connect(url: url, retryFor: .seconds(30), queryLimit: .seconds(5), logger: logger)
+            do {
+                let record = try await store.createConversation(kind: .group, title: "Late", memberIDs: ["alice", "bob"]).record
+                let gate = HeldReservations(log: EventLog(after: try await store.latestSeq(), logger: logger) { after, through in
+                    try await store.entries(after: after, through: through, limit: .max)
+                })
+                defer { gate.open() }
+                store.attach(gate)
+
+                // The first post's transaction stops as it reserves its seq, until its post was answered at the
+                // bound (the use is cancelled then, but the reservation answers no cancellation; nor do
+                // postgres-nio's statements after it).
+                await #expect(throws: StorageTimeout.self) {
+                    _ = try await store.post(draft("late", by: "alice", in: record.conversation))
+                }
+                gate.open()
+
+                // The next post's transaction waits for the late one's end (the counter's lock): when it commits,
+                // nothing else may still be reserved.
+                try await withThrowingTaskGroup(of: PostOutcome.self) { group in
+                    group.addTask { try await store.post(draft("next", by: "bob", in: record.conversation)) }
+                    try await eventually("the next post is committed") { gate.commits > 0 }
+                    let leftOpen = gate.leftOpenAtCommit
+                    #expect(leftOpen.isEmpty, "a reservation outlived its transaction's caller: \(leftOpen)")
+                    // Without that, the next post would wait for ever: end the reservation here so that it does not.
+                    gate.releaseOpen()
+                    guard case .stored(let next) = try await group.next() else {
+                        Issue.record("the next post is not stored")
+                        return
+                    }
+                    #expect(gate.log.delivered >= next.seq ?? 0, "answered once the log handed it on")
+                }
+                let stored = try await store.entries(in: record.conversation.id, for: "alice", after: 0, before: nil, limit: 10)
+                #expect(stored.map(\.id) == ["next"], "the late transaction rolled back: its post was answered with an error")
+            } catch {
+                await store.close()
+                throw error
+            }
+            await store.close()
+        }
+    }
+}
+
+/// The log's sink, with every reservation held up (the thread telling it blocked) until the test opens it: a
+/// transaction stopped at that point for as long as the test needs, as a busy machine can stop one. It keeps the
+/// reservations the log was told of and not ended, and those still open when another transaction committed.
+private final class HeldReservations: CommitSink {
+    private struct State {
+        var open: [ClosedRange<Int64>] = []
+        var leftOpenAtCommit: [ClosedRange<Int64>] = []
+        var commits = 0
+    }
+
+    let log: EventLog
+    /// 1 once open.
+    private let gate = ConditionLock(value: 0)
+    private let state = NIOLockedValueBox(State())
+
+    init(log: EventLog) {
+        self.log = log
+    }
+
+    /// Lets every reservation through, from now on.
+    func open() {
+        gate.lock()
+        gate.unlock(withValue: 1)
+    }
+
+    /// How many transactions committed.
+    var commits: Int { state.withLockedValue { $0.commits } }
+
+    /// The reservations still open when a transaction committed, but its own.
+    var leftOpenAtCommit: [ClosedRange<Int64>] { state.withLockedValue { $0.leftOpenAtCommit } }
+
+    /// Ends the reservations still open in the log.
+    func releaseOpen() {
+        let open = state.withLockedValue { state in
+            defer { state.open = [] }
+            return state.open
+        }
+        for seqs in open { log.failed(seqs) }
+    }
+
+    func reserve(_ seqs: ClosedRange<Int64>) {
+        // At most a minute, should the test end without opening it.
+        if gate.lock(whenValue: 1, timeoutSeconds: 60) { gate.unlock() }
+        state.withLockedValue { $0.open.append(seqs) }
+        log.reserve(seqs)
+    }
+
+    func committed(_ seqs: ClosedRange<Int64>, entries: [IncomingMessage], waiters: [LogWaiter]) {
+        state.withLockedValue { state in
+            state.open.removeAll { $0 == seqs }
+            state.leftOpenAtCommit += state.open
+            state.commits += 1
+        }
+        log.committed(seqs, entries: entries, waiters: waiters)
+    }
+
+    func failed(_ seqs: ClosedRange<Int64>) {
+        state.withLockedValue { $0.open.removeAll { $0 == seqs } }
+        log.failed(seqs)
+    }
+
+    func notified(through seq: Int64) {
+        log.notified(through: seq)
+    }
+
+    func whenDelivered(_ seq: Int64, _ resume: @escaping @Sendable () -> Void) {
+        log.whenDelivered(seq, resume)
+    }
 }
 
 /// A log consumer that hands what it takes to a closure.

@@ -33,37 +33,99 @@ extension CommitSink {
     /// Runs one transaction that appends entries (`body`), and tells the sink its part: the seqs `body` reserves
     /// before its commit (``Reservation/reserve(_:)``), released if it throws. The caller tells
     /// ``committed(_:entries:waiters:)`` with what it returns, once it knows who waits.
+    ///
+    /// `body` may throw while the transaction it started still runs: PostgreSQL's bound (``BoundedPostgres``)
+    /// answers its caller at the limit, and the use goes on until it reaches a point that answers cancellation.
+    /// The reservation ends here either way, so a `reserve` that comes after it is refused (the transaction rolls
+    /// back) and one that was under way is released by its own caller: no seq stays reserved for a transaction
+    /// nobody will report, which would hold back every later entry, and every post waiting for one, for ever.
     func appending<T>(
         _ body: (Reservation) async throws -> T
     ) async throws -> (result: T, reserved: ClosedRange<Int64>?) {
         let reservation = Reservation(sink: self)
         do {
             let result = try await body(reservation)
-            return (result, reservation.seqs)
+            return (result, reservation.end())
         } catch {
-            if let seqs = reservation.seqs { failed(seqs) }
+            if let seqs = reservation.end() { failed(seqs) }
             throw error
         }
     }
 }
 
 /// The seqs one appending transaction reserved (``CommitSink/appending(_:)``).
+///
+/// It ends when ``CommitSink/appending(_:)`` does, even when the transaction still runs (its caller stopped
+/// waiting at the database's bound): from then on it reserves nothing.
 final class Reservation: Sendable {
+    private enum State {
+        /// Nothing reserved yet.
+        case open
+        /// The sink is being told of these seqs.
+        case reserving(ClosedRange<Int64>)
+        /// The sink holds these seqs back.
+        case reserved(ClosedRange<Int64>)
+        /// The transaction's caller ended it while the sink was being told: the one telling releases them.
+        case abandoned
+        /// Ended: the caller has what was reserved, and nothing more is.
+        case ended
+    }
+
     private let sink: any CommitSink
-    private let reserved = NIOLockedValueBox<ClosedRange<Int64>?>(nil)
+    private let state = NIOLockedValueBox(State.open)
 
     fileprivate init(sink: any CommitSink) {
         self.sink = sink
     }
 
-    /// Tells the sink that the transaction is about to commit `seqs`.
-    func reserve(_ seqs: ClosedRange<Int64>) {
+    /// Tells the sink that the transaction is about to commit `seqs` (once per transaction).
+    ///
+    /// - Throws: ``Ended`` when the transaction's caller has stopped waiting for it: the transaction must not commit
+    ///   (thrown inside it, it rolls back), since nobody would tell the sink that it did.
+    func reserve(_ seqs: ClosedRange<Int64>) throws {
+        let open = state.withLockedValue { state -> Bool in
+            guard case .open = state else { return false }
+            state = .reserving(seqs)
+            return true
+        }
+        guard open else { throw Ended() }
+        // Not under the lock: the sink is someone else's code.
         sink.reserve(seqs)
-        reserved.withLockedValue { $0 = seqs }
+        let abandoned = state.withLockedValue { state -> Bool in
+            guard case .reserving = state else { return true }
+            state = .reserved(seqs)
+            return false
+        }
+        if abandoned {
+            sink.failed(seqs)
+            throw Ended()
+        }
     }
 
-    /// What was reserved, if anything.
-    var seqs: ClosedRange<Int64>? { reserved.withLockedValue { $0 } }
+    /// Ends the reservation: the seqs reserved, which the caller reports (committed or failed); nil when none were,
+    /// or when a `reserve` under way releases them itself.
+    fileprivate func end() -> ClosedRange<Int64>? {
+        state.withLockedValue { state -> ClosedRange<Int64>? in
+            switch state {
+            case .reserved(let seqs):
+                state = .ended
+                return seqs
+            case .reserving:
+                state = .abandoned
+                return nil
+            case .open:
+                state = .ended
+                return nil
+            case .abandoned, .ended:
+                return nil
+            }
+        }
+    }
+
+    /// The transaction's caller stopped waiting for it (it failed at the database's bound): it reserves nothing now.
+    struct Ended: Error, CustomStringConvertible {
+        var description: String { "the transaction outlived its caller and was rolled back" }
+    }
 }
 
 /// Where a store's commits go: the sink the application attached (its event log), or, until it did (a store used

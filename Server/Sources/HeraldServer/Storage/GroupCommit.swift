@@ -33,6 +33,21 @@ final class GroupCommitQueue: Sendable {
     }
 
     /// Queues `draft`; `schedule` is called when no committer is on its way. Returns the post's outcome.
+    ///
+    /// The wait does not answer cancellation (a post whose client went away is still committed with its group, and
+    /// its answer dropped), and it ends because:
+    /// - a post is queued and `scheduled` read in one step, so while it waits `scheduled` is true, and `scheduled`
+    ///   is true only while a committer will call ``take()`` again (the one `schedule` started, or the one whose
+    ///   `take` left posts behind: SQLite queues a job for them, PostgreSQL's committer loops); a committer that
+    ///   cannot run (the database takes no more work) fails them with ``failAll(with:)``;
+    /// - the committer ends every group it takes with ``finish(_:with:sink:committed:)``, which answers a failure
+    ///   at once; each of its transactions is bounded (SQLite's runs on the database's thread, waiting for a lock at
+    ///   most its `busy_timeout`; PostgreSQL's uses are bounded by ``BoundedPostgres``);
+    /// - a stored post is answered once the log delivered its seq (``CommitSink/whenDelivered(_:_:)``): the log
+    ///   delivers every committed seq unless a reservation below it stays open, and a reservation ends when its
+    ///   transaction's caller stops waiting (``CommitSink/appending(_:)``), so it holds back only while a bounded
+    ///   transaction runs; or while the log's consumers wait for the database to answer a read (they try again each
+    ///   second: a post committed just before the database went away is answered once it is back).
     func add(_ draft: MessageDraft, schedule: () -> Void) async throws -> PostOutcome {
         try await withCheckedThrowingContinuation { continuation in
             let start = state.withLockedValue { state in

@@ -13,6 +13,8 @@ extension PostgresStore {
         try await posts.add(draft) { Task { await self.commitWaiting() } }
     }
 
+    /// Ends once ``GroupCommitQueue/take()`` finds nothing waiting: each round's transaction is bounded by the pool's
+    /// limit (``BoundedPostgres``), and each group taken is ended by ``finish(_:_:)``, answered or failed.
     private func commitWaiting() async {
         while true {
             let (group, _) = posts.take()
@@ -92,7 +94,7 @@ extension PostgresStore {
                     }
                     guard let first = rows.first?.seq else { return messages }
                     // Until this commits (or rolls back), the log hands on nothing past these seqs.
-                    reservation.reserve(first...seq)
+                    try reservation.reserve(first...seq)
                     let json = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
                     try await connection.query(
                         """

@@ -329,12 +329,15 @@ public final class PostgresStore: Store, Service {
                     try await connection.query("UPDATE message_seq SET seq = \(end) WHERE id = 1", logger: self.logger)
                     // Delivered at commit, to every node listening (the payload is the last seq, never the entry).
                     try await connection.query("SELECT pg_notify('herald_entries', \(String(end)))", logger: self.logger)
-                    reservation.reserve(first...end)
+                    try reservation.reserve(first...end)
                 }
                 return outcome
             }
         }
         guard let seqs = reserved else { return outcome.result }
+        // Resumed once the log delivered `seqs`: it holds them back only behind a reservation still open (which ends
+        // with its bounded transaction, see ``CommitSink/appending(_:)``) or a read of the database (tried again
+        // until it answers); see ``GroupCommitQueue/add(_:schedule:)``.
         await withCheckedContinuation { continuation in
             commits.committed(seqs, entries: outcome.entries, waiters: [(seqs.upperBound, { @Sendable in continuation.resume() })])
         }

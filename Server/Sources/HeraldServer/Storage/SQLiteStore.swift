@@ -131,6 +131,8 @@ public final class SQLiteStore: Store {
             commits.committed(first...last, entries: outcome.entries, waiters: [])
             return (last, outcome.result)
         }
+        // Handed to the log above, on this thread: the log delivers it unless its consumers wait for a read of the
+        // database (see ``GroupCommitQueue/add(_:schedule:)``).
         if let committed { await commits.delivery(of: committed) }
         return result
     }

@@ -44,6 +44,9 @@ final class SerialDatabase: Service {
     }
 
     /// Runs `work` after every job queued before it, and returns its result.
+    ///
+    /// The wait does not answer cancellation (the job may be half done); it ends because a job ``enqueue(_:)``
+    /// accepted always runs, and a refused one is answered at once.
     func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let accepted = enqueue { connection in
@@ -55,6 +58,10 @@ final class SerialDatabase: Service {
 
     /// Queues `work` to run after every job queued before it, without waiting for it; false when the database is
     /// shutting down and takes no more work.
+    ///
+    /// An accepted job always runs: jobs are accepted only before ``close(markingClean:)`` stops accepting, and it
+    /// queues its own last job behind them and ends the thread only once that job ran, so the one thread (first in,
+    /// first out) has run every accepted job by then and never hands one the `.cancelled` state.
     func enqueue(_ work: @escaping @Sendable (SQLiteHandle) -> Void) -> Bool {
         accepting.withLockedValue { accepting in
             guard accepting else { return false }

@@ -41,9 +41,16 @@ final class OutcomeWriter: Sendable {
         }
     }
 
+    /// How many times in a row a batch is written again after a failure before its senders are told (the jobs then
+    /// stay leased until their lease runs out, or the next start).
+    static let attempts = 10
+
     /// Writes what waits, batch after batch, until ``close()`` (then what is left) or cancellation (then what is
-    /// left is refused).
+    /// left is refused). A write that fails while running (the database's bound, under load) is tried again a
+    /// moment later, with whatever joined it, up to ``attempts`` times: left leased, a job would wait for its lease
+    /// to run out, and a follow-up behind its alert with it.
     func run() async {
+        var failures = 0
         while true {
             let (batch, closed) = state.withLockedValue { state -> ([Waiting], Bool) in
                 defer { state.waiting = [] }
@@ -61,8 +68,16 @@ final class OutcomeWriter: Sendable {
                 // Once closed (the stop), each write is bounded: the stop ends within its grace period with the
                 // database gone (what is not written is sent again at the next start).
                 if closed { try await withinLimit(lastWriteLimit, write) } else { try await write() }
+                failures = 0
                 for waiting in batch { waiting.continuation.resume() }
             } catch {
+                failures += 1
+                if !closed, !Task.isCancelled, failures < Self.attempts {
+                    state.withLockedValue { $0.waiting = batch + $0.waiting }
+                    try? await Task.sleep(for: .milliseconds(100 * failures))
+                    continue
+                }
+                failures = 0
                 for waiting in batch { waiting.continuation.resume(throwing: error) }
             }
         }

@@ -31,6 +31,12 @@ struct Backoff: Hashable, Sendable {
 /// node may have queued some). A lease in progress is cut by the graceful stop (it rolls back: the stop does not
 /// wait on a database that is gone); from ``stop()`` on it starts nothing more and ends once the sends in flight
 /// returned. Jobs leased and not started are released at the next start.
+///
+/// A send's slot is free once the service answered, while its outcome is written; the job is still held (its task,
+/// its error, its log line) until that write returned. So that a service that fails at once (a receiver down)
+/// cannot pile up outcomes waiting for a slow database, one per job queued, the jobs held (leased ahead, in flight
+/// and writing their outcome) are at most ``maxHeld``, twice `concurrency`, however long the outbox is: past it,
+/// nothing more is leased nor started until an outcome is written.
 final class LeasedSender<Job: Sendable>: Sendable {
     /// Leases up to `limit` jobs due now; also says when the next one not leased falls due.
     typealias Lease = @Sendable (_ limit: Int) async throws -> (jobs: [Job], nextDue: Date?)
@@ -47,6 +53,13 @@ final class LeasedSender<Job: Sendable>: Sendable {
     private let logger: Logger
     private let signal = WakeSignal()
     private let stopping = NIOLockedValueBox(false)
+    private let heldJobs = NIOLockedValueBox(0)
+
+    /// The most jobs held at once: leased ahead, in flight, or writing their outcome (twice `concurrency`).
+    var maxHeld: Int { 2 * concurrency }
+
+    /// The jobs held now: leased and not started, in flight, or writing their outcome (for tests and metrics).
+    var held: Int { heldJobs.withLockedValue { $0 } }
 
     /// A sender named `name` in its logs, reading due times on `now`.
     init(
@@ -74,6 +87,7 @@ final class LeasedSender<Job: Sendable>: Sendable {
     /// Sends until ``stop()`` (or cancellation).
     func run() async {
         let inFlight = NIOLockedValueBox(0)
+        let heldJobs = heldJobs
         var ahead: [Job] = []
         var nextDue: Date?
         let takeSlot = { [concurrency] in
@@ -100,14 +114,19 @@ final class LeasedSender<Job: Sendable>: Sendable {
                         }
                         await send(job, answered)
                         answered()
-                        // And once the outcome is written: a retry or a follow-up may be the next job due.
+                        heldJobs.withLockedValue { $0 -= 1 }
+                        // And once the outcome is written: a retry or a follow-up may be the next job due, and there
+                        // may be room for more.
                         signal.notify()
                     }
                 }
-                if ahead.count < max(1, concurrency / 2) {
+                // Room: what is held (ahead, in flight, writing outcomes) stays within `maxHeld`.
+                let room = min(concurrency - ahead.count, maxHeld - heldJobs.withLockedValue { $0 })
+                if ahead.count < max(1, concurrency / 2), room > 0 {
                     do {
-                        let limit = concurrency - ahead.count
+                        let limit = room
                         let leased = try await cancelWhenGracefulShutdown { [lease] in try await lease(limit) }
+                        heldJobs.withLockedValue { $0 += leased.jobs.count }
                         ahead += leased.jobs
                         nextDue = leased.nextDue
                         if !leased.jobs.isEmpty { continue }
@@ -119,13 +138,16 @@ final class LeasedSender<Job: Sendable>: Sendable {
                         continue
                     }
                 }
-                // Nothing to start: wait for a free slot (a job ahead), new jobs, or the next due one.
+                // Nothing to start: wait for a free slot (a job ahead), an outcome written (room), new jobs, or the
+                // next due one (when there is room to lease it).
                 var wait = idle.seconds
-                if ahead.isEmpty, let nextDue { wait = min(wait, max(0.001, nextDue.timeIntervalSince(now()))) }
+                if ahead.isEmpty, room > 0, let nextDue { wait = min(wait, max(0.001, nextDue.timeIntervalSince(now()))) }
                 await signal.wait(timeout: .milliseconds(Int64(wait * 1000)))
             }
             logger.debug("\(name): starting nothing more")
         }
+        // Those ahead are let go (released at the next start).
+        heldJobs.withLockedValue { $0 -= ahead.count }
         logger.debug("\(name): sends in flight ended")
     }
 }

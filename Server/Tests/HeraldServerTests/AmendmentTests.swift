@@ -352,13 +352,14 @@ struct AmendmentTests {
                 #expect(try await server.request(
                     "POST", "/v1/conversations/\(team)/members", token: alice,
                     body: #"{"members": ["bob"], "history": "none"}"#).status == 200)
+                // His phone is told of his removal (a clear) and of his return (an alert): the notification is his again.
+                _ = try await push.fake.wait("bob's phone told of his return") { _ in push.apns(bobsPhone).count == 3 }
 
                 #expect(try await server.request(
                     "PATCH", "/v1/conversations/\(team)/messages/m1", token: alice, body: #"{"text": "secret plans"}"#).status == 200)
                 // Carol's follow-up and any of Bob's are decided together; once the outbox is empty, all were sent.
                 _ = try await push.fake.wait("carol's follow-up") { _ in push.apns(carolsPhone).count == 2 }
                 try await push.eventually("the outbox empty") { try await server.environment.store.pushJobCount() == 0 }
-                // (Bob's phone was told of his removal and his return, never of m1's edit.)
                 #expect(!push.apns(bobsPhone).contains { $0.json?["type"] as? String == "message_edited" },
                         "bob's history starts after m1: he is not told its new words")
                 #expect(!push.apns(bobsPhone).contains { $0.text.contains("secret plans") })

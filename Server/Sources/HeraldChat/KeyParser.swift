@@ -75,7 +75,8 @@ struct KeyParser {
                 var decoder = UTF8()
                 var bytes = pending[index..<index + length].makeIterator()
                 if case .scalarValue(let scalar) = decoder.decode(&bytes) {
-                    keys.append(.character(Character(scalar)))
+                    // A C1 control (U+0080 to U+009F; U+009B is a CSI to some terminals) is not a typed character.
+                    if !(0x80...0x9F).contains(scalar.value) { keys.append(.character(Character(scalar))) }
                     index += length
                 } else {
                     index += 1

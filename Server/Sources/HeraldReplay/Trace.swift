@@ -61,6 +61,9 @@ public struct Trace: Hashable, Sendable {
 
             let seconds = try fields.number("at")
             guard seconds >= 0 else { throw fields.error("`at` must not be negative") }
+            guard seconds <= TraceFields.maxSeconds else {
+                throw fields.error("`at` must be at most \(Int(TraceFields.maxSeconds)) seconds")
+            }
             let at = Duration(seconds: seconds)
             guard at >= last else { throw fields.error("`at` goes back in time (\(seconds) after \(last.roundedSeconds))") }
             last = at

@@ -139,8 +139,13 @@ struct TraceFields {
         guard allowZero ? value >= 0 : value > 0 else {
             throw error("\(name(key)) must be \(allowZero ? "zero or more" : "more than zero") seconds")
         }
+        guard value <= Self.maxSeconds else { throw error("\(name(key)) must be at most \(Int(Self.maxSeconds)) seconds") }
         return Duration(seconds: value)
     }
+
+    /// The most seconds a time or a span may be (about 31 years): a ``Duration`` to the microsecond holds it, and
+    /// the engine's sums of such do too.
+    static let maxSeconds: Double = 1_000_000_000
 }
 
 extension Duration {

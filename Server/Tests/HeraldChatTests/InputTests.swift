@@ -124,6 +124,14 @@ struct InputTests {
         #expect(top.first == "Bob: message 1")
     }
 
+    @Test("a C1 control typed as UTF-8 (U+009B, a CSI to some terminals) never reaches the input line (found by fuzzing)")
+    func c1ControlsAreNotTyped() {
+        #expect(Self.keys([0x61, 0xC2, 0x9B, 0x32, 0x4A, 0xC2, 0x85, 0xC2, 0x9F, 0xC2, 0xA0]) == [
+            .character("a"), .character("2"), .character("J"), .character("\u{A0}"),
+        ])
+        #expect(Self.keys([0xC2], [0x87], [0x62]) == [.character("b")], "split across reads too")
+    }
+
     @Test("text from the network loses every control character and escape sequence before it reaches the terminal")
     func cleaning() {
         #expect(TerminalText.clean("\u{1B}]2;PWNED\u{7}Team") == "Team")

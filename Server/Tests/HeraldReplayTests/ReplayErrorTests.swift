@@ -27,6 +27,11 @@ struct ReplayErrorTests {
         ([configure, #"{"event": "tap"}"#], 2, "missing `at`"),
         ([configure, #"{"at": "soon", "event": "tap"}"#], 2, "`at` must be a number, not a string"),
         ([configure, #"{"at": -1, "event": "tap"}"#], 2, "`at` must not be negative"),
+        // Found by fuzzing: seconds past what a Duration to the microsecond holds trapped.
+        ([configure, #"{"at": 1e300, "event": "tap"}"#], 2, "`at` must be at most 1000000000 seconds"),
+        ([#"{"at": 0, "event": "configure", "me": "alice", "burstWindow": 1e19}"#], 1, "`burstWindow` must be at most 1000000000 seconds"),
+        ([configure, #"{"at": 1, "event": "show", "id": "g", "message": "Hi", "tone": "neutral", "duration": 9.3e12}"#], 2,
+         "`duration` must be at most 1000000000 seconds"),
         ([configure, #"{"at": 2, "event": "tap"}"#, #"{"at": 1, "event": "tap"}"#], 3, "`at` goes back in time (1.0 after 2.0)"),
         ([configure, #"{"at": 1, "event": "tap", "dy": -60}"#], 2, "`tap` has no field `dy`"),
         ([#"{"at": 0, "event": "configure", "me": "alice", "capacty": 2}"#], 1, "`configure` has no field `capacty`"),

@@ -203,6 +203,16 @@ struct IdentityTests {
         }
     }
 
+    @Test("a token signed with the secret whose exp is before 1970, as far back as -1e300, is token_expired (found by fuzzing)")
+    func expiredBefore1970() async throws {
+        let authority = await TokenAuthority(secret: TestServer.secret)
+        for exp in ["-1e300", "-9.3e18", "-1"] {
+            let token = Self.rawToken(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"alice","name":"Alice","exp":\#(exp)}"#)
+            let error = await #expect(throws: APIError.self, "exp \(exp)") { try await authority.verify(token) }
+            #expect(error?.code == .tokenExpired, "exp \(exp)")
+        }
+    }
+
     @Test("a refused token says why in words a developer can act on: the claim missing or of the wrong type, expired by how much")
     func refusalsSayWhy() async throws {
         try await TestServer.run { server in

@@ -210,8 +210,8 @@ public struct TokenAuthority: Sendable {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let data = Data(base64URL: String(parts[1])),
               let payload = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let exp = (payload["exp"] as? NSNumber)?.doubleValue
-        else { return "" }
+              let exp = (payload["exp"] as? NSNumber)?.doubleValue, (0...now.timeIntervalSince1970).contains(exp)
+        else { return "" }  // an `exp` before 1970 (as far back as -1e300) says nothing worth a span
         let ago = Int(now.timeIntervalSince1970 - exp)
         let span = ago >= 3_600 ? "\(ago / 3_600) h \(ago % 3_600 / 60) min" : ago >= 60 ? "\(ago / 60) min \(ago % 60) s" : "\(ago) s"
         let when = Date(timeIntervalSince1970: exp).formatted(.iso8601)

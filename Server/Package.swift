@@ -213,3 +213,30 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The fuzz targets (`herald-fuzz`, run by scripts/fuzz; docs/testing.md): only when HERALD_FUZZ is set. They link
+// libFuzzer (`-sanitize=fuzzer,address`), whose driver is their `main`, and reach internal parsers by `@testable
+// import` (a debug build's testability): nothing a normal build must see.
+if Context.environment["HERALD_FUZZ"] != nil {
+    package.targets.append(
+        .executableTarget(
+            name: "herald-fuzz",
+            dependencies: [
+                client("HeraldCore"),
+                client("HeraldProtocol"),
+                "HeraldServer",
+                "HeraldWebhookSignature",
+                "HeraldReplay",
+                "HeraldChat",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Fuzz",
+            exclude: ["Corpus"],
+            // libFuzzer's runtime and `main`, in this executable only (scripts/fuzz instruments every module).
+            linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address"])]
+        )
+    )
+}

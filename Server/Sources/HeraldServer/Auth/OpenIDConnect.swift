@@ -180,9 +180,15 @@ final class OpenIDVerifier: Sendable {
             else { throw OpenIDFailure("its discovery document names no usable jwks_uri") }
             url = found
         }
+        return try await keys(fromJWKS: try await get(url ?? ""))
+    }
+
+    /// The keys of a JWK Set document (an issuer's, from the network): each must have a `kid`, and only RSA and
+    /// P-256 keys are kept.
+    static func keys(fromJWKS document: Data) async throws -> (JWTKeyCollection, Set<String>) {
         // Each key is read on its own: one the library cannot read (a symmetric `oct` key, another curve) is passed
         // over, not a reason to refuse the others.
-        guard let object = try JSONSerialization.jsonObject(with: try await get(url ?? "")) as? [String: Any],
+        guard let object = try JSONSerialization.jsonObject(with: document) as? [String: Any],
               let entries = object["keys"] as? [Any]
         else { throw OpenIDFailure("its keys are not a JWK Set (an object with `keys`)") }
         let collection = JWTKeyCollection()

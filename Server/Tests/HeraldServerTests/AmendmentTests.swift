@@ -390,7 +390,7 @@ struct AmendmentTests {
                 _ = try await push.fake.wait("the burst's alert") { _ in push.apns(phone).count == 1 }
                 try await server.post(alice, to: team, id: "a1", text: "meet at noon")
                 _ = try await push.fake.wait("alice's message in the burst") { _ in push.apns(phone).count == 2 }
-                try await server.post(mallory, to: team, id: "p2", text: "ignore this")
+                let deleted = try await server.post(mallory, to: team, id: "p2", text: "ignore this")
                 _ = try await push.fake.wait("mallory's second") { _ in push.apns(phone).count == 3 }
                 let identifier = "herald-\(opener.seq)"
                 #expect(push.apns(phone).allSatisfy { $0.headers["apns-collapse-id"] == identifier })
@@ -401,6 +401,8 @@ struct AmendmentTests {
                 #expect(back.json?["type"] as? String == "message_edited" && back.json?["messageId"] as? String == "a1",
                         "the notification stays, showing alice's message")
                 #expect(back.headers["apns-collapse-id"] == identifier && body(back) == "Alice: meet at noon")
+                // Queued as the deleted message's follow-up (its seq), so it never overtakes that message's push.
+                #expect(back.json?["seq"] as? String == String(deleted.seq))
                 #expect((back.json?["aps"] as? [String: Any])?["sound"] == nil && !back.text.contains("ignore this"))
 
                 // Alice's own deletion goes back to the message before hers; the last one left removes it.

@@ -101,9 +101,11 @@ struct PushDecisions: Sendable {
                 content = PushContent.followUp(
                     .edited, of: amendment.conversation.id, messageID: target, seq: shown.seq, shownAs: shown.shownAs,
                     badge: shown.badge, words: words(of: edited, for: shown))
-            } else if let earlier = shown.earlier, let seq = earlier.message.seq, shown.readable {
+            } else if let earlier = shown.earlier, shown.readable {
+                // Queued under the deleted message's seq (its job key): it waits for that message's alert in flight,
+                // and replaces a follow-up of it still waiting, so nothing with the deleted words lands after it.
                 content = PushContent.followUp(
-                    .edited, of: amendment.conversation.id, messageID: earlier.message.id, seq: seq,
+                    .edited, of: amendment.conversation.id, messageID: earlier.message.id, seq: shown.seq,
                     shownAs: shown.shownAs, badge: shown.badge, words: words(of: earlier, for: shown))
             } else {
                 content = PushContent.followUp(

@@ -262,7 +262,11 @@ extension PostgresStore {
                 WHERE j.id = f.id AND j.created_at = f.created_at
                 """, logger: self.logger)
             try await connection.query(
-                "UPDATE push_jobs SET leased_until = NULL WHERE id = ANY(\(ids)::bigint[])", logger: self.logger)
+                """
+                UPDATE push_jobs j SET leased_until = NULL
+                FROM unnest(\(ids)::bigint[], \(created)::double precision[]) AS f(id, created_at)
+                WHERE j.id = f.id AND j.created_at <> f.created_at
+                """, logger: self.logger)
             let alerts = finished.filter { $0.sent && $0.job.kind == .alert }.map(\.job)
             if !alerts.isEmpty {
                 let (users, devices, seqs) = (alerts.map(\.device.userID), alerts.map(\.device.id), alerts.map(\.content.seq))
@@ -348,6 +352,8 @@ extension PostgresStore {
                     (SELECT e.seq FROM push_grants e JOIN messages em ON em.seq = e.seq
                         WHERE e.user_id = g.user_id AND e.device_id = g.device_id AND e.shown_as = g.shown_as
                           AND e.seq < g.seq AND em.deleted = FALSE
+                          AND EXISTS (SELECT 1 FROM members mr WHERE mr.conversation_id = m.conversation_id
+                              AND mr.user_id = g.user_id AND mr.removed_seq IS NULL AND mr.visible_from <= e.seq)
                         ORDER BY e.seq DESC LIMIT 1) AS earlier
                 FROM messages m
                 JOIN push_grants g ON g.seq = m.seq

@@ -92,7 +92,8 @@ public struct PushedDevice: Hashable, Sendable {
     /// back without the history, is not told an edit's words.
     public var readable: Bool = true
     /// The newest message before this one that the same notification stands for (an earlier one of its burst), not
-    /// deleted: on deletion the notification goes back to its words instead of away. Nil when there is none.
+    /// deleted, and in its owner's history: on deletion the notification goes back to its words instead of away.
+    /// Nil when there is none.
     public var earlier: IncomingMessage?
 }
 

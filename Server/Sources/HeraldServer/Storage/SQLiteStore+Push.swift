@@ -219,7 +219,9 @@ extension SQLiteStore {
                     "DELETE FROM push_jobs WHERE id = ?1 AND created_at = ?2 RETURNING id",
                     [.integer(Int(done.job.id)), .float(done.job.createdAt.timeIntervalSince1970)]).isEmpty
                 if replaced {
-                    try connection.query("UPDATE push_jobs SET leased = 0 WHERE id = ?1", [.integer(Int(done.job.id))])
+                    try connection.query(
+                        "UPDATE push_jobs SET leased = 0 WHERE id = ?1 AND created_at <> ?2",
+                        [.integer(Int(done.job.id)), .float(done.job.createdAt.timeIntervalSince1970)])
                 }
                 guard done.sent, done.job.kind == .alert else { continue }
                 try connection.query(
@@ -256,6 +258,8 @@ extension SQLiteStore {
                     (SELECT e.seq FROM push_grants e JOIN messages em ON em.seq = e.seq
                         WHERE e.user_id = g.user_id AND e.device_id = g.device_id AND e.shown_as = g.shown_as
                           AND e.seq < g.seq AND em.deleted = 0
+                          AND EXISTS (SELECT 1 FROM members mr WHERE mr.conversation_id = m.conversation_id
+                              AND mr.user_id = g.user_id AND mr.removed_seq IS NULL AND mr.visible_from <= e.seq)
                         ORDER BY e.seq DESC LIMIT 1) AS earlier
                 FROM messages m
                 JOIN push_grants g ON g.seq = m.seq

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 @testable import HeraldServer
 import Logging
 import NIOConcurrencyHelpers
@@ -87,27 +88,28 @@ struct WebhookBacklogTests {
             lease: { limit in outbox.lease(limit) },
             send: { job, answered in await outbox.send(job, answered: answered) })
         #expect(sender.maxHeld == 2 * concurrency)
-        let running = Task { await sender.run() }
-        // Either the sender stopped leasing with its hands full, every outcome waiting, or (unbounded) it leased the
-        // whole outbox.
-        try await eventually("the sender full, or the whole outbox leased", detail: { outbox.state.withLockedValue(\.summary) }) {
-            let state = outbox.state.withLockedValue { $0 }
-            return state.leased == outbox.total
-                || (sender.held == sender.maxHeld && state.held == sender.maxHeld && state.writing == sender.maxHeld)
-        }
-        let stuck = outbox.state.withLockedValue { $0 }
-        #expect(stuck.leased <= sender.maxHeld, "leased \(stuck.leased) of \(outbox.total) while no outcome was written")
-        #expect(stuck.peak <= sender.maxHeld, "held \(stuck.peak) at once")
+        // The sender runs beside the body; stopped at its end, it is awaited before the last check.
+        try await withBackground({ await sender.run() }) {
+            // Either the sender stopped leasing with its hands full, every outcome waiting, or (unbounded) it leased the
+            // whole outbox.
+            try await eventually("the sender full, or the whole outbox leased", detail: { outbox.state.withLockedValue(\.summary) }) {
+                let state = outbox.state.withLockedValue { $0 }
+                return state.leased == outbox.total
+                    || (sender.held == sender.maxHeld && state.held == sender.maxHeld && state.writing == sender.maxHeld)
+            }
+            let stuck = outbox.state.withLockedValue { $0 }
+            #expect(stuck.leased <= sender.maxHeld, "leased \(stuck.leased) of \(outbox.total) while no outcome was written")
+            #expect(stuck.peak <= sender.maxHeld, "held \(stuck.peak) at once")
 
-        outbox.openDatabase()
-        try await eventually("every event sent", detail: { outbox.state.withLockedValue(\.summary) }) {
-            outbox.state.withLockedValue { $0.done } == outbox.total
+            outbox.openDatabase()
+            try await eventually("every event sent", detail: { outbox.state.withLockedValue(\.summary) }) {
+                outbox.state.withLockedValue { $0.done } == outbox.total
+            }
+            let end = outbox.state.withLockedValue { $0 }
+            #expect(end.peak <= sender.maxHeld, "held \(end.peak) at once")
+            #expect(end.leased == outbox.total && end.held == 0)
+            sender.stop()
         }
-        let end = outbox.state.withLockedValue { $0 }
-        #expect(end.peak <= sender.maxHeld, "held \(end.peak) at once")
-        #expect(end.leased == outbox.total && end.held == 0)
-        sender.stop()
-        await running.value
         #expect(sender.held == 0)
     }
 }

@@ -35,7 +35,7 @@ class ChatTests(PageTestCase):
         composer.send_keys(Keys.ENTER)
         wait(alice, lambda d: {"text": "Hi Bob,\ntwo lines", "mine": True, "state": "stored"} in messages(d), 3, "the ack")
         wait(bob, lambda d: unread(d, "Alice Johnson") == before + 1, 3, "Bob's unread count to go up")
-        self.wait_for_banner(bob, "Hi Bob, two lines", 1)
+        self.wait_for_banner(bob, "Hi Bob, two lines", 3)
         self.assertTrue(bob.title.startswith("("), bob.title)
         wait(bob, lambda d: conversation_item(d, "Alice Johnson").find_element(By.CSS_SELECTOR, ".conversation-preview").text
              == "Hi Bob, two lines", 1, "the preview in the list")
@@ -178,9 +178,9 @@ class MoreChatTests(PageTestCase):
         close_dialog(alice, "settings")
         chat = self.chat_with("charlie", "alice")
         self.server.post(self.tokens["charlie"], chat, "One")
-        self.wait_for_banner(alice, "One", 1)
+        self.wait_for_banner(alice, "One", 3)
         self.server.post(self.tokens["charlie"], chat, "Two, merged")
-        banner = self.wait_for_banner(alice, "Two, merged", 1)
+        banner = self.wait_for_banner(alice, "Two, merged", 3)
         # textContent: the banner may still be sliding in, partly above the page, where WebDriver sees no text.
         self.assertEqual(banner.find_element(By.CSS_SELECTOR, ".banner-count").get_attribute("textContent"), "2")
         self.assertEqual(len(visible_banners(alice)), 1)

@@ -46,7 +46,7 @@ class SafetyTests(PageTestCase):
     def test_no_console_errors_no_csp_violations_nothing_from_elsewhere(self):
         alice = self.alice_in_bobs_chat()
         self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Clean?")
-        self.wait_for_banner(alice, "Clean?", 1).click()
+        self.wait_for_banner(alice, "Clean?", 3).click()
         wait(alice, lambda d: d.find_element(By.ID, "chat-title").text == "Charlie Davis", 3, "Charlie's chat")
         self.assertEqual(severe_console_lines(alice), [])
         self.assertEqual(alice.execute_script("return window.__violations"), [])

@@ -296,8 +296,10 @@ struct PushDecisionTests {
             // Two thousand frames, each a little further, as fast as the socket takes them.
             for through in (last - 1_999)...last { phone.confirm(through: max(0, through)) }
             _ = try await frames.drain(phone)
-            try await push.eventually("the pushes the confirmations covered dropped") {
+            // The write that dropped them is counted once it returned, a moment after its commit.
+            try await push.eventually("the pushes the confirmations covered dropped, and the write counted") {
                 try await push.server.environment.store.pushJobCount() == 0
+                    && push.server.environment.push.counts.confirmationWrites > writesBefore
             }
             let writes = push.server.environment.push.counts.confirmationWrites - writesBefore
             let bound = 1 + Int((ContinuousClock.now - started) / push.server.environment.push.confirmationWriteInterval)

@@ -286,8 +286,10 @@ public struct Notifier: Hashable, Sendable {
         case .banner:
             var banner = formatter.banner(for: incoming, viewer: userID)
             banner.mention = message.names(userID)
-            if late, localHold > .zero {
-                // It may have been pushed while this device was frozen or cut off: the server's word follows it.
+            let behindHeld = held.contains { if case .banner = $0.notice { true } else { false } }
+            if late || behindHeld, localHold > .zero {
+                // It may have been pushed while this device was frozen or cut off: the server's word follows it. (One
+                // behind a held banner waits too: banners show in the order their messages came.)
                 hold(.banner(banner), key: key, namesMember: banner.mention)
             } else {
                 queue.enqueue(banner, into: &effects)

@@ -210,8 +210,10 @@ export class Notifier {
     } else if (decision === "banner") {
       const banner = bannerFor(incoming, this.formatter, this.userID);
       banner.mention = namesUser(message, this.userID);
-      // It may have been pushed while this device was frozen or cut off: the server's word follows it.
-      if (late && this.localHold > 0) this.hold({ banner }, key, banner.mention);
+      // It may have been pushed while this device was frozen or cut off: the server's word follows it. (One behind a
+      // held banner waits too: banners show in the order their messages came.)
+      const behindHeld = this.held.some((held) => held.banner);
+      if ((late || behindHeld) && this.localHold > 0) this.hold({ banner }, key, banner.mention);
       else this.queue.enqueue(banner, log);
     } else if (decision === "local" || decision === "quietLocal") {
       const notification = notificationFor(incoming, this.formatter, this.userID);

@@ -26,6 +26,8 @@ from harness import ROOT, Server
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 CERTIFICATE = "/etc/letsencrypt/live/chat.example.com/fullchain.pem"
 PRIVATE_KEY = "/etc/letsencrypt/live/chat.example.com/privkey.pem"
+with open(os.path.join(ROOT, "Server", "Sources", "HeraldServer", "Application", "HeraldVersion.swift"), encoding="utf-8") as source:
+    VERSION = re.search(r'current = "([^"]+)"', source.read()).group(1)
 
 
 def guide_configuration():
@@ -204,7 +206,7 @@ class DeployGuide(ProxyTest):
         tls.check_hostname = False
         request = self.requester(f"https://127.0.0.1:{https_port}", tls)
         status, headers, body = request("GET", "/health")
-        self.assertEqual((status, json.loads(body)), (200, {"status": "ok", "database": "reachable"}))
+        self.assertEqual((status, json.loads(body)), (200, {"status": "ok", "database": "reachable", "version": VERSION}))
         self.assertEqual(headers["Strict-Transport-Security"], "max-age=63072000")
         status, _, _ = request("GET", "/metrics")
         self.assertEqual(status, 403, "/metrics is kept from outside at the proxy")
@@ -275,7 +277,7 @@ class ComposeFile(ProxyTest):
 
         request = self.requester(f"http://127.0.0.1:{port}")
         status, _, body = request("GET", "/health")
-        self.assertEqual((status, json.loads(body)), (200, {"status": "ok", "database": "reachable"}))
+        self.assertEqual((status, json.loads(body)), (200, {"status": "ok", "database": "reachable", "version": VERSION}))
         status, _, body = request("GET", "/metrics")
         self.assertEqual(status, 404, "/metrics is not served through the proxy")
         self.assertNotIn("herald_", body)

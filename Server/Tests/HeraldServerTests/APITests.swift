@@ -220,7 +220,7 @@ struct APITests {
         try await TestServer.run { server in
             let health = try await server.request("GET", "/health")
             #expect(health.status == 200)
-            #expect(health.text == #"{"database":"reachable","status":"ok"}"#)
+            #expect(health.text == #"{"database":"reachable","status":"ok","version":"\#(HeraldVersion.current)"}"#)
             let description = try await server.request("GET", "/openapi.yaml")
             #expect(description.status == 200)
             #expect(description.text.hasPrefix("openapi: 3.1"))

@@ -26,9 +26,11 @@ struct SystemController {
         var status: String
         /// `reachable`, `unreachable`, or `full` (it answers, but its disk is full and it takes no writes).
         var database: String
+        /// The server's version (``HeraldVersion/current``).
+        var version = HeraldVersion.current
     }
 
-    /// 200 `{"status": "ok", "database": "reachable"}`; 503 with `unavailable` and `unreachable` when the database
+    /// 200 `{"status": "ok", "database": "reachable", "version": "…"}`; 503 with `unavailable` and `unreachable` when the database
     /// does not answer within 2 s, or `full` when its disk is full (a load balancer takes the node out until it
     /// recovers).
     @Sendable func health(_ request: Request, context: HeraldRequestContext) async throws -> EditedResponse<Health> {

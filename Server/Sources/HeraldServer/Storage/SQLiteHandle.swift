@@ -26,10 +26,11 @@ final class SQLiteHandle {
     private var statements: [String: Prepared] = [:]
     static let statementLimit = 128
 
-    /// Opens (creating if needed) the database at `path`, or a private in-memory one for `:memory:`.
-    init(path: String) throws {
+    /// Opens (creating if needed) the database at `path`, or a private in-memory one for `:memory:`; with
+    /// `readOnly`, an existing file only, never written to.
+    init(path: String, readOnly: Bool = false) throws {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &handle, flags, nil)
         guard status == SQLITE_OK, let handle else {
             let message = handle.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }

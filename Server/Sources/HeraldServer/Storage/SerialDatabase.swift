@@ -23,11 +23,11 @@ final class SerialDatabase: Service {
 
     /// Opens the database at `path` (`:memory:` for a private in-memory one) on a new thread; a file database comes
     /// with its `lock`, let go once the file is closed (or when opening fails).
-    static func open(path: String, lock: DatabaseLock?, logger: Logger) async throws -> SerialDatabase {
+    static func open(path: String, readOnly: Bool = false, lock: DatabaseLock?, logger: Logger) async throws -> SerialDatabase {
         let thread = NIOThreadPool(numberOfThreads: 1)
         thread.start()
         do {
-            let connection = try await thread.runIfActive { Confined(try SQLiteHandle(path: path)) }
+            let connection = try await thread.runIfActive { Confined(try SQLiteHandle(path: path, readOnly: readOnly)) }
             return SerialDatabase(thread: thread, connection: connection, lock: lock, logger: logger)
         } catch {
             try? await thread.shutdownGracefully()

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import HeraldServer
+@testable import HeraldServer
 import HeraldTestSupport
 import Hummingbird
 import JWTKit
@@ -45,6 +45,7 @@ struct OpenIDTests {
             var settings = OpenIDSettings()
             settings.issuers = [address]
             settings.audiences = [OpenIDTests.audience]
+            settings.allowPrivate = true  // it is on this machine
             return settings
         }
 
@@ -154,6 +155,7 @@ struct OpenIDTests {
                 openID.issuers = [first, second]
                 openID.userPrefixes = [second: "apple"]
                 openID.audiences = [Self.audience]
+                openID.allowPrivate = true
                 func token(_ kid: String, issuer: String, sub: String) async throws -> String {
                     try await Self.idToken(signers, kid: kid, issuer: issuer, sub: sub, name: "Same Sub")
                 }
@@ -278,8 +280,29 @@ struct OpenIDTests {
         }
     }
 
-    @Test("HERALD_OIDC_ISSUER and HERALD_OIDC_AUDIENCE go together; issuers are https (http only on this machine)")
+    @Test("HERALD_OIDC_ISSUER and HERALD_OIDC_AUDIENCE go together; issuers are https on a public host, on this machine or a private network (http too) only with HERALD_OIDC_ALLOW_PRIVATE=1")
     func settings() throws {
+        // Webhooks' and Web Push's address policy: an issuer or keys on this machine or a private network (over https
+        // or http) only with HERALD_OIDC_ALLOW_PRIVATE=1, which the refusal names; http nowhere else.
+        let local: [String: String] = ["HERALD_OIDC_ISSUER": "http://127.0.0.1:9400", "HERALD_OIDC_AUDIENCE": "x"]
+        for environment in [
+            local, ["HERALD_OIDC_ISSUER": "https://localhost:9400", "HERALD_OIDC_AUDIENCE": "x"],
+            ["HERALD_OIDC_ISSUER": "https://10.1.2.3/realms/app", "HERALD_OIDC_AUDIENCE": "x"],
+            ["HERALD_OIDC_ISSUER": "https://[fe80::1]/", "HERALD_OIDC_AUDIENCE": "x"],
+            ["HERALD_OIDC_ISSUER": "https://idp.example.com", "HERALD_OIDC_AUDIENCE": "x", "HERALD_OIDC_JWKS_URL": "https://169.254.169.254/keys"],
+        ] {
+            let refusal = #expect(throws: ConfigurationError.self, "\(environment)") { _ = try ServerConfiguration.fromEnvironment(environment) }
+            #expect(refusal?.description.contains("HERALD_OIDC_ALLOW_PRIVATE=1") == true, "\(refusal.map { "\($0)" } ?? "")")
+            let allowed = try ServerConfiguration.fromEnvironment(environment.merging(["HERALD_OIDC_ALLOW_PRIVATE": "1"]) { $1 })
+            #expect(allowed.openID.allowPrivate && allowed.openID.issuers.count == 1)
+        }
+        for environment in [
+            ["HERALD_OIDC_ISSUER": "http://idp.example.com", "HERALD_OIDC_AUDIENCE": "x", "HERALD_OIDC_ALLOW_PRIVATE": "1"],
+            local.merging(["HERALD_OIDC_ALLOW_PRIVATE": "yes"]) { $1 },
+        ] {
+            #expect(throws: ConfigurationError.self, "\(environment)") { _ = try ServerConfiguration.fromEnvironment(environment) }
+        }
+
         let both = try ServerConfiguration.fromEnvironment([
             "HERALD_OIDC_ISSUER": "https://securetoken.google.com/my-app, apple=https://appleid.apple.com",
             "HERALD_OIDC_AUDIENCE": "my-app,com.example.app",
@@ -299,6 +322,51 @@ struct OpenIDTests {
              "HERALD_OIDC_JWKS_URL": "https://a.example.com/keys"],
         ] {
             #expect(throws: ConfigurationError.self, "\(environment)") { _ = try ServerConfiguration.fromEnvironment(environment) }
+        }
+    }
+
+    @Test("without HERALD_OIDC_ALLOW_PRIVATE, keys are never fetched from a private address: not from a public name that resolves to one, nor from a jwks_uri a discovery document names there")
+    func keysFetchedOnlyFromPublicAddresses() async throws {
+        var logger = Logger(label: "oidc-test")
+        logger.logLevel = .critical
+        // A public name that resolves to this machine: refused before anything connects.
+        var publicIssuer = OpenIDSettings()
+        publicIssuer.issuers = ["https://idp.example.com"]
+        publicIssuer.audiences = [Self.audience]
+        let rebound = GuardedHTTP(
+            policy: AddressPolicy(allowPrivate: false), configuration: PushHTTP.configuration(tls: .makeClientConfiguration()),
+            timeout: .seconds(10), resolver: { _ in [IPAddress("127.0.0.1")!] })
+        let verifier = OpenIDVerifier(settings: publicIssuer, logger: logger, http: rebound)
+        let refused = await #expect(throws: APIError.self) {
+            _ = try await verifier.verify("x.y.z", kid: "k-1", payload: ["iss": "https://idp.example.com"])
+        }
+        #expect("\(refused.map { "\($0)" } ?? "")".contains("not allowed"), "\(refused.map { "\($0)" } ?? "")")
+        await rebound.shutdown()
+
+        // A provider reached by name (here on this machine, through a client that lets it) whose discovery document
+        // points the keys at a loopback address: the jwks_uri is held to the issuer's rule, and never fetched.
+        let provider = Provider()
+        let key = ES256PrivateKey()
+        provider.published.withLockedValue { $0 = [try! Provider.ecJWK(key, kid: "ec-1")] }
+        let signers = JWTKeyCollection()
+        await signers.add(ecdsa: key, kid: "ec-1")
+        try await Self.serving(provider) { port, _ in
+            provider.issuer.withLockedValue { $0 = "http://127.0.0.1:\(port)" }
+            var settings = OpenIDSettings()
+            settings.issuers = ["http://idp.example.com:\(port)"]
+            settings.audiences = [Self.audience]
+            let lenient = GuardedHTTP(
+                policy: AddressPolicy(allowPrivate: true), configuration: PushHTTP.configuration(tls: .makeClientConfiguration()),
+                timeout: .seconds(10), resolver: { _ in [IPAddress("127.0.0.1")!] })
+            let verifier = OpenIDVerifier(settings: settings, logger: logger, http: lenient)
+            let token = try await Self.idToken(signers, kid: "ec-1", issuer: settings.issuers[0], sub: "uid-1")
+            let refused = await #expect(throws: APIError.self) {
+                _ = try await verifier.verify(token, kid: "ec-1", payload: ["iss": settings.issuers[0]])
+            }
+            let message = refused.map { "\($0)" } ?? ""
+            #expect(message.contains("jwks_uri") && message.contains("HERALD_OIDC_ALLOW_PRIVATE=1"), "\(message)")
+            #expect(provider.fetches.withLockedValue { $0 } == 0, "the keys were not fetched")
+            await lenient.shutdown()
         }
     }
 

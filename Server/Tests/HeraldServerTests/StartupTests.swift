@@ -63,6 +63,7 @@ struct StartupTests {
             ([], ["HERALD_SHUTDOWN_TIMEOUT": "10s"], "HERALD_SHUTDOWN_TIMEOUT"),
             ([], ["LOG_LEVEL": "loud"], "LOG_LEVEL"),
             ([], ["HERALD_JWT_SECRET": "short"], "32"),
+            ([], ["HERALD_OIDC_ISSUER": "http://127.0.0.1:9400", "HERALD_OIDC_AUDIENCE": "x"], "HERALD_OIDC_ALLOW_PRIVATE=1"),
         ]
         for (arguments, environment, named) in cases {
             let line = try await Self.failedStart(arguments + ["--database", ":memory:"], environment: environment)
@@ -98,7 +99,7 @@ struct StartupTests {
         }
     }
 
-    @Test("herald serve says at start which push services are on; --demo logs each push it would send, control characters escaped")
+    @Test("herald serve says at start which push services are on; --demo logs each push it would send, control characters escaped, and counts it as logged, not sent")
     func demoPushLog() async throws {
         let folder = try makeTemporaryFolder("herald-demo-push")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -131,6 +132,14 @@ struct StartupTests {
         #expect(line.contains(#"push (log only, no fcm credentials): "New message from Alice Johnson" / "lunch? \u{1B}[31mred", badge"#), "\(line)")
         #expect(line.contains("device=bob-phone"))
         #expect(!text.unicodeScalars.contains("\u{1B}"), "no raw ESC reaches the log")
+        // /metrics: the logged pushes under an outcome of their own (counted once the job is finished).
+        var jobs: [Substring] = []
+        try await eventually("a logged push counted", detail: { jobs.joined(separator: "\n") }) {
+            let scrape = try await HTTPClient.request(port: server.port, "GET", "/metrics").text
+            jobs = scrape.split(separator: "\n").filter { $0.hasPrefix("herald_push_jobs_total{") }
+            return jobs.contains { $0.contains(#"provider="fcm""#) && $0.contains(#"outcome="logged""#) }
+        }
+        #expect(!jobs.contains { $0.contains(#"outcome="sent""#) }, "nothing was sent: \(jobs)")
         await server.expectCleanStop()
     }
 
@@ -264,6 +273,32 @@ struct StartupTests {
         #expect(try await untracked() == ["?? .gitignore"], "while it runs")
         await server.expectCleanStop()
         #expect(try await untracked() == ["?? .gitignore"], "after it stopped")
+    }
+
+    @Test("a new SQLite file is readable by its owner only (0600), and so are the -wal and -shm SQLite makes beside it; a file that was there keeps its mode")
+    func databaseFileModes() async throws {
+        let folder = try makeTemporaryFolder("herald-modes")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func mode(_ path: String) throws -> Int {
+            try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int, "\(path)")
+        }
+        let fresh = folder.appendingPathComponent("new.sqlite").path
+        let server = try await ServerProcess(database: fresh, secret: TestServer.secret)
+        defer { server.stop() }
+        for file in [fresh, fresh + "-wal", fresh + "-shm"] {
+            let found = try mode(file)
+            #expect(found == 0o600, "\(file): \(String(found, radix: 8))")
+        }
+        await server.expectCleanStop()
+
+        // An empty file is a database to SQLite: one made by the operator keeps its mode, and its -wal follows it.
+        let existing = folder.appendingPathComponent("existing.sqlite").path
+        #expect(FileManager.default.createFile(atPath: existing, contents: nil, attributes: [.posixPermissions: 0o640]))
+        let again = try await ServerProcess(database: existing, secret: TestServer.secret)
+        defer { again.stop() }
+        #expect(try mode(existing) == 0o640)
+        #expect(try mode(existing + "-wal") == 0o640)
+        await again.expectCleanStop()
     }
 
     @Test("herald serve --demo says first where to open the page, and serves it from its resources")

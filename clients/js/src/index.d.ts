@@ -77,6 +77,11 @@ export interface IncomingMessage {
   sender: Person;
 }
 
+/** A group's change, as the client's `member` event gives it: its message always carries `event`, one of `memberEvents`. */
+export interface GroupChange extends IncomingMessage {
+  message: Message & { event: ConversationEvent & { type: Exclude<ConversationEvent["type"], "message_edited" | "message_deleted"> } };
+}
+
 /** A conversation: its members (ids), their names and pictures (`people`), its owners. */
 export interface Conversation {
   id: string;
@@ -270,7 +275,7 @@ export interface ClientEvents {
   state: ClientState;
   open: null;
   message: IncomingMessage;
-  member: IncomingMessage;
+  member: GroupChange;
   ready: { seq: number; horizon?: number };
   ack: { id: string; seq: number };
   refused: { id: string; code: string; message: string };

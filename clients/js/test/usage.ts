@@ -16,7 +16,11 @@ export async function app(token: string): Promise<void> {
     const words: string = `${sender.name} in ${conversation.title ?? conversation.id}: ${message.text ?? ""} (#${message.seq})`;
     void words;
   });
-  client.on("member", ({ message }) => void message.event?.type);
+  client.on("member", ({ message }) => {
+    const change: "member_added" | "member_removed" | "member_left" | "owner_added" | "owner_removed" | "renamed" | "deleted"
+      = message.event.type;
+    void change;
+  });
   client.on("state", (state) => {
     const known: "connecting" | "live" | "reconnecting" | "paused" | "refused" | "closed" = state;
     void known;

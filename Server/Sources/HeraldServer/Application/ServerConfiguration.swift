@@ -348,7 +348,8 @@ private struct EnvironmentSettings {
         return push
     }
 
-    /// The identity providers: issuers (https, or http on this machine) and the audiences their tokens must name.
+    /// The identity providers: issuers (https on a public host; on this machine or a private network, over http
+    /// too, with `HERALD_OIDC_ALLOW_PRIVATE=1`) and the audiences their tokens must name.
     func openID() throws -> OpenIDSettings {
         var openID = OpenIDSettings()
         let list = { (name: String) in
@@ -379,12 +380,15 @@ private struct EnvironmentSettings {
                 """)
         }
         openID.jwksURL = string("HERALD_OIDC_JWKS_URL")
-        for issuer in openID.issuers where !OpenIDSettings.isUsable(issuer) {
-            throw ConfigurationError("HERALD_OIDC_ISSUER: \"\(issuer)\" must be an https URL (http only on this machine)")
+        openID.allowPrivate = try choice("HERALD_OIDC_ALLOW_PRIVATE", ["0": false, "1": true]) ?? false
+        for issuer in openID.issuers {
+            if let problem = openID.problem(withURL: issuer) {
+                throw ConfigurationError("HERALD_OIDC_ISSUER \"\(issuer)\": \(problem)")
+            }
         }
         if let url = openID.jwksURL {
-            guard OpenIDSettings.isUsable(url) else {
-                throw ConfigurationError("HERALD_OIDC_JWKS_URL must be an https URL (http only on this machine), not \"\(url)\"")
+            if let problem = openID.problem(withURL: url) {
+                throw ConfigurationError("HERALD_OIDC_JWKS_URL \"\(url)\": \(problem)")
             }
             guard openID.issuers.count == 1 else {
                 throw ConfigurationError("HERALD_OIDC_JWKS_URL names the keys of one issuer: set exactly one HERALD_OIDC_ISSUER")

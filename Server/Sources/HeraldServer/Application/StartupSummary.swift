@@ -19,7 +19,8 @@ extension ServerConfiguration {
             lines.append("sign-in: OpenID Connect off (set HERALD_OIDC_ISSUER)")
         } else {
             let audiences = openID.audiences.isEmpty ? "" : ", audiences \(openID.audiences.joined(separator: ", "))"
-            lines.append("sign-in: OpenID Connect from \(openID.issuers.joined(separator: ", "))\(audiences)")
+            let local = openID.allowPrivate ? " (HERALD_OIDC_ALLOW_PRIVATE: on this machine or a private network too)" : ""
+            lines.append("sign-in: OpenID Connect from \(openID.issuers.joined(separator: ", "))\(audiences)\(local)")
         }
         lines.append(
             serviceKeys.isEmpty

@@ -1,4 +1,4 @@
-import AsyncHTTPClient
+import NIOHTTP1
 import Foundation
 import HeraldProtocol
 import JWTKit
@@ -24,6 +24,9 @@ public struct OpenIDSettings: Hashable, Sendable {
     /// The least time between two fetches of an issuer's keys caused by tokens naming a `kid` it lacks (so that
     /// made-up kids cannot make Herald fetch on every request).
     public var refetchWait: Duration = .seconds(30)
+    /// Whether issuers and keys on this machine or a private network are taken (`HERALD_OIDC_ALLOW_PRIVATE=1`), over
+    /// http too: a provider inside the operator's own network, or one run to try sign-in (docs/integrate.md).
+    public var allowPrivate = false
 
     /// None.
     public init() {}
@@ -44,12 +47,17 @@ public struct OpenIDSettings: Hashable, Sendable {
             && prefix.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D }
     }
 
-    /// Whether `url` may be an issuer or a keys URL: https, or http on this machine (a local provider, tests).
-    static func isUsable(_ url: String) -> Bool {
-        guard let parsed = URL(string: url), let scheme = parsed.scheme, let host = parsed.host, !host.isEmpty,
-              parsed.query == nil, parsed.fragment == nil
-        else { return false }
-        return scheme == "https" || (scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host))
+    /// What is wrong with `url` as an issuer or a keys URL, or nil when it may be one: https on a host that the
+    /// ``AddressPolicy`` of webhooks and Web Push finds public; a loopback, private or link-local host (over https or
+    /// http) only with ``allowPrivate``.
+    func problem(withURL url: String) -> String? {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
+              let host = parsed.host, !host.isEmpty, parsed.query == nil, parsed.fragment == nil
+        else { return "must be an https URL with a host and no query or fragment" }
+        if let local = AddressPolicy(allowPrivate: false).problem(withHost: host) {
+            return allowPrivate ? nil : "the host \(local); set HERALD_OIDC_ALLOW_PRIVATE=1 if the identity provider is meant to be there"
+        }
+        return scheme == "https" ? nil : "must be https (http only on this machine or a private network, with HERALD_OIDC_ALLOW_PRIVATE=1)"
     }
 }
 
@@ -98,13 +106,18 @@ final class OpenIDVerifier: Sendable {
     let settings: OpenIDSettings
     private let keys: NIOLockedValueBox<[String: Keys]>
     private let logger: Logger
+    /// What fetches the issuers' documents and keys.
+    private let http: GuardedHTTP
     /// How long fetched keys are used before they are fetched again.
     static let refresh: TimeInterval = 3_600
 
-    init(settings: OpenIDSettings, logger: Logger) {
+    /// A verifier for the issuers of `settings`, fetching their keys with `http` (by default the client of their
+    /// address policy, ``OpenIDSettings/allowPrivate``).
+    init(settings: OpenIDSettings, logger: Logger, http: GuardedHTTP? = nil) {
         self.settings = settings
         keys = NIOLockedValueBox(Dictionary(uniqueKeysWithValues: settings.issuers.map { ($0, Keys()) }))
         self.logger = logger
+        self.http = http ?? (settings.allowPrivate ? Self.privateClient : Self.publicClient)
     }
 
     /// The claims of `token` (its header's `alg` checked already), verified.
@@ -151,7 +164,7 @@ final class OpenIDVerifier: Sendable {
         var latest = current
         if fetch {
             do {
-                let (collection, kids) = try await Self.fetchKeys(of: issuer, jwksURL: settings.jwksURL)
+                let (collection, kids) = try await fetchKeys(of: issuer)
                 latest = Keys(collection: collection, kids: kids, fetched: now, attempted: now)
                 keys.withLockedValue { $0[issuer] = latest }
                 logger.info("OIDC keys fetched", metadata: ["issuer": "\(issuer)", "kids": "\(kids.sorted())"])
@@ -168,19 +181,23 @@ final class OpenIDVerifier: Sendable {
         return collection
     }
 
-    /// An issuer's keys: its discovery document's `jwks_uri` (or `jwksURL`), read and parsed; each must have a
-    /// `kid`, and only RSA and P-256 keys are kept.
-    static func fetchKeys(of issuer: String, jwksURL: String?) async throws -> (JWTKeyCollection, Set<String>) {
-        var url = jwksURL
+    /// An issuer's keys: its discovery document's `jwks_uri` (or ``OpenIDSettings/jwksURL``), read and parsed; each
+    /// must have a `kid`, and only RSA and P-256 keys are kept. The `jwks_uri` comes from the network: it is held to
+    /// the same rule as the issuer.
+    func fetchKeys(of issuer: String) async throws -> (JWTKeyCollection, Set<String>) {
+        var url = settings.jwksURL
         if url == nil {
             let base = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
             let discovery = try await get(base + "/.well-known/openid-configuration")
             guard let object = try JSONSerialization.jsonObject(with: discovery) as? [String: Any],
-                  let found = object["jwks_uri"] as? String, OpenIDSettings.isUsable(found)
-            else { throw OpenIDFailure("its discovery document names no usable jwks_uri") }
+                  let found = object["jwks_uri"] as? String
+            else { throw OpenIDFailure("its discovery document names no jwks_uri") }
+            if let problem = settings.problem(withURL: found) {
+                throw OpenIDFailure("its discovery document's jwks_uri \(Self.quoted(found)): \(problem)")
+            }
             url = found
         }
-        return try await keys(fromJWKS: try await get(url ?? ""))
+        return try await Self.keys(fromJWKS: try await get(url ?? ""))
     }
 
     /// The keys of a JWK Set document (an issuer's, from the network): each must have a `kid`, and only RSA and
@@ -204,24 +221,35 @@ final class OpenIDVerifier: Sendable {
         return (collection, kids)
     }
 
-    /// The client for issuers' documents and keys: Herald's one policy for outbound HTTP (``PushHTTP/configuration(tls:)``:
-    /// bounded connects and reads, redirects never followed). A provider that redirects is an error to see, not a
-    /// hop to make: it would send the fetch (and trust the keys) wherever the redirect points.
-    private static let client = HTTPClient(
-        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-        configuration: PushHTTP.configuration(tls: .makeClientConfiguration()))
+    /// The clients for issuers' documents and keys, one for each address policy, kept for the life of the process:
+    /// Herald's one policy for outbound HTTP (``PushHTTP/configuration(tls:)``: bounded connects and reads, redirects
+    /// never followed), through ``GuardedHTTP``, as webhooks and Web Push: each address a name resolves to is judged,
+    /// and the connection made to the one judged. A provider that redirects is an error to see, not a hop to make: it
+    /// would send the fetch (and trust the keys) wherever the redirect points.
+    private static let publicClient = guardedClient(allowPrivate: false)
+    private static let privateClient = guardedClient(allowPrivate: true)
 
-    /// A GET of at most 1 MiB, within 10 s, never redirected.
-    private static func get(_ url: String) async throws -> Data {
-        var request = HTTPClientRequest(url: url)
-        request.method = .GET
-        request.headers.add(name: "Accept", value: "application/json")
-        let response = try await client.execute(request, timeout: .seconds(10))
-        guard response.status == .ok else {
-            let location = response.headers.first(name: "location").map { " (a redirect to \(ControlCharacters.escaped($0)), not followed)" } ?? ""
-            throw OpenIDFailure("\(url) answered \(response.status.code)\(location)")
+    private static func guardedClient(allowPrivate: Bool) -> GuardedHTTP {
+        GuardedHTTP(
+            policy: AddressPolicy(allowPrivate: allowPrivate),
+            configuration: PushHTTP.configuration(tls: .makeClientConfiguration()), timeout: .seconds(10),
+            resolver: GuardedHTTP.systemResolver)
+    }
+
+    /// A GET of its first 64 KiB, within 10 s, never redirected, to an address the policy allows.
+    private func get(_ url: String) async throws -> Data {
+        guard let parsed = URL(string: url) else { throw OpenIDFailure("\(Self.quoted(url)) is not a URL") }
+        let answer: PushHTTP.Answer
+        do {
+            answer = try await http.send(.GET, parsed, headers: [("Accept", "application/json")], body: Data())
+        } catch let refusal as GuardedHTTP.Refusal {
+            throw OpenIDFailure("\(url) was not fetched: \(refusal); set HERALD_OIDC_ALLOW_PRIVATE=1 if the identity provider is meant to be there")
         }
-        return Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)
+        guard answer.status == .ok else {
+            let location = answer.headers.first(name: "location").map { " (a redirect to \(ControlCharacters.escaped($0)), not followed)" } ?? ""
+            throw OpenIDFailure("\(url) answered \(answer.status.code)\(location)")
+        }
+        return answer.body
     }
 
     private static func quoted(_ text: String) -> String {

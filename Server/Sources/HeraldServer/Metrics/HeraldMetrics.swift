@@ -72,7 +72,8 @@ public enum HeraldMetrics {
         Counter(label: "herald_webhooks_total", dimensions: [("outcome", outcome)]).increment()
     }
 
-    /// A push job's end: `outcome` is `sent`, `retried`, `device_removed`, `dropped` or `redirected`.
+    /// A push job's end: `outcome` is `sent`, `logged` (`--demo` without the service's credentials), `retried`,
+    /// `device_removed`, `dropped` or `redirected`.
     static func pushJob(provider: String, outcome: String) {
         Counter(label: "herald_push_jobs_total", dimensions: [("provider", provider), ("outcome", outcome)]).increment()
     }

@@ -321,7 +321,9 @@ public final class PushDispatcher: Service, Sendable {
         answered()
         do {
             switch outcome {
-            case .sent(let ticket):
+            case .sent, .logged:
+                // A logged push (`--demo`) is finished as a sent one, and counted apart.
+                let ticket: String? = if case .sent(let given) = outcome { given } else { nil }
                 let followUp = ticket.map {
                     NewPushJob(kind: .receipt, userID: job.device.userID, deviceID: job.device.id, content: job.content,
                                ticket: $0, due: clock.now().addingTimeInterval(settings.receiptDelay.seconds))
@@ -334,7 +336,7 @@ public final class PushDispatcher: Service, Sendable {
                     }
                 }
                 if job.coveredBy != nil { HeraldMetrics.pushesUnconfirmed.increment() }
-                HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: "sent")
+                HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: outcome == .logged ? "logged" : "sent")
                 try await outcomes.finish(FinishedPush(job: job, followUp: followUp, sent: true))
                 // The device's streams hear of it, so it does not notify the message itself. With several nodes, the
                 // store told every node at the commit.

@@ -502,6 +502,9 @@ public enum PushOutcome: Hashable, Sendable {
     /// The service answered with a redirect (HTTP 3xx), which is never followed: the push is dropped and the device
     /// kept (a redirect says nothing about the device, and where it points is not the service's to choose).
     case redirected(status: Int, location: String?)
+    /// Nothing was sent: the push was written to the log instead (`--demo`, for a service without credentials). It is
+    /// finished as a sent one is, and counted apart (`outcome="logged"` in `/metrics`).
+    case logged
 }
 
 /// A push service: APNs, FCM, Expo, Web Push, or the log of `--demo`.

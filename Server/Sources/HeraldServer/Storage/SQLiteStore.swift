@@ -50,6 +50,11 @@ public final class SQLiteStore: Store {
         }
         let lock = try await DatabaseLock.acquire(databasePath: path)
         let walExisted = FileManager.default.fileExists(atPath: path + "-wal")
+        guard createOwnerOnly(path) else {
+            let reason = String(cString: strerror(errno))
+            lock.release()
+            throw StorageError("cannot create the database \(path): \(reason)")
+        }
         let database: SerialDatabase
         do {
             database = try await SerialDatabase.open(path: path, lock: lock, logger: logger)
@@ -69,6 +74,16 @@ public final class SQLiteStore: Store {
         }
         return SQLiteStore(
             database: database, folder: URL(fileURLWithPath: path).deletingLastPathComponent().path, clock: clock)
+    }
+
+    /// Creates the database file at `path`, empty and readable by its owner only (0600), when there is none yet:
+    /// SQLite would make it 0644, and it gives the `-wal` and `-shm` beside it the database's mode. An existing file
+    /// keeps the mode it has. False (with `errno` set) when it could not be created.
+    private static func createOwnerOnly(_ path: String) -> Bool {
+        let descriptor = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return errno == EEXIST }
+        close(descriptor)
+        return true
     }
 
     private static func configure(_ connection: SQLiteHandle, fullSync: Bool) throws {

@@ -56,6 +56,29 @@ struct CommandLineTests {
         #expect(!unknown.stderr.contains("Did you mean"), "nothing close: \(unknown.stderr)")
     }
 
+    @Test("herald health asks the server on --port, else HERALD_PORT, prints its /health and exits 0; with no server there, one line and exit 1")
+    func health() async throws {
+        let folder = try makeTemporaryFolder("herald-health")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await ServerProcess(database: folder.appendingPathComponent("herald.sqlite").path)
+        let port = String(server.port)
+        let asked: [(arguments: [String], environment: [String: String?])] = [
+            (["health", "--port", port], ["HERALD_PORT": nil]), (["health"], ["HERALD_PORT": port]),
+        ]
+        for (arguments, environment) in asked {
+            let result = try await runHerald(arguments, environment: environment, timeout: .seconds(30))
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            let body = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: String]
+            #expect(body == ["database": "reachable", "status": "ok", "version": HeraldVersion.current], "\(result.stdout)")
+        }
+        await server.expectCleanStop()
+
+        let refused = try await runHerald(["health", "--port", port], timeout: .seconds(30))
+        #expect(refused.status == 1)
+        #expect(refused.stdout.isEmpty)
+        #expect(refused.stderr == "herald health: http://127.0.0.1:\(port)/health did not answer: connection refused\n", "\(refused.stderr)")
+    }
+
     @Test("a secret shorter than 32 bytes is refused with a clear message, not a crash")
     func shortSecret() async throws {
         let result = try await runHerald(

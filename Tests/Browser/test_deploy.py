@@ -243,7 +243,7 @@ class ComposeFile(ProxyTest):
         database_url = None
         for name in names:
             node = services[name]
-            self.assertEqual(node["image"], built, "the nodes run the image scripts/image builds")
+            self.assertEqual(node["image"], f"${{HERALD_IMAGE:-{built}}}", "the nodes run the image scripts/image builds")
             self.assertEqual(node["depends_on"], {"db": {"condition": "service_healthy"}})
             self.assertEqual(node["environment"], services["node1"]["environment"], "every node has the same settings")
             database_url = node["environment"]["HERALD_POSTGRES_URL"]
@@ -251,7 +251,7 @@ class ComposeFile(ProxyTest):
         self.assertEqual(services["db"]["environment"]["POSTGRES_USER"], "herald")
         self.assertEqual(services["db"]["environment"]["POSTGRES_DB"], "herald")
         proxy = services["proxy"]
-        self.assertEqual(proxy["ports"], ["8080:80"])
+        self.assertEqual(proxy["ports"], ["${HERALD_HTTP_PORT:-8080}:80"])
         self.assertEqual(proxy["volumes"], ["./nginx.conf:/etc/nginx/nginx.conf:ro"])
 
         # The nodes: the compose file's settings, with the test's database for `db` and loopback for the network.

@@ -205,7 +205,7 @@ struct DatabaseCopyTests {
             await server.expectCleanStop()
 
             try await PostgresServeTests.withClient(url) { client in
-                try await client.query("CREATE TABLE invoices (id integer PRIMARY KEY)")
+                _ = try await client.query("CREATE TABLE invoices (id integer PRIMARY KEY)")
             }
             let foreign = try await runHerald(["database", "copy", "--from", database, "--to", url])
             #expect(foreign.status != 0 && foreign.stderr.contains("tables that are not Herald's (invoices)"), "\(foreign.stderr)")

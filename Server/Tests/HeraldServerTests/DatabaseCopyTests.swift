@@ -108,6 +108,11 @@ struct DatabaseCopyTests {
         #expect(try await user("bob", "DELETE", "/v1/conversations/g2/members/bob") == 204)
         #expect(try await user("dave", "PATCH", "/v1/conversations/g2", #"{"title": "Trip to Rome"}"#) == 200)
         #expect(try await user("carol", "POST", "/v1/conversations/d1/messages", #"{"id": "c1", "text": "Lunch?"}"#) == 201)
+        // An erased user who was in a deleted group: the group keeps its members' rows, hers among them.
+        #expect(try await service("PUT", "/users/erin", #"{"name": "Erin"}"#) == 200)
+        #expect(try await service("POST", "/conversations", #"{"id": "g3", "kind": "group", "members": ["alice", "erin"], "owners": ["alice"]}"#) == 201)
+        #expect(try await service("DELETE", "/conversations/g3") == 204)
+        #expect(try await service("DELETE", "/users/erin") == 204)
         // Read markers, levels, settings.
         #expect(try await user("alice", "POST", "/v1/conversations/d1/read", #"{"upTo": 1000000}"#) == 204)
         #expect(try await user("bob", "PUT", "/v1/conversations/g1/notifications", #"{"level": "mentions"}"#) == 204)
@@ -152,6 +157,10 @@ struct DatabaseCopyTests {
         #expect(try await Self.sqliteCounts(database) == counts)
         let copiedCounts = try await Self.postgresCounts(url, tables: Array(counts.keys))
         #expect(copiedCounts == counts, "every row of every table arrived")
+        let erased = try await PostgresServeTests.withClient(url) { client in
+            try await client.query("SELECT id FROM users WHERE erased").collect().map { try $0.decode(String.self) }
+        }
+        #expect(erased == ["erin"], "the erased stay erased")
 
         // APNs answers again; the server on PostgreSQL (without HERALD_JWT_SECRET: the copied secret) takes over.
         apns.fake.respond { _ in nil }

@@ -14,8 +14,9 @@ import PostgresNIO
 /// `seq` it had, and sends what the outboxes held.
 ///
 /// The source is opened read-only, under the lock a server takes (so no server runs on it meanwhile), and read in one
-/// transaction. The target is written in one transaction: a copy that fails leaves it as it was. A target that holds
-/// anything (another program's tables, or Herald's with any row a server or an earlier copy wrote) is refused.
+/// transaction. The target is written in one transaction: a copy that fails leaves no row (the schema the migrations
+/// made stays). A target that holds anything (another program's tables, or Herald's with any row a server or an
+/// earlier copy wrote) is refused before anything is written to it.
 public enum DatabaseCopy {
     /// What a copy moved.
     public struct Report: Sendable, CustomStringConvertible {
@@ -50,7 +51,9 @@ public enum DatabaseCopy {
     /// The tables copied, in order. Messages come before members: storing a message moves its conversation's
     /// members (a trigger), and with none there yet the members' rows arrive as they were.
     static let tables: [Table] = [
-        Table(name: "users"),
+        // Erased users arrive not erased, and are marked once every table is in: PostgreSQL refuses a member row of
+        // an erased user (a trigger), and a deleted group keeps its members' rows, an erased user's among them.
+        Table(name: "users", fresh: ["erased": "0"]),
         Table(name: "conversations"),
         Table(name: "messages"),
         Table(name: "members"),
@@ -115,6 +118,8 @@ public enum DatabaseCopy {
         var columns: [String: [String]]
         var lastSeq: Int
         var webhookCounter: Int
+        /// The erased users' ids.
+        var erased: [String]
 
         static func read(_ connection: SQLiteHandle, path: String) throws -> Source {
             // One snapshot for the whole copy: the transaction stays open until the file is closed.
@@ -148,8 +153,9 @@ public enum DatabaseCopy {
                 .first?.column("seq")?.integer ?? 0
             let highestJob = try connection.query("SELECT coalesce(max(id), 0) AS id FROM webhook_jobs", keep: false)
                 .first?.column("id")?.integer ?? 0
+            let erased = try connection.query("SELECT id FROM users WHERE erased", keep: false).compactMap { $0.column("id")?.string }
             return Source(columns: columns, lastSeq: max(counter("messages"), highest),
-                          webhookCounter: max(counter("webhook_jobs"), highestJob))
+                          webhookCounter: max(counter("webhook_jobs"), highestJob), erased: erased)
         }
     }
 
@@ -181,14 +187,25 @@ public enum DatabaseCopy {
     private static func copy(
         from source: SerialDatabase, shape: Source, secrets: Secrets, to target: BoundedPostgres, logger: Logger
     ) async throws -> Report {
-        // Refused before anything is written: another program's tables, or a newer Herald's schema.
+        // Refused before anything is written: another program's tables, a newer Herald's schema, rows.
         let existing = Set(try await target.query(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
             logger: logger).map { try $0.decode(String.self) })
         if !existing.isEmpty, !existing.contains("herald_schema") {
             throw StorageError("the target database is not empty: it holds tables that are not Herald's (\(existing.sorted().prefix(5).joined(separator: ", "))). Copy into a new database (createdb)")
         }
-        try await target.run { [client = target.client] in try await PostgresMigrations.migrate(client, logger: logger) }
+        if existing.contains("herald_schema") {
+            // Herald's already: refused unless empty before it is migrated, so a wrong --to is never upgraded.
+            let version = try await target.query("SELECT version FROM herald_schema", logger: logger).first?.decode(Int.self) ?? 0
+            guard version <= PostgresMigrations.steps.count else {
+                throw StorageError("the target database was made by a newer Herald (schema \(version); this one knows \(PostgresMigrations.steps.count))")
+            }
+            try await target.withConnection { connection in try await refuseUnlessEmpty(connection, tables: existing, logger: logger) }
+        }
+        // As long as a node's start gives the migrations (a database far away takes a round trip per statement).
+        try await target.within(.seconds(60)).run { [client = target.client] in
+            try await PostgresMigrations.migrate(client, logger: logger)
+        }
         let columns = try await targetColumns(target, logger: logger)
         let plan = try plan(source: shape.columns, target: columns)
 
@@ -196,7 +213,9 @@ public enum DatabaseCopy {
             return try await write(from: source, shape: shape, secrets: secrets, plan: plan, to: target, logger: logger)
         } catch let error as PostgresTransactionError {
             // What went wrong inside, rather than the transaction's wrapping of it.
-            throw error.closureError ?? error.commitError ?? error.beginError ?? error
+            throw readable(error.closureError ?? error.commitError ?? error.beginError ?? error)
+        } catch {
+            throw readable(error)
         }
     }
 
@@ -209,7 +228,7 @@ public enum DatabaseCopy {
             // Another copy, or a node migrating, waits for this one (and this one for them, up to 10 s).
             try await connection.query("SET LOCAL lock_timeout = '10s'", logger: logger)
             try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresMigrations.lock))", logger: logger)
-            try await refuseUnlessEmpty(connection, logger: logger)
+            try await refuseUnlessEmpty(connection, tables: nil, logger: logger)
             // What the migrations wrote is the source's to say: the system user, the consumers' places.
             try await connection.query("DELETE FROM users WHERE id = ''", logger: logger)
             try await connection.query("DELETE FROM log_cursors", logger: logger)
@@ -220,6 +239,7 @@ public enum DatabaseCopy {
                 report.tables.append((table.name, rows))
                 logger.info("table copied", metadata: ["table": "\(table.name)", "rows": "\(rows)"])
             }
+            try await connection.query("UPDATE users SET erased = true WHERE id = ANY(\(shape.erased))", logger: logger)
             try await connection.query("UPDATE message_seq SET seq = \(Int64(shape.lastSeq)) WHERE id = 1", logger: logger)
             try await restartCounter("push_jobs", after: nil, on: connection, logger: logger)
             try await restartCounter("webhook_jobs", after: shape.webhookCounter, on: connection, logger: logger)
@@ -279,12 +299,16 @@ public enum DatabaseCopy {
         return columns
     }
 
-    private static func refuseUnlessEmpty(_ connection: PostgresConnection, logger: Logger) async throws {
-        var counts = tables.filter { $0.name != "log_cursors" }.map { table in
+    /// Refuses a target with any row a server or a copy wrote (not the ones the migrations write), in `tables` (all of
+    /// Herald's when nil: an older schema has fewer).
+    private static func refuseUnlessEmpty(_ connection: PostgresConnection, tables present: Set<String>?, logger: Logger) async throws {
+        func has(_ table: String) -> Bool { present?.contains(table) ?? true }
+        var counts = tables.filter { $0.name != "log_cursors" && has($0.name) }.map { table in
             "SELECT '\(table.name)', count(*) FROM \(quoted(table.name))" + (table.name == "users" ? " WHERE id <> ''" : "")
         }
-        counts += ["nodes", "presence", "erasures", "herald_settings"].map { "SELECT '\($0)', count(*) FROM \($0)" }
-        counts.append("SELECT 'message_seq', count(*) FROM message_seq WHERE seq > 0")
+        counts += ["nodes", "presence", "erasures", "herald_settings"].filter(has).map { "SELECT '\($0)', count(*) FROM \($0)" }
+        if has("message_seq") { counts.append("SELECT 'message_seq', count(*) FROM message_seq WHERE seq > 0") }
+        guard !counts.isEmpty else { return }
         let rows = try await connection.query(PostgresQuery(unsafeSQL: counts.joined(separator: " UNION ALL ")), logger: logger).collect()
         let filled = try rows.map { try $0.decode((String, Int64).self) }.filter { $0.1 > 0 }
         guard filled.isEmpty else {
@@ -359,6 +383,11 @@ public enum DatabaseCopy {
         try await connection.query(PostgresQuery(unsafeSQL: """
             SELECT setval(pg_get_serial_sequence('\(table)', 'id'), greatest(coalesce(max(id), 0), \(floor)) + 1, false) FROM \(table)
             """), logger: logger)
+    }
+
+    /// A ``StorageError`` as it is; anything else in PostgreSQL's words (postgres-nio hides them from printing).
+    private static func readable(_ error: any Error) -> any Error {
+        error is StorageError ? error : StorageError("the copy failed, and wrote no row: \(PostgresStore.describe(error))")
     }
 
     private static func quoted(_ name: String) -> String {

@@ -38,56 +38,25 @@ public struct ServerEnvironment: Sendable {
     /// Opens the database (migrating it) and resolves the token secret: SQLite, or PostgreSQL when
     /// ``ServerConfiguration/postgresURL`` is set (waiting, with back-off, for a database that cannot be reached yet).
     public static func make(_ configuration: ServerConfiguration, logger: Logger) async throws -> ServerEnvironment {
-        if let url = configuration.postgresURL {
-            let store = try await PostgresStore.connect(
-                url: url, leaseDuration: configuration.push.lease.seconds, presenceExpiry: configuration.presenceExpiry,
-                clock: configuration.clock, queryLimit: configuration.databaseQueryLimit, logger: logger)
-            do {
-                // Every node signs alike: the secret and the VAPID key are the database's unless given.
-                let secret = configuration.jwtSecret != nil
-                    ? try configuration.resolveSecret()
-                    : try await store.sharedSetting("token_secret", make: ServerConfiguration.randomSecret)
-                let vapid = try await VAPID.shared(
-                    by: store, file: configuration.push.vapidKeyFile, subject: configuration.push.vapidSubject)
-                let (providers, http) = try await PushProviders.make(
-                    configuration.push, vapid: vapid, demo: configuration.demo, logger: logger)
-                let presence = store.presence
-                let log = try await EventLog.attached(to: store, logger: logger)
-                return await ServerEnvironment(
-                    configuration, store: store, log: log, storeService: store, secret: secret, vapid: vapid,
-                    providers: providers, http: http, hub: Hub(observer: { presence.record($0) }), cluster: presence,
-                    logger: logger)
-            } catch {
-                await store.close()
-                throw error
-            }
-        }
-        // Settings first: nothing may fail once the database is open, or its connection would go unclosed.
-        let secret = try configuration.resolveSecret()
-        let vapid = try await VAPID.load(
-            file: configuration.push.vapidKeyFile, databasePath: configuration.databasePath,
-            subject: configuration.push.vapidSubject)
-        let (providers, http) = try await PushProviders.make(
-            configuration.push, vapid: vapid, demo: configuration.demo, logger: logger)
-        let store: SQLiteStore
-        let log: EventLog
+        let storage = try await OpenStorage.open(configuration, logger: logger)
+        var http: PushHTTP?
         do {
-            store = try await SQLiteStore.open(
-                path: configuration.databasePath, fullSync: configuration.fullSync, clock: configuration.clock, logger: logger)
+            // Every node signs alike: the secret and the VAPID key are the nodes' shared ones unless given.
+            let secret = try await configuration.resolveSecret(sharedBy: storage.cluster)
+            let vapid = try await VAPID.shared(
+                by: storage.cluster, file: configuration.push.vapidKeyFile, subject: configuration.push.vapidSubject)
+            let providers: [any PushProvider]
+            (providers, http) = try await PushProviders.make(
+                configuration.push, vapid: vapid, demo: configuration.demo, logger: logger)
+            let log = try await EventLog.attached(to: storage.store, logger: logger)
+            return await ServerEnvironment(
+                configuration, storage: storage, log: log, secret: secret, vapid: vapid, providers: providers, http: http,
+                logger: logger)
         } catch {
             await http?.shutdown()
+            await storage.close()
             throw error
         }
-        do {
-            log = try await EventLog.attached(to: store, logger: logger)
-        } catch {
-            try? await store.database.close(markingClean: true)
-            await http?.shutdown()
-            throw error
-        }
-        return await ServerEnvironment(
-            configuration, store: store, log: log, storeService: store.database, secret: secret, vapid: vapid,
-            providers: providers, http: http, logger: logger)
     }
 
     var messenger: Messenger {
@@ -113,11 +82,11 @@ public struct ServerEnvironment: Sendable {
 extension ServerEnvironment {
     /// The rest, around an open store.
     private init(
-        _ configuration: ServerConfiguration, store: any Store, log: EventLog, storeService: any Service, secret: String,
-        vapid: VAPID,
-        providers: [any PushProvider], http: PushHTTP?, hub: Hub = Hub(), cluster: (any ClusterPresence)? = nil,
-        logger: Logger
+        _ configuration: ServerConfiguration, storage: OpenStorage, log: EventLog, secret: String, vapid: VAPID,
+        providers: [any PushProvider], http: PushHTTP?, logger: Logger
     ) async {
+        let (store, cluster) = (storage.store, storage.cluster)
+        let hub = Hub(observer: { cluster.record($0) })
         let memberships = Memberships()
         let webhooks = WebhookDispatcher(
             store: store, log: log, hub: hub, memberships: memberships, cluster: cluster,
@@ -130,10 +99,9 @@ extension ServerEnvironment {
         log.add(push.decider)
         log.add(webhooks.feed)
         let users = UserDirectory(store: store) { [hub] in hub.close(userID: $0, reason: APIError.Code.userErased.rawValue) }
-        // With several nodes, an erasure made on another is told to this one at once.
-        (store as? PostgresStore)?.onErasure { users.erased($0) }
-        // With several nodes, an alert one of them pushed is told to the device's streams on each.
-        (store as? PostgresStore)?.onPushed { [hub] in hub.pushed($0) }
+        // An erasure made on another node is told to this one at once; an alert any node pushed, to the device's
+        // streams here.
+        cluster.listen(erased: { users.erased($0) }, pushed: { [hub] in hub.pushed($0) })
         // A stream given its drain time and its closing handshake to close at a stop.
         let streamWork = StreamWork(hub: hub, closeLimit: configuration.timeouts.overflowDrain + StreamHandler.closeTimeout)
         self.init(
@@ -150,7 +118,7 @@ extension ServerEnvironment {
             webhooks: webhooks,
             streamWork: streamWork,
             // Stopped in reverse: the streams' work, then the webhook and push loops before the database they write to.
-            services: [storeService, push, webhooks] + (configuration.retention.map {
+            services: storage.services + [push, webhooks] + (configuration.retention.map {
                 [Retention(store: store, keep: $0, pushing: !providers.isEmpty, webhooks: configuration.webhooks.isOn, logger: logger)]
             } ?? []) + [streamWork]
         )

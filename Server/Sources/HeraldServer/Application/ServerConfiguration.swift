@@ -192,23 +192,22 @@ public struct ServerConfiguration: Hashable, Sendable {
         return configuration
     }
 
-    /// The token secret: ``jwtSecret`` if set; for `:memory:` a fresh random one; otherwise the one in the file
-    /// beside the database (`<database>.secret`), created with a random value, readable by the owner only, the
-    /// first time.
+    /// The server's token secret: ``jwtSecret`` if set, else the one the nodes share (``SharedSetting/tokenSecret``:
+    /// made on first start; a single node keeps it beside its database in `<database>.secret`, readable by the owner
+    /// only, nodes on PostgreSQL in the database; a fresh one for `:memory:`).
     ///
     /// The file holds the key and nothing else: 64 hexadecimal characters, no newline (a JWT library reading the
     /// file as it is gets exactly the key). White space around it, as an editor may add, is not part of the key.
     ///
     /// - Throws: ``ConfigurationError`` if the secret is shorter than 32 bytes (HS256 needs a key at least as long
-    ///   as its hash) or its file cannot be written.
-    public func resolveSecret() throws -> String {
-        if let secret = try existingSecret() { return secret }
-        if databasePath == ":memory:" { return Self.randomSecret() }
-        let path = databasePath + ".secret"
-        let secret = Self.randomSecret()
-        guard FileManager.default.createFile(
-            atPath: path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600])
-        else { throw ConfigurationError("cannot write the token secret to \(path)") }
+    ///   as its hash) or cannot be kept.
+    public func resolveSecret(sharedBy cluster: any Cluster) async throws -> String {
+        if jwtSecret != nil, let secret = try existingSecret() { return secret }
+        let secret = try await cluster.sharedSetting(.tokenSecret, make: Self.randomSecret)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        guard secret.utf8.count >= 32 else {
+            throw ConfigurationError("the token secret the server keeps must be at least 32 bytes; delete it to make a new one")
+        }
         return secret
     }
 

@@ -15,8 +15,8 @@ struct Reach: Sendable {
     let store: any ConversationStore
     let memberships: Memberships
     let hub: Hub
-    /// The other nodes' connections, with several nodes.
-    let cluster: (any ClusterPresence)?
+    /// The other nodes' connections (none for a node alone).
+    let cluster: any ClusterPresence
 
     /// The members a message reached (members at its `seq`), but its sender.
     func recipients(of entry: IncomingMessage) async throws -> Set<String> {
@@ -32,7 +32,7 @@ struct Reach: Sendable {
     /// The streams of each of `users`, on this node and the others (one trip to the database with several nodes).
     func streams(of users: Set<String>) async throws -> [String: Streams] {
         guard !users.isEmpty else { return [:] }
-        let elsewhere = try await cluster?.othersPresence(of: users) ?? [:]
+        let elsewhere = try await cluster.othersPresence(of: users)
         var streams: [String: Streams] = [:]
         for user in users {
             streams[user] = Streams(

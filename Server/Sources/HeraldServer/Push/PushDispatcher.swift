@@ -101,8 +101,8 @@ public final class PushDispatcher: Service, Sendable {
 
     let store: any Store
     let hub: Hub
-    /// The other nodes' connections, with several nodes.
-    let cluster: (any ClusterPresence)?
+    /// The nodes: where the others' connections are, and whom a push is told to.
+    let cluster: any Cluster
     let settings: PushSettings
     /// The server's clock: what a job's due time, a lease's "now" and an entry's age are read on (tests move it).
     let clock: WallClock
@@ -128,11 +128,11 @@ public final class PushDispatcher: Service, Sendable {
     /// holds back falls due.
     var confirmationWriteInterval: Duration { min(.seconds(1), settings.confirmWithin / 5) }
 
-    /// A dispatcher sending through `providers`; `http` is shut down when it stops. With several nodes, `cluster`
-    /// tells of the other nodes' connections. Its ``decider`` decides on the entries of `log` once it was added to
+    /// A dispatcher sending through `providers`; `http` is shut down when it stops. `cluster` tells of the other
+    /// nodes' connections, and tells every node of an alert pushed. Its ``decider`` decides on the entries of `log` once it was added to
     /// it, with the members `memberships` knows.
     init(
-        store: any Store, log: EventLog, hub: Hub, memberships: Memberships, cluster: (any ClusterPresence)? = nil,
+        store: any Store, log: EventLog, hub: Hub, memberships: Memberships, cluster: any Cluster,
         providers: [any PushProvider], settings: PushSettings, http: PushHTTP?, webhooks: WebhookDispatcher? = nil,
         clock: WallClock = WallClock(), logger: Logger
     ) {
@@ -338,9 +338,8 @@ public final class PushDispatcher: Service, Sendable {
                 if job.coveredBy != nil { HeraldMetrics.pushesUnconfirmed.increment() }
                 HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: outcome == .logged ? "logged" : "sent")
                 try await outcomes.finish(FinishedPush(job: job, followUp: followUp, sent: true))
-                // The device's streams hear of it, so it does not notify the message itself. With several nodes, the
-                // store told every node at the commit.
-                if cluster == nil, let notice = PushedNotice(job: job) { hub.pushed(notice) }
+                // The device's streams, on whichever node, hear of it, so it does not notify the message itself.
+                if let notice = PushedNotice(job: job) { await cluster.announce(notice) }
                 logger.debug(job.coveredBy == nil ? "push sent" : "push sent: no device confirmed the message in time",
                              metadata: metadata)
             case .retry(let after, let reason):

@@ -453,16 +453,6 @@ public struct NewPushJob: Hashable, Sendable {
         self.coveredBy = coveredBy
     }
 
-    /// The clears that take `conversationID`'s notifications off `devices` of `userID` (those that were shown its
-    /// messages, but the one that read): a silent push each, carrying the read marker `readUpTo` and the badge as it
-    /// is now. The rule both stores apply after a read, a removal, a departure or a deletion.
-    static func clears(
-        of conversationID: String, for userID: String, on devices: [String], readUpTo: Int64, badge: Int, due: Date
-    ) -> [NewPushJob] {
-        let content = PushContent(clear: conversationID, readUpTo: readUpTo, badge: badge)
-        return devices.map { NewPushJob(kind: .clear, userID: userID, deviceID: $0, content: content, due: due) }
-    }
-
     /// What makes a job unique: the message (by its `seq`: its id is its conversation's) for an alert and a
     /// follow-up (a newer follow-up replaces a waiting one), the
     /// conversation for a clear (a newer clear replaces a waiting one), the ticket for a receipt.

@@ -35,36 +35,19 @@ public struct VAPID: Sendable {
         keys = await JWTKeyCollection().add(ecdsa: try ES256PrivateKey(backing: key))
     }
 
-    /// The key pair in `file` (PEM), or, when `file` is nil, the one kept beside the database in
-    /// `<database>.vapid` (made on first start, readable by the owner only, like the token secret); a fresh one
-    /// for `:memory:`.
+    /// The key pair in `file` (PEM), or, when `file` is nil, the one the nodes share (``SharedSetting/vapidKey``:
+    /// made on first start; a single node keeps it beside its database in `<database>.vapid`, readable by the owner
+    /// only, like the token secret, and a fresh one for `:memory:`; nodes on PostgreSQL keep it in the database).
     ///
-    /// - Throws: ``ConfigurationError`` when the file holds no P-256 private key or cannot be written.
-    public static func load(file: String?, databasePath: String, subject: String?) async throws -> VAPID {
+    /// - Throws: ``ConfigurationError`` when the file or the shared setting holds no P-256 private key, or it cannot
+    ///   be kept.
+    public static func shared(by cluster: any Cluster, file: String?, subject: String?) async throws -> VAPID {
         if let file {
             return try await VAPID(key: readKey(file, setting: "HERALD_VAPID_PRIVATE_KEY_FILE"), subject: subject)
         }
-        if databasePath == ":memory:" { return try await VAPID(key: P256.Signing.PrivateKey(), subject: subject) }
-        let path = databasePath + ".vapid"
-        if FileManager.default.fileExists(atPath: path) {
-            return try await VAPID(key: readKey(path, setting: "the VAPID key"), subject: subject)
-        }
-        let key = P256.Signing.PrivateKey()
-        guard FileManager.default.createFile(
-            atPath: path, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
-        else { throw ConfigurationError("cannot write the VAPID key to \(path)") }
-        return try await VAPID(key: key, subject: subject)
-    }
-
-    /// The key pair every node shares, kept in the PostgreSQL database (made by the first node that starts), or
-    /// the one in `file` when given.
-    static func shared(by store: PostgresStore, file: String?, subject: String?) async throws -> VAPID {
-        if let file {
-            return try await VAPID(key: readKey(file, setting: "HERALD_VAPID_PRIVATE_KEY_FILE"), subject: subject)
-        }
-        let pem = try await store.sharedSetting("vapid_key") { P256.Signing.PrivateKey().pemRepresentation }
+        let pem = try await cluster.sharedSetting(.vapidKey) { P256.Signing.PrivateKey().pemRepresentation }
         guard let key = try? P256.Signing.PrivateKey(pemRepresentation: pem) else {
-            throw ConfigurationError("the VAPID key kept in the database (herald_settings) is not a P-256 private key")
+            throw ConfigurationError("the VAPID key the server keeps (\(SharedSetting.vapidKey.rawValue)) is not a P-256 private key")
         }
         return try await VAPID(key: key, subject: subject)
     }

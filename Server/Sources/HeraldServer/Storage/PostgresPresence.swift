@@ -3,21 +3,6 @@ import Logging
 import NIOConcurrencyHelpers
 import PostgresNIO
 
-/// What the push decision knows of one user's connections on the other nodes.
-public struct RemotePresence: Hashable, Sendable {
-    /// Whether any of them is in the foreground.
-    public var foreground: Bool
-    /// The devices they said they are (the stream's `device`).
-    public var devices: Set<String>
-}
-
-/// The connections of the other nodes, for the push decision (docs/behaviour.md, "Who gets told"): a member in the foreground on
-/// node A gets no push for a message posted on node B.
-public protocol ClusterPresence: Sendable {
-    /// For each of `users` with a connection on another live node, what those connections say.
-    func othersPresence(of users: Set<String>) async throws -> [String: RemotePresence]
-}
-
 /// Presence across nodes on PostgreSQL: each node writes its connections' presence (`presence`, one row a
 /// connection) and beats its heart (`nodes.seen_at`) every third of the expiry; a node whose heart has not beaten for
 /// the expiry (default 30 s) no longer counts, and its rows are removed after ten times that. Times are the

@@ -165,59 +165,34 @@ extension PostgresStore {
                         WHERE r.user_id = push_jobs.user_id AND (push_jobs.covered_by = 'member' OR r.device = push_jobs.device_id)
                           AND r.through >= push_jobs.seq) AS covered
                 """, logger: self.logger).collect()
-            let decoder = JSONDecoder()
-            var jobs: [PushJob] = []
-            var broken: [Int64] = []
-            var leased: [(job: PushJob, due: Double)] = []
-            for row in rows {
-                let columns = row.makeRandomAccess()
-                let id = try columns["id"].decode(Int64.self)
-                // Unreadable, confirmed by the device it waited for, or its message deleted: nothing to send.
-                guard let kind = PushJob.Kind(rawValue: try columns["kind"].decode(String.self)),
-                      let content = try? decoder.decode(PushContent.self, from: Data(try columns["content"].decode(String.self).utf8)),
-                      try columns["covered"].decode(Bool.self) == false, !content.isDeletedInFlight
-                else {
-                    broken.append(id)
-                    continue
-                }
-                let userID = try columns["user_id"].decode(String.self)
-                let deviceID = try columns["device_id"].decode(String.self)
-                leased.append((PushJob(
-                    id: id, kind: kind,
-                    device: DeviceRegistration(id: deviceID, userID: userID, platform: platform, token: ""),
-                    content: content, ticket: try columns["ticket"].decode(String?.self),
-                    createdAt: Date(timeIntervalSince1970: try columns["created_at"].decode(Double.self)),
-                    attempts: Int(try columns["attempts"].decode(Int32.self)),
-                    coveredBy: try columns["covered_by"].decode(String?.self).flatMap(PushCover.init)),
-                    try columns["due_at"].decode(Double.self)))
-            }
-            if !broken.isEmpty {
-                try await connection.query("DELETE FROM push_jobs WHERE id = ANY(\(broken)::bigint[])", logger: self.logger)
-            }
             // The tokens, read with the jobs' devices (the update cannot join them into its result).
-            let tokens = try await Self.tokens(of: leased.map(\.job.device), on: connection, logger: self.logger)
-            for (job, _) in leased.sorted(by: { ($0.due, $0.job.id) < ($1.due, $1.job.id) }) {
-                guard let token = tokens[DeviceKey(userID: job.device.userID, id: job.device.id)] else { continue }
-                var job = job
-                job.device.token = token
-                if job.kind == .alert {
-                    // Shown from the moment it may be: a read that comes while it is in flight still clears it.
-                    try await connection.query(
-                        """
-                        INSERT INTO push_shown (user_id, device_id, conversation_id, seq)
-                        VALUES (\(job.device.userID), \(job.device.id), \(job.content.conversationID), \(job.content.seq))
-                        ON CONFLICT (user_id, conversation_id, device_id) DO UPDATE SET seq = greatest(push_shown.seq, excluded.seq)
-                        """, logger: self.logger)
-                    // Remembered with the identifier it is shown under: its device's key may read the message from
-                    // now on, and an edit or a deletion of the message follows it to this device.
-                    try await connection.query(
-                        """
-                        INSERT INTO push_grants (user_id, device_id, seq, granted_at, shown_as)
-                        VALUES (\(job.device.userID), \(job.device.id), \(job.content.seq), \(nowSeconds), \(job.content.notificationID))
-                        ON CONFLICT (user_id, device_id, seq) DO UPDATE SET granted_at = excluded.granted_at, shown_as = excluded.shown_as
-                        """, logger: self.logger)
-                }
-                jobs.append(job)
+            let rowsRead = rows.map { $0.makeRandomAccess() }
+            let tokens = try await Self.tokens(
+                of: try rowsRead.map { DeviceKey(userID: try $0.text("user_id"), id: try $0.text("device_id")) },
+                on: connection, logger: self.logger)
+            let lease = OutboxRules.lease(try rowsRead.map { row in
+                let key = DeviceKey(userID: try row.text("user_id"), id: try row.text("device_id"))
+                let device = tokens[key].map { DeviceRegistration(id: key.id, userID: key.userID, platform: platform, token: $0) }
+                return try LeaseCandidate(row, device: device)
+            }, now: now)
+            if !lease.dropped.isEmpty {
+                try await connection.query("DELETE FROM push_jobs WHERE id = ANY(\(lease.dropped)::bigint[])", logger: self.logger)
+            }
+            for shown in lease.shown {
+                try await connection.query(
+                    """
+                    INSERT INTO push_shown (user_id, device_id, conversation_id, seq)
+                    VALUES (\(shown.userID), \(shown.deviceID), \(shown.conversationID), \(shown.seq))
+                    ON CONFLICT (user_id, conversation_id, device_id) DO UPDATE SET seq = greatest(push_shown.seq, excluded.seq)
+                    """, logger: self.logger)
+            }
+            for grant in lease.grants {
+                try await connection.query(
+                    """
+                    INSERT INTO push_grants (user_id, device_id, seq, granted_at, shown_as)
+                    VALUES (\(grant.userID), \(grant.deviceID), \(grant.seq), \(grant.grantedAt.timeIntervalSince1970), \(grant.shownAs))
+                    ON CONFLICT (user_id, device_id, seq) DO UPDATE SET granted_at = excluded.granted_at, shown_as = excluded.shown_as
+                    """, logger: self.logger)
             }
             // The next time a job may be taken: when it falls due, or when the lease on it runs out (a node that died
             // leaves its jobs to be taken then).
@@ -228,13 +203,13 @@ extension PostgresStore {
                 WHERE d.platform = \(platform.rawValue) AND \(unescaped: PushOutboxSQL.notBehindItsAlert)
                 """, logger: self.logger).collect()
             let due = try next.first.flatMap { try $0.decode(Double?.self) }
-            return (jobs, due.map(Date.init(timeIntervalSince1970:)))
+            return (lease.jobs, due.map(Date.init(timeIntervalSince1970:)))
         }
     }
 
     /// The tokens of `devices`, by owner and id.
     private static func tokens(
-        of devices: [DeviceRegistration], on connection: PostgresConnection, logger: Logger
+        of devices: [DeviceKey], on connection: PostgresConnection, logger: Logger
     ) async throws -> [DeviceKey: String] {
         guard !devices.isEmpty else { return [:] }
         let rows = try await connection.query(
@@ -267,7 +242,7 @@ extension PostgresStore {
                 FROM unnest(\(ids)::bigint[], \(created)::double precision[]) AS f(id, created_at)
                 WHERE j.id = f.id AND j.created_at <> f.created_at
                 """, logger: self.logger)
-            let alerts = finished.filter { $0.sent && $0.job.kind == .alert }.map(\.job)
+            let alerts = OutboxRules.remembered(finished)
             if !alerts.isEmpty {
                 let (users, devices, seqs) = (alerts.map(\.device.userID), alerts.map(\.device.id), alerts.map(\.content.seq))
                 try await connection.query(
@@ -277,14 +252,6 @@ extension PostgresStore {
                     FROM unnest(\(users)::text[], \(devices)::text[], \(seqs)::bigint[]) AS a(user_id, device_id, seq)
                     WHERE EXISTS (SELECT 1 FROM push_receipts r WHERE r.user_id = a.user_id AND r.device = a.device_id)
                     ON CONFLICT DO NOTHING
-                    """, logger: self.logger)
-                // Every node's connections of these devices hear it at the commit (this node's too).
-                let notices = alerts.map { PushedNotice(job: $0)?.payload ?? "" }
-                try await connection.query(
-                    """
-                    SELECT pg_notify('herald_entries', a.payload)
-                    FROM unnest(\(users)::text[], \(devices)::text[], \(notices)::text[]) AS a(user_id, device_id, payload)
-                    WHERE EXISTS (SELECT 1 FROM presence p WHERE p.user_id = a.user_id AND p.device_id = a.device_id)
                     """, logger: self.logger)
             }
             let followUps = finished.compactMap(\.followUp)
@@ -414,9 +381,8 @@ extension PostgresStore {
             """, logger: logger).count
     }
 
-    /// After `userID` read `conversationID` (up to their read marker): drops the alerts still waiting for it, and
-    /// queues a clear, due at `due`, to each device that was shown its messages by a push, except `device` (the
-    /// one that read). Returns the clears queued.
+    /// After `userID` read `conversationID` (up to their read marker) on `device`: carries out
+    /// ``OutboxRules/afterRead(readSeq:on:due:)``. Returns the clears queued.
     static func clearsAfterRead(
         of userID: String, in conversationID: String, except device: String?, due: Date, at now: Date,
         on connection: PostgresConnection, logger: Logger
@@ -425,50 +391,45 @@ extension PostgresStore {
             "SELECT read_seq FROM members WHERE conversation_id = \(conversationID) AND user_id = \(userID)",
             logger: logger).collect()
         guard let readSeq = try marker.first.map({ try $0.decode(Int64.self) }) else { return 0 }
-        try await connection.query(
-            """
-            DELETE FROM push_jobs WHERE kind = 'alert' AND leased_until IS NULL AND user_id = \(userID)
-                AND conversation_id = \(conversationID) AND seq <= \(readSeq)
-            """, logger: logger)
-        return try await clear(
-            conversationID, of: userID, upTo: readSeq, marker: readSeq, except: device, due: due, at: now,
+        return try await carryOut(
+            OutboxRules.afterRead(readSeq: readSeq, on: device, due: due), of: userID, in: conversationID, at: now,
             on: connection, logger: logger)
     }
 
-    /// `userID` left `conversationID` at `seq` (removed, left, or it was deleted): their waiting alerts for it are
-    /// dropped, and their devices that were shown its messages get a clear. Returns the clears queued.
+    /// `userID` left `conversationID` at `seq` (removed, left, or it was deleted): carries out
+    /// ``OutboxRules/afterLeaving(at:due:)``. Returns the clears queued.
     static func forgetPushes(
         of userID: String, in conversationID: String, at seq: Int64, now: Date, on connection: PostgresConnection,
         logger: Logger
     ) async throws -> Int {
-        try await connection.query(
-            """
-            DELETE FROM push_jobs WHERE kind = 'alert' AND leased_until IS NULL AND user_id = \(userID)
-                AND conversation_id = \(conversationID)
-            """, logger: logger)
-        return try await clear(
-            conversationID, of: userID, upTo: Int64.max, marker: seq, except: nil, due: Date(), at: now, on: connection,
+        try await carryOut(
+            OutboxRules.afterLeaving(at: seq, due: Date()), of: userID, in: conversationID, at: now, on: connection,
             logger: logger)
     }
 
-    /// Queues a clear of `conversationID` to each of `userID`'s devices that was shown its messages up to `upTo`,
-    /// but `device`, with the badge as it is now; the clear carries `marker`.
-    private static func clear(
-        _ conversationID: String, of userID: String, upTo: Int64, marker: Int64, except device: String?, due: Date,
-        at now: Date, on connection: PostgresConnection, logger: Logger
+    /// Drops `userID`'s waiting alerts of `conversationID` and queues the clears `clearing` says, with the badge as
+    /// it is `now`. Returns the clears queued.
+    private static func carryOut(
+        _ clearing: OutboxRules.Clearing, of userID: String, in conversationID: String, at now: Date,
+        on connection: PostgresConnection, logger: Logger
     ) async throws -> Int {
+        try await connection.query(
+            """
+            DELETE FROM push_jobs WHERE kind = 'alert' AND leased_until IS NULL AND user_id = \(userID)
+                AND conversation_id = \(conversationID) AND seq <= \(clearing.dropAlertsThrough)
+            """, logger: logger)
         let shown = try await connection.query(
             """
             DELETE FROM push_shown WHERE user_id = \(userID) AND conversation_id = \(conversationID)
-                AND seq <= \(upTo) AND device_id <> \(device ?? "")
+                AND seq <= \(clearing.shownThrough) AND device_id <> \(clearing.except ?? "")
             RETURNING device_id
             """, logger: logger)
         var devices: [String] = []
         for try await deviceID in shown.decode(String.self) { devices.append(deviceID) }
         guard !devices.isEmpty else { return 0 }
         let badge = try await Self.badge(of: userID, at: now, on: connection, logger: logger)
-        return try await Self.queue(NewPushJob.clears(
-            of: conversationID, for: userID, on: devices, readUpTo: marker, badge: badge, due: due), on: connection, logger: logger)
+        return try await Self.queue(
+            clearing.clears(of: conversationID, for: userID, on: devices, badge: badge), on: connection, logger: logger)
     }
 
     public func pushJobCount() async throws -> Int {

@@ -69,7 +69,6 @@ extension PostgresStore {
                 "SELECT pg_notify('herald_entries', \(Erasure(seq: seq, userID: id).payload))", logger: self.logger)
             return (entries, (ErasedUser(entries: entries), seq))
         }
-        erasureHandler.withLockedValue { $0 }?(id)
         await awaitErasure(erased.1)
         return erased.0
     }

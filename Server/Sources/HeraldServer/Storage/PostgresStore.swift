@@ -40,10 +40,6 @@ public final class PostgresStore: Store, Service {
     public let clock: WallClock
     /// This node's connections as the other nodes see them, and theirs.
     let presence: PostgresPresence
-    /// What this node does when a user is erased, here or on another node (``onErasure(_:)``).
-    let erasureHandler = NIOLockedValueBox<(@Sendable (String) -> Void)?>(nil)
-    /// What this node does when a node pushed an alert to a connected device (``onPushed(_:)``).
-    let pushedHandler = NIOLockedValueBox<(@Sendable (PushedNotice) -> Void)?>(nil)
 
     private init(
         client: PostgresClient, leaseDuration: TimeInterval, presenceExpiry: Duration, wallClock: WallClock,
@@ -136,97 +132,6 @@ public final class PostgresStore: Store, Service {
         return String(describing: error)
     }
 
-    /// Listens for the other nodes' messages until the graceful shutdown, then closes the pool: listed before the
-    /// HTTP server's users of it, the store stops after them.
-    public func run() async throws {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.listen() }
-            group.addTask { await self.presence.run() }
-            try? await gracefulShutdown()
-            group.cancelAll()
-        }
-        // In this task, which a graceful stop does not cancel: the other nodes stop counting this one's connections.
-        await presence.leave(within: .seconds(2))
-        await close()
-    }
-
-    /// `LISTEN herald_entries` on a connection of its own, handing each notified seq to the log; when the
-    /// connection drops, listens again (back-off 1 s doubling to 30 s) and catches up from the table.
-    private func listen() async {
-        var wait = Duration.seconds(1)
-        while !Task.isCancelled {
-            do {
-                // The pool itself, not its bounded face: this connection listens for as long as the node runs.
-                try await client.withConnection { connection in
-                    try await connection.listen(on: "herald_entries") { notifications in
-                        // Listening: what committed before is read from the table (on another connection; this one
-                        // only listens), and the erasures this node has not taken.
-                        self.commits.notified(through: try await self.latestSeq())
-                        await self.takeErasures()
-                        wait = .seconds(1)
-                        for try await notification in notifications {
-                            if let seq = Int64(notification.payload) {
-                                self.commits.notified(through: seq)
-                            } else if let erasure = Erasure(payload: notification.payload) {
-                                await self.take(erasure)
-                            } else if let pushed = PushedNotice(payload: notification.payload) {
-                                self.pushedHandler.withLockedValue { $0 }?(pushed)
-                            }
-                        }
-                    }
-                }
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("listening for other nodes' entries failed; listening again", metadata: [
-                    "error": "\(Self.describe(error))", "retry_in": "\(wait)"])
-            }
-            try? await Task.sleep(for: wait)
-            wait = min(wait * 2, .seconds(30))
-        }
-    }
-
-    /// What to do when a user is erased (here or on another node): set once by the server, which drops the user
-    /// and closes their streams.
-    public func onErasure(_ handler: @escaping @Sendable (String) -> Void) {
-        erasureHandler.withLockedValue { $0 = handler }
-    }
-
-    /// What to do when a node (this one too) pushed an alert to a device connected to some node: set once by the
-    /// server, which tells the device's streams here.
-    func onPushed(_ handler: @escaping @Sendable (PushedNotice) -> Void) {
-        pushedHandler.withLockedValue { $0 = handler }
-    }
-
-    /// An erasure told by a node: dropped here, then this node says it has (the erasing node waits for that).
-    private func take(_ erasure: Erasure) async {
-        erasureHandler.withLockedValue { $0 }?(erasure.userID)
-        do {
-            try await database.query(
-                """
-                UPDATE nodes SET erasures_through = greatest(erasures_through, \(erasure.seq)) WHERE id = \(presence.nodeID)
-                """, logger: logger)
-        } catch {
-            logger.warning("an erasure could not be acknowledged", metadata: ["error": "\(Self.describe(error))"])
-        }
-    }
-
-    /// The erasures made while this node was not listening, each taken.
-    private func takeErasures() async {
-        do {
-            let rows = try await database.query(
-                """
-                SELECT e.seq, e.user_id FROM erasures e, nodes n
-                WHERE n.id = \(presence.nodeID) AND e.seq > n.erasures_through ORDER BY e.seq
-                """, logger: logger)
-            for row in rows {
-                let (seq, userID) = try row.decode((Int64, String).self)
-                await take(Erasure(seq: seq, userID: userID))
-            }
-        } catch {
-            logger.warning("the erasures made meanwhile could not be read", metadata: ["error": "\(Self.describe(error))"])
-        }
-    }
-
     /// Waits (at most `limit`) until every other live node has taken erasure `seq`. A node that does not answer
     /// (stopped, cut off) counts no more after its heartbeat expires; the database refuses what it would write
     /// for the erased user meanwhile.
@@ -243,6 +148,13 @@ public final class PostgresStore: Store, Service {
             try? await Task.sleep(for: .milliseconds(20))
         }
         logger.warning("an erasure was not acknowledged by every node in time", metadata: ["erasure": "\(seq)"])
+    }
+
+    /// Keeps the pool until the graceful shutdown, then closes it: listed before the HTTP server's users of it (and
+    /// the cluster's), the store stops after them.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await close()
     }
 
     public func attach(_ sink: any CommitSink) {
@@ -262,17 +174,6 @@ public final class PostgresStore: Store, Service {
     public func health(within timeout: Duration) async -> StoreHealth {
         let reachable = try? await database.within(timeout).query("SELECT 1", logger: logger)
         return reachable == nil ? .unreachable : .ok
-    }
-
-    /// A value every node shares, kept in the database: the one stored under `name`, or `make()`'s, stored there
-    /// by whichever node asked first (the token secret and the VAPID key, so that every node signs alike).
-    public func sharedSetting(_ name: String, make: () -> String) async throws -> String {
-        let candidate = make()
-        try await database.query(
-            "INSERT INTO herald_settings (name, value) VALUES (\(name), \(candidate)) ON CONFLICT (name) DO NOTHING",
-            logger: logger)
-        let rows = try await database.query("SELECT value FROM herald_settings WHERE name = \(name)", logger: logger)
-        return try rows.first.map { try $0.decode(String.self) } ?? candidate
     }
 
     /// The pool's settings from a `postgres://` (or `postgresql://`) URL. `sslmode=disable` turns TLS off,
@@ -364,40 +265,3 @@ struct Erasure: Hashable, Sendable {
     }
 }
 
-/// An alert pushed to a device, as the nodes tell it on `herald_entries` (`pushed:` and its JSON): the device's
-/// streams, on whichever node, say so (the `pushed` frame).
-struct PushedNotice: Codable, Hashable, Sendable {
-    var user: String
-    var device: String
-    var conversation: String
-    var message: String
-    var seq: Int64
-
-    /// The notice of an alert (nil for another job).
-    init?(job: PushJob) {
-        guard job.kind == .alert, let message = job.content.messageID else { return nil }
-        self.init(user: job.device.userID, device: job.device.id, conversation: job.content.conversationID,
-                  message: message, seq: job.content.seq)
-    }
-
-    init(user: String, device: String, conversation: String, message: String, seq: Int64) {
-        self.user = user
-        self.device = device
-        self.conversation = conversation
-        self.message = message
-        self.seq = seq
-    }
-
-    /// What the notification carries.
-    var payload: String {
-        // Strings and a number: encoding cannot fail.
-        "pushed:" + String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self)
-    }
-
-    init?(payload: String) {
-        guard payload.hasPrefix("pushed:"),
-              let notice = try? JSONDecoder().decode(Self.self, from: Data(payload.utf8.dropFirst(7)))
-        else { return nil }
-        self = notice
-    }
-}

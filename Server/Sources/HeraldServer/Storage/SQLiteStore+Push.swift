@@ -141,55 +141,44 @@ extension SQLiteStore {
         try await database.transaction { connection in
             let rows = try connection.query(
                 """
-                SELECT j.id AS job_id, j.kind, j.user_id, j.content, j.ticket, j.created_at, j.attempts, j.covered_by,
+                SELECT j.id, j.kind, j.user_id, j.device_id, j.content, j.ticket, j.created_at, j.attempts, j.due_at,
+                       j.covered_by,
                        j.covered_by IS NOT NULL AND EXISTS (SELECT 1 FROM push_receipts r
                            WHERE r.user_id = j.user_id AND (j.covered_by = 'member' OR r.device = j.device_id)
                              AND r.through >= j.seq) AS covered,
-                       d.id, d.platform, d.token
+                       d.token
                 FROM push_jobs j JOIN devices d ON d.user_id = j.user_id AND d.id = j.device_id
                 WHERE j.leased = 0 AND j.due_at <= ?1 AND d.platform = ?3 AND \(PushOutboxSQL.notBehindItsAlert)
                 ORDER BY j.due_at, j.id LIMIT ?2
                 """,
                 [.float(now.timeIntervalSince1970), .integer(limit), .text(platform.rawValue)]
             )
-            let decoder = JSONDecoder()
-            var jobs: [PushJob] = []
-            var grants: [[SQLiteValue]] = []
-            for row in rows {
-                guard let id = row.column("job_id")?.integer else { continue }
-                guard let device = try? Rows.device(row),
-                      let kind = row.column("kind")?.string.flatMap(PushJob.Kind.init),
-                      let text = row.column("content")?.string,
-                      let content = try? decoder.decode(PushContent.self, from: Data(text.utf8)),
-                      row.column("covered")?.integer != 1, !content.isDeletedInFlight
-                else {
-                    // Unreadable, confirmed by the device it waited for, or its message deleted: nothing to send.
-                    try connection.query("DELETE FROM push_jobs WHERE id = ?1", [.integer(id)])
-                    continue
+            let lease = OutboxRules.lease(try rows.map { row in
+                let device = try row.optionalText("token").map {
+                    DeviceRegistration(id: try row.text("device_id"), userID: try row.text("user_id"), platform: platform, token: $0)
                 }
-                try connection.query("UPDATE push_jobs SET leased = 1 WHERE id = ?1", [.integer(id)])
-                if kind == .alert {
-                    // Shown from the moment it may be: a read that comes while it is in flight still clears it.
-                    try connection.query(
-                        """
-                        INSERT INTO push_shown (user_id, device_id, conversation_id, seq) VALUES (?1, ?2, ?3, ?4)
-                        ON CONFLICT (user_id, conversation_id, device_id) DO UPDATE SET seq = max(seq, excluded.seq)
-                        """,
-                        [.text(device.userID), .text(device.id), .text(content.conversationID), .integer(Int(content.seq))]
-                    )
-                    // Remembered with the identifier it is shown under (below, all at once): its device's key may
-                    // read the message from now on, and an edit or a deletion of the message follows it here.
-                    grants.append([.text(device.userID), .text(device.id), .integer(Int(content.seq)),
-                                   .float(now.timeIntervalSince1970), .optionalText(content.notificationID)])
-                }
-                jobs.append(PushJob(
-                    id: Int64(id), kind: kind, device: device, content: content, ticket: row.column("ticket")?.string,
-                    createdAt: Date(timeIntervalSince1970: row.column("created_at")?.double ?? 0),
-                    attempts: row.column("attempts")?.integer ?? 0,
-                    coveredBy: row.column("covered_by")?.string.flatMap(PushCover.init)))
+                return try LeaseCandidate(row, device: device)
+            }, now: now)
+            for id in lease.dropped {
+                try connection.query("DELETE FROM push_jobs WHERE id = ?1", [.integer(Int(id))])
             }
-            if !grants.isEmpty {
-                let values = SQLiteHandle.padded(grants, width: 5)
+            for job in lease.jobs {
+                try connection.query("UPDATE push_jobs SET leased = 1 WHERE id = ?1", [.integer(Int(job.id))])
+            }
+            for shown in lease.shown {
+                try connection.query(
+                    """
+                    INSERT INTO push_shown (user_id, device_id, conversation_id, seq) VALUES (?1, ?2, ?3, ?4)
+                    ON CONFLICT (user_id, conversation_id, device_id) DO UPDATE SET seq = max(seq, excluded.seq)
+                    """,
+                    [.text(shown.userID), .text(shown.deviceID), .text(shown.conversationID), .integer(Int(shown.seq))]
+                )
+            }
+            if !lease.grants.isEmpty {
+                let values = SQLiteHandle.padded(lease.grants.map {
+                    [.text($0.userID), .text($0.deviceID), .integer(Int($0.seq)), .float($0.grantedAt.timeIntervalSince1970),
+                     .optionalText($0.shownAs)]
+                }, width: 5)
                 try connection.query(
                     """
                     INSERT INTO push_grants (user_id, device_id, seq, granted_at, shown_as)
@@ -204,7 +193,7 @@ extension SQLiteStore {
                 WHERE j.leased = 0 AND d.platform = ?1 AND \(PushOutboxSQL.notBehindItsAlert)
                 """,
                 [.text(platform.rawValue)])
-            return (jobs, next.first?.column("due")?.double.map(Date.init(timeIntervalSince1970:)))
+            return (lease.jobs, next.first?.column("due")?.double.map(Date.init(timeIntervalSince1970:)))
         }
     }
 
@@ -223,14 +212,15 @@ extension SQLiteStore {
                         "UPDATE push_jobs SET leased = 0 WHERE id = ?1 AND created_at <> ?2",
                         [.integer(Int(done.job.id)), .float(done.job.createdAt.timeIntervalSince1970)])
                 }
-                guard done.sent, done.job.kind == .alert else { continue }
+            }
+            for job in OutboxRules.remembered(finished) {
                 try connection.query(
                     """
                     INSERT INTO push_sent (user_id, device_id, seq, sent_at) SELECT ?1, ?2, ?3, ?4
                     WHERE EXISTS (SELECT 1 FROM push_receipts WHERE user_id = ?1 AND device = ?2)
                     ON CONFLICT DO NOTHING
                     """,
-                    [.text(done.job.device.userID), .text(done.job.device.id), .integer(Int(done.job.content.seq)), .float(now)])
+                    [.text(job.device.userID), .text(job.device.id), .integer(Int(job.content.seq)), .float(now)])
             }
             let followUps = finished.compactMap(\.followUp)
             // A device removed while its push was in flight takes no receipt to check.
@@ -367,9 +357,8 @@ extension SQLiteStore {
         }
     }
 
-    /// After `userID` read `conversationID` (up to their read marker): drops the alerts still waiting for it, and
-    /// queues a clear, due at `due`, to each device that was shown its messages by a push, except `device` (the
-    /// one that read). Returns the clears queued.
+    /// After `userID` read `conversationID` (up to their read marker) on `device`: carries out
+    /// ``OutboxRules/afterRead(readSeq:on:due:)``. Returns the clears queued.
     static func clearsAfterRead(
         of userID: String, in conversationID: String, except device: String?, due: Date, at now: Date,
         on connection: SQLiteHandle
@@ -378,40 +367,39 @@ extension SQLiteStore {
             "SELECT read_seq FROM members WHERE conversation_id = ?1 AND user_id = ?2",
             [.text(conversationID), .text(userID)])
         guard let readSeq = marker.first?.column("read_seq")?.integer else { return 0 }
-        try connection.query(
-            "DELETE FROM push_jobs WHERE kind = 'alert' AND leased = 0 AND user_id = ?1 AND conversation_id = ?2 AND seq <= ?3",
-            [.text(userID), .text(conversationID), .integer(readSeq)])
-        return try clear(conversationID, of: userID, upTo: Int64(readSeq), except: device, due: due, at: now, on: connection)
+        return try carryOut(
+            OutboxRules.afterRead(readSeq: Int64(readSeq), on: device, due: due), of: userID, in: conversationID, at: now,
+            on: connection)
     }
 
-    /// `userID` left `conversationID` at `seq` (removed, left, or it was deleted): their waiting alerts for it are
-    /// dropped, and their devices that were shown its messages get a clear. Returns the clears queued.
+    /// `userID` left `conversationID` at `seq` (removed, left, or it was deleted): carries out
+    /// ``OutboxRules/afterLeaving(at:due:)``. Returns the clears queued.
     static func forgetPushes(
         of userID: String, in conversationID: String, at seq: Int64, now: Date, on connection: SQLiteHandle
     ) throws -> Int {
-        try connection.query(
-            "DELETE FROM push_jobs WHERE kind = 'alert' AND leased = 0 AND user_id = ?1 AND conversation_id = ?2",
-            [.text(userID), .text(conversationID)])
-        return try clear(conversationID, of: userID, upTo: Int64.max, except: nil, due: Date(), at: now, on: connection, marker: seq)
+        try carryOut(OutboxRules.afterLeaving(at: seq, due: Date()), of: userID, in: conversationID, at: now, on: connection)
     }
 
-    /// Queues a clear of `conversationID` to each of `userID`'s devices that was shown its messages up to `upTo`,
-    /// but `device`, with the badge as it is now; the clear carries `marker` (the read marker, by default `upTo`).
-    private static func clear(
-        _ conversationID: String, of userID: String, upTo: Int64, except device: String?, due: Date, at now: Date,
-        on connection: SQLiteHandle, marker: Int64? = nil
+    /// Drops `userID`'s waiting alerts of `conversationID` and queues the clears `clearing` says, with the badge as
+    /// it is `now`. Returns the clears queued.
+    private static func carryOut(
+        _ clearing: OutboxRules.Clearing, of userID: String, in conversationID: String, at now: Date,
+        on connection: SQLiteHandle
     ) throws -> Int {
+        try connection.query(
+            "DELETE FROM push_jobs WHERE kind = 'alert' AND leased = 0 AND user_id = ?1 AND conversation_id = ?2 AND seq <= ?3",
+            [.text(userID), .text(conversationID), .integer(Int(clearing.dropAlertsThrough))])
         let shown = try connection.query(
             """
             DELETE FROM push_shown WHERE user_id = ?1 AND conversation_id = ?2 AND seq <= ?3 AND device_id <> ?4
             RETURNING device_id
             """,
-            [.text(userID), .text(conversationID), .integer(Int(upTo)), .text(device ?? "")])
+            [.text(userID), .text(conversationID), .integer(Int(clearing.shownThrough)), .text(clearing.except ?? "")])
         let devices = shown.compactMap { $0.column("device_id")?.string }
         guard !devices.isEmpty else { return 0 }
-        return try Self.queue(NewPushJob.clears(
-            of: conversationID, for: userID, on: devices, readUpTo: marker ?? upTo,
-            badge: try Self.badge(of: userID, at: now, on: connection), due: due), on: connection)
+        return try Self.queue(
+            clearing.clears(of: conversationID, for: userID, on: devices, badge: try Self.badge(of: userID, at: now, on: connection)),
+            on: connection)
     }
 
     public func pushJobCount() async throws -> Int {

@@ -35,7 +35,7 @@ final class WebhookDispatcher: Service, Sendable {
     private let connectedUsers = NIOLockedValueBox<[String: Int64]>([:])
 
     init(
-        store: any Store, log: EventLog, hub: Hub, memberships: Memberships, cluster: (any ClusterPresence)?,
+        store: any Store, log: EventLog, hub: Hub, memberships: Memberships, cluster: any ClusterPresence,
         settings: WebhookSettings, lease: Duration, logger: Logger
     ) {
         self.store = store

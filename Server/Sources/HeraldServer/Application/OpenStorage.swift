@@ -1,0 +1,32 @@
+import Logging
+import ServiceLifecycle
+
+/// The database a configuration names, open, with the nodes it is shared by: the one place the server chooses a
+/// driver. SQLite is a node alone (``SingleNode``); PostgreSQL is shared by every node on it (`PostgresCluster`).
+struct OpenStorage: Sendable {
+    /// Where everything is kept.
+    let store: any Store
+    /// What the nodes tell each other.
+    let cluster: any Cluster
+    /// What runs beside the server, first to start and last to stop: the store's (and the cluster's).
+    let services: [any Service]
+    /// Closes the database when the server cannot start after all.
+    let close: @Sendable () async -> Void
+
+    /// Opens SQLite, or PostgreSQL when ``ServerConfiguration/postgresURL`` is set (waiting, with back-off, for a
+    /// database that cannot be reached yet), and migrates it.
+    static func open(_ configuration: ServerConfiguration, logger: Logger) async throws -> OpenStorage {
+        if let url = configuration.postgresURL {
+            let store = try await PostgresStore.connect(
+                url: url, leaseDuration: configuration.push.lease.seconds, presenceExpiry: configuration.presenceExpiry,
+                clock: configuration.clock, queryLimit: configuration.databaseQueryLimit, logger: logger)
+            let cluster = PostgresCluster(store: store)
+            return OpenStorage(store: store, cluster: cluster, services: [store, cluster], close: { await store.close() })
+        }
+        let store = try await SQLiteStore.open(
+            path: configuration.databasePath, fullSync: configuration.fullSync, clock: configuration.clock, logger: logger)
+        return OpenStorage(
+            store: store, cluster: SingleNode(databasePath: configuration.databasePath), services: [store.database],
+            close: { try? await store.database.close(markingClean: true) })
+    }
+}

@@ -73,20 +73,65 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        // The server: storage, HTTP API, live stream, presence, push and webhooks.
+        // The records and rules every store shares, below storage (docs/architecture.md): the stores' protocols and
+        // rows, the outcomes they report, the group, amendment and outbox rules, what the nodes tell each other.
+        // Nothing here reads a database.
+        .target(
+            name: "HeraldRecords",
+            dependencies: [
+                client("HeraldCore"),
+                client("HeraldProtocol"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // The embedded store: SQLite through its C API, on a thread of its own.
+        .target(
+            name: "HeraldSQLite",
+            dependencies: [
+                "HeraldRecords",
+                client("HeraldCore"),
+                client("HeraldProtocol"),
+                "CSQLite",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The store for several nodes and what they tell each other: PostgreSQL through postgres-nio; and the copy
+        // of a SQLite database into it (`herald database copy`).
+        .target(
+            name: "HeraldPostgres",
+            dependencies: [
+                "HeraldRecords",
+                "HeraldSQLite",
+                client("HeraldCore"),
+                client("HeraldProtocol"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The server above the stores: the event log, live streams and presence, push, webhooks and the HTTP API.
         .target(
             name: "HeraldServer",
             dependencies: [
                 client("HeraldCore"),
                 client("HeraldProtocol"),
+                "HeraldRecords",
+                "HeraldSQLite",
+                "HeraldPostgres",
                 "HeraldWebhookSignature",
                 "CHeapUsage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
-                "CSQLite",
                 .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -131,6 +176,9 @@ let package = Package(
             dependencies: [
                 client("HeraldCore"),
                 "HeraldServer",
+                "HeraldRecords",
+                "HeraldSQLite",
+                "HeraldPostgres",
                 client("HeraldClient"),
                 "HeraldNIOTransport",
                 "CHeapUsage",
@@ -155,6 +203,9 @@ let package = Package(
                 client("HeraldCore"),
                 "HeraldReplay",
                 "HeraldServer",
+                "HeraldRecords",
+                "HeraldSQLite",
+                "HeraldPostgres",
                 client("HeraldClient"),
                 "HeraldNIOTransport",
                 "HeraldChat",
@@ -185,6 +236,9 @@ let package = Package(
             name: "HeraldServerTests",
             dependencies: [
                 "HeraldServer",
+                "HeraldRecords",
+                "HeraldSQLite",
+                "HeraldPostgres",
                 client("HeraldClient"),
                 client("HeraldPresentation"),
                 client("HeraldURLSession"),
@@ -225,6 +279,9 @@ if Context.environment["HERALD_FUZZ"] != nil {
                 client("HeraldCore"),
                 client("HeraldProtocol"),
                 "HeraldServer",
+                "HeraldRecords",
+                "HeraldSQLite",
+                "HeraldPostgres",
                 "HeraldWebhookSignature",
                 "HeraldReplay",
                 "HeraldChat",

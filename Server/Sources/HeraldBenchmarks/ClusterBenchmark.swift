@@ -1,4 +1,5 @@
 import Foundation
+import HeraldPostgres
 import HeraldServer
 import Logging
 

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import HeraldPostgres
+import HeraldRecords
 import HeraldServer
 import Logging
 import NIOCore

@@ -1,7 +1,9 @@
 import Foundation
 import HeraldCore
+@testable import HeraldPostgres
 import HeraldPresentation
 import HeraldProtocol
+@testable import HeraldRecords
 import HeraldTestSupport
 import Logging
 import PostgresNIO

@@ -1,5 +1,8 @@
 import Foundation
 import HeraldCore
+@testable import HeraldPostgres
+@testable import HeraldRecords
+@testable import HeraldSQLite
 import Logging
 import NIOConcurrencyHelpers
 @testable import HeraldServer

@@ -1,4 +1,5 @@
 import HeraldCore
+@testable import HeraldRecords
 @testable import HeraldServer
 import Testing
 

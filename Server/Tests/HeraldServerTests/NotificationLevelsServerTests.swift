@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
+@testable import HeraldRecords
 @testable import HeraldServer
 import HeraldTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+@testable import HeraldRecords
 import HeraldServer
 import HeraldService
 import HeraldTestSupport

@@ -1,5 +1,7 @@
 import Foundation
 import HeraldCore
+@testable import HeraldRecords
+@testable import HeraldSQLite
 import HeraldTestSupport
 import Logging
 import NIOConcurrencyHelpers

@@ -1,4 +1,5 @@
 import Foundation
+@testable import HeraldPostgres
 @testable import HeraldServer
 import HeraldTestSupport
 import JWTKit

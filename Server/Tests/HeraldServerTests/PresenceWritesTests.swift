@@ -1,3 +1,4 @@
+@testable import HeraldPostgres
 @testable import HeraldServer
 import Testing
 

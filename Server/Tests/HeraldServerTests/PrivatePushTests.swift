@@ -2,6 +2,7 @@ import Foundation
 import HeraldClient
 import HeraldPresentation
 import HeraldProtocol
+@testable import HeraldRecords
 @testable import HeraldServer
 import HeraldURLSession
 import Testing

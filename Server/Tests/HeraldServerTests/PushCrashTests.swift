@@ -1,5 +1,6 @@
 import Foundation
 @testable import HeraldServer
+@testable import HeraldSQLite
 import Logging
 import PostgresNIO
 import HeraldTestSupport

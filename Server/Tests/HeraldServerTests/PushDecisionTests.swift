@@ -1,5 +1,6 @@
 import Foundation
 import HeraldClient
+@testable import HeraldRecords
 @testable import HeraldServer
 import HeraldTestSupport
 import Testing

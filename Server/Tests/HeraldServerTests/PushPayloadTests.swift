@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+@testable import HeraldRecords
 @testable import HeraldServer
 import Testing
 

@@ -1,6 +1,9 @@
 import Foundation
 import HeraldCore
+@testable import HeraldPostgres
+@testable import HeraldRecords
 @testable import HeraldServer
+@testable import HeraldSQLite
 import HeraldTestSupport
 import Logging
 import Testing

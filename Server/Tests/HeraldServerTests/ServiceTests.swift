@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+@testable import HeraldRecords
 import HeraldServer
 import HeraldTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+@testable import HeraldPostgres
 import HeraldServer
 import HeraldTestSupport
 import NIOCore

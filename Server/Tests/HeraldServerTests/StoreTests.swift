@@ -1,6 +1,9 @@
 import Foundation
 import HeraldCore
+@testable import HeraldPostgres
 import HeraldProtocol
+@testable import HeraldRecords
+@testable import HeraldSQLite
 import HeraldTestSupport
 import Logging
 import NIOConcurrencyHelpers

@@ -2,6 +2,7 @@ import Foundation
 import HeraldClient
 import HeraldCore
 import HeraldProtocol
+@testable import HeraldRecords
 @testable import HeraldServer
 import Testing
 import HeraldNIOTransport

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldRecords
 import Hummingbird
 import HeraldProtocol
 

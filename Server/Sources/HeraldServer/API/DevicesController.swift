@@ -1,4 +1,5 @@
 import HeraldProtocol
+import HeraldRecords
 import Hummingbird
 
 /// `/v1/devices`: the caller's devices; `/v1/devices/{deviceId}`: register a device's push token (the answer is the

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
+import HeraldRecords
 import Hummingbird
 
 /// Who hears what (docs/behaviour.md §1): `GET`/`PUT /v1/me/notifications` (default level, snooze, quiet hours,

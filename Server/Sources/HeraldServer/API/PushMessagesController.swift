@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
+import HeraldRecords
 import Hummingbird
 
 /// `GET /v1/push/conversations/{conversationId}/messages/{messageId}`: a message whose push was sent to the

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
+import HeraldRecords
 import Hummingbird
 
 /// `/v1/service/…`: what the app's backend does with a service key (docs/integrate.md). Users before they ever

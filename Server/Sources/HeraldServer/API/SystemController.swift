@@ -1,4 +1,5 @@
 import Foundation
+import HeraldRecords
 import Hummingbird
 
 /// `/health`, `/metrics` and `/openapi.yaml`, open to anyone (a proxy in front keeps `/metrics` in: docs/deploy.md).

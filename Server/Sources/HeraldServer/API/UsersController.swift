@@ -1,3 +1,4 @@
+import HeraldRecords
 import Hummingbird
 import HeraldProtocol
 

@@ -1,3 +1,6 @@
+import HeraldPostgres
+import HeraldRecords
+import HeraldSQLite
 import Logging
 import ServiceLifecycle
 

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldProtocol
+import HeraldRecords
 
 /// The limits that keep one client from hurting the others. Every one is a setting of `herald serve`
 /// (`HERALD_LIMIT_*`); the defaults are out of reach of a person and within reach of a script.

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldPostgres
 import HeraldProtocol
 
 extension ServerConfiguration {

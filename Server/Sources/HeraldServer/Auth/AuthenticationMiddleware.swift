@@ -1,4 +1,5 @@
 import Foundation
+import HeraldRecords
 import Hummingbird
 
 /// Verifies the caller's token (`Authorization: Bearer`, or `?token=` for the stream) and records who they are.

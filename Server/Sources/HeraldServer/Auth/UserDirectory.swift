@@ -1,4 +1,5 @@
 import Foundation
+import HeraldRecords
 import NIOConcurrencyHelpers
 
 /// Keeps users' names and pictures current from their tokens, writing only when the claims change, and refuses

@@ -1,4 +1,5 @@
 import HeraldCore
+import HeraldRecords
 
 /// The demo: Alice, Bob and Charlie, a direct chat between each pair, a "Team Chat" group, a few messages, and a
 /// phone for each (APNs, FCM, Expo), whose pushes the demo logs instead of sending: post as Alice in the page while

@@ -1,5 +1,4 @@
-import _ConnectionPoolModule
-import PostgresNIO
+import HeraldRecords
 
 /// What the stores' own errors mean to the API, decided here and nowhere else.
 enum StorageFailure {
@@ -39,52 +38,13 @@ enum StorageFailure {
         return .databaseUnavailable
     }
 
-    /// Whether `error` is the database refusing to write something of an erased user's (the `user_erased` triggers):
-    /// a request that was in flight when the user was erased, or on a node that had not heard yet.
-    static func isErasedUser(_ error: any Error) -> Bool {
-        switch error {
-        case let error as SQLiteFailure:
-            error.code & 0xFF == 19 && error.message.contains("user_erased")  // SQLITE_CONSTRAINT, from RAISE
-        case let error as PSQLError:
-            error.serverInfo?[.sqlState] == "HE001"
-        case let error as PostgresTransactionError:
-            [error.beginError, error.closureError, error.commitError].contains { $0.map(isErasedUser) ?? false }
-        default:
-            false
-        }
-    }
+    /// Whether `error` is the database refusing to write something of an erased user's (``DatabaseFailure/erasedUser``).
+    static func isErasedUser(_ error: any Error) -> Bool { DatabaseFailure.of(error) == .erasedUser }
 
-    /// Whether `error` says the database's disk is full: SQLite's `SQLITE_FULL`, PostgreSQL's `disk_full` (53100).
-    /// Nothing acknowledged is lost (the write that failed was not acknowledged); writes work again once space is
-    /// freed.
-    static func isDiskFull(_ error: any Error) -> Bool {
-        switch error {
-        case let error as SQLiteFailure:
-            error.code & 0xFF == 13  // SQLITE_FULL
-        case let error as PSQLError:
-            error.serverInfo?[.sqlState] == "53100"
-        case let error as PostgresTransactionError:
-            [error.beginError, error.closureError, error.commitError].contains { $0.map(isDiskFull) ?? false }
-        default:
-            false
-        }
-    }
+    /// Whether `error` says the database's disk is full (``DatabaseFailure/diskFull``).
+    static func isDiskFull(_ error: any Error) -> Bool { DatabaseFailure.of(error) == .diskFull }
 
-    /// Whether `error` says the database cannot be reached now (rather than that a request is wrong): the pool could
-    /// not connect, or the connection was lost. The API answers 503 `database_unavailable`, to be tried again.
-    static func isUnavailable(_ error: any Error) -> Bool {
-        switch error {
-        case is StorageTimeout:
-            true
-        case let error as ConnectionPoolError:
-            error != .requestCancelled
-        case let error as PSQLError:
-            [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
-                .contains(error.code)
-        case let error as PostgresTransactionError:
-            [error.beginError, error.closureError, error.commitError].contains { $0.map(isUnavailable) ?? false }
-        default:
-            false
-        }
-    }
+    /// Whether `error` says the database cannot be reached now (``DatabaseFailure/unavailable``): the API answers
+    /// 503 `database_unavailable`, to be tried again.
+    static func isUnavailable(_ error: any Error) -> Bool { DatabaseFailure.of(error) == .unavailable }
 }

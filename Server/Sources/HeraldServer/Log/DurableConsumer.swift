@@ -1,6 +1,7 @@
 import DequeModule
 import Foundation
 import HeraldCore
+import HeraldRecords
 import Logging
 import NIOConcurrencyHelpers
 

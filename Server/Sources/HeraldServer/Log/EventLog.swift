@@ -1,5 +1,6 @@
 import DequeModule
 import HeraldCore
+import HeraldRecords
 import Logging
 import NIOConcurrencyHelpers
 

@@ -1,4 +1,5 @@
 import HeraldCore
+import HeraldRecords
 import Logging
 
 /// The node's live fan-out: each entry the log hands on goes to the connections of the people it reaches, as they

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldRecords
 import Logging
 import ServiceLifecycle
 

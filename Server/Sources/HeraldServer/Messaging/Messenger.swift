@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
+import HeraldRecords
 
 /// Posting and reading messages with the rules that hold for every way in (HTTP and the stream): only members,
 /// known conversations, usable ids, limits on text and on how fast one user posts, idempotent ids. What is stored

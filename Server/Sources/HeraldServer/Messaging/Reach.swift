@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
+import HeraldRecords
 
 /// Who an entry reached and where they are connected, on every node: what the push decisions and the unread
 /// reminders both ask of a round of the log.

@@ -1,3 +1,4 @@
+import HeraldPostgres
 import Metrics
 import Prometheus
 
@@ -55,7 +56,7 @@ public enum HeraldMetrics {
     static let outboxDepth = Gauge(label: "herald_push_outbox_depth")
     /// With PostgreSQL, connections whose presence waits to be written (after each write): at most the node's
     /// connections, however fast their frames come.
-    static let presenceWritesWaiting = Gauge(label: "herald_presence_writes_waiting")
+    static var presenceWritesWaiting: Metrics.Gauge { PostgresPresence.writesWaiting }
     /// Requests and frames refused by a per-user limit.
     static let rateLimited = Counter(label: "herald_rate_limited_total")
     /// Requests that failed because the database did not answer, and failed background reads and writes.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HeraldCore
+import HeraldRecords
 import JWTKit
 import Logging
 import NIOConcurrencyHelpers

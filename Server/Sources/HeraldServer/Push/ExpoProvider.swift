@@ -1,5 +1,6 @@
 import Foundation
 import HeraldProtocol
+import HeraldRecords
 import Logging
 
 /// Expo's push service, for React Native apps built with Expo: `ExponentPushToken[…]` tokens.

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldRecords
 import NIOConcurrencyHelpers
 
 /// Writes finished jobs in batches: while one batch is being written, the jobs finishing meanwhile gather for the

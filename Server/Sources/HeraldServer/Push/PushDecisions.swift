@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
+import HeraldRecords
 import NIOConcurrencyHelpers
 
 /// Who is pushed what for a round of the log's entries (docs/push.md, "Who gets a push"): the rule, apart from the

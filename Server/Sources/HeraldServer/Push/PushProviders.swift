@@ -1,4 +1,5 @@
 import Foundation
+import HeraldRecords
 import Logging
 
 /// The providers `herald serve` sends with, made from its settings, each announced at start as on or off.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HeraldProtocol
+import HeraldRecords
 import JWTKit
 
 /// The server's identity towards Web Push services (VAPID, RFC 8292): a P-256 key pair, whose public half the page

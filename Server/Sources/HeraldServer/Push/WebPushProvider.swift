@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HeraldProtocol
+import HeraldRecords
 import Logging
 import NIOPosix
 

@@ -1,27 +1,7 @@
 import HeraldCore
+import HeraldRecords
 import NIOConcurrencyHelpers
 import HeraldProtocol
-
-/// What one connection tells the server about its device.
-public struct ConnectionPresence: Hashable, Sendable {
-    /// Foreground or background; a connection starts in the foreground.
-    public var appState: AppState
-    /// The conversation it has open, if any.
-    public var focus: String?
-    /// The app's id for the device (the stream's `device` parameter), if it said: a device with a live connection
-    /// shows its own notification, and its push waits for its confirmation.
-    public var device: String?
-}
-
-/// A connection's presence changed (or it ended: `presence` nil), as other nodes need to know it.
-public struct PresenceChange: Sendable {
-    /// The connection, unique on this node.
-    public var connection: Int
-    /// Its user.
-    public var userID: String
-    /// What it says now; nil once it closed.
-    public var presence: ConnectionPresence?
-}
 
 /// The live connections: who is connected, what each is looking at, and the fan-out of new messages.
 ///

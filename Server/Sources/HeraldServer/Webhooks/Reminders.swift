@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
+import HeraldRecords
 
 /// Which unread reminders a round of the log's entries starts (`unread.reminder`, docs/integrate.md): for each
 /// message (not silent, not an event), one for each member it reached, but its sender, with no device connected on

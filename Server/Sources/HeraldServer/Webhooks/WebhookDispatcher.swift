@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
+import HeraldRecords
 import HeraldWebhookSignature
 import Logging
 import NIOConcurrencyHelpers

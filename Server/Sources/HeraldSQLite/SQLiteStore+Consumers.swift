@@ -1,0 +1,26 @@
+import Foundation
+import HeraldRecords
+
+/// The durable consumers' places on SQLite.
+extension SQLiteStore {
+    public func place(of consumer: DurableConsumerName) async throws -> Int64 {
+        try await database.perform { connection in
+            let rows = try connection.query("SELECT seq FROM log_cursors WHERE name = ?1", [.text(consumer.rawValue)])
+            return Int64(rows.first?.column("seq")?.integer ?? 0)
+        }
+    }
+
+    public func advance(
+        _ consumer: DurableConsumerName, from place: Int64, to through: Int64, writing output: ConsumerOutput
+    ) async throws -> Int? {
+        try await database.transaction { connection -> Int? in
+            let moved = try connection.query(
+                "UPDATE log_cursors SET seq = ?3 WHERE name = ?1 AND seq = ?2 RETURNING seq",
+                [.text(consumer.rawValue), .integer(Int(place)), .integer(Int(through))])
+            guard !moved.isEmpty else { return nil }
+            try Self.remind(output.reminders, on: connection)
+            return try Self.queue(output.pushJobs, on: connection, membersOnly: true)
+                + Self.insertWebhooks(output.webhookEvents, on: connection)
+        }
+    }
+}

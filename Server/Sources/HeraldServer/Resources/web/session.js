@@ -14,7 +14,7 @@ import { amended, defaultSettings, displayName, entryLine, initials, isAmendment
 import { deviceID, keepForWorker } from "./push.js";
 import { renderList } from "./list.js";
 import { markRead, openChat, refreshChat, renderChatHeader, renderMessages, showChat } from "./chat.js";
-import { cancelEdit } from "./composer.js";
+import { acknowledged, cancelEdit } from "./composer.js";
 import {
   postSystemNotification, showPushSwitch, tellEngineAboutPermission, tellEngineAboutVisibility, updateNotifyButton,
   withdrawSystemNotification,

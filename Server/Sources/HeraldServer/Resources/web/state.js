@@ -119,7 +119,7 @@ export function chat(id) {
 /** Adds a message to a loaded chat in `seq` order (unsent ones last), replacing its pending copy. */
 export function insertMessage(id, message) {
   // An edit or a deletion has no line: the history's messages are as they are now, and one arriving live changes its
-  // message (`amendmentArrived`).
+  // message (`amendmentArrived`, session.js).
   if (message.kind === "event" && isAmendment(message.event)) return false;
   const { messages } = chat(id);
   const index = messages.findIndex((existing) => existing.id === message.id && existing.senderId === message.senderId);

@@ -142,6 +142,8 @@ export async function receive(frame) {
   handle(frame);
 }
 
+/** Reads the list of chats (page by page) in place of the one held, tells the engine the levels that changed, and
+ * draws the list and the open chat's header again. */
 export async function loadConversations() {
   const all = [];
   let cursor = null;

@@ -1,18 +1,21 @@
 // Herald's web client: this file wires the page's parts together and signs in. Everything from the network is shown
 // with textContent, never as markup. The API, the stream and the engine are the JavaScript package's (clients/js),
 // which the server serves at /herald/. The parts: state.js (what the page knows), signin.js, session.js (the stream
-// into the engine), list.js (the chats), chat.js (the open chat), composer.js (sending, editing, @ completion),
+// into the page), list.js (the chats), chat.js (the open chat), composer.js (sending, editing, @ completion),
 // levels.js (a chat's notifications), settings.js, group.js (a group's details), people.js (a new chat),
 // dialogs.js, away.js and push.js (notifications while away), banners.js (the in-app banners).
+// The top of the page's modules: each part imports only parts below it (docs/architecture.md, "The web client"), and
+// what a lower part cannot call, app.js hands it here: the handlers of its clicks, and listeners of what state.js
+// announces.
 
-import { $, page, tokenKey } from "./state.js";
+import { $, listen, page, tokenKey } from "./state.js";
 import { askNotificationPermission, tellEngineAboutPermission, updateNotifyButton } from "./away.js";
 import { claims, readFragment, showSignIn, signIn, signOut } from "./signin.js";
-import { closeChat, loadOlder, openChat } from "./chat.js";
+import { closeChat, loadOlder, openChat, renderChatHeader } from "./chat.js";
 import { closeNewChat, isGroup, newChat, openNewChat, picker, renderPicked, searchSoon } from "./people.js";
 import { cleanText } from "/herald/presentation.js";
 import { displayName } from "/herald/engine.js";
-import { renderList } from "./list.js";
+import { renderList, wireList } from "./list.js";
 import { wireComposer } from "./composer.js";
 import { wireDialogs } from "./dialogs.js";
 import { wireGroup } from "./group.js";
@@ -27,6 +30,14 @@ function wire() {
     if (token) signIn(token);
   });
   wireDialogs();
+  wireList(openChat);
+  // Levels changed (a chat's, the settings', or a time one was chosen for ended): what shows them is drawn again.
+  listen("levels", () => {
+    renderList();
+    if (page.session.open) renderChatHeader();
+  });
+  // The server refused the token: signed out, saying why.
+  listen("refused", signOut);
   for (const id of ["new-chat-button", "no-chat-start", "list-empty-start"]) $(id).addEventListener("click", () => openNewChat());
   $("new-chat-cancel").addEventListener("click", closeNewChat);
   $("new-chat").addEventListener("submit", newChat);
@@ -65,7 +76,7 @@ function wire() {
   $("back").addEventListener("click", closeChat);
   wireLevels();
   wireSettings();
-  wireGroup();
+  wireGroup({ addPeople: openNewChat });
   $("notify-button").addEventListener("click", askNotificationPermission);
   // Permission changed in the browser's settings: the engine follows (background messages, or nothing).
   navigator.permissions?.query({ name: "notifications" }).then((status) => {

@@ -1,14 +1,14 @@
-// The open chat: its header, its messages (grouped by sender, with days), what arrives on the stream for it, and
-// the read marker. Sending and editing are the composer's (composer.js), the group's details group.js's.
+// The open chat, a view: its header, its messages (grouped by sender, with days, each with its menu), opening and
+// closing it, and the read marker. Above the views it draws in its pane (list.js for the avatar, levels.js, group.js)
+// and state.js; sending and editing (composer.js) and what the stream brings (session.js) sit above it and call it.
 
-import { $, historyPage, page } from "./state.js";
-import { applyEvent, chatAvatar, lineOf, loadConversations, memberCount, nameOf, renderList } from "./list.js";
-import { cancelEdit, closeMentionList, messageMenu } from "./composer.js";
+import { $, announce, chat, historyPage, insertMessage, lineOf, memberCount, nameOf, page } from "./state.js";
+import { chatAvatar, renderList } from "./list.js";
 import { cleanText, safeImageURL } from "/herald/presentation.js";
 import { closeDialog } from "./dialogs.js";
 import { closeLevelMenu, renderLevelControl } from "./levels.js";
 import { dayLabel, fullStamp, timeOfDay } from "./time.js";
-import { amended, displayName, entryLine, isAmendment, messagePreview, namesUser, preview, senderName } from "/herald/engine.js";
+import { displayName, messagePreview, namesUser, preview, senderName } from "/herald/engine.js";
 import { deviceID } from "./push.js";
 import { renderGroupPanel } from "./group.js";
 
@@ -39,10 +39,9 @@ export function closeChat() {
 }
 
 export function showChat(id) {
-  if (page.session.editing && page.session.editing.conversation !== id) cancelEdit();
+  announce("chat shown", id);
   document.body.classList.toggle("chat-open", id !== null);
   closeLevelMenu();
-  closeMentionList();
   $("no-chat").hidden = id !== null;
   $("chat-header").hidden = id === null;
   $("messages").hidden = id === null;
@@ -71,15 +70,6 @@ export function renderChatHeader() {
   if (removed) closeLevelMenu();
   $("members-button").hidden = conversation.kind !== "group" || removed;
   renderGroupPanel();
-}
-
-export function chat(id) {
-  let value = page.session.chats.get(id);
-  if (!value) {
-    value = { messages: [], complete: false, loading: false };
-    page.session.chats.set(id, value);
-  }
-  return value;
 }
 
 /** Reads the newest page and merges it in (first open, or after a reconnect). */
@@ -123,25 +113,6 @@ export async function loadOlder() {
   } finally {
     value.loading = false;
   }
-}
-
-/** Adds a message to a loaded chat in `seq` order (unsent ones last), replacing its pending copy. */
-export function insertMessage(id, message) {
-  // An edit or a deletion has no line: the history's messages are as they are now, and one arriving live changes its
-  // message (`amendmentArrived`).
-  if (message.kind === "event" && isAmendment(message.event)) return false;
-  const { messages } = chat(id);
-  const index = messages.findIndex((existing) => existing.id === message.id && existing.senderId === message.senderId);
-  if (index >= 0) {
-    if (messages[index].seq != null) return false;
-    messages.splice(index, 1);
-  }
-  let at = messages.length;
-  if (message.seq != null) {
-    while (at > 0 && (messages[at - 1].seq == null || messages[at - 1].seq > message.seq)) at -= 1;
-  }
-  messages.splice(at, 0, message);
-  return true;
 }
 
 export function renderMessages(id, { toBottom = false } = {}) {
@@ -266,52 +237,6 @@ export function withDay(messages, index, item) {
   return [day, item];
 }
 
-export function messageArrived(frame) {
-  const { message, conversation: about, sender } = frame;
-  const event = message.kind === "event";
-  if (event && isAmendment(message.event)) {
-    amendmentArrived(frame);
-    return;
-  }
-  // An entry this page cannot read (a newer server's) is left out.
-  if (message.kind !== "message" && !(event && message.event && entryLine({ message, conversation: about, sender }) !== null)) return;
-  let conversation = page.session.conversations.get(message.conversationId);
-  if (!conversation) {
-    // A chat someone else just started: shown at once from the frame, completed by the next read of the list.
-    conversation = {
-      id: about.id, kind: about.kind, title: about.title, members: [page.session.me.id, sender.id],
-      people: [{ id: sender.id, name: sender.name, avatarURL: sender.avatarURL }],
-      lastMessage: null, unreadCount: 0, readUpTo: 0, muted: false, level: null, levelUntil: null,
-    };
-    page.session.conversations.set(conversation.id, conversation);
-    loadConversations().catch(() => {});
-  }
-  const isNew = !conversation.lastMessage || message.seq > conversation.lastMessage.seq;
-  if (isNew) {
-    conversation.lastMessage = message;
-    // An event is never unread.
-    if (!event && message.senderId !== page.session.me.id && message.seq > conversation.readUpTo) conversation.unreadCount += 1;
-    if (event) {
-      applyEvent(conversation, message);
-      if (!conversation.people.some((person) => person.id === sender.id)) conversation.people.push({ ...sender });
-      if (page.session.open === conversation.id) renderChatHeader();
-    }
-  }
-  if (message.senderId === page.session.me.id) acknowledged(message.id, message.seq);
-  if (page.session.chats.has(conversation.id)) {
-    insertMessage(conversation.id, { ...message, senderName: sender.name });
-    if (page.session.open === conversation.id) renderMessages(conversation.id);
-  }
-  renderList();
-  if (page.session.open === conversation.id) markRead();
-  // The first connection has no `after`, so it brings no history: every message is news. After a reconnect the
-  // catch-up is news too; the engine skips any it has already seen.
-  page.session.banners.send({
-    type: "message",
-    incoming: { message, conversation: about, sender: { id: sender.id, name: sender.name, avatarURL: sender.avatarURL } },
-  });
-}
-
 /** Sends the read marker for the open chat, while the page is visible. */
 export function markRead() {
   if (!page.session?.open || document.hidden) return;
@@ -322,6 +247,28 @@ export function markRead() {
   conversation.unreadCount = 0;
   renderList();
   page.session.api.markRead(conversation.id, latest, deviceID()).catch(() => {});
+}
+
+/** A message's menu: Edit (one's own) and Delete (one's own, or anyone's in a group one owns). */
+export function messageMenu(message, mine) {
+  const menu = document.createElement("details");
+  menu.className = "message-menu";
+  const summary = document.createElement("summary");
+  summary.setAttribute("aria-label", "Message actions");
+  summary.textContent = "\u22EF";
+  const actions = document.createElement("div");
+  actions.setAttribute("role", "menu");
+  for (const [action, label] of mine ? [["edit", "Edit"], ["delete", "Delete"]] : [["delete", "Delete"]]) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.setAttribute("role", "menuitem");
+    button.dataset.action = action;
+    button.dataset.message = message.id;
+    button.textContent = label;
+    actions.append(button);
+  }
+  menu.append(summary, actions);
+  return menu;
 }
 
 /** Whether the user owns the group `conversation` (an owner may delete anyone's message there). */
@@ -341,34 +288,3 @@ export function replaceMessage(conversationID, message) {
   if (page.session.open === conversationID) renderMessages(conversationID);
   renderList();
 }
-
-/** An edit or a deletion from the stream: its message changes in place (no line of its own), the list follows,
- *  and the engine takes the banner or notification of it along. */
-function amendmentArrived(frame) {
-  const { message: amendment, conversation: about, sender } = frame;
-  const current = page.session;
-  const conversation = current.conversations.get(amendment.conversationId);
-  const loaded = current.chats.get(amendment.conversationId);
-  const target = amendment.event.messageId;
-  const index = loaded?.messages.findIndex((m) => m.id === target && m.kind !== "event") ?? -1;
-  if (index >= 0) loaded.messages[index] = amended(loaded.messages[index], amendment);
-  if (conversation?.lastMessage?.id === target && conversation.lastMessage.kind !== "event") {
-    conversation.lastMessage = amended(conversation.lastMessage, amendment);
-  }
-  if (conversation && amendment.event.type === "message_deleted") {
-    // A deleted message is no longer unread: the server's count says how many are.
-    current.api.conversation(conversation.id).then((summary) => {
-      if (current !== page.session) return;
-      conversation.unreadCount = summary.unreadCount;
-      renderList();
-    }).catch(() => {});
-  }
-  if (current.editing?.id === target && amendment.event.type === "message_deleted") cancelEdit();
-  if (current.open === amendment.conversationId) renderMessages(amendment.conversationId);
-  renderList();
-  current.banners.send({
-    type: "message",
-    incoming: { message: amendment, conversation: about, sender: { id: sender.id, name: sender.name, avatarURL: sender.avatarURL } },
-  });
-}
-

@@ -1,13 +1,19 @@
-// The composer: sending (at once, kept until the server has it), editing and deleting one's messages, and @
-// completion of the open chat's members' names.
+// The composer: sending (at once, kept until the server has it), editing and deleting one's messages (their menu's
+// clicks), and @ completion of the open chat's members' names. Above chat.js, whose messages it changes and draws
+// again, and state.js.
 
-import { $, page } from "./state.js";
-import { chat, insertMessage, renderMessages, replaceMessage } from "./chat.js";
+import { $, chat, insertMessage, listen, page } from "./state.js";
+import { renderMessages, replaceMessage } from "./chat.js";
 import { cleanText } from "/herald/presentation.js";
 import { confirmAction } from "./dialogs.js";
 import { findMentions, mentionCompletions } from "/herald/engine.js";
 
 export function wireComposer() {
+  // Another chat (or none) in the pane: an edit of this one's message is left, the @ list closed.
+  listen("chat shown", (id) => {
+    if (page.session.editing && page.session.editing.conversation !== id) cancelEdit();
+    closeMentionList();
+  });
   $("composer").addEventListener("submit", send);
   $("cancel-edit").addEventListener("click", cancelEdit);
   $("messages").addEventListener("click", messageAction);
@@ -85,28 +91,6 @@ export function refused(id, error) {
   send.failed = true;
   page.session.banners.general(`Message not sent: ${error.message}`, "danger");
   if (page.session.open === send.conversation) renderMessages(send.conversation);
-}
-
-/** A message's menu: Edit (one's own) and Delete (one's own, or anyone's in a group one owns). */
-export function messageMenu(message, mine) {
-  const menu = document.createElement("details");
-  menu.className = "message-menu";
-  const summary = document.createElement("summary");
-  summary.setAttribute("aria-label", "Message actions");
-  summary.textContent = "\u22EF";
-  const actions = document.createElement("div");
-  actions.setAttribute("role", "menu");
-  for (const [action, label] of mine ? [["edit", "Edit"], ["delete", "Delete"]] : [["delete", "Delete"]]) {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.setAttribute("role", "menuitem");
-    button.dataset.action = action;
-    button.dataset.message = message.id;
-    button.textContent = label;
-    actions.append(button);
-  }
-  menu.append(summary, actions);
-  return menu;
 }
 
 /** A click in a message's menu: edit it in the composer, or delete it (asked first). */

@@ -1,13 +1,14 @@
 // A group's details, in a side sheet: its name (owners rename it), its members with their pictures, who owns it;
 // owners add people, make owners and remove members; anyone leaves. What would lose someone something is asked first.
+// A view above state.js, dialogs.js, banners.js and list.js (the chat's avatar); the chat's header (chat.js) draws
+// it again, and picking people to add is people.js's, handed in by app.js.
 
-import { $, page } from "./state.js";
+import { $, memberCount, nameOf, page, personIn } from "./state.js";
 import { closeDialog, confirmAction, openDialog } from "./dialogs.js";
 import { displayName, initials } from "/herald/engine.js";
-import { chatAvatar, memberCount, nameOf, personIn } from "./list.js";
+import { chatAvatar } from "./list.js";
 import { avatar } from "./banners.js";
 import { cleanText } from "/herald/presentation.js";
-import { openNewChat } from "./people.js";
 
 export function openGroupPanel() {
   $("group-error").textContent = "";
@@ -87,7 +88,8 @@ export async function groupChange(run) {
   }
 }
 
-export function wireGroup() {
+/** Wires the sheet; `addPeople(group)` opens the picker of people to add to the group. */
+export function wireGroup({ addPeople }) {
   $("members-button").addEventListener("click", openGroupPanel);
   $("chat-title").addEventListener("click", () => {
     const conversation = page.session?.conversations.get(page.session.open);
@@ -96,7 +98,7 @@ export function wireGroup() {
   $("add-members").addEventListener("click", () => {
     const group = page.session.open;
     closeDialog("group-panel");
-    openNewChat(group);
+    addPeople(group);
   });
   $("leave").addEventListener("click", () => groupChange(async () => {
     const conversation = page.session.conversations.get(page.session.open);

@@ -1,95 +1,18 @@
-// The list of chats: newest activity first, filtered by the search box as one types, the open one marked.
+// The list of chats, a view: newest activity first, filtered by the search box as one types, the open one marked.
+// Above state.js (what it shows) and banners.js (the avatars); what a click on a chat does is app.js's to say.
 
-import { $, page } from "./state.js";
+import { $, activity, folded, levelNow, lineOf, nameOf, page } from "./state.js";
 import { avatar } from "./banners.js";
-import { choiceOf, levelNow } from "./levels.js";
 import { cleanText } from "/herald/presentation.js";
-import { displayName, entryLine, eventEnds, groupTitle, initials, messagePreview } from "/herald/engine.js";
+import { displayName, initials } from "/herald/engine.js";
 import { fullStamp, listStamp } from "./time.js";
-import { openChat, renderChatHeader } from "./chat.js";
 
-
-export async function loadConversations() {
-  const all = [];
-  let cursor = null;
-  for (let round = 0; round < 20; round += 1) {
-    const { conversations, next } = await page.session.api.conversations({ cursor });
-    all.push(...conversations);
-    if (!next) break;
-    cursor = next;
-  }
-  const known = page.session.conversations;
-  // The server lists newest activity first; a chat with no message yet keeps its place by the one above it.
-  let activity = page.session.client.lastSeq ?? 0;
-  for (const conversation of all) {
-    activity = conversation.lastMessage?.seq ?? activity;
-    conversation.activity = activity;
-  }
-  page.session.conversations = new Map(all.map((conversation) => [conversation.id, conversation]));
-  // A group one was just removed from stays, saying so, until the page is loaded again.
-  for (const [id, conversation] of known) {
-    if (conversation.removed && !page.session.conversations.has(id)) page.session.conversations.set(id, conversation);
-  }
-  for (const conversation of all) {
-    const before = known.get(conversation.id);
-    if ((before?.level ?? null) !== conversation.level || (before?.levelUntil ?? null) !== conversation.levelUntil) {
-      page.session.banners.send({ type: "level", conversation: conversation.id, choice: choiceOf(conversation) });
-    }
-  }
-  renderList();
-  if (page.session.open && page.session.conversations.has(page.session.open)) renderChatHeader();
-}
-
-/** A member of `conversation` as the engine takes a sender: id and name (the id when no name is known). */
-export function personIn(conversation, id) {
-  const person = conversation?.people?.find((p) => p.id === id);
-  return { id, name: person?.name ?? id, avatarURL: person?.avatarURL ?? null };
-}
-
-/** An entry's line in the list and the chat: a message's text, or an event's words as this user reads them. */
-export function lineOf(conversation, message) {
-  if (message.kind !== "event") return messagePreview(message);
-  return entryLine({ message, conversation, sender: personIn(conversation, message.senderId) }, page.session.me.id) ?? "";
-}
-
-/** What an event changes in the conversation as this page holds it. */
-export function applyEvent(conversation, message) {
-  const { event } = message;
-  const ids = (event.members ?? []).map((member) => member.id);
-  conversation.people ??= [];
-  conversation.owners ??= [];
-  const without = (list, gone) => list.filter((id) => !gone.includes(id));
-  switch (event.type) {
-    case "member_added":
-      for (const member of event.members) {
-        if (!conversation.members.includes(member.id)) conversation.members.push(member.id);
-        if (!conversation.people.some((person) => person.id === member.id)) conversation.people.push({ ...member });
-      }
-      if (ids.includes(page.session.me.id)) conversation.removed = false;
-      break;
-    case "member_removed":
-      conversation.members = without(conversation.members, ids);
-      conversation.owners = without(conversation.owners, ids);
-      break;
-    case "member_left":
-      conversation.members = without(conversation.members, [message.senderId]);
-      conversation.owners = without(conversation.owners, [message.senderId]);
-      break;
-    case "renamed": conversation.title = event.title; break;
-    case "owner_added": conversation.owners = [...new Set([...conversation.owners, ...ids])]; break;
-    case "owner_removed": conversation.owners = without(conversation.owners, ids); break;
-    case "deleted": conversation.members = []; break;
-    default: break;
-  }
-  if (eventEnds(event, message.senderId, page.session.me.id)) conversation.removed = true;
-}
-
-/** What a conversation is called here: a group's title, or the other person's name. */
-export function nameOf(conversation) {
-  if (conversation.kind === "group") return groupTitle(conversation.title);
-  const otherID = conversation.members.find((id) => id !== page.session.me.id) ?? page.session.me.id;
-  const other = conversation.people?.find((person) => person.id === otherID);
-  return displayName(other ? other.name : otherID);
+/** A click on a chat in the list calls `openChat` with its id. */
+export function wireList(openChat) {
+  $("conversations").addEventListener("click", (event) => {
+    const item = event.target.closest?.("[data-conversation]");
+    if (item) openChat(item.dataset.conversation);
+  });
 }
 
 /** A chat's picture: the other person's in a direct chat, else the chat's initials. */
@@ -98,21 +21,6 @@ export function chatAvatar(conversation) {
   const other = conversation.kind === "direct"
     ? conversation.people?.find((person) => person.id !== page.session.me.id) : null;
   return avatar({ name, id: other?.id ?? conversation.id, url: other?.avatarURL, initials: initials(name) });
-}
-
-/** How many are in a group, in words. */
-export function memberCount(conversation) {
-  const count = conversation.members.length;
-  return `${count} ${count === 1 ? "member" : "members"}`;
-}
-
-export function activity(conversation) {
-  return Math.max(conversation.lastMessage?.seq ?? 0, conversation.activity ?? 0);
-}
-
-/** Text as the search compares it: lower case, without accents, so "zoe" finds "Zoë". */
-export function folded(text) {
-  return text.normalize("NFD").replace(/\p{Mn}/gu, "").toLocaleLowerCase();
 }
 
 /** Whether `conversation` is one the search `query` (folded) finds: by its name, or its members' names. */
@@ -180,7 +88,6 @@ export function renderList() {
     }
     text.append(head, lineRow);
     button.append(chatAvatar(conversation), text);
-    button.addEventListener("click", () => openChat(conversation.id));
     item.append(button);
     return item;
   }));

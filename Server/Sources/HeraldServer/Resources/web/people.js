@@ -1,4 +1,5 @@
-// A new chat: people are picked from those the server lets one find (GET /v1/users), never typed as ids.
+// A new chat: people are picked from those the server lets one find (GET /v1/users), never typed as ids; the same
+// picker adds people to a group. A sheet above chat.js (it opens the new chat) and list.js.
 
 import { $, page } from "./state.js";
 import { renderList } from "./list.js";

@@ -1,20 +1,24 @@
-// The signed-in session: the client, the banners, and what the stream brings.
+// The signed-in session: the client, the banners, and what the stream brings: each frame changes the model
+// (state.js) and the views that show it are drawn again (list.js, chat.js, composer.js's unsent messages), the
+// banners and notifications told (banners.js, away.js). Above them all; signin.js starts it, and a refused token is
+// announced ("refused") for app.js to sign out.
 
-import { $, tokenKey, coalesceKey, page } from "./state.js";
+import {
+  $, tokenKey, coalesceKey, page, announce, applyEvent, choiceOf, insertMessage, levelChanged, settingsChanged,
+} from "./state.js";
 import { API, APIError } from "/herald/api.js";
 import { HeraldClient } from "/herald/client.js";
 import { avatar, Banners } from "./banners.js";
-import { choiceOf, levelChanged, settingsChanged } from "./levels.js";
 import { cleanText } from "/herald/presentation.js";
-import { defaultSettings, displayName, initials } from "/herald/engine.js";
+import { amended, defaultSettings, displayName, entryLine, initials, isAmendment } from "/herald/engine.js";
 import { deviceID, keepForWorker } from "./push.js";
-import { loadConversations, renderList } from "./list.js";
-import { markRead, messageArrived, openChat, refreshChat, showChat } from "./chat.js";
+import { renderList } from "./list.js";
+import { markRead, openChat, refreshChat, renderChatHeader, renderMessages, showChat } from "./chat.js";
+import { acknowledged, cancelEdit } from "./composer.js";
 import {
   postSystemNotification, showPushSwitch, tellEngineAboutPermission, tellEngineAboutVisibility, updateNotifyButton,
   withdrawSystemNotification,
 } from "./away.js";
-import { signOut } from "./signin.js";
 
 
 /**
@@ -70,7 +74,7 @@ export function start(token, who) {
   client.on("error", (frame) => current === page.session && page.session.banners.general(frame.message, "danger"));
   client.on("state", (state) => current === page.session && connectionChanged(state));
   client.on("open", () => current === page.session && backOnline());
-  client.on("tokenRefused", (frame) => current === page.session && signOut(`Signed out: ${frame.message} (${frame.code}).`));
+  client.on("tokenRefused", (frame) => current === page.session && announce("refused", `Signed out: ${frame.message} (${frame.code}).`));
   client.setAppState(document.hidden ? "background" : "foreground");
   $("sign-in").hidden = true;
   $("app").hidden = false;
@@ -138,6 +142,39 @@ export async function receive(frame) {
   handle(frame);
 }
 
+/** Reads the list of chats (page by page) in place of the one held, tells the engine the levels that changed, and
+ * draws the list and the open chat's header again. */
+export async function loadConversations() {
+  const all = [];
+  let cursor = null;
+  for (let round = 0; round < 20; round += 1) {
+    const { conversations, next } = await page.session.api.conversations({ cursor });
+    all.push(...conversations);
+    if (!next) break;
+    cursor = next;
+  }
+  const known = page.session.conversations;
+  // The server lists newest activity first; a chat with no message yet keeps its place by the one above it.
+  let activity = page.session.client.lastSeq ?? 0;
+  for (const conversation of all) {
+    activity = conversation.lastMessage?.seq ?? activity;
+    conversation.activity = activity;
+  }
+  page.session.conversations = new Map(all.map((conversation) => [conversation.id, conversation]));
+  // A group one was just removed from stays, saying so, until the page is loaded again.
+  for (const [id, conversation] of known) {
+    if (conversation.removed && !page.session.conversations.has(id)) page.session.conversations.set(id, conversation);
+  }
+  for (const conversation of all) {
+    const before = known.get(conversation.id);
+    if ((before?.level ?? null) !== conversation.level || (before?.levelUntil ?? null) !== conversation.levelUntil) {
+      page.session.banners.send({ type: "level", conversation: conversation.id, choice: choiceOf(conversation) });
+    }
+  }
+  renderList();
+  if (page.session.open && page.session.conversations.has(page.session.open)) renderChatHeader();
+}
+
 /** `ready`: read the list (unread counts, mutes, new chats), then handle what waited (the client sends the unsent
  * messages again itself). Frames that arrive while the list is read wait for it, so none counts against a list that
  * is then replaced. */
@@ -149,7 +186,7 @@ export async function becameLive() {
     await loadConversations();
   } catch (error) {
     if (error instanceof APIError && error.status === 401) {
-      signOut(`Signed out: ${error.message} (${error.code}).`);
+      announce("refused", `Signed out: ${error.message} (${error.code}).`);
     } else {
       current.client.stream.restart();
     }
@@ -190,4 +227,80 @@ export function handle(frame) {
       break;
     default: break;
   }
+}
+
+export function messageArrived(frame) {
+  const { message, conversation: about, sender } = frame;
+  const event = message.kind === "event";
+  if (event && isAmendment(message.event)) {
+    amendmentArrived(frame);
+    return;
+  }
+  // An entry this page cannot read (a newer server's) is left out.
+  if (message.kind !== "message" && !(event && message.event && entryLine({ message, conversation: about, sender }) !== null)) return;
+  let conversation = page.session.conversations.get(message.conversationId);
+  if (!conversation) {
+    // A chat someone else just started: shown at once from the frame, completed by the next read of the list.
+    conversation = {
+      id: about.id, kind: about.kind, title: about.title, members: [page.session.me.id, sender.id],
+      people: [{ id: sender.id, name: sender.name, avatarURL: sender.avatarURL }],
+      lastMessage: null, unreadCount: 0, readUpTo: 0, muted: false, level: null, levelUntil: null,
+    };
+    page.session.conversations.set(conversation.id, conversation);
+    loadConversations().catch(() => {});
+  }
+  const isNew = !conversation.lastMessage || message.seq > conversation.lastMessage.seq;
+  if (isNew) {
+    conversation.lastMessage = message;
+    // An event is never unread.
+    if (!event && message.senderId !== page.session.me.id && message.seq > conversation.readUpTo) conversation.unreadCount += 1;
+    if (event) {
+      applyEvent(conversation, message);
+      if (!conversation.people.some((person) => person.id === sender.id)) conversation.people.push({ ...sender });
+      if (page.session.open === conversation.id) renderChatHeader();
+    }
+  }
+  if (message.senderId === page.session.me.id) acknowledged(message.id, message.seq);
+  if (page.session.chats.has(conversation.id)) {
+    insertMessage(conversation.id, { ...message, senderName: sender.name });
+    if (page.session.open === conversation.id) renderMessages(conversation.id);
+  }
+  renderList();
+  if (page.session.open === conversation.id) markRead();
+  // The first connection has no `after`, so it brings no history: every message is news. After a reconnect the
+  // catch-up is news too; the engine skips any it has already seen.
+  page.session.banners.send({
+    type: "message",
+    incoming: { message, conversation: about, sender: { id: sender.id, name: sender.name, avatarURL: sender.avatarURL } },
+  });
+}
+
+/** An edit or a deletion from the stream: its message changes in place (no line of its own), the list follows,
+ *  and the engine takes the banner or notification of it along. */
+function amendmentArrived(frame) {
+  const { message: amendment, conversation: about, sender } = frame;
+  const current = page.session;
+  const conversation = current.conversations.get(amendment.conversationId);
+  const loaded = current.chats.get(amendment.conversationId);
+  const target = amendment.event.messageId;
+  const index = loaded?.messages.findIndex((m) => m.id === target && m.kind !== "event") ?? -1;
+  if (index >= 0) loaded.messages[index] = amended(loaded.messages[index], amendment);
+  if (conversation?.lastMessage?.id === target && conversation.lastMessage.kind !== "event") {
+    conversation.lastMessage = amended(conversation.lastMessage, amendment);
+  }
+  if (conversation && amendment.event.type === "message_deleted") {
+    // A deleted message is no longer unread: the server's count says how many are.
+    current.api.conversation(conversation.id).then((summary) => {
+      if (current !== page.session) return;
+      conversation.unreadCount = summary.unreadCount;
+      renderList();
+    }).catch(() => {});
+  }
+  if (current.editing?.id === target && amendment.event.type === "message_deleted") cancelEdit();
+  if (current.open === amendment.conversationId) renderMessages(amendment.conversationId);
+  renderList();
+  current.banners.send({
+    type: "message",
+    incoming: { message: amendment, conversation: about, sender: { id: sender.id, name: sender.name, avatarURL: sender.avatarURL } },
+  });
 }

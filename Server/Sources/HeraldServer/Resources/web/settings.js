@@ -1,10 +1,11 @@
 // The settings sheet: who hears what by default, do not disturb, quiet hours, what the tab counts, banners grouped by
 // chat, pushes while the tab is closed, and signing out. Every setting is kept the moment it changes (on the server,
-// or for the banners' grouping in this browser), and the sheet says "Saved" quietly.
+// or for the banners' grouping in this browser), and the sheet says "Saved" quietly. A sheet near the top: it
+// remakes the banners (session.js), switches pushes (away.js) and signs out (signin.js); it is drawn again when
+// state.js announces the settings changed.
 
-import { $, coalesceKey, page } from "./state.js";
+import { $, coalesceKey, endOf, listen, page, settingsChanged, untilText } from "./state.js";
 import { closeDialog, openDialog, saidSaved } from "./dialogs.js";
-import { endOf, settingsChanged, untilText } from "./levels.js";
 import { makeBanners } from "./session.js";
 import { pushSwitchChanged } from "./away.js";
 import { signOut } from "./signin.js";
@@ -85,6 +86,7 @@ function quietHoursEdited() {
 }
 
 export function wireSettings() {
+  listen("settings", renderSettings);
   $("quiet-days").replaceChildren(...weekdays.map((day) => {
     const label = document.createElement("label");
     label.className = "day-toggle";

@@ -1,8 +1,7 @@
-// Sign-in: a token from the address, the form or the demo people; signing out.
+// Sign-in: a token from the address, the form or the demo people; signing out. Above session.js, which it starts.
 
 import { $, tokenKey, page } from "./state.js";
 import { API } from "/herald/api.js";
-import { chat } from "./chat.js";
 import { cleanText } from "/herald/presentation.js";
 import { start } from "./session.js";
 import { turnWebPushOff, webPushOwner } from "./push.js";

@@ -1,4 +1,3 @@
-import DequeModule
 import HeraldCore
 import HeraldRecords
 import Logging
@@ -24,31 +23,22 @@ extension LogConsumer {
 /// The application makes it, adds its consumers and attaches it to the store as its ``CommitSink``: storage
 /// persists entries and answers reads, and tells the log, through that narrow sink, what it is about to commit
 /// (``reserve(_:)``) and what it committed (``committed(_:entries:waiters:)``) or that it rolled back
-/// (``failed(_:)``); other nodes' commits arrive as ``notified(through:)``. ``LogOrder`` decides what may go on;
-/// one carrier at a time carries it out: it hands entries to the consumers (the live fan-out, the push decider's
-/// signal), reads what this node does not hold from the store, and then resumes whoever waits for a seq to be
-/// published (a post's answer waits for its own entry, so the sender's frame goes out before the acknowledgement).
+/// (``failed(_:)``); other nodes' commits arrive as ``notified(through:)``. ``LogOrder`` decides what may go on,
+/// and ``LogCarriage`` what waits, who is resumed and when a carrier starts; one carrier at a time carries it out:
+/// it hands entries to the consumers (the live fan-out, the push decider's signal), reads what this node does not
+/// hold from the store, and then resumes whoever waits for a seq to be published (a post's answer waits for its own
+/// entry, so the sender's frame goes out before the acknowledgement).
 ///
 /// The carrier is the thread that made the work (the database's, after a commit) for as long as every consumer
 /// takes the entries at once (the members are in memory); the rest goes to a task, so a writer never waits on the
 /// database or on a slow consumer. A commit's entries are thus usually out, and its posts resumed, with no hand-over
 /// to another thread.
 public final class EventLog: CommitSink {
-    private struct State {
-        var order: LogOrder<IncomingMessage>
-        /// Entries cleared to go, in order, not handed on yet.
-        var ready: Deque<(entries: [IncomingMessage], through: Int64)> = []
-        /// The read `order` asked for and ``run()`` has not started.
-        var read: (after: Int64, through: Int64)?
-        /// The last seq the consumers have taken.
-        var delivered: Int64
-        /// Who waits for a seq to be delivered, and what resumes them.
-        var waiters: [(seq: Int64, resume: @Sendable () -> Void)] = []
-        /// Whether a task is carrying out the work.
-        var running = false
-    }
+    /// Whoever waits for a seq to be delivered: what resumes them.
+    typealias Waiter = @Sendable () -> Void
 
-    private let state: NIOLockedValueBox<State>
+    /// What goes on, and who carries it (``LogCarriage``); the log carries out what it says.
+    private let state: NIOLockedValueBox<LogCarriage<IncomingMessage, Waiter>>
     private let consumers: NIOLockedValueBox<[any LogConsumer]>
     /// Reads the committed entries with `after < seq <= through` from the store.
     private let source: @Sendable (Int64, Int64) async throws -> [IncomingMessage]
@@ -72,7 +62,7 @@ public final class EventLog: CommitSink {
         after seq: Int64, retryWait: Duration = .seconds(1), logger: Logger,
         source: @escaping @Sendable (Int64, Int64) async throws -> [IncomingMessage]
     ) {
-        state = NIOLockedValueBox(State(order: LogOrder(after: seq), delivered: seq))
+        state = NIOLockedValueBox(LogCarriage(after: seq))
         consumers = NIOLockedValueBox([])
         self.source = source
         self.logger = logger
@@ -89,7 +79,7 @@ public final class EventLog: CommitSink {
 
     /// This node is about to commit `seqs` (with PostgreSQL: it holds the sequence's counter).
     public func reserve(_ seqs: ClosedRange<Int64>) {
-        state.withLockedValue { $0.order.reserve(seqs) }
+        state.withLockedValue { $0.reserve(seqs) }
     }
 
     /// This node committed `seqs` with these entries. Each waiter resumes once its seq was delivered (at once if it
@@ -98,53 +88,39 @@ public final class EventLog: CommitSink {
         _ seqs: ClosedRange<Int64>, entries: [IncomingMessage], waiters: [LogWaiter] = []
     ) {
         let numbered = entries.map { (seq: $0.message.seq ?? 0, entry: $0) }
-        step(waiters: waiters) { $0.commit(seqs, entries: numbered) }
+        let waiting = waiters.map { (seq: $0.seq, waiter: $0.resume) }
+        carryOut(state.withLockedValue { $0.commit(seqs, entries: numbered, waiters: waiting) })
     }
 
     /// This node's reservation of `seqs` rolled back.
     public func failed(_ seqs: ClosedRange<Int64>) {
-        step { $0.fail(seqs) }
+        carryOut(state.withLockedValue { $0.fail(seqs) })
     }
 
     /// Everything up to `seq` is committed.
     public func notified(through seq: Int64) {
-        step { $0.notified(through: seq) }
+        carryOut(state.withLockedValue { $0.notified(through: seq) })
     }
 
     /// Resumes `resume` once `seq` was delivered (at once if it was).
     public func whenDelivered(_ seq: Int64, _ resume: @escaping @Sendable () -> Void) {
-        step(waiters: [(seq, resume)]) { _ in [] }
+        carryOut(state.withLockedValue { $0.whenDelivered(seq, resume) })
     }
 
-    private func step(
-        waiters: [(seq: Int64, resume: @Sendable () -> Void)] = [],
-        _ input: (inout LogOrder<IncomingMessage>) -> [LogOrder<IncomingMessage>.Action]
-    ) {
-        let (now, start) = state.withLockedValue { state -> ([@Sendable () -> Void], Bool) in
-            var now: [@Sendable () -> Void] = []
-            for waiter in waiters {
-                if waiter.seq <= state.delivered { now.append(waiter.resume) } else { state.waiters.append(waiter) }
+    /// Carries out the carriage's actions, outside the lock: resumes waiters, and starts a carrier on this thread.
+    private func carryOut(_ actions: [LogCarriage<IncomingMessage, Waiter>.Action]) {
+        for action in actions {
+            switch action {
+            case .resume(let waiters): for resume in waiters { resume() }
+            case .carry: carry()
             }
-            let actions = input(&state.order)
-            guard !actions.isEmpty else { return (now, false) }
-            for action in actions {
-                switch action {
-                case .publish(let batch, let through): state.ready.append((batch.map(\.entry), through))
-                case .read(let after, let through): state.read = (after, through)
-                }
-            }
-            guard !state.running else { return (now, false) }
-            state.running = true
-            return (now, true)
         }
-        for resume in now { resume() }
-        if start { carry() }
     }
 
     /// Carries out what is cleared to go on this thread while the consumers take it at once; hands the rest (a
     /// consumer that would wait, a read) to a task, which carries on from there.
     private func carry() {
-        while let next = nextWork() {
+        while let next = state.withLockedValue({ $0.next() }) {
             switch next {
             case .deliver(let entries, let through):
                 if let stuck = deliverAtOnce(entries) {
@@ -191,28 +167,9 @@ public final class EventLog: CommitSink {
         delivered(through: through)
     }
 
-    private enum Work {
-        case deliver([IncomingMessage], through: Int64)
-        case read(after: Int64, through: Int64)
-    }
-
-    /// The next work cleared to go; nil when there is none, and then the carrier's turn has ended (the next step
-    /// starts another).
-    private func nextWork() -> Work? {
-        state.withLockedValue { state -> Work? in
-            if let batch = state.ready.popFirst() { return .deliver(batch.entries, through: batch.through) }
-            if let read = state.read {
-                state.read = nil
-                return .read(after: read.after, through: read.through)
-            }
-            state.running = false
-            return nil
-        }
-    }
-
     /// Carries out what is cleared to go, in order, until nothing is; then ends.
     private func work() async {
-        while let next = nextWork() {
+        while let next = state.withLockedValue({ $0.next() }) {
             switch next {
             case .deliver(let entries, let through): await deliver(entries, through: through)
             case .read(let after, let through): await read(after: after, through: through)
@@ -231,25 +188,19 @@ public final class EventLog: CommitSink {
 
     /// Everything up to `through` was handed on: whoever waits for it resumes.
     private func delivered(through: Int64) {
-        let resumed = state.withLockedValue { state -> [@Sendable () -> Void] in
-            state.delivered = max(state.delivered, through)
-            let delivered = state.delivered
-            let due = state.waiters.filter { $0.seq <= delivered }.map(\.resume)
-            state.waiters.removeAll { $0.seq <= delivered }
-            return due
-        }
-        for resume in resumed { resume() }
+        carryOut(state.withLockedValue { $0.delivered(through: through) })
     }
 
     private func read(after: Int64, through: Int64) async {
         do {
             let entries = try await source(after, through)
-            step { $0.read(after: after, through: through, entries: entries.map { (seq: $0.message.seq ?? 0, entry: $0) }) }
+            let numbered = entries.map { (seq: $0.message.seq ?? 0, entry: $0) }
+            carryOut(state.withLockedValue { $0.read(after: after, through: through, entries: numbered) })
         } catch {
             logger.warning("new log entries could not be read from the database; trying again",
                            metadata: ["error": "\(error)"])
             try? await Task.sleep(for: retryWait)
-            step { $0.readFailed(after: after, through: through) }
+            carryOut(state.withLockedValue { $0.readFailed(after: after, through: through) })
         }
     }
 }

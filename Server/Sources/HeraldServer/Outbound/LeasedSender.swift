@@ -38,6 +38,8 @@ struct Backoff: Hashable, Sendable {
 /// cannot pile up outcomes waiting for a slow database, one per job queued, the jobs held (leased ahead, in flight
 /// and writing their outcome) are at most ``maxHeld``, twice `concurrency`, however long the outbox is: past it,
 /// nothing more is leased nor started until an outcome is written.
+///
+/// Those rules are ``LeaseLoop``'s; the sender carries out what it says (the leases, the sends' tasks, the waits).
 final class LeasedSender<Job: Sendable>: Sendable {
     /// Leases up to `limit` jobs due now; also says when the next one not leased falls due.
     typealias Lease = @Sendable (_ limit: Int) async throws -> (jobs: [Job], nextDue: Date?)
@@ -46,21 +48,19 @@ final class LeasedSender<Job: Sendable>: Sendable {
     typealias Send = @Sendable (_ job: Job, _ answered: @escaping @Sendable () -> Void) async -> Void
 
     private let name: String
-    private let concurrency: Int
-    private let idle: Duration
     private let now: @Sendable () -> Date
     private let lease: Lease
     private let send: Send
     private let logger: Logger
     private let signal = WakeSignal()
-    private let stopping = NIOLockedValueBox(false)
-    private let heldJobs = NIOLockedValueBox(0)
+    /// What the loop does next (``LeaseLoop``); the sender carries it out.
+    private let machine: NIOLockedValueBox<LeaseLoop<Job>>
 
     /// The most jobs held at once: leased ahead, in flight, or writing their outcome (twice `concurrency`).
-    var maxHeld: Int { 2 * concurrency }
+    var maxHeld: Int { machine.withLockedValue { $0.maxHeld } }
 
     /// The jobs held now: leased and not started, in flight, or writing their outcome (for tests and metrics).
-    var held: Int { heldJobs.withLockedValue { $0 } }
+    var held: Int { machine.withLockedValue { $0.held } }
 
     /// A sender named `name` in its logs, reading due times on `now`.
     init(
@@ -68,8 +68,7 @@ final class LeasedSender<Job: Sendable>: Sendable {
         logger: Logger, lease: @escaping Lease, send: @escaping Send
     ) {
         self.name = name
-        self.concurrency = max(1, concurrency)
-        self.idle = idle
+        machine = NIOLockedValueBox(LeaseLoop(concurrency: concurrency, idle: idle))
         self.now = now
         self.logger = logger
         self.lease = lease
@@ -81,28 +80,19 @@ final class LeasedSender<Job: Sendable>: Sendable {
 
     /// Starts nothing more: ``run()`` returns once the sends in flight returned.
     func stop() {
-        stopping.withLockedValue { $0 = true }
+        machine.withLockedValue { $0.stop() }
         signal.notify()
     }
 
-    /// Sends until ``stop()`` (or cancellation).
+    /// Sends until ``stop()`` (or cancellation): carries out what the ``LeaseLoop`` says, and tells it how it went.
     func run() async {
-        let inFlight = NIOLockedValueBox(0)
-        let heldJobs = heldJobs
-        var ahead: [Job] = []
-        var nextDue: Date?
-        let takeSlot = { [concurrency] in
-            inFlight.withLockedValue { busy in
-                guard busy < concurrency else { return false }
-                busy += 1
-                return true
-            }
-        }
         await withDiscardingTaskGroup { group in
-            while !Task.isCancelled, !stopping.withLockedValue({ $0 }) {
-                while !ahead.isEmpty, takeSlot() {
-                    let job = ahead.removeFirst()
-                    group.addTask { [signal, send] in
+            loop: while true {
+                if Task.isCancelled { machine.withLockedValue { $0.stop() } }
+                let at = now()
+                switch machine.withLockedValue({ $0.next(now: at) }) {
+                case .start(let job):
+                    group.addTask { [machine, signal, send] in
                         let freed = NIOLockedValueBox(false)
                         let answered: @Sendable () -> Void = {
                             let first = freed.withLockedValue { done in
@@ -110,45 +100,38 @@ final class LeasedSender<Job: Sendable>: Sendable {
                                 return !done
                             }
                             guard first else { return }
-                            inFlight.withLockedValue { $0 -= 1 }
+                            machine.withLockedValue { $0.answered() }
                             signal.notify()
                         }
                         await send(job, answered)
                         answered()
-                        heldJobs.withLockedValue { $0 -= 1 }
+                        machine.withLockedValue { $0.written() }
                         // And once the outcome is written: a retry or a follow-up may be the next job due, and there
                         // may be room for more.
                         signal.notify()
                     }
-                }
-                // Room: what is held (ahead, in flight, writing outcomes) stays within `maxHeld`.
-                let room = min(concurrency - ahead.count, maxHeld - heldJobs.withLockedValue { $0 })
-                if ahead.count < max(1, concurrency / 2), room > 0 {
+                case .lease(let limit):
                     do {
-                        let limit = room
                         let leased = try await cancelWhenGracefulShutdown { [lease] in try await lease(limit) }
-                        heldJobs.withLockedValue { $0 += leased.jobs.count }
-                        ahead += leased.jobs
-                        nextDue = leased.nextDue
-                        if !leased.jobs.isEmpty { continue }
+                        machine.withLockedValue { $0.leased(leased.jobs, nextDue: leased.nextDue) }
                     } catch {
                         if !Task.isCancelled, !Task.isShuttingDownGracefully {
                             logger.warning("\(name): outbox unreadable", metadata: ["error": "\(error)"])
                         }
-                        await signal.wait(timeout: .seconds(1))
-                        continue
+                        machine.withLockedValue { $0.leaseFailed() }
                     }
+                case .wait(let timeout):
+                    // A wake that came meanwhile was kept by the signal: the wait then ends at once.
+                    await signal.wait(timeout: timeout)
+                    machine.withLockedValue { $0.woke() }
+                case .stop:
+                    break loop
                 }
-                // Nothing to start: wait for a free slot (a job ahead), an outcome written (room), new jobs, or the
-                // next due one (when there is room to lease it).
-                var wait = idle.seconds
-                if ahead.isEmpty, room > 0, let nextDue { wait = min(wait, max(0.001, nextDue.timeIntervalSince(now()))) }
-                await signal.wait(timeout: .milliseconds(Int64(wait * 1000)))
             }
             logger.debug("\(name): starting nothing more")
         }
         // Those ahead are let go (released at the next start).
-        heldJobs.withLockedValue { $0 -= ahead.count }
+        machine.withLockedValue { $0.ended() }
         logger.debug("\(name): sends in flight ended")
     }
 }

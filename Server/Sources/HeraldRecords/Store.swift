@@ -279,11 +279,18 @@ extension DeviceStore {
 /// Where Herald keeps users, conversations, the event log, read markers, devices and the push outbox: each concern
 /// a protocol of its own, so that code needing one depends on that one.
 public protocol Store:
-    UserStore, ConversationStore, EntryStore, ReadStateStore, DeviceStore, PushOutbox, WebhookOutbox, ConsumerPlaces
-{
+    UserStore, ConversationStore, EntryStore, ReadStateStore, DeviceStore, PushOutbox, WebhookOutbox, ConsumerPlaces,
+    CommitReporter, HealthReporter
+{}
+
+/// A store that tells what it commits.
+public protocol CommitReporter: Sendable {
     /// From now on, what this store commits is told to `sink` (the node's ``EventLog``); until then, to nobody.
     func attach(_ sink: any CommitSink)
+}
 
+/// A store that says whether its database is well.
+public protocol HealthReporter: Sendable {
     /// Whether the database answers now and takes writes (`/health`); at most `timeout` to find out.
     func health(within timeout: Duration) async -> StoreHealth
 }

@@ -184,7 +184,7 @@ struct RemoteServer: Sendable {
 
     /// `request`, sent again while it is answered 503 (a database still connecting on a busy machine, as a client
     /// honouring Retry-After would), for up to 30 s.
-    private func whileUnavailable(_ request: () async throws -> HTTPResult) async throws -> HTTPResult {
+    func whileUnavailable(_ request: () async throws -> HTTPResult) async throws -> HTTPResult {
         var result = try await request()
         for _ in 0..<30 where result.status == 503 {
             try await Task.sleep(for: .seconds(1))

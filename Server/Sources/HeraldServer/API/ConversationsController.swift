@@ -7,7 +7,7 @@ import HeraldProtocol
 /// `/v1/conversations`: create, list and read conversations, change groups (members, owners, title, deletion), post
 /// and read messages, read markers and muting.
 struct ConversationsController {
-    let store: any Store
+    let store: any ConversationStore & EntryStore & UserStore
     let messenger: Messenger
     let hub: Hub
     let userLimits: UserLimits
@@ -81,7 +81,7 @@ struct ConversationsController {
     /// - Parameter byBackend: the caller is the app's backend, which can make the users itself; a member waits for
     ///   them to sign in (or for the backend). The error says which.
     /// - Throws: ``APIError`` `unknown_user`, naming up to five of them.
-    static func requireKnown(_ ids: Set<String>, in store: any Store, byBackend: Bool = false) async throws {
+    static func requireKnown(_ ids: Set<String>, in store: any UserStore, byBackend: Bool = false) async throws {
         let unknown = try await store.unknownUsers(among: Array(ids))
         guard !unknown.isEmpty else { return }
         let named = unknown.prefix(5).map { "\"\(ControlCharacters.escaped($0))\"" }.joined(separator: ", ")

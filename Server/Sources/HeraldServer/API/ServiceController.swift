@@ -12,7 +12,7 @@ import Hummingbird
 /// The backend is trusted with every conversation, and has no per-user allowance; bodies are bounded as every
 /// request's are.
 struct ServiceController {
-    let store: any Store
+    let store: any ConversationStore & EntryStore & UserStore
     let messenger: Messenger
     let users: UserDirectory
     let limits: ServerLimits

@@ -4,7 +4,7 @@ import Hummingbird
 
 /// `/health`, `/metrics` and `/openapi.yaml`, open to anyone (a proxy in front keeps `/metrics` in: docs/deploy.md).
 struct SystemController {
-    let store: any Store
+    let store: any PushOutbox & HealthReporter
 
     func addRoutes(to router: Router<HeraldRequestContext>) {
         router.get("health", use: health)

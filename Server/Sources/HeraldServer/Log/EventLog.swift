@@ -48,7 +48,7 @@ public final class EventLog: CommitSink {
 
     /// The node's log over `store`: it starts after the store's last seq, reads what it does not hold from the
     /// store, and is the store's sink from now on.
-    static func attached(to store: any Store, retryWait: Duration = .seconds(1), logger: Logger) async throws -> EventLog {
+    static func attached(to store: any EntryStore & CommitReporter, retryWait: Duration = .seconds(1), logger: Logger) async throws -> EventLog {
         let log = EventLog(after: try await store.latestSeq(), retryWait: retryWait, logger: logger) { after, through in
             try await store.entries(after: after, through: through, limit: .max)
         }

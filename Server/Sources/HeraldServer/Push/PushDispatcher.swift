@@ -100,7 +100,7 @@ public final class PushDispatcher: Service, Sendable {
         public var confirmationWrites = 0
     }
 
-    let store: any Store
+    let store: any PushOutbox & DeviceStore & ConversationStore & EntryStore & ConsumerPlaces
     let hub: Hub
     /// The nodes: where the others' connections are, and whom a push is told to.
     let cluster: any Cluster
@@ -133,7 +133,7 @@ public final class PushDispatcher: Service, Sendable {
     /// nodes' connections, and tells every node of an alert pushed. Its ``decider`` decides on the entries of `log` once it was added to
     /// it, with the members `memberships` knows.
     init(
-        store: any Store, log: EventLog, hub: Hub, memberships: Memberships, cluster: any Cluster,
+        store: any PushOutbox & DeviceStore & ConversationStore & EntryStore & ConsumerPlaces, log: EventLog, hub: Hub, memberships: Memberships, cluster: any Cluster,
         providers: [any PushProvider], settings: PushSettings, http: PushHTTP?, webhooks: WebhookDispatcher? = nil,
         clock: WallClock = WallClock(), logger: Logger
     ) {

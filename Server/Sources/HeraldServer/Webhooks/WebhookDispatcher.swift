@@ -20,7 +20,7 @@ import ServiceLifecycle
 /// what no other holds. Reads and dead devices queue their events themselves; the reminders' loop turns those due
 /// into events.
 final class WebhookDispatcher: Service, Sendable {
-    let store: any Store
+    let store: any WebhookOutbox & ConversationStore & EntryStore & ConsumerPlaces
     let settings: WebhookSettings
     private let lease: Duration
     private let logger: Logger
@@ -36,7 +36,7 @@ final class WebhookDispatcher: Service, Sendable {
     private let connectedUsers = NIOLockedValueBox<[String: Int64]>([:])
 
     init(
-        store: any Store, log: EventLog, hub: Hub, memberships: Memberships, cluster: any ClusterPresence,
+        store: any WebhookOutbox & ConversationStore & EntryStore & ConsumerPlaces, log: EventLog, hub: Hub, memberships: Memberships, cluster: any ClusterPresence,
         settings: WebhookSettings, lease: Duration, logger: Logger
     ) {
         self.store = store

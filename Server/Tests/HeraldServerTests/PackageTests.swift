@@ -18,6 +18,27 @@ struct PackageTests {
         #expect(try manifest.reach("HeraldServer", platform: "linux").targets.contains("HeraldWebhookSignature"))
     }
 
+    @Test("layers: the records and rules reach no driver; each driver reaches the records and nothing above (the log, push, webhooks, the API); no source above a driver imports a database's modules")
+    func layers() async throws {
+        let manifest = try await PackageManifest(of: serverPackageRoot)
+        let records = try manifest.reach("HeraldRecords", platform: "linux").targets
+        #expect(records.isDisjoint(with: ["HeraldSQLite", "HeraldPostgres", "HeraldServer"]), "HeraldRecords reaches \(records.sorted())")
+        for driver in ["HeraldSQLite", "HeraldPostgres"] {
+            let reached = try manifest.reach(driver, platform: "linux").targets
+            #expect(reached.contains("HeraldRecords") && !reached.contains("HeraldServer"), "\(driver) reaches \(reached.sorted())")
+        }
+        #expect(!(try manifest.reach("HeraldSQLite", platform: "linux").targets.contains("HeraldPostgres")))
+        let databases = ["import PostgresNIO", "import _ConnectionPoolModule", "import CSQLite"]
+        let sources = serverPackageRoot.appendingPathComponent("Sources")
+        let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+        #expect(files.count > 100)
+        for file in files where !["HeraldSQLite", "HeraldPostgres"].contains(file.deletingLastPathComponent().lastPathComponent) {
+            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(!lines.contains { databases.contains($0) }, "\(file.lastPathComponent) imports a database's modules")
+        }
+    }
+
     @Test("the server package builds on the client package by path, the repository's root")
     func clientByPath() async throws {
         let manifest = try await PackageManifest(of: serverPackageRoot)

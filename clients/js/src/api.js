@@ -50,12 +50,14 @@ export class API {
 
   /** A request; one the server refuses with `token_expired` is made again, once, with a renewed token. */
   async request(method, path, body) {
+    // The token this request carries, read before it goes: another request (or the stream) may renew it while this
+    // one is out, and then the renewal already made is the one to use, not a second.
+    const used = this.token;
     try {
       return await this.send(method, path, body);
     } catch (error) {
       if (!(error instanceof APIError) || error.code !== "token_expired" || !this.renew) throw error;
-      const used = this.token;
-      const fresh = await this.renew(used);
+      const fresh = this.token !== used ? this.token : await this.renew(used);
       if (!fresh || fresh === used) throw error;
       this.token = fresh;
       return this.send(method, path, body);

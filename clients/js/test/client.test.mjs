@@ -173,6 +173,33 @@ describe("HeraldClient on a real server", () => {
     assert.deepEqual(renewals, [expired], "one renewal");
   });
 
+  test("an API request refused for a token the stream renewed meanwhile is made again with that renewal", async () => {
+    // The API's refusal is held back until the stream has found the token expired and renewed it (the race a loaded
+    // CI machine made real): the request then goes again with that renewal, not a second one, and does not fail.
+    const expired = token("jill", { expiresIn: -120 });
+    const renewals = [];
+    let jill;
+    const heldFetch = async (url, init) => {
+      const response = await fetch(url, init);
+      if (init.headers.Authorization === `Bearer ${expired}`) {
+        await eventually("the stream's renewal", () => jill.token !== expired);
+      }
+      return response;
+    };
+    jill = open(new HeraldClient({
+      url: server.url, token: expired, backoff: { initial: 100, max: 400 }, fetch: heldFetch,
+      renew: async (used) => {
+        renewals.push(used);
+        return token("jill");
+      },
+    }));
+    const list = jill.api.conversations();
+    jill.connect();
+    assert.ok(Array.isArray((await bounded("the request, made again", list)).conversations));
+    await eventually("live with the renewed token", () => jill.state === "live");
+    assert.deepEqual(renewals, [expired], "one renewal");
+  });
+
   test("a token that cannot be renewed ends the connection with tokenRefused, and no more tries", async () => {
     const bad = token("ivan", { secret: "not-the-servers-secret-but-32-bytes-long" });
     const ivan = open(new HeraldClient({ url: server.url, token: bad, backoff: { initial: 50, max: 50 } }));

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The push service a device's token belongs to (`PUT /v1/devices/{deviceId}`).
 public enum PushPlatform: String, Hashable, Sendable, Codable, CaseIterable {
     /// Apple Push Notification service: the device token, in hex.
@@ -18,12 +20,19 @@ public struct WireDevice: Codable, Hashable, Sendable {
     public var platform: PushPlatform
     /// Its push token.
     public var token: String
+    /// Whether the system lets the app notify on it, as the app last reported it; nil when it never did (or the
+    /// server is older than the report).
+    public var permission: DevicePermission?
+    /// When it last registered or reported its permission; nil from a server older than that.
+    public var lastSeen: Date?
 
     /// A device.
-    public init(id: String, platform: PushPlatform, token: String) {
+    public init(id: String, platform: PushPlatform, token: String, permission: DevicePermission? = nil, lastSeen: Date? = nil) {
         self.id = id
         self.platform = platform
         self.token = token
+        self.permission = permission
+        self.lastSeen = lastSeen
     }
 }
 
@@ -74,5 +83,62 @@ public struct WirePushedMessage: Codable, Hashable, Sendable {
         self.body = body
         self.data = data
         self.message = message
+    }
+}
+
+/// Whether the system lets the app show notifications on a device, as the app reported it
+/// (`PUT /v1/devices/{deviceId}/permission`, or `permission` in the registration): what the troubleshooter and
+/// `GET /v1/devices` say of it.
+///
+/// A value this build does not know (a newer server's) is ``other(_:)``, kept as it came, so it never stops an answer
+/// from being read.
+public enum DevicePermission: Hashable, Sendable {
+    /// Notifications are allowed (`granted`).
+    case granted
+    /// The person turned notifications off for the app (`denied`).
+    case denied
+    /// iOS's quiet delivery: notifications go to Notification Center without a sound or a banner (`provisional`).
+    case provisional
+    /// The app has not asked yet: iOS's `notDetermined`, a browser's `default` (`not_asked`).
+    case notAsked
+    /// The app could not tell (`unknown`).
+    case unknown
+    /// A value this build does not know, as the server wrote it. Reported to a server, it is refused
+    /// (`invalid_request`).
+    case other(String)
+}
+
+extension DevicePermission: Codable {
+    /// The permission the wire's `value` names; ``other(_:)`` for one this build does not know.
+    public init(rawValue value: String) {
+        switch value {
+        case "granted": self = .granted
+        case "denied": self = .denied
+        case "provisional": self = .provisional
+        case "not_asked": self = .notAsked
+        case "unknown": self = .unknown
+        default: self = .other(value)
+        }
+    }
+
+    /// Its name on the wire.
+    public var rawValue: String {
+        switch self {
+        case .granted: "granted"
+        case .denied: "denied"
+        case .provisional: "provisional"
+        case .notAsked: "not_asked"
+        case .unknown: "unknown"
+        case .other(let value): value
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
     }
 }

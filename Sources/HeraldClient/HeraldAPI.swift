@@ -270,19 +270,64 @@ public struct HeraldAPI: Sendable {
     }
 
     /// Registers (or updates) a device of the user for pushes: `token` as the platform issued it (APNs: the
-    /// device token in hex). Call it after sign-in and whenever the platform hands the app a new token.
+    /// device token in hex). Call it after sign-in and whenever the platform hands the app a new token, with the
+    /// system's notification `permission` when the app knows it (``DevicePermission/init(_:)``), so the
+    /// troubleshooter can tell the person when notifications are off.
     ///
     /// The answer holds the device's new key (the one before stops working): keep it where the Notification Service
     /// Extension reads it (a shared keychain group), for ``pushedMessage(_:in:deviceKey:server:http:timeout:)``.
     @discardableResult
-    public func registerDevice(_ deviceID: String, platform: PushPlatform, token: String) async throws -> WireDeviceRegistration {
+    public func registerDevice(
+        _ deviceID: String, platform: PushPlatform, token: String, permission: DevicePermission? = nil
+    ) async throws -> WireDeviceRegistration {
         struct Body: Encodable {
             var platform: PushPlatform
             var token: String
+            var permission: DevicePermission?
         }
         return try await request(
-            .PUT, "/v1/devices/\(Self.escape(deviceID))", body: Body(platform: platform, token: token),
+            .PUT, "/v1/devices/\(Self.escape(deviceID))", body: Body(platform: platform, token: token, permission: permission),
             as: WireDeviceRegistration.self)
+    }
+
+    /// Tells the server whether the system lets the app notify on a device of the user: at launch, and whenever the
+    /// app comes back to the foreground (the person may have changed it in Settings meanwhile). The troubleshooter
+    /// (``notificationCheck()``) and ``devices()`` show it.
+    ///
+    /// - Throws: ``HeraldAPIError`` `not_found` when the user has no such device (register it first),
+    ///   `invalid_request` for ``DevicePermission/other(_:)``, which the server does not know.
+    public func reportPermission(_ permission: DevicePermission, forDevice deviceID: String) async throws {
+        struct Body: Encodable {
+            var permission: DevicePermission
+        }
+        try await perform(.PUT, "/v1/devices/\(Self.escape(deviceID))/permission", body: Body(permission: permission))
+    }
+
+    /// Sends a test notification to a device of the user at once ("Herald" / "Test notification: notifications
+    /// reach this device.", data `type` `test`) and says what the push service did with it. One that does not
+    /// arrive although the outcome is ``WireTestNotification/Outcome/sent`` was stopped after the push service took
+    /// it, most often on the device itself (its permission, Focus, the app's notification settings).
+    ///
+    /// - Throws: ``HeraldAPIError`` `not_found` when the user has no such device, `rate_limited` (status 429) after
+    ///   5 test notifications of the user in a minute.
+    public func sendTestNotification(toDevice deviceID: String) async throws -> WireTestNotification {
+        try await request(.POST, "/v1/devices/\(Self.escape(deviceID))/test", as: WireTestNotification.self)
+    }
+
+    /// The user's troubleshooter: what could keep notifications from them, checked one by one (their devices, the
+    /// permission each reported, their level, snooze and quiet hours, the last pushes, their apps' confirmations),
+    /// each with what to do about it, and what the server knows of each device.
+    public func notificationCheck() async throws -> WireNotificationCheck {
+        try await request(.GET, "/v1/me/notifications/check", as: WireNotificationCheck.self)
+    }
+
+    /// What became of the user's own notification of one message: why they were or were not pushed, and each step
+    /// of each of their devices' pushes, as far back as the server keeps it (``WireDeliveries/trailHours``).
+    ///
+    /// - Throws: ``HeraldAPIError`` `not_found` when there is no such message, or the user cannot see it.
+    public func deliveries(ofMessage messageID: String, in conversationID: String) async throws -> WireDeliveries {
+        let path = "/v1/me/deliveries?conversation=\(Self.escapeQuery(conversationID))&message=\(Self.escapeQuery(messageID))"
+        return try await request(.GET, path, as: WireDeliveries.self)
     }
 
     /// A message pushed to this device, read with the device's key instead of a user's token: what a Notification
@@ -354,5 +399,11 @@ public struct HeraldAPI: Sendable {
 
     private static func escape(_ component: String) -> String {
         APITransport.escape(component)
+    }
+
+    /// `value` for a query: every character but the unreserved ones escaped (`&`, `=`, `+` and `#` too).
+    private static func escapeQuery(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: CharacterSet(
+            charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? value
     }
 }

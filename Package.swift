@@ -51,7 +51,7 @@ let package = Package(
         // decision HeraldUI and an app's extension carry out.
         .target(name: "HeraldPresentation", dependencies: ["HeraldCore"]),
         // The SwiftUI overlay and the UserNotifications adapter: Apple platforms only (empty elsewhere), kept thin.
-        .target(name: "HeraldUI", dependencies: ["HeraldCore", "HeraldClient", "HeraldPresentation"]),
+        .target(name: "HeraldUI", dependencies: ["HeraldCore", "HeraldProtocol", "HeraldClient", "HeraldPresentation"]),
         // What the test suites share (this package's and the server's, whose Tests/Support links here): finding the
         // repository and the built `herald`, running processes, a manual clock.
         .target(name: "HeraldTestSupport", path: "Tests/Support"),

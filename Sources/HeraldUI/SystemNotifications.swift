@@ -13,12 +13,16 @@
 // UNNotificationCategory(identifier:actions:intentIdentifiers:options:) and its identifier,
 // UNTextInputNotificationAction(identifier:title:options:textInputButtonTitle:textInputPlaceholder:),
 // UNNotificationAction(identifier:title:options:), UNNotificationResponse (actionIdentifier, notification),
-// UNTextInputNotificationResponse.userText; Foundation's NSLock and UserDefaults.
+// UNTextInputNotificationResponse.userText; for the permission the server is told: notificationSettings() (the
+// async form of getNotificationSettings(completionHandler:)), UNNotificationSettings.authorizationStatus,
+// UNAuthorizationStatus (.notDetermined, .denied, .authorized: iOS 10 / macOS 10.14; .provisional: iOS 12 / macOS
+// 10.14; .ephemeral: iOS 14 and Mac Catalyst 14, not macOS, so fenced for iOS); Foundation's NSLock and UserDefaults.
 #if os(iOS) || os(macOS)
 import Foundation
 import HeraldClient
 import HeraldCore
 import HeraldPresentation
+import HeraldProtocol
 @preconcurrency import UserNotifications
 
 /// The system's notifications for Herald: asks permission, posts the engine's `local` effects (an edit only over a
@@ -137,6 +141,36 @@ public final class HeraldSystemNotifications: NSObject, UNUserNotificationCenter
     /// engine (`LiveNotifications.setPermission(granted:)`), so it does not post what would never show.
     public func requestAuthorization() async -> Bool {
         (try? await center.requestAuthorization(options: [.alert, .sound, .badge])) ?? false
+    }
+
+    /// Whether the system lets the app notify now, as a plain value (nil for a status newer than this build): the
+    /// notification settings' `authorizationStatus`, case for case.
+    public func authorization() async -> NotificationAuthorization? {
+        Self.authorization(await center.notificationSettings().authorizationStatus)
+    }
+
+    /// Tells the server whether the system lets the app notify on this device (``authorization()``, as
+    /// `DevicePermission(_:)` maps it; `unknown` for a status newer than this build), so its troubleshooter can say
+    /// so. Call it after registering the device, and each time the app comes to the foreground: the person may have
+    /// changed it in Settings meanwhile.
+    ///
+    /// - Throws: `HeraldAPIError` `not_found` when the user has no device `deviceID` (register it first).
+    public func reportPermission(forDevice deviceID: String, to api: HeraldAPI) async throws {
+        let permission = await authorization().map(DevicePermission.init) ?? .unknown
+        try await api.reportPermission(permission, forDevice: deviceID)
+    }
+
+    private nonisolated static func authorization(_ status: UNAuthorizationStatus) -> NotificationAuthorization? {
+        switch status {
+        case .notDetermined: return .notDetermined
+        case .denied: return .denied
+        case .authorized: return .authorized
+        case .provisional: return .provisional
+        #if os(iOS)
+        case .ephemeral: return .ephemeral
+        #endif
+        @unknown default: return nil
+        }
     }
 
     /// Posts the engine's notification: `LocalNotification.identifier` as the identifier (posting it again replaces

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The push service a device's token belongs to (`PUT /v1/devices/{deviceId}`).
 public enum PushPlatform: String, Hashable, Sendable, Codable, CaseIterable {
     /// Apple Push Notification service: the device token, in hex.

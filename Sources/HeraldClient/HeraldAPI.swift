@@ -294,13 +294,10 @@ public struct HeraldAPI: Sendable {
     /// app comes back to the foreground (the person may have changed it in Settings meanwhile). The troubleshooter
     /// (``notificationCheck()``) and ``devices()`` show it.
     ///
-    /// - Throws: ``HeraldAPIError`` `not_found` when the user has no such device (register it first),
-    ///   `invalid_request` for ``DevicePermission/other(_:)``, which the server does not know.
+    /// - Throws: ``HeraldAPIError`` `not_found` when the user has no such device (register it first).
     public func reportPermission(_ permission: DevicePermission, forDevice deviceID: String) async throws {
-        struct Body: Encodable {
-            var permission: DevicePermission
-        }
-        try await perform(.PUT, "/v1/devices/\(Self.escape(deviceID))/permission", body: Body(permission: permission))
+        try await perform(.PUT, "/v1/devices/\(Self.escape(deviceID))/permission",
+                          body: WirePermissionReport(permission: permission))
     }
 
     /// Sends a test notification to a device of the user at once ("Herald" / "Test notification: notifications

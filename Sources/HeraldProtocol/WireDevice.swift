@@ -20,10 +20,9 @@ public struct WireDevice: Codable, Hashable, Sendable {
     public var platform: PushPlatform
     /// Its push token.
     public var token: String
-    /// Whether the system lets the app notify on it, as the app last reported it; nil when it never did (or the
-    /// server is older than the report).
+    /// The system permission the device last reported (nil: it never did).
     public var permission: DevicePermission?
-    /// When it last registered or reported its permission; nil from a server older than that.
+    /// When it last registered or reported its permission (nil from a server before 0.32).
     public var lastSeen: Date?
 
     /// A device.
@@ -33,6 +32,38 @@ public struct WireDevice: Codable, Hashable, Sendable {
         self.token = token
         self.permission = permission
         self.lastSeen = lastSeen
+    }
+}
+
+/// Whether a device's system lets the app notify (`PUT /v1/devices/{deviceId}/permission`): what the troubleshooter
+/// (`GET /v1/me/notifications/check`) reads. A value this build does not know reads as ``unknown``.
+public enum DevicePermission: String, Hashable, Sendable, Codable, CaseIterable {
+    /// Notifications are allowed (iOS `authorized` or `ephemeral`, a browser's `granted`, Android's on).
+    case granted
+    /// The person turned them off, or refused when asked.
+    case denied
+    /// iOS provisional authorization: delivered quietly to Notification Center, never with a sound or a banner.
+    case provisional
+    /// Never asked yet (iOS `notDetermined`, a browser's `default`).
+    case notAsked = "not_asked"
+    /// The app could not tell.
+    case unknown
+
+    /// Reads a value, taking one this build does not know as ``unknown``.
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        self = DevicePermission(rawValue: text) ?? .unknown
+    }
+}
+
+/// The body of `PUT /v1/devices/{deviceId}/permission`.
+public struct WirePermissionReport: Codable, Hashable, Sendable {
+    /// What the device's system says now.
+    public var permission: DevicePermission
+
+    /// A report.
+    public init(permission: DevicePermission) {
+        self.permission = permission
     }
 }
 
@@ -83,62 +114,5 @@ public struct WirePushedMessage: Codable, Hashable, Sendable {
         self.body = body
         self.data = data
         self.message = message
-    }
-}
-
-/// Whether the system lets the app show notifications on a device, as the app reported it
-/// (`PUT /v1/devices/{deviceId}/permission`, or `permission` in the registration): what the troubleshooter and
-/// `GET /v1/devices` say of it.
-///
-/// A value this build does not know (a newer server's) is ``other(_:)``, kept as it came, so it never stops an answer
-/// from being read.
-public enum DevicePermission: Hashable, Sendable {
-    /// Notifications are allowed (`granted`).
-    case granted
-    /// The person turned notifications off for the app (`denied`).
-    case denied
-    /// iOS's quiet delivery: notifications go to Notification Center without a sound or a banner (`provisional`).
-    case provisional
-    /// The app has not asked yet: iOS's `notDetermined`, a browser's `default` (`not_asked`).
-    case notAsked
-    /// The app could not tell (`unknown`).
-    case unknown
-    /// A value this build does not know, as the server wrote it. Reported to a server, it is refused
-    /// (`invalid_request`).
-    case other(String)
-}
-
-extension DevicePermission: Codable {
-    /// The permission the wire's `value` names; ``other(_:)`` for one this build does not know.
-    public init(rawValue value: String) {
-        switch value {
-        case "granted": self = .granted
-        case "denied": self = .denied
-        case "provisional": self = .provisional
-        case "not_asked": self = .notAsked
-        case "unknown": self = .unknown
-        default: self = .other(value)
-        }
-    }
-
-    /// Its name on the wire.
-    public var rawValue: String {
-        switch self {
-        case .granted: "granted"
-        case .denied: "denied"
-        case .provisional: "provisional"
-        case .notAsked: "not_asked"
-        case .unknown: "unknown"
-        case .other(let value): value
-        }
-    }
-
-    public init(from decoder: any Decoder) throws {
-        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
     }
 }

@@ -3,7 +3,7 @@ import HeraldProtocol
 import Testing
 
 /// The troubleshooting answers (issue 59) read from JSON as the API writes it: a test notification's outcome, the
-/// notification check, a message's delivery trail; and a newer server's codes read without breaking anything.
+/// notification check, a message's delivery trail; a newer server's check ids, steps and permissions read too.
 @Suite("Troubleshooting's wire types")
 struct TroubleshootingWireTests {
     static func decode<Value: Decodable>(_ type: Value.Type, _ json: String) throws -> Value {
@@ -24,13 +24,9 @@ struct TroubleshootingWireTests {
             {"device":"ipad","platform":"apns","outcome":"no_provider","providerID":null,"reason":"set HERALD_APNS_KEY_FILE"}
             """)
         #expect(none.outcome == .noProvider && none.providerID == nil && none.reason == "set HERALD_APNS_KEY_FILE")
-        let outcomes = ["sent", "logged", "retry", "device_removed", "refused", "redirected", "no_provider"]
-            .map { WireTestNotification.Outcome(rawValue: $0) }
+        let outcomes = try Self.decode([WireTestNotification.Outcome].self,
+                                       #"["sent","logged","retry","device_removed","refused","redirected","no_provider"]"#)
         #expect(outcomes == [.sent, .logged, .retry, .deviceRemoved, .refused, .redirected, .noProvider])
-        let newer = try Self.decode(WireTestNotification.self, """
-            {"device":"d","platform":"fcm","outcome":"queued_for_later"}
-            """)
-        #expect(newer.outcome == .other("queued_for_later"), "a newer server's outcome is kept, not an error")
     }
 
     @Test("the check: its time, the seven checks in order with state, words and action, each device with its permission, stream and last pushes")
@@ -53,7 +49,7 @@ struct TroubleshootingWireTests {
               {"id":"browser","platform":"webpush","lastSeen":null,"permission":null,"connected":true,"confirms":null,"lastPushes":[]}]}
             """)
         #expect(check.checkedAt == (try Self.at("2026-11-28T23:40:00Z")))
-        #expect(check.checks.map(\.id) == [.devices, .permission, .level, .snooze, .quietHours, .pushes, .confirmations])
+        #expect(check.checks.map(\.id) == ["devices", "permission", "level", "snooze", "quiet_hours", "pushes", "confirmations"])
         #expect(check.checks.map(\.state) == [.ok, .problem, .ok, .warning, .ok, .ok, .ok])
         #expect(check.checks[1] == WireNotificationCheck.Check(
             id: "permission", state: .problem, title: "Permission", detail: "Notifications are off on phone-1.",
@@ -65,30 +61,26 @@ struct TroubleshootingWireTests {
         #expect(phone.lastSeen == (try Self.at("2026-11-28T20:00:00.250Z")))
         #expect(!phone.connected && phone.confirms == true)
         #expect(phone.lastPushes == [
-            WireNotificationCheck.Push(at: try Self.at("2026-11-28T23:30:00Z"), step: .sent, detail: "apns-id-1", conversation: "c1", message: "m9"),
-            WireNotificationCheck.Push(at: try Self.at("2026-11-28T23:00:00Z"), step: .logged, conversation: ""),
+            WireNotificationCheck.Push(at: try Self.at("2026-11-28T23:30:00Z"), step: "sent", detail: "apns-id-1", conversation: "c1", message: "m9"),
+            WireNotificationCheck.Push(at: try Self.at("2026-11-28T23:00:00Z"), step: "logged", detail: nil, conversation: "", message: nil),
         ])
         let browser = check.devices[1]
         #expect(browser.lastSeen == nil && browser.permission == nil && browser.connected && browser.confirms == nil)
         #expect(browser.lastPushes.isEmpty)
     }
 
-    @Test("a newer server's check, state, permission and step read as themselves; a known id, state or step is never other")
+    @Test("a newer server's check, permission and step read without breaking the answer: the check and the step as they came, the permission as unknown")
     func newerCheckValues() throws {
         let check = try Self.decode(WireNotificationCheck.self, """
             {"checkedAt":"2026-11-28T23:40:00Z",
-             "checks":[{"id":"battery_saver","state":"info","title":"Battery","detail":"Saver is on.","action":null}],
+             "checks":[{"id":"battery_saver","state":"warning","title":"Battery","detail":"Saver is on.","action":null}],
              "devices":[{"id":"p","platform":"fcm","lastSeen":null,"permission":"blocked_by_admin","connected":false,"confirms":false,
                          "lastPushes":[{"at":"2026-11-28T23:30:00Z","step":"bounced","detail":null,"conversation":"c","message":"m"}]}]}
             """)
-        #expect(check.checks[0].id.rawValue == "battery_saver")
-        #expect(check.checks[0].state == .other("info"))
-        #expect(check.devices[0].permission == .other("blocked_by_admin"))
-        #expect(check.devices[0].lastPushes[0].step == .other("bounced"))
-        for state in ["ok", "warning", "problem"] {
-            #expect(WireNotificationCheck.State(rawValue: state).rawValue == state)
-            #expect(WireNotificationCheck.State(rawValue: state) != .other(state))
-        }
+        #expect(check.checks[0].id == "battery_saver" && check.checks[0].state == .warning)
+        #expect(check.devices[0].permission == .unknown)
+        #expect(check.devices[0].confirms == false)
+        #expect(check.devices[0].lastPushes[0].step == "bounced")
     }
 
     @Test("a message's trail: the message, the hours kept, each member's summary, read, steps, and each device's confirmed and steps")
@@ -107,55 +99,34 @@ struct TroubleshootingWireTests {
                 {"id":"bob-web","platform":"webpush","confirmed":true,
                  "steps":[{"at":"2026-11-28T23:40:01Z","step":"confirmed","reasons":[],"detail":null}]}]},
               {"user":"charlie","summary":"muted","read":true,
-               "steps":[{"at":"2026-11-28T23:40:00Z","step":"skipped","reasons":["muted"],"detail":null}],"devices":[]}]}
+               "steps":[{"at":"2026-11-28T23:40:00Z","step":"skipped","reasons":["muted"],"detail":null}],
+               "devices":[{"id":"old-phone","platform":null,"confirmed":false,"steps":[]}]}]}
             """)
         #expect(trail.conversation == "team" && trail.trailHours == 24)
         #expect(trail.message == WireDeliveries.Message(id: "m1", seq: 42, sender: "alice", sentAt: try Self.at("2026-11-28T23:40:00Z")))
         #expect(trail.members.map(\.user) == ["bob", "charlie"])
         let bob = trail.members[0]
-        #expect(bob.summary == .pushed && !bob.read)
-        #expect(bob.steps == [WireDeliveryStep(at: try Self.at("2026-11-28T23:40:00.010Z"), step: .queued, reasons: [.quietHours, .waitsForMember])])
+        #expect(bob.summary == "pushed" && !bob.read)
+        #expect(bob.steps == [WireTrailStep(at: try Self.at("2026-11-28T23:40:00.010Z"), step: "queued", reasons: ["quiet_hours", "waits_for_member"])])
         #expect(bob.devices.map(\.id) == ["bob-phone", "bob-web"])
         #expect(bob.devices[0].platform == .apns && !bob.devices[0].confirmed)
-        #expect(bob.devices[0].steps.map(\.step) == [.queued, .sent, .sent])
+        #expect(bob.devices[0].steps.map(\.step) == ["queued", "sent", "sent"])
         #expect(bob.devices[0].steps[1].detail == "apns-id-7" && bob.devices[0].steps[1].reasons.isEmpty)
-        #expect(bob.devices[0].steps[2].reasons == [.followUp])
-        #expect(bob.devices[1].confirmed && bob.devices[1].steps.map(\.step) == [.confirmed])
+        #expect(bob.devices[0].steps[2].reasons == ["follow_up"])
+        #expect(bob.devices[1].confirmed && bob.devices[1].steps.map(\.step) == ["confirmed"])
         let charlie = trail.members[1]
-        #expect(charlie.summary == .muted && charlie.read && charlie.devices.isEmpty)
-        #expect(charlie.steps.first?.step == .skipped && charlie.steps.first?.reasons == [.muted])
+        #expect(charlie.summary == "muted" && charlie.read)
+        #expect(charlie.steps.first?.step == "skipped" && charlie.steps.first?.reasons == ["muted"])
+        #expect(charlie.devices == [WireDeliveries.Device(id: "old-phone", platform: nil, confirmed: false, steps: [])],
+                "a device removed since is there without its platform")
     }
 
-    @Test("every code of the contract reads as its own case and writes back as it came; one this build does not know is other, kept")
-    func codesRoundTrip() throws {
-        let steps = ["queued", "skipped", "confirmed", "read", "dropped", "sent", "logged", "retried", "refused",
-                     "device_removed", "redirected", "expired", "delivered"]
-        #expect(Set(steps.map { WireDeliveryStep.Kind(rawValue: $0) }).count == steps.count)
-        for step in steps {
-            #expect(WireDeliveryStep.Kind(rawValue: step).rawValue == step)
-            #expect(WireDeliveryStep.Kind(rawValue: step) != .other(step), "\(step) is known")
-        }
-        let reasons = ["quiet_hours", "burst", "waits_for_device", "waits_for_member", "delayed", "muted", "unmentioned",
-                       "snoozed", "no_provider", "follow_up"]
-        for reason in reasons {
-            #expect(WireDeliveryStep.Reason(rawValue: reason).rawValue == reason)
-            #expect(WireDeliveryStep.Reason(rawValue: reason) != .other(reason), "\(reason) is known")
-        }
-        let summaries = ["own", "silent", "muted", "unmentioned", "snoozed", "read", "no_devices", "pushed", "confirmed",
-                         "not_pushed", "pending"]
-        for summary in summaries {
-            #expect(WireDeliveries.Summary(rawValue: summary).rawValue == summary)
-            #expect(WireDeliveries.Summary(rawValue: summary) != .other(summary), "\(summary) is known")
-        }
+    @Test("a permission is written as the contract spells it (not_asked), and each reads back as itself")
+    func permissionSpelling() throws {
         let permissions: [DevicePermission] = [.granted, .denied, .provisional, .notAsked, .unknown]
-        #expect(permissions.map(\.rawValue) == ["granted", "denied", "provisional", "not_asked", "unknown"])
-        for permission in permissions {
-            #expect(DevicePermission(rawValue: permission.rawValue) == permission)
-        }
-        #expect(WireJSON.string(["permission": DevicePermission.notAsked]) == #"{"permission":"not_asked"}"#)
-        #expect(try Self.decode([DevicePermission].self, #"["not_asked","sideways"]"#) == [.notAsked, .other("sideways")])
-        #expect(WireDeliveries.Summary(rawValue: "forwarded") == .other("forwarded"))
-        #expect(WireDeliveryStep.Reason(rawValue: "battery") == .other("battery"))
+        #expect(WireJSON.string(permissions) == #"["granted","denied","provisional","not_asked","unknown"]"#)
+        #expect(try Self.decode([DevicePermission].self, #"["granted","denied","provisional","not_asked","unknown"]"#) == permissions)
+        #expect(WireJSON.string(WirePermissionReport(permission: .notAsked)) == #"{"permission":"not_asked"}"#)
     }
 
     @Test("a device as GET /v1/devices lists it: its permission and last seen, both null when never reported, both absent from an older server")

@@ -290,8 +290,8 @@ public struct HeraldAPI: Sendable {
             as: WireDeviceRegistration.self)
     }
 
-    /// Tells the server whether the system lets the app notify on a device of the user: at launch, and whenever the
-    /// app comes back to the foreground (the person may have changed it in Settings meanwhile). The troubleshooter
+    /// Tells the server whether the system lets the app notify on a device of the user: after registering it, and
+    /// whenever the app comes back to the foreground (the person may have changed it in Settings meanwhile). The troubleshooter
     /// (``notificationCheck()``) and ``devices()`` show it.
     ///
     /// - Throws: ``HeraldAPIError`` `not_found` when the user has no such device (register it first).

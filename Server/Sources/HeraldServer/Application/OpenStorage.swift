@@ -19,6 +19,28 @@ struct OpenStorage: Sendable {
     /// Opens SQLite, or PostgreSQL when ``ServerConfiguration/postgresURL`` is set (waiting, with back-off, for a
     /// database that cannot be reached yet), and migrates it.
     static func open(_ configuration: ServerConfiguration, logger: Logger) async throws -> OpenStorage {
+        let storage = try await openDriver(configuration, logger: logger)
+        storage.store.trailSwitch.hours = configuration.trailHours
+        return storage
+    }
+
+    /// Opens the database a configuration names to read its delivery trail beside the server that serves it
+    /// (`herald explain`): SQLite read-only and without its lock; PostgreSQL as a node does, without waiting long for
+    /// one that cannot be reached. The answer's `close` closes it.
+    static func openForReading(_ configuration: ServerConfiguration, logger: Logger) async throws -> OpenStorage {
+        if let url = configuration.postgresURL {
+            let store = try await PostgresStore.connect(
+                url: url, retryFor: .seconds(10), clock: configuration.clock, queryLimit: configuration.databaseQueryLimit,
+                logger: logger)
+            return OpenStorage(store: store, cluster: PostgresCluster(store: store), services: [], close: { await store.close() })
+        }
+        let store = try await SQLiteStore.openForReading(path: configuration.databasePath, clock: configuration.clock, logger: logger)
+        return OpenStorage(
+            store: store, cluster: SingleNode(databasePath: configuration.databasePath), services: [],
+            close: { try? await store.database.close(markingClean: false) })
+    }
+
+    private static func openDriver(_ configuration: ServerConfiguration, logger: Logger) async throws -> OpenStorage {
         if let url = configuration.postgresURL {
             let store = try await PostgresStore.connect(
                 url: url, leaseDuration: configuration.push.lease.seconds, presenceExpiry: configuration.presenceExpiry,

@@ -321,7 +321,8 @@ public struct HeraldAPI: Sendable {
     /// What became of the user's own notification of one message: why they were or were not pushed, and each step
     /// of each of their devices' pushes, as far back as the server keeps it (``WireDeliveries/trailHours``).
     ///
-    /// - Throws: ``HeraldAPIError`` `not_found` when there is no such message, or the user cannot see it.
+    /// - Throws: ``HeraldAPIError`` `message_not_found` (404) when there is no such message, or the user cannot see
+    ///   it; `not_a_member` (403) when the user was never a member of the conversation.
     public func deliveries(ofMessage messageID: String, in conversationID: String) async throws -> WireDeliveries {
         let path = "/v1/me/deliveries?conversation=\(Self.escapeQuery(conversationID))&message=\(Self.escapeQuery(messageID))"
         return try await request(.GET, path, as: WireDeliveries.self)

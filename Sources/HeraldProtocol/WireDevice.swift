@@ -1,3 +1,5 @@
+import Foundation
+
 /// The push service a device's token belongs to (`PUT /v1/devices/{deviceId}`).
 public enum PushPlatform: String, Hashable, Sendable, Codable, CaseIterable {
     /// Apple Push Notification service: the device token, in hex.
@@ -18,12 +20,50 @@ public struct WireDevice: Codable, Hashable, Sendable {
     public var platform: PushPlatform
     /// Its push token.
     public var token: String
+    /// The system permission the device last reported (nil: it never did).
+    public var permission: DevicePermission?
+    /// When it last registered or reported its permission (nil from a server before 0.32).
+    public var lastSeen: Date?
 
     /// A device.
-    public init(id: String, platform: PushPlatform, token: String) {
+    public init(id: String, platform: PushPlatform, token: String, permission: DevicePermission? = nil, lastSeen: Date? = nil) {
         self.id = id
         self.platform = platform
         self.token = token
+        self.permission = permission
+        self.lastSeen = lastSeen
+    }
+}
+
+/// Whether a device's system lets the app notify (`PUT /v1/devices/{deviceId}/permission`): what the troubleshooter
+/// (`GET /v1/me/notifications/check`) reads. A value this build does not know reads as ``unknown``.
+public enum DevicePermission: String, Hashable, Sendable, Codable, CaseIterable {
+    /// Notifications are allowed (iOS `authorized` or `ephemeral`, a browser's `granted`, Android's on).
+    case granted
+    /// The person turned them off, or refused when asked.
+    case denied
+    /// iOS provisional authorization: delivered quietly to Notification Center, never with a sound or a banner.
+    case provisional
+    /// Never asked yet (iOS `notDetermined`, a browser's `default`).
+    case notAsked = "not_asked"
+    /// The app could not tell.
+    case unknown
+
+    /// Reads a value, taking one this build does not know as ``unknown``.
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        self = DevicePermission(rawValue: text) ?? .unknown
+    }
+}
+
+/// The body of `PUT /v1/devices/{deviceId}/permission`.
+public struct WirePermissionReport: Codable, Hashable, Sendable {
+    /// What the device's system says now.
+    public var permission: DevicePermission
+
+    /// A report.
+    public init(permission: DevicePermission) {
+        self.permission = permission
     }
 }
 

@@ -337,6 +337,31 @@ package enum PostgresMigrations {
             "ALTER TABLE push_jobs DROP CONSTRAINT push_jobs_kind_check",
             "ALTER TABLE push_jobs ADD CONSTRAINT push_jobs_kind_check CHECK (kind IN ('alert', 'clear', 'receipt', 'follow'))",
         ],
+        [
+            // What a device last reported of its system's permission, and when it was last seen (registered or
+            // reported): the troubleshooter reads them.
+            "ALTER TABLE devices ADD COLUMN permission text",
+            "ALTER TABLE devices ADD COLUMN seen_at double precision",
+            "UPDATE devices SET seen_at = updated_at",
+            // The delivery trail (docs/push.md, "Why a phone did not ring"): what became of each message's pushes,
+            // member by member and device by device ('' for the member), kept HERALD_TRAIL_HOURS.
+            """
+            CREATE TABLE delivery_trail (
+                id bigserial PRIMARY KEY,
+                at double precision NOT NULL,
+                conversation_id text COLLATE "C" NOT NULL,
+                seq bigint NOT NULL,
+                user_id text COLLATE "C" NOT NULL,
+                device_id text COLLATE "C" NOT NULL,
+                step text NOT NULL,
+                reasons text,
+                detail text
+            )
+            """,
+            "CREATE INDEX delivery_trail_by_seq ON delivery_trail (seq)",
+            "CREATE INDEX delivery_trail_by_user ON delivery_trail (user_id, at)",
+            "CREATE INDEX delivery_trail_by_time ON delivery_trail (at)",
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

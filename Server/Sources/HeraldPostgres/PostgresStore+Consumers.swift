@@ -30,6 +30,7 @@ extension PostgresStore {
                     ON CONFLICT DO NOTHING
                     """, logger: self.logger)
             }
+            try await Self.insertTrail(output.trail, on: connection, when: self.trailSwitch.isOn, logger: self.logger)
             let jobs = try await Self.queue(output.pushJobs, on: connection, membersOnly: true, logger: self.logger)
             return try await jobs + Self.insertWebhooks(output.webhookEvents, on: connection, logger: self.logger)
         }

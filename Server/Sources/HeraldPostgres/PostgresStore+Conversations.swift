@@ -281,6 +281,8 @@ package struct PostgresGroupChange {
                 try await connection.query(
                     "DELETE FROM messages WHERE conversation_id = \(conversationID) AND seq < \(seq)", logger: logger)
                 try await connection.query(
+                    "DELETE FROM delivery_trail WHERE conversation_id = \(conversationID)", logger: logger)
+                try await connection.query(
                     "UPDATE conversations SET deleted = true WHERE id = \(conversationID)", logger: logger)
             }
         }

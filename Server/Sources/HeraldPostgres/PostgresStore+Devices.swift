@@ -1,4 +1,5 @@
 import Foundation
+import HeraldProtocol
 import HeraldRecords
 import PostgresNIO
 
@@ -33,10 +34,10 @@ extension PostgresStore {
             }
             try await connection.query(
                 """
-                INSERT INTO devices (user_id, id, platform, token, updated_at, key_digest)
-                VALUES (\(device.userID), \(device.id), \(device.platform.rawValue), \(device.token), \(now), \(keyDigest))
+                INSERT INTO devices (user_id, id, platform, token, updated_at, key_digest, seen_at)
+                VALUES (\(device.userID), \(device.id), \(device.platform.rawValue), \(device.token), \(now), \(keyDigest), \(now))
                 ON CONFLICT (user_id, id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
-                    updated_at = excluded.updated_at, key_digest = excluded.key_digest
+                    updated_at = excluded.updated_at, key_digest = excluded.key_digest, seen_at = excluded.seen_at
                 """, logger: self.logger)
         }
     }
@@ -83,6 +84,21 @@ extension PostgresStore {
         let (userID, deviceID, seq) = try row.decode((String, String, Int64?).self)
         guard let seq else { return .notGranted }
         return .granted(PushGrant(userID: userID, deviceID: deviceID, seq: seq))
+    }
+
+    public func setPermission(_ permission: DevicePermission, deviceID: String, userID: String) async throws -> Bool {
+        !(try await database.query(
+            """
+            UPDATE devices SET permission = \(permission.rawValue), seen_at = \(Date().timeIntervalSince1970)
+            WHERE user_id = \(userID) AND id = \(deviceID) RETURNING id
+            """, logger: logger).isEmpty)
+    }
+
+    public func reportedDevices(of userID: String) async throws -> [ReportedDevice] {
+        let rows = try await database.query(
+            "SELECT user_id, id, platform, token, permission, seen_at FROM devices WHERE user_id = \(userID) ORDER BY id",
+            logger: logger)
+        return try rows.compactMap { try Rows.reportedDevice($0.makeRandomAccess()) }
     }
 
     public func devices(of userID: String) async throws -> [DeviceRegistration] {

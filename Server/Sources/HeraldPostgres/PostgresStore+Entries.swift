@@ -239,6 +239,8 @@ extension PostgresStore {
                 try await connection.query(
                     "DELETE FROM webhook_jobs WHERE type = 'message.new' AND seq = ANY(\(seqs)::bigint[])", logger: self.logger)
                 try await connection.query("DELETE FROM push_sent WHERE seq = ANY(\(seqs)::bigint[])", logger: self.logger)
+                // The delivery trail names the message's members and devices: it goes with the message.
+                try await connection.query("DELETE FROM delivery_trail WHERE seq = ANY(\(seqs)::bigint[])", logger: self.logger)
             }
             let rows = try await connection.query(
                 "UPDATE log_cursors SET seq = greatest(seq, \(highest)) WHERE name = 'horizon' RETURNING seq",

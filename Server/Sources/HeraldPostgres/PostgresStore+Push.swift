@@ -179,6 +179,7 @@ extension PostgresStore {
             if !lease.dropped.isEmpty {
                 try await connection.query("DELETE FROM push_jobs WHERE id = ANY(\(lease.dropped)::bigint[])", logger: self.logger)
             }
+            try await Self.insertTrail(lease.steps, on: connection, when: self.trailSwitch.isOn, logger: self.logger)
             for shown in lease.shown {
                 try await connection.query(
                     """
@@ -255,6 +256,8 @@ extension PostgresStore {
                     ON CONFLICT DO NOTHING
                     """, logger: self.logger)
             }
+            try await Self.insertTrail(
+                finished.compactMap(\.step), on: connection, when: self.trailSwitch.isOn, logger: self.logger)
             let followUps = finished.compactMap(\.followUp)
             // A device removed while its push was in flight takes no receipt to check.
             if !followUps.isEmpty { _ = try await Self.queue(followUps, on: connection, devicesOnly: true, logger: self.logger) }
@@ -265,6 +268,7 @@ extension PostgresStore {
     public func recordConfirmations(_ confirmations: [PushConfirmation]) async throws -> Int {
         guard !confirmations.isEmpty else { return 0 }
         let (users, devices, throughs) = (confirmations.map(\.userID), confirmations.map(\.device), confirmations.map(\.through))
+        let now = clock.now()
         return try await transaction { connection in
             // One row a device (the furthest, if a batch has two), so the upsert never meets a row twice.
             try await connection.query(
@@ -276,13 +280,18 @@ extension PostgresStore {
                 GROUP BY r.user_id, kept
                 ON CONFLICT (user_id, device) DO UPDATE SET through = greatest(push_receipts.through, excluded.through)
                 """, logger: self.logger)
-            let dropped = try await connection.query(
+            let held = try await connection.query(
                 """
                 DELETE FROM push_jobs j USING unnest(\(users)::text[], \(devices)::text[], \(throughs)::bigint[]) AS r(user_id, device, through)
                 WHERE j.user_id = r.user_id AND j.kind = 'alert' AND j.leased_until IS NULL AND j.seq <= r.through
                   AND (j.covered_by = 'member' OR (j.covered_by = 'device' AND j.device_id = r.device))
-                RETURNING j.id
-                """, logger: self.logger).collect().count
+                RETURNING j.user_id, j.device_id, j.conversation_id, j.seq
+                """, logger: self.logger).collect()
+            let dropped = held.count
+            if self.trailSwitch.isOn {
+                try await Self.insertTrail(
+                    try Self.heldBack(held, kind: .confirmed, at: now), on: connection, when: true, logger: self.logger)
+            }
             try await connection.query(
                 """
                 DELETE FROM push_sent s USING unnest(\(users)::text[], \(devices)::text[], \(throughs)::bigint[]) AS r(user_id, device, through)
@@ -385,7 +394,7 @@ extension PostgresStore {
     /// After `userID` read `conversationID` (up to their read marker) on `device`: carries out
     /// ``OutboxRules/afterRead(readSeq:on:due:)``. Returns the clears queued.
     package static func clearsAfterRead(
-        of userID: String, in conversationID: String, except device: String?, due: Date, at now: Date,
+        of userID: String, in conversationID: String, except device: String?, due: Date, at now: Date, trail: Bool,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> Int {
         let marker = try await connection.query(
@@ -394,7 +403,7 @@ extension PostgresStore {
         guard let readSeq = try marker.first.map({ try $0.decode(Int64.self) }) else { return 0 }
         return try await carryOut(
             OutboxRules.afterRead(readSeq: readSeq, on: device, due: due), of: userID, in: conversationID, at: now,
-            on: connection, logger: logger)
+            trail: trail, on: connection, logger: logger)
     }
 
     /// `userID` left `conversationID` at `seq` (removed, left, or it was deleted): carries out
@@ -409,16 +418,20 @@ extension PostgresStore {
     }
 
     /// Drops `userID`'s waiting alerts of `conversationID` and queues the clears `clearing` says, with the badge as
-    /// it is `now`. Returns the clears queued.
+    /// it is `now`; with `trail`, the alerts dropped are the trail's `read` steps. Returns the clears queued.
     private static func carryOut(
-        _ clearing: OutboxRules.Clearing, of userID: String, in conversationID: String, at now: Date,
+        _ clearing: OutboxRules.Clearing, of userID: String, in conversationID: String, at now: Date, trail: Bool = false,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> Int {
-        try await connection.query(
+        let held = try await connection.query(
             """
             DELETE FROM push_jobs WHERE kind = 'alert' AND leased_until IS NULL AND user_id = \(userID)
                 AND conversation_id = \(conversationID) AND seq <= \(clearing.dropAlertsThrough)
-            """, logger: logger)
+            RETURNING user_id, device_id, conversation_id, seq
+            """, logger: logger).collect()
+        if trail {
+            try await insertTrail(try heldBack(held, kind: .read, at: now), on: connection, when: true, logger: logger)
+        }
         let shown = try await connection.query(
             """
             DELETE FROM push_shown WHERE user_id = \(userID) AND conversation_id = \(conversationID)
@@ -431,6 +444,13 @@ extension PostgresStore {
         let badge = try await Self.badge(of: userID, at: now, on: connection, logger: logger)
         return try await Self.queue(
             clearing.clears(of: conversationID, for: userID, on: devices, badge: badge), on: connection, logger: logger)
+    }
+
+    public func badge(of userID: String) async throws -> Int {
+        let now = clock.now()
+        return try await transaction { connection in
+            try await Self.badge(of: userID, at: now, on: connection, logger: self.logger)
+        }
     }
 
     public func pushJobCount() async throws -> Int {

@@ -34,7 +34,7 @@ extension PostgresStore {
             if let due = read.clearsDue {
                 outcome.clears = try await Self.clearsAfterRead(
                     of: userID, in: conversationID, except: read.device, due: due, at: self.clock.now(),
-                    on: connection, logger: self.logger)
+                    trail: self.trailSwitch.isOn, on: connection, logger: self.logger)
             }
             return outcome
         }

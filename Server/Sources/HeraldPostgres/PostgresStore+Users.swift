@@ -57,6 +57,7 @@ extension PostgresStore {
             try await connection.query("DELETE FROM push_sent WHERE user_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM push_grants WHERE user_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM push_receipts WHERE user_id = \(id)", logger: self.logger)
+            try await connection.query("DELETE FROM delivery_trail WHERE user_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM unread_reminders WHERE user_id = \(id)", logger: self.logger)
             try await connection.query(
                 "UPDATE members SET read_seq = 0, level = NULL, level_until = NULL, owner = false WHERE user_id = \(id)",

@@ -39,6 +39,8 @@ public final class PostgresStore: Store, Service {
     package let commits = CommitTarget()
     /// The wall clock entries are stamped with.
     public let clock: WallClock
+    /// Whether the delivery trail is kept.
+    public let trailSwitch = TrailSwitch()
     /// This node's connections as the other nodes see them, and theirs.
     package let presence: PostgresPresence
 

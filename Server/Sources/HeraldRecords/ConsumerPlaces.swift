@@ -17,12 +17,18 @@ public struct ConsumerOutput: Sendable {
     public var webhookEvents: [NewWebhookEvent] = []
     /// Reminders to check later whether a member read a message.
     public var reminders: [NewUnreadReminder] = []
+    /// The push decisions' steps of the delivery trail (written when the trail is on).
+    public var trail: [TrailStep] = []
 
     /// An output; by default nothing.
-    public init(pushJobs: [NewPushJob] = [], webhookEvents: [NewWebhookEvent] = [], reminders: [NewUnreadReminder] = []) {
+    public init(
+        pushJobs: [NewPushJob] = [], webhookEvents: [NewWebhookEvent] = [], reminders: [NewUnreadReminder] = [],
+        trail: [TrailStep] = []
+    ) {
         self.pushJobs = pushJobs
         self.webhookEvents = webhookEvents
         self.reminders = reminders
+        self.trail = trail
     }
 }
 

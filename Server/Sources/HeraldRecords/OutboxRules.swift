@@ -90,6 +90,9 @@ package enum OutboxRules {
         package var shown: [Shown] = []
         /// The alerts' grants.
         package var grants: [Grant] = []
+        /// The trail's steps of the jobs held back: the confirmation they waited for came, or their message was
+        /// deleted (``TrailStep``; written when the trail is on).
+        package var steps: [TrailStep] = []
     }
 
     /// What becomes of `candidates` leased at `now`. A job is dropped when it cannot be read (an unknown kind,
@@ -106,6 +109,14 @@ package enum OutboxRules {
                   !candidate.covered, !content.isDeletedInFlight
             else {
                 lease.dropped.append(candidate.id)
+                if let kind = PushJob.Kind(rawValue: candidate.kind), kind != .clear, let device = candidate.device,
+                   let content = try? decoder.decode(PushContent.self, from: Data(candidate.content.utf8)) {
+                    lease.steps.append(TrailStep(
+                        conversationID: content.conversationID, seq: content.seq, userID: device.userID,
+                        deviceID: device.id, at: now, kind: candidate.covered ? .confirmed : .dropped,
+                        reasons: kind == .follow ? [.followUp] : [],
+                        detail: candidate.covered ? nil : "its message was deleted before it went"))
+                }
                 continue
             }
             if kind == .alert {

@@ -51,6 +51,9 @@ public struct PushContent: Codable, Hashable, Sendable {
     /// Set on a follow-up (``PushJob/Kind/follow``): the message ``messageID`` was edited (these are its new words,
     /// shown under ``replaces`` in place of the old, silently) or deleted (its notification ``replaces`` goes).
     public var follows: PushFollow?
+    /// Set on a test notification (`POST /v1/devices/{id}/test`): its data's `type` is `test`, and it is about no
+    /// conversation.
+    public var test: Bool?
     /// The words of ``count`` (`3 new messages`): APNs' and Expo's subtitle, the service worker's first line.
     public var summary: String? {
         count.map { ContentFormatter.standard.summary(ofBurst: $0) }
@@ -162,6 +165,15 @@ public struct PushContent: Codable, Hashable, Sendable {
         jsonBytes(of: String(character))
     }
 
+    /// A test notification (`POST /v1/devices/{id}/test`), with the member's `badge` as it is.
+    public static func test(badge: Int) -> PushContent {
+        var content = PushContent(clear: "", readUpTo: 0, badge: badge)
+        content.title = "Herald"
+        content.body = "Test notification: notifications reach this device."
+        content.test = true
+        return content
+    }
+
     /// A clear: `conversationID` was read up to `readUpTo` on another device.
     public init(clear conversationID: String, readUpTo: Int64, badge: Int) {
         self.conversationID = conversationID
@@ -219,6 +231,10 @@ public struct PushContent: Codable, Hashable, Sendable {
         if messageID != nil, withheld == .none {
             // Ids only: not even whether it is a group.
             data["isGroup"] = nil
+        }
+        if test == true {
+            // A test: nothing to open, nothing to answer.
+            return ["type": "test"]
         }
         if let follows {
             // A follow-up: which notification to change, and how.

@@ -58,6 +58,9 @@ public protocol PushOutbox: Sendable {
 
     /// How many jobs wait or are being sent.
     func pushJobCount() async throws -> Int
+
+    /// `userID`'s badge now: their unread messages over all their conversations, as a push carries it.
+    func badge(of userID: String) async throws -> Int
 }
 
 /// A job that is done: sent, or given up.
@@ -68,12 +71,15 @@ public struct FinishedPush: Hashable, Sendable {
     public var followUp: NewPushJob?
     /// Whether the push service took it (false: given up).
     public var sent: Bool
+    /// What the push service answered, for the delivery trail (written when the trail is on).
+    public var step: TrailStep?
 
     /// A finished job.
-    public init(job: PushJob, followUp: NewPushJob? = nil, sent: Bool = false) {
+    public init(job: PushJob, followUp: NewPushJob? = nil, sent: Bool = false, step: TrailStep? = nil) {
         self.job = job
         self.followUp = followUp
         self.sent = sent
+        self.step = step
     }
 }
 

@@ -169,6 +169,14 @@ public protocol DeviceStore: Sendable {
     /// - Throws: ``StoreError/deviceLimit(_:)`` when the user already has `limit` devices and this one is new.
     func registerDevice(_ device: DeviceRegistration, limit: Int, keyDigest: String?) async throws
 
+    /// Records the system permission `userID`'s device `id` reports, and that it was seen now; false if there is no
+    /// such device.
+    func setPermission(_ permission: DevicePermission, deviceID: String, userID: String) async throws -> Bool
+
+    /// `userID`'s devices with what they last reported: their permission, and when they were last seen (registered
+    /// or reported), by id.
+    func reportedDevices(of userID: String) async throws -> [ReportedDevice]
+
     /// Removes a device of `userID`; false if there was none. With `webhook` (a push service said its token is
     /// dead), a `device.removed` event for the app's backend is queued in the same transaction.
     func removeDevice(id: String, userID: String, webhook: Bool) async throws -> Bool
@@ -280,7 +288,7 @@ extension DeviceStore {
 /// a protocol of its own, so that code needing one depends on that one.
 public protocol Store:
     UserStore, ConversationStore, EntryStore, ReadStateStore, DeviceStore, PushOutbox, WebhookOutbox, ConsumerPlaces,
-    CommitReporter, HealthReporter
+    TrailStore, CommitReporter, HealthReporter
 {}
 
 /// A store that tells what it commits.
@@ -325,5 +333,22 @@ public struct DeviceRegistration: Hashable, Sendable, Codable {
         self.userID = userID
         self.platform = platform
         self.token = token
+    }
+}
+
+/// A device with what it last reported (``DeviceStore/reportedDevices(of:)``).
+public struct ReportedDevice: Hashable, Sendable {
+    /// The device.
+    public var device: DeviceRegistration
+    /// The system permission it last reported; nil when it never did.
+    public var permission: DevicePermission?
+    /// When it last registered or reported its permission.
+    public var lastSeen: Date?
+
+    /// A device.
+    public init(device: DeviceRegistration, permission: DevicePermission?, lastSeen: Date?) {
+        self.device = device
+        self.permission = permission
+        self.lastSeen = lastSeen
     }
 }

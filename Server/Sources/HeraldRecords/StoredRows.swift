@@ -110,6 +110,27 @@ package enum Rows {
         return DeviceRegistration(id: id, userID: userID, platform: platform, token: token)
     }
 
+    /// A device's row of `user_id`, `id`, `platform`, `token`, `permission` and `seen_at`, with what it reported.
+    package static func reportedDevice(_ row: some StoredRow) throws -> ReportedDevice? {
+        guard let device = try device(row) else { return nil }
+        return ReportedDevice(
+            device: device, permission: try row.optionalText("permission").map { DevicePermission(rawValue: $0) ?? .unknown },
+            lastSeen: try row.optionalDouble("seen_at").map(Date.init(timeIntervalSince1970:)))
+    }
+
+    /// A step of the delivery trail in a row of `at`, `conversation_id`, `seq`, `user_id`, `device_id`, `step`,
+    /// `reasons`, `detail` and, when the query joins it, `message_id`; nil for a step this build does not know.
+    package static func trailStep(_ row: some StoredRow) throws -> TrailStep? {
+        guard let kind = TrailStep.Kind(rawValue: try row.text("step")) else { return nil }
+        var step = TrailStep(
+            conversationID: try row.text("conversation_id"), seq: try row.integer("seq"), userID: try row.text("user_id"),
+            deviceID: try row.text("device_id"), at: Date(timeIntervalSince1970: try row.optionalDouble("at") ?? 0),
+            kind: kind, reasons: TrailStep.reasons(stored: try row.optionalText("reasons")),
+            detail: try row.optionalText("detail"))
+        step.messageID = try? row.optionalText("message_id")
+        return step
+    }
+
     /// A member's row of `user_id`, `added_seq`, `removed_seq` as a span.
     package static func span(_ row: some StoredRow) throws -> (userID: String, span: MemberSpan) {
         (try row.text("user_id"), MemberSpan(added: try row.integer("added_seq"), removed: try row.optionalInteger("removed_seq")))

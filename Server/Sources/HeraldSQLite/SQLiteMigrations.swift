@@ -402,6 +402,31 @@ package enum SQLiteMigrations {
             "CREATE INDEX push_jobs_due ON push_jobs(leased, due_at)",
             "CREATE INDEX push_jobs_by_device ON push_jobs(user_id, device_id)",
         ],
+        [
+            // What a device last reported of its system's permission, and when it was last seen (registered or
+            // reported): the troubleshooter reads them.
+            "ALTER TABLE devices ADD COLUMN permission TEXT",
+            "ALTER TABLE devices ADD COLUMN seen_at REAL",
+            "UPDATE devices SET seen_at = updated_at",
+            // The delivery trail (docs/push.md, "Why a phone did not ring"): what became of each message's pushes,
+            // member by member and device by device ('' for the member), kept HERALD_TRAIL_HOURS.
+            """
+            CREATE TABLE delivery_trail (
+                id INTEGER PRIMARY KEY,
+                at REAL NOT NULL,
+                conversation_id TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                user_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                step TEXT NOT NULL,
+                reasons TEXT,
+                detail TEXT
+            )
+            """,
+            "CREATE INDEX delivery_trail_by_seq ON delivery_trail(seq)",
+            "CREATE INDEX delivery_trail_by_user ON delivery_trail(user_id, at)",
+            "CREATE INDEX delivery_trail_by_time ON delivery_trail(at)",
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

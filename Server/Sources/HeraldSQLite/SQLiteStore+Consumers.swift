@@ -19,6 +19,7 @@ extension SQLiteStore {
                 [.text(consumer.rawValue), .integer(Int(place)), .integer(Int(through))])
             guard !moved.isEmpty else { return nil }
             try Self.remind(output.reminders, on: connection)
+            try Self.insertTrail(output.trail, on: connection, when: self.trailSwitch.isOn)
             return try Self.queue(output.pushJobs, on: connection, membersOnly: true)
                 + Self.insertWebhooks(output.webhookEvents, on: connection)
         }

@@ -249,6 +249,7 @@ package struct GroupChange {
             case .delete:
                 try connection.query(
                     "DELETE FROM messages WHERE conversation_id = ?1 AND seq < ?2", [.text(conversationID), .integer(Int(seq))])
+                try connection.query("DELETE FROM delivery_trail WHERE conversation_id = ?1", [.text(conversationID)])
                 try connection.query("UPDATE conversations SET deleted = 1 WHERE id = ?1", [.text(conversationID)])
             }
         }

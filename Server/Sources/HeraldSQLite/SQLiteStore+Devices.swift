@@ -1,4 +1,5 @@
 import Foundation
+import HeraldProtocol
 import HeraldRecords
 
 /// The devices on SQLite.
@@ -24,9 +25,10 @@ extension SQLiteStore {
             }
             try connection.query(
                 """
-                INSERT INTO devices (user_id, id, platform, token, updated_at, key_digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                INSERT INTO devices (user_id, id, platform, token, updated_at, key_digest, seen_at)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5)
                 ON CONFLICT(user_id, id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
-                    updated_at = excluded.updated_at, key_digest = excluded.key_digest
+                    updated_at = excluded.updated_at, key_digest = excluded.key_digest, seen_at = excluded.seen_at
                 """,
                 [.text(device.userID), .text(device.id), .text(device.platform.rawValue), .text(device.token),
                  .float(Date().timeIntervalSince1970), keyDigest.map { .text($0) } ?? .null]
@@ -77,6 +79,24 @@ extension SQLiteStore {
             else { return .unknownKey }
             guard let seq = row.column("seq")?.integer else { return .notGranted }
             return .granted(PushGrant(userID: userID, deviceID: deviceID, seq: Int64(seq)))
+        }
+    }
+
+    public func setPermission(_ permission: DevicePermission, deviceID: String, userID: String) async throws -> Bool {
+        try await database.perform { connection in
+            !(try connection.query(
+                "UPDATE devices SET permission = ?3, seen_at = ?4 WHERE user_id = ?1 AND id = ?2 RETURNING id",
+                [.text(userID), .text(deviceID), .text(permission.rawValue), .float(Date().timeIntervalSince1970)]
+            ).isEmpty)
+        }
+    }
+
+    public func reportedDevices(of userID: String) async throws -> [ReportedDevice] {
+        try await database.perform { connection in
+            try connection.query(
+                "SELECT user_id, id, platform, token, permission, seen_at FROM devices WHERE user_id = ?1 ORDER BY id",
+                [.text(userID)]
+            ).compactMap(Rows.reportedDevice)
         }
     }
 

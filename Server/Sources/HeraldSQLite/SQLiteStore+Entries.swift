@@ -275,6 +275,9 @@ extension SQLiteStore {
                     range)
                 try connection.query(
                     "DELETE FROM push_sent WHERE seq BETWEEN ?1 AND ?2 AND seq NOT IN (SELECT seq FROM messages)", range)
+                // The delivery trail names the message's members and devices: it goes with the message.
+                try connection.query(
+                    "DELETE FROM delivery_trail WHERE seq BETWEEN ?1 AND ?2 AND seq NOT IN (SELECT seq FROM messages)", range)
             }
             let rows = try connection.query(
                 "UPDATE log_cursors SET seq = max(seq, ?1) WHERE name = 'horizon' RETURNING seq", [.integer(highest)])

@@ -163,6 +163,7 @@ extension SQLiteStore {
             for id in lease.dropped {
                 try connection.query("DELETE FROM push_jobs WHERE id = ?1", [.integer(Int(id))])
             }
+            try Self.insertTrail(lease.steps, on: connection, when: self.trailSwitch.isOn)
             for job in lease.jobs {
                 try connection.query("UPDATE push_jobs SET leased = 1 WHERE id = ?1", [.integer(Int(job.id))])
             }
@@ -223,6 +224,7 @@ extension SQLiteStore {
                     """,
                     [.text(job.device.userID), .text(job.device.id), .integer(Int(job.content.seq)), .float(now)])
             }
+            try Self.insertTrail(finished.compactMap(\.step), on: connection, when: self.trailSwitch.isOn)
             let followUps = finished.compactMap(\.followUp)
             // A device removed while its push was in flight takes no receipt to check.
             if !followUps.isEmpty { _ = try Self.queue(followUps, on: connection, devicesOnly: true) }
@@ -309,6 +311,7 @@ extension SQLiteStore {
     @discardableResult
     public func recordConfirmations(_ confirmations: [PushConfirmation]) async throws -> Int {
         guard !confirmations.isEmpty else { return 0 }
+        let now = clock.now()
         // Three statements a batch of up to 512 devices (not three a device): a flood of confirmations from
         // thousands of streams is a few statements a second on the writer, beside the posts. The padding rows of
         // NULLs match nothing.
@@ -329,14 +332,18 @@ extension SQLiteStore {
                     GROUP BY r.user_id, kept
                     ON CONFLICT (user_id, device) DO UPDATE SET through = max(through, excluded.through)
                     """, values.binds)
-                dropped += try connection.query(
+                let held = try connection.query(
                     """
                     \(confirmed)
                     DELETE FROM push_jobs WHERE kind = 'alert' AND leased = 0 AND id IN (
                         SELECT j.id FROM push_jobs j JOIN r ON j.user_id = r.user_id
                         WHERE j.seq <= r.through AND (j.covered_by = 'member' OR (j.covered_by = 'device' AND j.device_id = r.device)))
-                    RETURNING id
-                    """, values.binds).count
+                    RETURNING user_id, device_id, conversation_id, seq
+                    """, values.binds)
+                dropped += held.count
+                if self.trailSwitch.isOn {
+                    try Self.insertTrail(Self.heldBack(held, kind: .confirmed, at: now), on: connection, when: true)
+                }
                 try connection.query(
                     """
                     \(confirmed)
@@ -361,7 +368,7 @@ extension SQLiteStore {
     /// After `userID` read `conversationID` (up to their read marker) on `device`: carries out
     /// ``OutboxRules/afterRead(readSeq:on:due:)``. Returns the clears queued.
     package static func clearsAfterRead(
-        of userID: String, in conversationID: String, except device: String?, due: Date, at now: Date,
+        of userID: String, in conversationID: String, except device: String?, due: Date, at now: Date, trail: Bool,
         on connection: SQLiteHandle
     ) throws -> Int {
         let marker = try connection.query(
@@ -370,7 +377,7 @@ extension SQLiteStore {
         guard let readSeq = marker.first?.column("read_seq")?.integer else { return 0 }
         return try carryOut(
             OutboxRules.afterRead(readSeq: Int64(readSeq), on: device, due: due), of: userID, in: conversationID, at: now,
-            on: connection)
+            trail: trail, on: connection)
     }
 
     /// `userID` left `conversationID` at `seq` (removed, left, or it was deleted): carries out
@@ -382,14 +389,18 @@ extension SQLiteStore {
     }
 
     /// Drops `userID`'s waiting alerts of `conversationID` and queues the clears `clearing` says, with the badge as
-    /// it is `now`. Returns the clears queued.
+    /// it is `now`; with `trail`, the alerts dropped are the trail's `read` steps. Returns the clears queued.
     private static func carryOut(
-        _ clearing: OutboxRules.Clearing, of userID: String, in conversationID: String, at now: Date,
+        _ clearing: OutboxRules.Clearing, of userID: String, in conversationID: String, at now: Date, trail: Bool = false,
         on connection: SQLiteHandle
     ) throws -> Int {
-        try connection.query(
-            "DELETE FROM push_jobs WHERE kind = 'alert' AND leased = 0 AND user_id = ?1 AND conversation_id = ?2 AND seq <= ?3",
+        let held = try connection.query(
+            """
+            DELETE FROM push_jobs WHERE kind = 'alert' AND leased = 0 AND user_id = ?1 AND conversation_id = ?2 AND seq <= ?3
+            RETURNING user_id, device_id, conversation_id, seq
+            """,
             [.text(userID), .text(conversationID), .integer(Int(clearing.dropAlertsThrough))])
+        try insertTrail(heldBack(held, kind: .read, at: now), on: connection, when: trail)
         let shown = try connection.query(
             """
             DELETE FROM push_shown WHERE user_id = ?1 AND conversation_id = ?2 AND seq <= ?3 AND device_id <> ?4
@@ -401,6 +412,11 @@ extension SQLiteStore {
         return try Self.queue(
             clearing.clears(of: conversationID, for: userID, on: devices, badge: try Self.badge(of: userID, at: now, on: connection)),
             on: connection)
+    }
+
+    public func badge(of userID: String) async throws -> Int {
+        let now = clock.now()
+        return try await database.perform { connection in try Self.badge(of: userID, at: now, on: connection) }
     }
 
     public func pushJobCount() async throws -> Int {

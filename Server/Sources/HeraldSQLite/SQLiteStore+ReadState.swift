@@ -25,7 +25,8 @@ extension SQLiteStore {
             }
             if let due = read.clearsDue {
                 outcome.clears = try Self.clearsAfterRead(
-                    of: userID, in: conversationID, except: read.device, due: due, at: now, on: connection)
+                    of: userID, in: conversationID, except: read.device, due: due, at: now, trail: self.trailSwitch.isOn,
+                    on: connection)
             }
             return outcome
         }

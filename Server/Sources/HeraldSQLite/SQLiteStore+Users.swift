@@ -59,6 +59,7 @@ extension SQLiteStore {
             try connection.query("DELETE FROM push_sent WHERE user_id = ?1", [.text(id)])
             try connection.query("DELETE FROM push_grants WHERE user_id = ?1", [.text(id)])
             try connection.query("DELETE FROM push_receipts WHERE user_id = ?1", [.text(id)])
+            try connection.query("DELETE FROM delivery_trail WHERE user_id = ?1", [.text(id)])
             try connection.query("DELETE FROM unread_reminders WHERE user_id = ?1", [.text(id)])
             try connection.query(
                 "UPDATE members SET read_seq = 0, level = NULL, level_until = NULL, owner = 0 WHERE user_id = ?1", [.text(id)])

@@ -25,6 +25,8 @@ public final class SQLiteStore: Store {
     package let commits = CommitTarget()
     /// The wall clock entries are stamped with.
     public let clock: WallClock
+    /// Whether the delivery trail is kept.
+    public let trailSwitch = TrailSwitch()
 
     /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one), checks it and
     /// migrates it.

@@ -75,6 +75,7 @@ final class FlakyOutcomes: PushOutbox {
         try await store.pushedSeqs(userID: userID, device: device, after: after, through: through)
     }
     func retryPushJob(id: Int64, at due: Date) async throws { try await store.retryPushJob(id: id, at: due) }
+    func badge(of userID: String) async throws -> Int { try await store.badge(of: userID) }
     func pushedDevices(of conversationID: String, messageID: String) async throws -> [PushedDevice] {
         try await store.pushedDevices(of: conversationID, messageID: messageID)
     }

@@ -3,13 +3,17 @@ import HeraldRecords
 import Hummingbird
 
 /// `/v1/devices`: the caller's devices; `/v1/devices/{deviceId}`: register a device's push token (the answer is the
-/// device's key, ``DeviceReadKey``), and remove it on sign-out.
+/// device's key, ``DeviceReadKey``), and remove it on sign-out; `…/permission`: what its system lets the app do;
+/// `…/test`: a test notification, answered with what the push service said.
 ///
 /// Devices belong to their user: the same device id under two users is two devices, and a push token belongs to
 /// the device that registered it last (a phone that changed hands stops getting its old owner's pushes).
 struct DevicesController {
     let store: any DeviceStore
     let limits: ServerLimits
+    let userLimits: UserLimits
+    /// What sends a test notification.
+    let push: PushDispatcher
     /// Which Web Push endpoints are taken (``AddressPolicy``).
     let webPushPolicy: AddressPolicy
 
@@ -17,17 +21,40 @@ struct DevicesController {
         group.get("devices", use: list)
         group.put("devices/:deviceId", use: register)
         group.delete("devices/:deviceId", use: remove)
+        group.put("devices/:deviceId/permission", use: reportPermission)
+        group.post("devices/:deviceId/test", use: test)
     }
 
     struct RegisterRequest: Decodable {
         var platform: DeviceRegistration.Platform
         var token: String
+        /// The system's permission, when the app says it as it registers.
+        var permission: String?
+    }
+
+    struct PermissionRequest: Decodable {
+        var permission: String
+    }
+
+    /// `text` as a permission.
+    ///
+    /// - Throws: ``APIError`` `invalid_request` for anything but the values ``DevicePermission`` names.
+    private static func permission(_ text: String) throws -> DevicePermission {
+        guard let permission = DevicePermission(rawValue: text) else {
+            throw APIError.invalidRequest(
+                "`permission` must be one of \(DevicePermission.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return permission
     }
 
     @Sendable func list(_ request: Request, context: HeraldRequestContext) async throws -> WireDeviceList {
         let identity = try context.requireIdentity()
-        let devices = try await store.devices(of: identity.userID)
-        return WireDeviceList(devices: devices.map { WireDevice(id: $0.id, platform: $0.platform, token: $0.token) })
+        let devices = try await store.reportedDevices(of: identity.userID)
+        return WireDeviceList(devices: devices.map {
+            WireDevice(
+                id: $0.device.id, platform: $0.device.platform, token: $0.device.token, permission: $0.permission,
+                lastSeen: $0.lastSeen)
+        })
     }
 
     /// Registers the device and answers with its new key (``WireDeviceRegistration``), which ends the one before.
@@ -38,18 +65,46 @@ struct DevicesController {
         if let problem = PushToken.problem(with: body.token, platform: body.platform, policy: webPushPolicy) {
             throw APIError.invalidRequest("`token` \(problem)")
         }
+        let permission = try body.permission.map(Self.permission)
         let key = DeviceReadKey.make()
         try await store.registerDevice(
             DeviceRegistration(id: deviceID, userID: identity.userID, platform: body.platform, token: body.token),
             limit: limits.devicesPerUser, keyDigest: key.digest)
+        if let permission {
+            _ = try await store.setPermission(permission, deviceID: deviceID, userID: identity.userID)
+        }
         return WireDeviceRegistration(deviceKey: key.key)
     }
+
+    /// Records what the device's system lets the app do (``DevicePermission``): the troubleshooter reads it.
+    @Sendable func reportPermission(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
+        let identity = try context.requireIdentity()
+        let deviceID = try context.parameters.id("deviceId")
+        let body = try await request.decodeJSON(as: PermissionRequest.self, context: context)
+        guard try await store.setPermission(Self.permission(body.permission), deviceID: deviceID, userID: identity.userID) else {
+            throw Self.noDevice
+        }
+        return .noContent
+    }
+
+    /// Sends a test notification to one of the caller's devices, at most ``UserLimits/testsPerMinute`` a minute.
+    @Sendable func test(_ request: Request, context: HeraldRequestContext) async throws -> WireTestNotification {
+        let identity = try context.requireIdentity()
+        let deviceID = try context.parameters.id("deviceId")
+        guard let device = try await store.devices(of: identity.userID).first(where: { $0.id == deviceID }) else {
+            throw Self.noDevice
+        }
+        try userLimits.testNotification(by: identity.userID)
+        return try await push.test(device)
+    }
+
+    private static let noDevice = APIError(.notFound, .notFound, "you have no device with that id")
 
     @Sendable func remove(_ request: Request, context: HeraldRequestContext) async throws -> HTTPResponse.Status {
         let identity = try context.requireIdentity()
         let deviceID = try context.parameters.id("deviceId")
         guard try await store.removeDevice(id: deviceID, userID: identity.userID) else {
-            throw APIError(.notFound, .notFound, "you have no device with that id")
+            throw Self.noDevice
         }
         return .noContent
     }
@@ -101,3 +156,4 @@ extension UInt8 {
 
 extension WireDeviceList: @retroactive ResponseEncodable {}
 extension WireDeviceRegistration: @retroactive ResponseEncodable {}
+extension WireTestNotification: @retroactive ResponseEncodable {}

@@ -222,9 +222,13 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
         userLimits: environment.userLimits, limits: environment.configuration.limits, notifications: notifications
     ).addRoutes(to: v1)
     DevicesController(
-        store: environment.store, limits: environment.configuration.limits,
+        store: environment.store, limits: environment.configuration.limits, userLimits: environment.userLimits,
+        push: environment.push,
         webPushPolicy: AddressPolicy(allowPrivate: environment.configuration.push.webPushAllowPrivate)
     ).addRoutes(to: v1)
+    let deliveries = DeliveriesController(reports: DeliveryReports(
+        store: environment.store, push: environment.push, clock: environment.configuration.clock))
+    deliveries.addRoutes(to: v1)
     WebPushController(vapid: environment.vapid).addRoutes(to: v1)
     UsersController(store: environment.store, scope: environment.configuration.userDirectory).addRoutes(to: v1)
     // The app's backend's routes: a service key instead of a user's token (their group is not under `v1`'s token
@@ -235,5 +239,6 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
         store: environment.store, messenger: environment.messenger, users: environment.users,
         limits: environment.configuration.limits
     ).addRoutes(to: service)
+    deliveries.addServiceRoutes(to: service)
     return router
 }

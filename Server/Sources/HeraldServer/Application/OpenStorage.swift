@@ -19,6 +19,12 @@ struct OpenStorage: Sendable {
     /// Opens SQLite, or PostgreSQL when ``ServerConfiguration/postgresURL`` is set (waiting, with back-off, for a
     /// database that cannot be reached yet), and migrates it.
     static func open(_ configuration: ServerConfiguration, logger: Logger) async throws -> OpenStorage {
+        let storage = try await openDriver(configuration, logger: logger)
+        storage.store.trailSwitch.hours = configuration.trailHours
+        return storage
+    }
+
+    private static func openDriver(_ configuration: ServerConfiguration, logger: Logger) async throws -> OpenStorage {
         if let url = configuration.postgresURL {
             let store = try await PostgresStore.connect(
                 url: url, leaseDuration: configuration.push.lease.seconds, presenceExpiry: configuration.presenceExpiry,

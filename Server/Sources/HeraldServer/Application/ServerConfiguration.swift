@@ -120,6 +120,9 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// How long messages and events are kept (`HERALD_RETENTION`: seconds, or a number with `s`, `m`, `h` or `d`);
     /// nil (the default): for ever. For apps whose own store is the record, Herald only relaying.
     public var retention: Duration?
+    /// How many hours the delivery trail keeps what became of each message's pushes (`HERALD_TRAIL_HOURS`, 0 to
+    /// 720; default 24; 0: no trail is kept). docs/push.md, "Why a phone did not ring".
+    public var trailHours = 24
     /// The app's backend's keys (`HERALD_SERVICE_KEY`, several separated by commas); none by default, and then the
     /// service routes refuse every call.
     public var serviceKeys = ServiceKeys.none
@@ -187,6 +190,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         configuration.webhooks = try settings.webhooks()
         configuration.openID = try settings.openID()
         configuration.retention = try settings.span("HERALD_RETENTION")
+        configuration.trailHours = try settings.integer("HERALD_TRAIL_HOURS", in: 0...720) ?? configuration.trailHours
         configuration.serviceKeys = try ServiceKeys(
             (settings.string("HERALD_SERVICE_KEY") ?? "").split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })

@@ -69,6 +69,9 @@ struct UserLimits: Sendable {
     let conversations: RateLimiter<ContinuousClock>
     let changes: RateLimiter<ContinuousClock>
     let streamOpens: RateLimiter<ContinuousClock>
+    let tests: RateLimiter<ContinuousClock>
+    /// Test notifications a user may send a minute (`POST /v1/devices/{id}/test`).
+    static let testsPerMinute = 5
 
     init(_ limits: ServerLimits) {
         posts = RateLimiter(burst: limits.postBurst, perSecond: limits.postsPerSecond, clock: ContinuousClock())
@@ -79,6 +82,16 @@ struct UserLimits: Sendable {
             burst: limits.changesPerHour, perSecond: Double(limits.changesPerHour) / 3600, clock: ContinuousClock())
         streamOpens = RateLimiter(
             burst: limits.streamOpensPerMinute, perSecond: Double(limits.streamOpensPerMinute) / 60, clock: ContinuousClock())
+        tests = RateLimiter(burst: Self.testsPerMinute, perSecond: Double(Self.testsPerMinute) / 60, clock: ContinuousClock())
+    }
+
+    /// Takes a test notification from `userID`'s allowance.
+    ///
+    /// - Throws: ``APIError`` `rate_limited` with the wait.
+    func testNotification(by userID: String) throws {
+        if let wait = tests.take(userID) {
+            throw APIError.rateLimited("more than \(Self.testsPerMinute) test notifications a minute", retryAfter: wait.seconds)
+        }
     }
 
     /// Takes a stream from `userID`'s allowance of streams opened.

@@ -155,9 +155,12 @@ public final class APNsProvider: PushProvider {
             body["badge"] = content.badge
         } else if job.showsAlert {
             aps["badge"] = content.badge
-            aps["thread-id"] = content.conversationID
             aps["alert"] = alert(content, localized: localized)
-            aps["category"] = PushContent.category
+            if content.test != true {
+                // A test notification is about no conversation, and has nothing to answer.
+                aps["thread-id"] = content.conversationID
+                aps["category"] = PushContent.category
+            }
             if content.quiet {
                 // Quiet hours: into the notification list without sound, lighting the screen or breaking through Focus.
                 aps["interruption-level"] = "passive"
@@ -165,7 +168,7 @@ public final class APNsProvider: PushProvider {
                 aps["sound"] = "default"
                 if content.timeSensitive { aps["interruption-level"] = "time-sensitive" }
             }
-            aps["mutable-content"] = 1
+            if content.test != true { aps["mutable-content"] = 1 }
         } else {
             aps["content-available"] = 1
             body["badge"] = content.badge
@@ -205,7 +208,7 @@ public final class APNsProvider: PushProvider {
         let reason = reason(answer) ?? "HTTP \(answer.status.code)"
         switch answer.status.code {
         case 200:
-            return .sent(ticket: nil)
+            return .sent(ticket: nil, id: answer.headers.first(name: "apns-id"))
         case 410:
             return .removeDevice(reason: reason)
         case 400 where ["BadDeviceToken", "DeviceTokenNotForTopic"].contains(reason):

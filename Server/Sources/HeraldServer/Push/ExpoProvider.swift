@@ -86,7 +86,7 @@ public final class ExpoProvider: PushProvider {
             let tickets = answer.json?["data"] as? [[String: Any]] ?? []
             guard let ticket = tickets.first else { return .drop(reason: "no ticket in Expo's answer") }
             if ticket["status"] as? String == "ok" {
-                return .sent(ticket: ticket["id"] as? String)
+                return .sent(ticket: ticket["id"] as? String, id: ticket["id"] as? String)
             }
             return Self.outcome(ofError: ticket)
         } catch {

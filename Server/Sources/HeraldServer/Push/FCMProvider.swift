@@ -180,7 +180,7 @@ public final class FCMProvider: PushProvider {
 
     /// What an answer means (FCM's `ErrorCode` reference).
     static func outcome(_ answer: PushHTTP.Answer) -> PushOutcome {
-        if answer.status == .ok { return .sent(ticket: nil) }
+        if answer.status == .ok { return .sent(ticket: nil, id: answer.json?["name"] as? String) }
         let error = answer.json?["error"] as? [String: Any]
         let status = error?["status"] as? String ?? "HTTP \(answer.status.code)"
         let message = error?["message"] as? String ?? ""

@@ -20,15 +20,18 @@ struct PushDecisions: Sendable {
     let clock: WallClock
     /// The platforms there is a provider for: devices of others get no job.
     let platforms: Set<DeviceRegistration.Platform>
+    /// Whether the decisions' steps of the delivery trail are made.
+    let trail: TrailSwitch
     /// One interruption per burst, per member and conversation (``PushSettings/burstWindow``): kept by this node's
     /// decider in memory (a restart, or another node taking over, starts fresh bursts: at worst one more sound).
     private let bursts: NIOLockedValueBox<NotificationBursts>
 
     init(
         store: any PushOutbox, reach: Reach, settings: PushSettings, clock: WallClock,
-        platforms: Set<DeviceRegistration.Platform>
+        platforms: Set<DeviceRegistration.Platform>, trail: TrailSwitch = TrailSwitch()
     ) {
         self.store = store
+        self.trail = trail
         self.reach = reach
         self.settings = settings
         self.clock = clock
@@ -63,7 +66,13 @@ struct PushDecisions: Sendable {
     /// meanwhile. The devices and badges of the whole round are
     /// read in one trip to the database.
     func jobs(for entries: [IncomingMessage]) async throws -> [NewPushJob] {
-        guard !platforms.isEmpty else { return [] }
+        try await decide(entries).jobs
+    }
+
+    /// The jobs for a round's `entries` (``jobs(for:)``), and, when the trail is on, the steps that say why each
+    /// member's devices got a job or none (``TrailStep``).
+    func decide(_ entries: [IncomingMessage]) async throws -> (jobs: [NewPushJob], trail: [TrailStep]) {
+        guard !platforms.isEmpty else { return ([], []) }
         var asks: [(entry: IncomingMessage, candidates: Set<String>)] = []
         var followUps: [NewPushJob] = []
         for entry in entries {
@@ -74,8 +83,14 @@ struct PushDecisions: Sendable {
             let candidates = try await candidates(of: entry)
             if !candidates.isEmpty { asks.append((entry, candidates)) }
         }
-        guard !asks.isEmpty else { return followUps }
-        return try await alerts(for: asks) + followUps
+        var steps = trail.isOn ? followUps.map {
+            TrailStep(
+                conversationID: $0.content.conversationID, seq: $0.content.seq, userID: $0.userID, deviceID: $0.deviceID,
+                at: $0.due, kind: .queued, reasons: [.followUp])
+        } : []
+        guard !asks.isEmpty else { return (followUps, steps) }
+        let alerts = try await alerts(for: asks, steps: &steps)
+        return (alerts + followUps, steps)
     }
 
     /// The follow-ups of an edit or a deletion (`amendment`): one for each device whose notification still shows
@@ -125,7 +140,10 @@ struct PushDecisions: Sendable {
     }
 
     /// The alerts of `asks`' entries (``jobs(for:)``).
-    private func alerts(for asks: [(entry: IncomingMessage, candidates: Set<String>)]) async throws -> [NewPushJob] {
+    private func alerts(
+        for asks: [(entry: IncomingMessage, candidates: Set<String>)], steps: inout [TrailStep]
+    ) async throws -> [NewPushJob] {
+        let keepsTrail = trail.isOn
         let targets = try await store.pushTargets(asks.map {
             PushTargetQuery(conversationID: $0.entry.conversation.id, seq: $0.entry.message.seq ?? 0, candidates: $0.candidates)
         })
@@ -143,8 +161,18 @@ struct PushDecisions: Sendable {
             var contents: [ContentKey: PushContent] = [:]
             // Each member's place in their burst of this conversation, decided once for all their devices.
             var members: [String: NotificationBursts.Decision] = [:]
-            for target in targets where platforms.contains(target.device.platform) {
+            var skipped: Set<String> = []
+            for target in targets {
                 let userID = target.device.userID
+                func step(_ kind: TrailStep.Kind, _ reasons: [TrailStep.Reason], device: String) {
+                    steps.append(TrailStep(
+                        conversationID: ask.entry.conversation.id, seq: ask.entry.message.seq ?? 0, userID: userID,
+                        deviceID: device, at: now, kind: kind, reasons: reasons))
+                }
+                guard platforms.contains(target.device.platform) else {
+                    if keepsTrail { step(.skipped, [.noProvider], device: target.device.id) }
+                    continue
+                }
                 let live = streams[userID] ?? Reach.Streams()
                 // A stream in the foreground shows a banner, one in the background a notification of its own: each
                 // holds back the push only once it confirmed the message (rule 8).
@@ -153,7 +181,13 @@ struct PushDecisions: Sendable {
                 let interruption = NotificationPolicy.interruption(
                     for: ask.entry.message, in: ask.entry.conversation.kind, to: userID, level: target.level,
                     settings: target.settings)
-                if case .skip = interruption { continue }
+                if case .skip(let reason) = interruption {
+                    // Once for the member: their level or snooze holds back every device of theirs.
+                    if keepsTrail, skipped.insert(userID).inserted {
+                        step(.skipped, TrailStep.Reason(rawValue: reason.rawValue).map { [$0] } ?? [], device: "")
+                    }
+                    continue
+                }
                 let burst = members[userID] ?? bursts.withLockedValue {
                     $0.decide(
                         "\(userID)\u{0}\(ask.entry.conversation.id)",
@@ -183,6 +217,17 @@ struct PushDecisions: Sendable {
                 jobs.append(NewPushJob(
                     kind: .alert, userID: userID, deviceID: target.device.id, content: content,
                     due: cover == nil ? due : waiting, coveredBy: cover))
+                if keepsTrail {
+                    var reasons: [TrailStep.Reason] = []
+                    if interruption == .quietly { reasons.append(.quietHours) }
+                    if !burst.alerts { reasons.append(.burst) }
+                    switch cover {
+                    case .device: reasons.append(.waitsForDevice)
+                    case .member: reasons.append(.waitsForMember)
+                    case nil: if settings.delay > .zero { reasons.append(.delayed) }
+                    }
+                    step(.queued, reasons, device: target.device.id)
+                }
             }
         }
         return jobs

@@ -100,13 +100,15 @@ public final class PushDispatcher: Service, Sendable {
         public var confirmationWrites = 0
     }
 
-    let store: any PushOutbox & DeviceStore & ConversationStore & EntryStore & ConsumerPlaces
+    let store: any PushOutbox & DeviceStore & ConversationStore & EntryStore & ConsumerPlaces & TrailStore
     let hub: Hub
     /// The nodes: where the others' connections are, and whom a push is told to.
     let cluster: any Cluster
     let settings: PushSettings
     /// The server's clock: what a job's due time, a lease's "now" and an entry's age are read on (tests move it).
     let clock: WallClock
+    /// Who an entry reached, and where each member's streams are (on every node).
+    let reach: Reach
     /// The providers, by platform.
     public let providers: [DeviceRegistration.Platform: any PushProvider]
     private let http: PushHTTP?
@@ -133,7 +135,7 @@ public final class PushDispatcher: Service, Sendable {
     /// nodes' connections, and tells every node of an alert pushed. Its ``decider`` decides on the entries of `log` once it was added to
     /// it, with the members `memberships` knows.
     init(
-        store: any PushOutbox & DeviceStore & ConversationStore & EntryStore & ConsumerPlaces, log: EventLog, hub: Hub, memberships: Memberships, cluster: any Cluster,
+        store: any PushOutbox & DeviceStore & ConversationStore & EntryStore & ConsumerPlaces & TrailStore, log: EventLog, hub: Hub, memberships: Memberships, cluster: any Cluster,
         providers: [any PushProvider], settings: PushSettings, http: PushHTTP?, webhooks: WebhookDispatcher? = nil,
         clock: WallClock = WallClock(), logger: Logger
     ) {
@@ -148,14 +150,19 @@ public final class PushDispatcher: Service, Sendable {
         self.http = http
         self.logger = logger
         outcomes = OutcomeWriter(store: store)
+        let reach = Reach(store: store, memberships: memberships, hub: hub, cluster: cluster)
+        self.reach = reach
         let decisions = PushDecisions(
-            store: store, reach: Reach(store: store, memberships: memberships, hub: hub, cluster: cluster),
-            settings: settings, clock: clock, platforms: Set(providers.keys))
+            store: store, reach: reach,
+            settings: settings, clock: clock, platforms: Set(providers.keys), trail: store.trailSwitch)
         let (counters, senders) = (counters, senders)
         decider = DurableConsumer(
             .push, store: store, after: log.delivered, isOn: !providers.isEmpty, interval: settings.decisionInterval,
             logger: logger,
-            decide: { ConsumerOutput(pushJobs: try await decisions.jobs(for: $0)) },
+            decide: {
+                let decided = try await decisions.decide($0)
+                return ConsumerOutput(pushJobs: decided.jobs, trail: decided.trail)
+            },
             wrote: { added in
                 counters.withLockedValue { $0.queued += added }
                 for sender in senders.withLockedValue({ $0.values }) { sender.wake() }
@@ -279,7 +286,7 @@ public final class PushDispatcher: Service, Sendable {
                 await cancelWhenGracefulShutdown {
                     await withDiscardingTaskGroup { deciding in
                         deciding.addTask { await self.decider.run() }
-                        deciding.addTask { await self.forgetExpiredGrants() }
+                        deciding.addTask { await self.housekeeping() }
                     }
                 }
                 logger.debug("push: decisions stopped")
@@ -295,17 +302,27 @@ public final class PushDispatcher: Service, Sendable {
         logger.debug("push: stopped")
     }
 
-    /// Forgets the device keys' grants that ran out (``PushGrant/lifetime``), now and every hour, until cancelled.
-    private func forgetExpiredGrants() async {
+    /// Forgets the device keys' grants that ran out (``PushGrant/lifetime``) and the delivery trail's steps older than
+    /// `HERALD_TRAIL_HOURS` (``forgetOldTrail()``), now and every ten minutes, until cancelled.
+    private func housekeeping() async {
         while !Task.isCancelled {
             do {
                 let forgotten = try await store.forgetPushGrants(before: clock.now().addingTimeInterval(-PushGrant.lifetime))
                 if forgotten > 0 { logger.debug("push: expired device-key grants forgotten", metadata: ["count": "\(forgotten)"]) }
+                let steps = try await forgetOldTrail()
+                if steps > 0 { logger.debug("push: old steps of the delivery trail forgotten", metadata: ["count": "\(steps)"]) }
             } catch {
-                if !Task.isCancelled { logger.warning("push: expired grants not forgotten", metadata: ["error": "\(error)"]) }
+                if !Task.isCancelled { logger.warning("push: expired grants or trail not forgotten", metadata: ["error": "\(error)"]) }
             }
-            try? await Task.sleep(for: .seconds(3_600))
+            try? await Task.sleep(for: .seconds(600))
         }
+    }
+
+    /// Forgets the delivery trail's steps older than `HERALD_TRAIL_HOURS` on the server's clock (all of them when the
+    /// trail is off); returns how many.
+    @discardableResult
+    func forgetOldTrail() async throws -> Int {
+        try await store.forgetTrail(before: clock.now().addingTimeInterval(-Double(store.trailSwitch.hours) * 3_600))
     }
 
     private func process(_ job: PushJob, with provider: any PushProvider, answered: @Sendable () -> Void) async {
@@ -316,7 +333,7 @@ public final class PushDispatcher: Service, Sendable {
         let deadline = job.createdAt.addingTimeInterval(settings.maxAge.seconds)
         guard Date() < deadline else {
             answered()
-            return await drop(job, reason: "older than HERALD_PUSH_MAX_AGE", metadata: metadata)
+            return await drop(job, reason: "older than HERALD_PUSH_MAX_AGE", step: .expired, metadata: metadata)
         }
         let outcome = job.kind == .receipt ? await provider.checkReceipt(job) : await provider.send(job)
         answered()
@@ -324,7 +341,7 @@ public final class PushDispatcher: Service, Sendable {
             switch outcome {
             case .sent, .logged:
                 // A logged push (`--demo`) is finished as a sent one, and counted apart.
-                let ticket: String? = if case .sent(let given) = outcome { given } else { nil }
+                let (ticket, id): (String?, String?) = if case .sent(let given, let id) = outcome { (given, id) } else { (nil, nil) }
                 let followUp = ticket.map {
                     NewPushJob(kind: .receipt, userID: job.device.userID, deviceID: job.device.id, content: job.content,
                                ticket: $0, due: clock.now().addingTimeInterval(settings.receiptDelay.seconds))
@@ -338,7 +355,9 @@ public final class PushDispatcher: Service, Sendable {
                 }
                 if job.coveredBy != nil { HeraldMetrics.pushesUnconfirmed.increment() }
                 HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: outcome == .logged ? "logged" : "sent")
-                try await outcomes.finish(FinishedPush(job: job, followUp: followUp, sent: true))
+                let kind: TrailStep.Kind = job.kind == .receipt ? .delivered : outcome == .logged ? .logged : .sent
+                try await outcomes.finish(FinishedPush(
+                    job: job, followUp: followUp, sent: true, step: TrailStep(job: job, at: clock.now(), kind: kind, detail: id)))
                 // The device's streams, on whichever node, hear of it, so it does not notify the message itself.
                 if let notice = PushedNotice(job: job) { await cluster.announce(notice) }
                 logger.debug(job.coveredBy == nil ? "push sent" : "push sent: no device confirmed the message in time",
@@ -347,11 +366,12 @@ public final class PushDispatcher: Service, Sendable {
                 let wait = backoff.wait(attempts: job.attempts, retryAfter: after)
                 let due = clock.now().addingTimeInterval(wait)
                 guard Date().addingTimeInterval(wait) < deadline else {
-                    return await drop(job, reason: "\(reason), and no time left to retry", metadata: metadata)
+                    return await drop(job, reason: "\(reason), and no time left to retry", step: .expired, metadata: metadata)
                 }
                 counters.withLockedValue { $0.retried += 1 }
                 HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: "retried")
                 try await store.retryPushJob(id: job.id, at: due)
+                try await record(TrailStep(job: job, at: clock.now(), kind: .retried, detail: reason))
                 logger.info(
                     "push will be retried in \(String(format: "%.1f", wait)) s: \(ControlCharacters.escaped(reason))",
                     metadata: metadata)
@@ -360,15 +380,16 @@ public final class PushDispatcher: Service, Sendable {
                 HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: "device_removed")
                 let webhook = webhooks?.wants(.deviceRemoved) ?? false
                 _ = try await store.removeDevice(id: job.device.id, userID: job.device.userID, webhook: webhook)
+                try await record(TrailStep(job: job, at: clock.now(), kind: .deviceRemoved, detail: reason))
                 if webhook { webhooks?.queued() }
                 logger.notice("push token dead, device removed: \(ControlCharacters.escaped(reason))", metadata: metadata)
             case .drop(let reason):
-                await drop(job, reason: reason, metadata: metadata)
+                await drop(job, reason: reason, step: .refused, metadata: metadata)
             case .redirected(let status, let location):
                 let target = location.map { " to \(ControlCharacters.escaped(String($0.prefix(200))))" } ?? ""
                 await drop(
                     job, reason: "the push service redirected (HTTP \(status)\(target)); redirects are not followed",
-                    outcome: "redirected", metadata: metadata)
+                    outcome: "redirected", step: .redirected, metadata: metadata)
             }
         } catch {
             // The store is closing: the job stays leased and is sent again at the next start.
@@ -376,11 +397,60 @@ public final class PushDispatcher: Service, Sendable {
         }
     }
 
-    private func drop(_ job: PushJob, reason: String, outcome: String = "dropped", metadata: Logger.Metadata) async {
+    private func drop(
+        _ job: PushJob, reason: String, outcome: String = "dropped", step: TrailStep.Kind, metadata: Logger.Metadata
+    ) async {
         counters.withLockedValue { $0.dropped += 1 }
         HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: outcome)
-        try? await outcomes.finish(FinishedPush(job: job))
+        try? await outcomes.finish(FinishedPush(job: job, step: TrailStep(job: job, at: clock.now(), kind: step, detail: reason)))
         logger.warning("push dropped: \(ControlCharacters.escaped(reason))", metadata: metadata)
+    }
+
+    /// Sends a test notification to `device` at once, outside the outbox (it is about no message, and is not tried
+    /// again), and answers with what its push service said. A token the service calls dead removes the device, as
+    /// a message's push would.
+    func test(_ device: DeviceRegistration) async throws -> WireTestNotification {
+        let answer = { (outcome: WireTestNotification.Outcome, id: String?, reason: String?) in
+            WireTestNotification(device: device.id, platform: device.platform, outcome: outcome, providerID: id, reason: reason)
+        }
+        guard let provider = providers[device.platform] else {
+            return answer(.noProvider, nil, "this server has no push service for \(device.platform.rawValue): \(Self.setting(for: device.platform))")
+        }
+        let job = PushJob(
+            id: 0, kind: .alert, device: device, content: .test(badge: try await store.badge(of: device.userID)),
+            createdAt: Date(), attempts: 0)
+        let outcome = await provider.send(job)
+        let metadata: Logger.Metadata = ["provider": "\(provider.name)", "user": "\(device.userID)", "device": "\(device.id)"]
+        logger.info("push: test notification sent", metadata: metadata.merging(["outcome": "\(outcome)"]) { $1 })
+        switch outcome {
+        case .sent(_, let id): return answer(.sent, id, nil)
+        case .logged: return answer(.logged, nil, "a --demo server writes pushes to its log instead of sending them")
+        case .retry(_, let reason): return answer(.retry, nil, reason)
+        case .removeDevice(let reason):
+            let webhook = webhooks?.wants(.deviceRemoved) ?? false
+            _ = try await store.removeDevice(id: device.id, userID: device.userID, webhook: webhook)
+            if webhook { webhooks?.queued() }
+            counters.withLockedValue { $0.removedDevices += 1 }
+            return answer(.deviceRemoved, nil, reason)
+        case .drop(let reason): return answer(.refused, nil, reason)
+        case .redirected(let status, _): return answer(.redirected, nil, "HTTP \(status); redirects are not followed")
+        }
+    }
+
+    /// The settings that give the server a push service for `platform`.
+    private static func setting(for platform: DeviceRegistration.Platform) -> String {
+        switch platform {
+        case .apns: "set HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID and HERALD_APNS_TOPIC"
+        case .fcm: "set HERALD_FCM_SERVICE_ACCOUNT"
+        case .expo: "Expo's service is on unless the server runs with no push at all"
+        case .webpush: "Web Push is on unless the server runs with no push at all"
+        }
+    }
+
+    /// Records `step` in the delivery trail (nothing for a clear's, nor when the trail is off).
+    private func record(_ step: TrailStep?) async throws {
+        guard let step, store.trailSwitch.isOn else { return }
+        try await store.recordTrail([step])
     }
 
     /// The wait before a retry (``PushSettings/retryBase`` doubling to ``PushSettings/maxRetryWait``).

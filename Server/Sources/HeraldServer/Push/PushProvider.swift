@@ -2,8 +2,10 @@ import HeraldRecords
 
 /// What became of one push, as a provider reports it.
 public enum PushOutcome: Hashable, Sendable {
-    /// The push service took it; `ticket`, if any, is to be checked later (``PushProvider/checkReceipt(_:)``).
-    case sent(ticket: String?)
+    /// The push service took it; `ticket`, if any, is to be checked later (``PushProvider/checkReceipt(_:)``); `id`
+    /// is what the service calls it (APNs' `apns-id`, FCM's message name, Expo's ticket, Web Push's `Location`), for
+    /// the delivery trail.
+    case sent(ticket: String?, id: String? = nil)
     /// Try again later: rate limited (with the service's `Retry-After`, if it gave one), a server or network error.
     case retry(after: Duration?, reason: String)
     /// The token is dead (unregistered, not for this app): the device is removed.

@@ -132,7 +132,7 @@ public final class WebPushProvider: PushProvider {
     /// What an answer means (RFC 8030, section 5 and 8).
     static func outcome(_ answer: PushHTTP.Answer) -> PushOutcome {
         switch answer.status.code {
-        case 200..<300: return .sent(ticket: nil)
+        case 200..<300: return .sent(ticket: nil, id: answer.headers.first(name: "location"))
         case 404, 410: return .removeDevice(reason: "the subscription is gone (HTTP \(answer.status.code))")
         case 413: return .drop(reason: "payload too large (HTTP 413)")
         default: return answer.shared ?? .drop(reason: "HTTP \(answer.status.code)")

@@ -115,10 +115,10 @@ export interface Device {
   id: string;
   platform: PushPlatform;
   token: string;
-  /** The permission it last reported; null: never. */
-  permission: DevicePermission | null;
+  /** The permission it last reported; absent (or null): never. */
+  permission?: DevicePermission | null;
   /** When it last registered or reported its permission. */
-  lastSeen: string | null;
+  lastSeen?: string | null;
 }
 
 /** What became of a test notification: "logged" (a demo server writes it to its log), "retry" (the push service
@@ -126,15 +126,16 @@ export interface Device {
  *  push service for the platform: `reason` names the setting). */
 export type TestOutcome = "sent" | "logged" | "retry" | "device_removed" | "refused" | "redirected" | "no_provider";
 
-/** The answer to a test notification (`POST /v1/devices/{id}/test`). */
+/** The answer to a test notification (`POST /v1/devices/{id}/test`). Like every answer of the server, it leaves out
+ *  a field that has no value (`providerID`, `reason`): read a missing one as null. */
 export interface TestNotification {
   device: string;
   platform: PushPlatform;
   outcome: TestOutcome;
   /** The push service's id for it. */
-  providerID: string | null;
+  providerID?: string | null;
   /** The push service's (or the server's) words, when it was not sent. */
-  reason: string | null;
+  reason?: string | null;
 }
 
 /** What happened to a push, one step of a delivery trail. */
@@ -149,7 +150,7 @@ export interface TrailStep {
    *  "snoozed", "no_provider", "follow_up". */
   reasons: string[];
   /** The push service's id or words. */
-  detail: string | null;
+  detail?: string | null;
 }
 
 /** In one word, why a member was or was not told of a message. */
@@ -168,8 +169,8 @@ export interface Deliveries {
     read: boolean;
     /** Steps about the member, all their devices at once. */
     steps: TrailStep[];
-    /** `platform` null: the device is gone since. */
-    devices: { id: string; platform: PushPlatform | null; confirmed: boolean; steps: TrailStep[] }[];
+    /** `platform` absent (or null): the device is gone since. */
+    devices: { id: string; platform?: PushPlatform | null; confirmed: boolean; steps: TrailStep[] }[];
   }[];
 }
 
@@ -180,18 +181,20 @@ export type CheckState = "ok" | "warning" | "problem";
 export interface NotificationCheck {
   checkedAt: string;
   /** In this order: "devices", "permission", "level", "snooze", "quiet_hours", "pushes", "confirmations". */
-  checks: { id: string; state: CheckState; title: string; detail: string; action: string | null }[];
+  /** `action`: what to do, absent when there is nothing to do. */
+  checks: { id: string; state: CheckState; title: string; detail: string; action?: string | null }[];
   devices: {
     id: string;
     platform: PushPlatform;
-    lastSeen: string | null;
-    permission: DevicePermission | null;
+    lastSeen?: string | null;
+    /** Absent (or null): it never reported one. */
+    permission?: DevicePermission | null;
     /** Whether a stream of it is connected now. */
     connected: boolean;
-    /** Whether its stream confirms what it takes in; null: it never connected one. */
-    confirms: boolean | null;
-    /** Newest first, at most 5. */
-    lastPushes: { at: string; step: TrailStepKind; detail: string | null; conversation: string; message: string | null }[];
+    /** Whether its stream confirms what it takes in; absent (or null): it never connected one. */
+    confirms?: boolean | null;
+    /** Newest first, at most 5; `message` absent: it is gone. */
+    lastPushes: { at: string; step: TrailStepKind; detail?: string | null; conversation: string; message?: string | null }[];
   }[];
 }
 

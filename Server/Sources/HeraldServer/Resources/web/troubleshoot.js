@@ -121,7 +121,7 @@ function deviceItem(device) {
   ];
   const [last] = device.lastPushes ?? [];
   facts.push(last
-    ? `last push ${stepWords[last.step] ?? String(last.step)} ${untilText(last.at)}${last.detail ? ` (${last.detail})` : ""}`
+    ? `last push ${untilText(last.at)}: ${stepWords[last.step] ?? String(last.step)}${last.detail ? ` (${last.detail})` : ""}`
     : "no pushes lately");
   item.append(element("strong", "check-title", name), element("span", "device-id", device.id),
     element("p", "check-detail", facts.join(" \u00b7 ")));

@@ -79,6 +79,25 @@ public final class SQLiteStore: Store {
             database: database, folder: URL(fileURLWithPath: path).deletingLastPathComponent().path, clock: clock)
     }
 
+    /// Opens the database at `path` to read only, beside the server that may be serving it (no lock taken, nothing
+    /// migrated or written: WAL mode lets a reader in while the server writes): what `herald explain` reads.
+    ///
+    /// - Throws: ``StorageError`` when there is no such database, or it cannot be read.
+    public static func openForReading(path: String, clock: WallClock = WallClock(), logger: Logger) async throws -> SQLiteStore {
+        guard FileManager.default.fileExists(atPath: path) else { throw StorageError("there is no database at \(path)") }
+        let database: SerialDatabase
+        do {
+            database = try await SerialDatabase.open(path: path, readOnly: true, lock: nil, logger: logger)
+            try await database.perform { connection in
+                try connection.query("PRAGMA busy_timeout = 5000", keep: false)
+                _ = try connection.query("SELECT count(*) FROM delivery_trail", keep: false)
+            }
+        } catch {
+            throw StorageError("cannot read the database \(path): \(Self.reason(error)) (a database from before Herald 0.32 has no delivery trail yet: start the server once)")
+        }
+        return SQLiteStore(database: database, folder: nil, clock: clock)
+    }
+
     /// Creates the database file at `path`, empty and readable by its owner only (0600), when there is none yet:
     /// SQLite would make it 0644, and it gives the `-wal` and `-shm` beside it the database's mode. An existing file
     /// keeps the mode it has. False (with `errno` set) when it could not be created.

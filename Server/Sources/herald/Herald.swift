@@ -11,7 +11,7 @@ struct Herald: AsyncParsableCommand {
         commandName: "herald",
         abstract: "Herald: tells chat users about messages in the conversations they are not looking at.",
         version: "herald \(HeraldVersion.current)",
-        subcommands: [ServeCommand.self, ChatCommand.self, TokenCommand.self, ReplayCommand.self, HealthCommand.self, DatabaseCommand.self]
+        subcommands: [ServeCommand.self, ChatCommand.self, TokenCommand.self, ReplayCommand.self, HealthCommand.self, DatabaseCommand.self, ExplainCommand.self]
     )
 
     /// Runs the command. The server first makes SwiftNIO's event loop threads

@@ -7,6 +7,7 @@ import Hummingbird
 /// member's.
 struct DeliveriesController {
     let reports: DeliveryReports
+    let push: PushDispatcher
 
     func addRoutes(to group: RouterGroup<HeraldRequestContext>) {
         group.get("me/deliveries", use: mine)
@@ -29,7 +30,7 @@ struct DeliveriesController {
     }
 
     @Sendable func check(_ request: Request, context: HeraldRequestContext) async throws -> WireNotificationCheck {
-        try await reports.check(for: try context.requireIdentity().userID)
+        try await reports.check(for: try context.requireIdentity().userID, push: push)
     }
 
     @Sendable func all(_ request: Request, context: HeraldRequestContext) async throws -> WireDeliveries {

@@ -226,8 +226,8 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
         push: environment.push,
         webPushPolicy: AddressPolicy(allowPrivate: environment.configuration.push.webPushAllowPrivate)
     ).addRoutes(to: v1)
-    let deliveries = DeliveriesController(reports: DeliveryReports(
-        store: environment.store, push: environment.push, clock: environment.configuration.clock))
+    let deliveries = DeliveriesController(
+        reports: DeliveryReports(store: environment.store, clock: environment.configuration.clock), push: environment.push)
     deliveries.addRoutes(to: v1)
     WebPushController(vapid: environment.vapid).addRoutes(to: v1)
     UsersController(store: environment.store, scope: environment.configuration.userDirectory).addRoutes(to: v1)

@@ -24,6 +24,22 @@ struct OpenStorage: Sendable {
         return storage
     }
 
+    /// Opens the database a configuration names to read its delivery trail beside the server that serves it
+    /// (`herald explain`): SQLite read-only and without its lock; PostgreSQL as a node does, without waiting long for
+    /// one that cannot be reached. The answer's `close` closes it.
+    static func openForReading(_ configuration: ServerConfiguration, logger: Logger) async throws -> OpenStorage {
+        if let url = configuration.postgresURL {
+            let store = try await PostgresStore.connect(
+                url: url, retryFor: .seconds(10), clock: configuration.clock, queryLimit: configuration.databaseQueryLimit,
+                logger: logger)
+            return OpenStorage(store: store, cluster: PostgresCluster(store: store), services: [], close: { await store.close() })
+        }
+        let store = try await SQLiteStore.openForReading(path: configuration.databasePath, clock: configuration.clock, logger: logger)
+        return OpenStorage(
+            store: store, cluster: SingleNode(databasePath: configuration.databasePath), services: [],
+            close: { try? await store.database.close(markingClean: false) })
+    }
+
     private static func openDriver(_ configuration: ServerConfiguration, logger: Logger) async throws -> OpenStorage {
         if let url = configuration.postgresURL {
             let store = try await PostgresStore.connect(

@@ -7,7 +7,6 @@ import HeraldRecords
 /// deliveries, member by member and device by device, and a person's troubleshooter.
 struct DeliveryReports: Sendable {
     let store: any TrailStore & DeviceStore & ReadStateStore & EntryStore
-    let push: PushDispatcher
     let clock: WallClock
 
     /// How many of each device's last pushes the troubleshooter lists.
@@ -44,7 +43,7 @@ struct DeliveryReports: Sendable {
             trailHours: store.trailSwitch.hours, members: members)
     }
 
-    private static let messageNotFound = APIError(.notFound, .messageNotFound, "no message with that id that you can see")
+    private static let messageNotFound = APIError(.notFound, .messageNotFound, "no message of this conversation that you can see has that id")
 
     private func member(_ userID: String, steps: [TrailStep], subject: TrailSubject, seq: Int64) async throws -> WireDeliveries.Member {
         let registered = try await store.reportedDevices(of: userID)
@@ -89,8 +88,9 @@ struct DeliveryReports: Sendable {
 
     // MARK: The troubleshooter
 
-    /// The checks of `userID`'s notifications now (``WireNotificationCheck``).
-    func check(for userID: String) async throws -> WireNotificationCheck {
+    /// The checks of `userID`'s notifications now (``WireNotificationCheck``), with `push`'s providers and the
+    /// streams it knows of.
+    func check(for userID: String, push: PushDispatcher) async throws -> WireNotificationCheck {
         let now = clock.now()
         let devices = try await store.reportedDevices(of: userID)
         let recent = try await store.recentTrail(of: userID, limit: Self.lastPushes)

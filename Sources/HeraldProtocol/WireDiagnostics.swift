@@ -222,7 +222,8 @@ public struct WireNotificationCheck: Codable, Hashable, Sendable {
         public var permission: DevicePermission?
         /// Whether a stream of it is connected now (to any node).
         public var connected: Bool
-        /// Whether its stream confirms what it takes in (nil: it never connected one).
+        /// Whether its stream confirmed a message it took in (nil: it never connected one; false: one connected, but
+        /// it has not confirmed anything yet).
         public var confirms: Bool?
         /// Its last pushes, newest first.
         public var lastPushes: [Push]

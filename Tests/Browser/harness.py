@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import ssl
 import struct
 import subprocess
 import tempfile
@@ -230,6 +231,82 @@ class BrowserPushService:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+class PushService:
+    """A push service on loopback over HTTPS with a throwaway certificate, for a server run with
+    `HERALD_PUSH_CA_FILE=<certificate>` and `HERALD_WEBPUSH_ALLOW_PRIVATE=1`: records each request (path, headers
+    in lower case, body), answers 201; `wait_for` waits for a request to come."""
+
+    def __init__(self, folder):
+        self.certificate = os.path.join(folder, "cert.pem")
+        key = os.path.join(folder, "key.pem")
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+             "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+             "-keyout", key, "-out", self.certificate],
+            check=True, capture_output=True, timeout=30)
+        self.requests = []
+        self.arrived = threading.Condition()
+        service = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                request = (self.path, {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(length))
+                with service.arrived:
+                    service.requests.append(request)
+                    service.arrived.notify_all()
+                self.send_response(201)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.certificate, key)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def wait_for(self, condition, timeout, what):
+        """The requests so far once `condition(requests)` holds, woken by each request, within `timeout` seconds."""
+        with self.arrived:
+            if not self.arrived.wait_for(lambda: condition(self.requests), timeout):
+                raise AssertionError(f"the push service received {what} within {timeout} s: {self.requests}")
+            return list(self.requests)
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def worker_evaluate(driver, expression):
+    """Runs `expression` (a promise) in the page's service worker (/sw.js), through a DevTools connection to its own
+    target, and answers its value."""
+    import websocket  # Selenium's own dependency
+    address = driver.capabilities["goog:chromeOptions"]["debuggerAddress"]
+    deadline = time.monotonic() + 10
+    while True:
+        with urllib.request.urlopen(f"http://{address}/json/list", timeout=10) as answer:
+            workers = [t for t in json.load(answer) if t["type"] == "service_worker" and t["url"].endswith("/sw.js")]
+        if workers or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    if not workers:
+        raise AssertionError("no DevTools target of the service worker within 10 s")
+    socket = websocket.create_connection(workers[0]["webSocketDebuggerUrl"], timeout=10, suppress_origin=True)
+    try:
+        socket.send(json.dumps({"id": 1, "method": "Runtime.evaluate",
+                                "params": {"expression": expression, "awaitPromise": True, "returnByValue": True}}))
+        while True:
+            message = json.loads(socket.recv())
+            if message.get("id") == 1:
+                return message["result"]["result"].get("value")
+    finally:
+        socket.close()
 
 
 def chromium(width=1280, height=900, reduced_motion=False, push_service=None, dark=False):

@@ -7,11 +7,10 @@ import base64
 import json
 import time
 import unittest
-import urllib.request
 
 from selenium.webdriver.common.by import By
 
-from harness import BrowserPushService, DevTools, Server, chromium, open_settings, sign_in_as, wait
+from harness import BrowserPushService, DevTools, Server, chromium, open_settings, sign_in_as, wait, worker_evaluate
 
 
 class WebPush(unittest.TestCase):
@@ -187,27 +186,7 @@ class WebPush(unittest.TestCase):
         self.assertIsNone(self.driver.execute_script("return localStorage.getItem('herald.token')"))
 
     def worker_evaluate(self, expression):
-        """Runs `expression` (a promise) in the service worker, through a DevTools connection to its own target."""
-        import websocket  # Selenium's own dependency
-        address = self.driver.capabilities["goog:chromeOptions"]["debuggerAddress"]
-        deadline = time.monotonic() + 10
-        while True:
-            with urllib.request.urlopen(f"http://{address}/json/list", timeout=10) as answer:
-                workers = [t for t in json.load(answer) if t["type"] == "service_worker" and t["url"].endswith("/sw.js")]
-            if workers or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
-        self.assertTrue(workers, "the service worker's DevTools target")
-        socket = websocket.create_connection(workers[0]["webSocketDebuggerUrl"], timeout=10, suppress_origin=True)
-        try:
-            socket.send(json.dumps({"id": 1, "method": "Runtime.evaluate",
-                                    "params": {"expression": expression, "awaitPromise": True, "returnByValue": True}}))
-            while True:
-                message = json.loads(socket.recv())
-                if message.get("id") == 1:
-                    return message["result"]["result"].get("value")
-        finally:
-            socket.close()
+        return worker_evaluate(self.driver, expression)
 
     def click_action(self, tag, action):
         """What the browser does when the notification `tag`'s button `action` is clicked: the worker's

@@ -3,13 +3,9 @@ HTTPS; the payload is decrypted with PyPI's `http_ece` and the subscription's pr
 verified with PyJWT against the key the header names."""
 import base64
 import hashlib
-import http.server
 import json
 import os
-import ssl
-import subprocess
 import tempfile
-import threading
 import time
 import unittest
 
@@ -18,7 +14,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from harness import Server
+from harness import PushService, Server
 
 
 def b64url(data):
@@ -27,42 +23,6 @@ def b64url(data):
 
 def unb64url(text):
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-class PushService:
-    """A push service on loopback over HTTPS with a throwaway certificate: records each request, answers 201."""
-
-    def __init__(self, folder):
-        self.certificate = os.path.join(folder, "cert.pem")
-        key = os.path.join(folder, "key.pem")
-        subprocess.run(
-            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-             "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-             "-keyout", key, "-out", self.certificate],
-            check=True, capture_output=True, timeout=30)
-        self.requests = []
-        received = self.requests
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                received.append((self.path, {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(length)))
-                self.send_response(201)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(self.certificate, key)
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
 
 
 class WebPushInteroperability(unittest.TestCase):

@@ -10,6 +10,8 @@ import ServiceLifecycle
 
 /// A message to a group whose members are all away, each with two phones: how long it takes from the post to a job
 /// queued for every phone (commit, the log, the push decision; polled every millisecond), and how fast the outbox then sends them to a local fake APNs.
+/// The messages go in pairs, the delivery trail on for one and off for the other (`HERALD_TRAIL_HOURS=0`), and the
+/// process's CPU time from post to last push is counted for each: the trail's cost per delivery, in the same run.
 ///
 /// Everything runs in this process: the store on a temporary SQLite file (as in production), the dispatcher with
 /// the real APNs provider (ES256 provider token, the same requests), and the fake on a free loopback port over
@@ -21,7 +23,8 @@ public enum PushBenchmark {
         public var members = 1_000
         /// Phones each member has.
         public var devicesPerMember = 2
-        /// Messages posted, one after another, each sent in full before the next.
+        /// Messages posted with the trail on, one after another, each sent in full before the next; as many again
+        /// with it off, in turn.
         public var messages = 5
         /// Pushes sent at once.
         public var concurrency = 32
@@ -43,6 +46,11 @@ public enum PushBenchmark {
         /// The time the APNs provider alone (no outbox: no lease, no outcome written) takes to send as many pushes
         /// at the same concurrency, per message: the peer that shows what the outbox costs.
         public var direct: [Duration]
+        /// The process's CPU time from post to last push (this process: the store, the server, and the fake APNs
+        /// alike), per message with the delivery trail on.
+        public var cpuTrailOn: [Duration] = []
+        /// The same with the trail off.
+        public var cpuTrailOff: [Duration] = []
 
         /// The report, for a terminal.
         public var text: String {
@@ -50,6 +58,8 @@ public enum PushBenchmark {
             let decided = decide.sorted(), sent = send.sorted(), alone = direct.sorted()
             let medianDecide = decided[decided.count / 2], medianSend = sent[sent.count / 2]
             let medianDirect = alone[alone.count / 2]
+            let cpuOn = cpuTrailOn.reduce(.zero, +).seconds / Double(max(1, cpuTrailOn.count * jobs))
+            let cpuOff = cpuTrailOff.reduce(.zero, +).seconds / Double(max(1, cpuTrailOff.count * jobs))
             return """
                 push: a message to \(options.members) members, all away, \(options.devicesPerMember) phones each \
                 (\(jobs) jobs a message), \(options.messages) messages, \(options.concurrency) pushes at once to a local fake APNs
@@ -60,6 +70,9 @@ public enum PushBenchmark {
                   the provider alone, no outbox: median \(ms(medianDirect)) \
                 (\(Int(Double(jobs) / medianDirect.seconds)) pushes a second; the outbox costs \
                 \(String(format: "%.0f", (medianSend.seconds / medianDirect.seconds - 1) * 100))%)
+                  CPU per delivery, post to push (this process, the fake included), \(cpuTrailOn.count) messages each: \
+                trail on \(String(format: "%.1f", cpuOn * 1e6)) µs, off \(String(format: "%.1f", cpuOff * 1e6)) µs \
+                (the trail: \(String(format: "%+.1f", (cpuOn - cpuOff) * 1e6)) µs, \(String(format: "%+.0f", (cpuOn / max(cpuOff, 1e-9) - 1) * 100))%)
                 """
         }
     }
@@ -102,9 +115,14 @@ public enum PushBenchmark {
                 }
             }
             let (everyone, _) = try await store.createConversation(kind: .group, title: "Everyone", memberIDs: [sender.id] + members)
-            var decide: [Duration] = [], send: [Duration] = []
+            var decide: [Duration] = [], send: [Duration] = [], cpuOn: [Duration] = [], cpuOff: [Duration] = []
             let jobs = options.members * options.devicesPerMember
-            for index in 0..<options.messages {
+            let usage = ProcessUsage(pid: getpid())
+            for index in 0..<(2 * options.messages) {
+                // In turn: the trail on (the default), then off.
+                let trail = index % 2 == 0
+                store.trailSwitch.hours = trail ? 24 : 0
+                let cpuBefore = usage.cpuTime()
                 let draft = MessageDraft(
                     id: "bench-\(index)", conversation: everyone.conversation, sender: sender,
                     text: "Message \(index) to everyone", imageURL: nil)
@@ -120,14 +138,18 @@ public enum PushBenchmark {
                     try await Task.sleep(for: .milliseconds(1))
                 }
                 let queued = clock.now
-                decide.append(queued - start)
+                if trail { decide.append(queued - start) }
                 deadline = queued + .seconds(120)
                 while received.withLockedValue({ $0 }) < before + jobs {
                     guard clock.now < deadline else { throw BenchmarkError("the pushes were not all sent in 2 minutes") }
                     try await Task.sleep(for: .milliseconds(1))
                 }
-                send.append(clock.now - queued)
+                if trail { send.append(clock.now - queued) }
+                if let cpuBefore, let cpuAfter = usage.cpuTime() {
+                    if trail { cpuOn.append(cpuAfter - cpuBefore) } else { cpuOff.append(cpuAfter - cpuBefore) }
+                }
             }
+            store.trailSwitch.hours = 24
             // The same pushes through the provider alone, as many at once, with nothing written.
             guard let provider = dispatcher.providers[.apns] else { throw BenchmarkError("no APNs provider") }
             var direct: [Duration] = []
@@ -157,6 +179,7 @@ public enum PushBenchmark {
                 }
                 direct.append(clock.now - start)
             }
-            return Report(options: options, decide: decide, jobs: jobs, send: send, direct: direct)
+            return Report(
+                options: options, decide: decide, jobs: jobs, send: send, direct: direct, cpuTrailOn: cpuOn, cpuTrailOff: cpuOff)
     }
 }

@@ -69,6 +69,7 @@ public enum DatabaseCopy {
         Table(name: "push_grants"),
         Table(name: "webhook_jobs", fresh: ["leased_until": "0"]),
         Table(name: "unread_reminders"),
+        Table(name: "delivery_trail"),
         Table(name: "log_cursors"),
     ]
 

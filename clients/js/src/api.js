@@ -225,6 +225,22 @@ export class API {
     return this.changeNotificationSettings({ snoozeUntil: until instanceof Date ? until.toISOString() : until });
   }
 
+  // Why a phone did not ring
+
+  /** The troubleshooter: `{checkedAt, checks, devices}`, the checks in a fixed order ("devices", "permission",
+   *  "level", "snooze", "quiet_hours", "pushes", "confirmations"), each `{id, state, title, detail, action}` in words
+   *  for people (`state` "ok", "warning" or "problem"), and the user's devices with their last pushes. */
+  notificationCheck() {
+    return this.request("GET", "/v1/me/notifications/check");
+  }
+
+  /** A message's delivery trail as the user may see it: what was decided for them and why, and what each of their
+   *  devices' push services answered (`{conversation, message, trailHours, members}`). `not_found` for a message the
+   *  user cannot see. */
+  deliveries(conversation, message) {
+    return this.request("GET", `/v1/me/deliveries?${queryString({ conversation, message })}`);
+  }
+
   // Devices
 
   /** The user's devices registered for pushes. */
@@ -233,10 +249,25 @@ export class API {
   }
 
   /** Registers (or re-registers) a device for pushes: `platform` "apns", "fcm", "expo" or "webpush"; `token` is
-   *  the platform's token (for `webpush` the subscription's JSON). Answers `{deviceKey}`: the device's new key,
+   *  the platform's token (for `webpush` the subscription's JSON); `permission` (optional) is what the device's
+   *  system says of notifications now, as `reportPermission` takes it. Answers `{deviceKey}`: the device's new key,
    *  which reads what a private push withheld (docs/push.md, "Private pushes"). */
-  registerDevice(id, platform, token) {
-    return this.request("PUT", `/v1/devices/${segment(id)}`, { platform, token });
+  registerDevice(id, platform, token, { permission = null } = {}) {
+    return this.request("PUT", `/v1/devices/${segment(id)}`, { platform, token, ...(permission ? { permission } : {}) });
+  }
+
+  /** Tells the server whether the device's system lets the app notify: "granted", "denied", "provisional" (iOS
+   *  quiet delivery), "not_asked" (iOS notDetermined, a browser's "default") or "unknown". The troubleshooter reads
+   *  it; `not_found` when the user has no such device. */
+  reportPermission(id, permission) {
+    return this.request("PUT", `/v1/devices/${segment(id)}/permission`, { permission });
+  }
+
+  /** Sends the device a test notification now, and answers what its push service said: `{device, platform, outcome,
+   *  providerID, reason}`, `outcome` one of "sent", "logged", "retry", "device_removed", "refused", "redirected",
+   *  "no_provider". `not_found` when it is not the user's; `rate_limited` past 5 a minute (`retryAfter`). */
+  testDevice(id) {
+    return this.request("POST", `/v1/devices/${segment(id)}/test`);
   }
 
   /** Stops pushes to a device (at sign-out). */

@@ -3,7 +3,8 @@
 import {
   API, APIError, HeraldClient, LiveNotifications, Notifier, SECOND, bannerConfig, confirmationInterval, defaultSettings,
   amended, findMentions, isAmendment, messagePreview, notificationIdentifier,
-  type Banner, type Effect, type IncomingMessage, type Message, type NotificationSettings,
+  type Banner, type Effect, type IncomingMessage, type Message, type NotificationCheck, type NotificationSettings,
+  type TestNotification,
 } from "../src/index.js";
 
 async function renewToken(used: string): Promise<string> {
@@ -49,6 +50,19 @@ export async function app(token: string): Promise<void> {
   const edited: Message = await api.editMessage("c1", "m1", { text: "fixed", mentions: ["bob"] });
   const gone: Message = await api.deleteMessage("c1", "m1");
   void [edited.edited, gone.deleted, messagePreview(gone), amended(edited, gone).deleted, isAmendment(gone.event)];
+  await api.registerDevice("phone-1", "expo", "ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]", { permission: "granted" });
+  await api.reportPermission("phone-1", "not_asked");
+  const test: TestNotification = await api.testDevice("phone-1");
+  if (test.outcome === "no_provider" || test.outcome === "refused") void test.reason?.length;
+  const check: NotificationCheck = await api.notificationCheck();
+  for (const { id, state, title, action } of check.checks) void [id, state === "problem", title, action ?? ""];
+  for (const device of check.devices) void [device.permission, device.confirms, device.lastPushes[0]?.step];
+  const trail = await api.deliveries("c1", "m1");
+  for (const member of trail.members) {
+    const why: "own" | "silent" | "muted" | "unmentioned" | "snoozed" | "read" | "no_devices" | "pushed" | "confirmed"
+      | "not_pushed" | "pending" = member.summary;
+    void [why, member.devices.map(({ platform, steps }) => `${platform ?? "gone"} ${steps.map(({ step }) => step)}`)];
+  }
   try {
     await api.removeDevice("phone-1");
   } catch (error) {
@@ -93,6 +107,8 @@ export async function app(token: string): Promise<void> {
   client.setAppState("asleep");
   // @ts-expect-error: a level is all, mentions or nothing
   await api.setLevel("c1", "loud");
+  // @ts-expect-error: a permission is one of five words
+  await api.reportPermission("phone-1", "default");
   // @ts-expect-error: the client has no such event
   client.on("typing", () => {});
 }

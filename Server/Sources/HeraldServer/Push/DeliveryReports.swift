@@ -102,7 +102,7 @@ struct DeliveryReports: Sendable {
             WireNotificationCheck.Device(
                 id: reported.device.id, platform: reported.device.platform, lastSeen: reported.lastSeen,
                 permission: reported.permission, connected: streams.devices.contains(reported.device.id),
-                confirms: confirmations[reported.device.id].map { _ in true },
+                confirms: confirmations[reported.device.id].map { $0 > 0 },
                 lastPushes: (pushes[reported.device.id] ?? []).map {
                     WireNotificationCheck.Push(
                         at: $0.at, step: $0.kind.rawValue, detail: $0.detail, conversation: $0.conversationID,
@@ -110,7 +110,7 @@ struct DeliveryReports: Sendable {
                 })
         }
         let checks = NotificationChecks(
-            devices: devices, pushes: pushes, confirmed: Set(confirmations.keys), connected: streams.devices,
+            devices: devices, pushes: pushes, confirmed: Set(confirmations.filter { $0.value > 0 }.keys), connected: streams.devices,
             settings: settings, trailHours: store.trailSwitch.hours, providers: Set(push.providers.keys), now: now)
         return WireNotificationCheck(checkedAt: now, checks: checks.all, devices: wired)
     }
@@ -121,7 +121,8 @@ struct NotificationChecks {
     let devices: [ReportedDevice]
     /// Each device's last steps, newest first.
     let pushes: [String: [TrailStep]]
-    /// The devices that ever confirmed what their stream took in.
+    /// The devices that confirmed a message their stream took in (a stream that names its device starts at 0, or
+    /// at what it resumes after).
     let confirmed: Set<String>
     /// The devices with a stream now.
     let connected: Set<String>
@@ -300,9 +301,9 @@ struct NotificationChecks {
         if !silent.isEmpty {
             return Check(
                 id: "confirmations", state: .warning, title: title,
-                detail: "\(silent.map(named).joined(separator: ", ")) is connected but never confirmed a message it showed: "
-                    + "its notifications come by push even while it is open.",
-                action: "Update the app on that device.")
+                detail: "\(silent.map(named).joined(separator: ", ")) is connected but has not confirmed a message it showed yet: "
+                    + "until it does, its messages also come by push while it is open.",
+                action: "If this stays so after a message arrives, update the app on that device.")
         }
         let live = devices.filter { connected.contains($0.device.id) }
         return Check(

@@ -379,8 +379,9 @@ public final class PushDispatcher: Service, Sendable {
                 counters.withLockedValue { $0.removedDevices += 1 }
                 HeraldMetrics.pushJob(provider: job.device.platform.rawValue, outcome: "device_removed")
                 let webhook = webhooks?.wants(.deviceRemoved) ?? false
-                _ = try await store.removeDevice(id: job.device.id, userID: job.device.userID, webhook: webhook)
+                // Recorded first: whoever sees the device gone finds why in the trail.
                 try await record(TrailStep(job: job, at: clock.now(), kind: .deviceRemoved, detail: reason))
+                _ = try await store.removeDevice(id: job.device.id, userID: job.device.userID, webhook: webhook)
                 if webhook { webhooks?.queued() }
                 logger.notice("push token dead, device removed: \(ControlCharacters.escaped(reason))", metadata: metadata)
             case .drop(let reason):

@@ -9,7 +9,7 @@
 // announces.
 
 import { $, listen, page, tokenKey } from "./state.js";
-import { askNotificationPermission, tellEngineAboutPermission, updateNotifyButton } from "./away.js";
+import { askNotificationPermission, permissionChanged } from "./away.js";
 import { claims, readFragment, showSignIn, signIn, signOut } from "./signin.js";
 import { closeChat, loadOlder, openChat, renderChatHeader } from "./chat.js";
 import { closeNewChat, isGroup, newChat, openNewChat, picker, renderPicked, searchSoon } from "./people.js";
@@ -78,12 +78,9 @@ function wire() {
   wireSettings();
   wireGroup({ addPeople: openNewChat });
   $("notify-button").addEventListener("click", askNotificationPermission);
-  // Permission changed in the browser's settings: the engine follows (background messages, or nothing).
+  // Permission changed in the browser's settings: the engine and the server's record of this browser follow.
   navigator.permissions?.query({ name: "notifications" }).then((status) => {
-    status.addEventListener("change", () => {
-      updateNotifyButton();
-      tellEngineAboutPermission();
-    });
+    status.addEventListener("change", permissionChanged);
   }).catch(() => {});
 }
 

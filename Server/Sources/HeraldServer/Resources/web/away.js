@@ -1,11 +1,12 @@
 // Away from the page: visibility, system notifications, and Web Push when the tab is closed.
 
-import { $, tokenKey, page } from "./state.js";
+import { $, announce, tokenKey, page } from "./state.js";
 import { cleanText } from "/herald/presentation.js";
 import { markRead, openChat } from "./chat.js";
 import { notificationIdentifier } from "/herald/engine.js";
 import {
-  keepForWorker, renewWebPush, turnWebPushOff, turnWebPushOn, webPushIsOn, webPushOwner, webPushSupported,
+  keepForWorker, renewWebPush, reportBrowserPermission, turnWebPushOff, turnWebPushOn, webPushIsOn, webPushOwner,
+  webPushSupported,
 } from "./push.js";
 
 
@@ -21,6 +22,14 @@ export function tellEngineAboutVisibility() {
   page.session?.banners.send({ type: "app", state: document.hidden ? "background" : "foreground" });
 }
 
+/** The browser's permission changed (asked here, or changed in its settings): the engine follows (background
+ *  messages, or nothing), and so does the server's record of this browser's device. */
+export function permissionChanged() {
+  updateNotifyButton();
+  tellEngineAboutPermission();
+  if (page.session) reportBrowserPermission(page.session.api, page.session.me.id);
+}
+
 export function updateNotifyButton() {
   $("notify-button").hidden = !("Notification" in window) || Notification.permission !== "default";
 }
@@ -32,8 +41,7 @@ export async function askNotificationPermission() {
   } catch {
     // Refused or unsupported: nothing, silently.
   }
-  updateNotifyButton();
-  tellEngineAboutPermission();
+  permissionChanged();
 }
 
 /** The system notifications this page posted and that are still shown, by tag. */
@@ -88,6 +96,7 @@ export async function showPushSwitch() {
   const box = $("push-switch");
   $("push-setting").hidden = !webPushSupported();
   box.checked = false;
+  announce("web push", false);
   if (!webPushSupported()) return;
   const owner = webPushOwner();
   if (owner !== null && owner !== current.me.id) {
@@ -99,6 +108,7 @@ export async function showPushSwitch() {
   const on = await webPushIsOn(current.me.id);
   if (current !== page.session) return;
   box.checked = on;
+  announce("web push", on);
   if (on) {
     localStorage.setItem(tokenKey, current.api.token);
     keepForWorker(current.api.token);
@@ -130,6 +140,7 @@ export async function pushSwitchChanged() {
     box.disabled = false;
     updateNotifyButton();
     tellEngineAboutPermission();
+    if (current === page.session) announce("web push", box.checked);
   }
 }
 

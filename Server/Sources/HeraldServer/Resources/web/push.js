@@ -1,7 +1,8 @@
 // Web Push for the page: the "Notify me when this tab is closed" switch. Turning it on (from a click: browsers ask
 // for permission only then) registers the service worker (/sw.js, scope /), subscribes with the server's VAPID key
 // and registers the subscription as this browser's `webpush` device; turning it off, or signing out, takes all of
-// that back. docs/push.md, "Web Push", says what the server does with it.
+// that back. docs/push.md, "Web Push", says what the server does with it. The server also hears whether the browser
+// lets the page notify (the troubleshooter reads it): with each registration, and whenever it changes.
 
 const deviceKey = "herald.device";
 const ownerKey = "herald.webpush.user";
@@ -28,6 +29,19 @@ export function webPushSupported() {
 /** The user this browser's subscription was registered for, or null. */
 export function webPushOwner() {
   return localStorage.getItem(ownerKey);
+}
+
+/** What the browser says of notifications, as the server takes a device's permission ("default" is "not_asked"). */
+export function browserPermission() {
+  if (!("Notification" in window)) return "unknown";
+  return { granted: "granted", denied: "denied", default: "not_asked" }[Notification.permission] ?? "unknown";
+}
+
+/** Tells the server what the browser says of notifications now, when this browser is `userID`'s registered device.
+ *  Quiet: a failure (a device the server pruned meanwhile) is left for the next registration. */
+export async function reportBrowserPermission(api, userID) {
+  if (webPushOwner() !== userID) return;
+  await api.reportPermission(deviceID(), browserPermission()).catch(() => {});
 }
 
 async function pageRegistration() {
@@ -79,7 +93,7 @@ export async function turnWebPushOn(api, userID) {
   subscription ??= await withTimeout(
     registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }),
     subscribeTimeout, "The browser's push service did not answer.");
-  await api.registerDevice(deviceID(), "webpush", JSON.stringify(subscription));
+  await api.registerDevice(deviceID(), "webpush", JSON.stringify(subscription), { permission: browserPermission() });
   localStorage.setItem(ownerKey, userID);
 }
 
@@ -118,7 +132,9 @@ export function keepForWorker(token) {
 export async function renewWebPush(api) {
   const registration = await pageRegistration();
   const subscription = await registration?.pushManager.getSubscription();
-  if (subscription) await api.registerDevice(deviceID(), "webpush", JSON.stringify(subscription)).catch(() => {});
+  if (!subscription) return;
+  await api.registerDevice(deviceID(), "webpush", JSON.stringify(subscription), { permission: browserPermission() })
+    .catch(() => {});
 }
 
 /**

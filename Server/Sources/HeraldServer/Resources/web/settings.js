@@ -1,19 +1,21 @@
 // The settings sheet: who hears what by default, do not disturb, quiet hours, what the tab counts, banners grouped by
-// chat, pushes while the tab is closed, and signing out. Every setting is kept the moment it changes (on the server,
-// or for the banners' grouping in this browser), and the sheet says "Saved" quietly. A sheet near the top: it
-// remakes the banners (session.js), switches pushes (away.js) and signs out (signin.js); it is drawn again when
-// state.js announces the settings changed.
+// chat, pushes while the tab is closed, "Not getting notifications?" (troubleshoot.js), and signing out. Every
+// setting is kept the moment it changes (on the server, or for the banners' grouping in this browser), and the sheet
+// says "Saved" quietly. A sheet near the top: it remakes the banners (session.js), switches pushes (away.js) and
+// signs out (signin.js); it is drawn again when state.js announces the settings changed.
 
 import { $, coalesceKey, endOf, listen, page, settingsChanged, untilText } from "./state.js";
 import { closeDialog, openDialog, saidSaved } from "./dialogs.js";
 import { makeBanners } from "./session.js";
 import { pushSwitchChanged } from "./away.js";
 import { signOut } from "./signin.js";
+import { resetTroubleshooter, wireTroubleshooter } from "./troubleshoot.js";
 
 export const weekdays = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
 
 export function openSettings() {
   $("settings-error").textContent = "";
+  resetTroubleshooter();
   openDialog("settings");
 }
 
@@ -126,6 +128,7 @@ export function wireSettings() {
     saidSaved($("settings-saved"));
   });
   $("push-switch").addEventListener("change", pushSwitchChanged);
+  wireTroubleshooter();
   $("sign-out").addEventListener("click", () => {
     closeDialog("settings");
     signOut();

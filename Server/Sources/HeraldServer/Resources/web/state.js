@@ -20,7 +20,8 @@ export const page = { session: null, chatToOpen: null, composeOnOpen: false };
 // Announcements: a part says what happened, the parts that show it (above it) listen. The names:
 // "levels" (a chat's level or the settings changed: what shows levels is drawn again), "settings" (the settings
 // changed: the sheet), "chat shown" (the pane shows another chat, or none: its id), "refused" (the server refused
-// the token: the words to sign out with).
+// the token: the words to sign out with), "web push" (this browser's pushes were found or turned on or off: whether
+// they are on).
 
 const listeners = new Map();
 

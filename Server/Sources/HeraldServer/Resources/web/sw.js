@@ -1,5 +1,5 @@
 // Herald's service worker: shows a Web Push notification (with the sender's picture) when no tab of the page is
-// open to show the message itself; opens the chat when one is clicked (its Reply: with the composer focused); marks
+// open to show the message itself, and a test notification (asked for in the settings) always; opens the chat when one is clicked (its Reply: with the composer focused); marks
 // the conversation read from its Mark as read, without opening a window; and closes a conversation's notifications
 // when the server says it was read on another device. Plain JavaScript, no build step; served from `/` so its scope
 // is the whole page.
@@ -25,6 +25,16 @@ async function handlePush(pushed) {
   let data = pushed;
   const conversationId = typeof data.conversationId === "string" ? data.conversationId : "";
   await showBadge(data.badge);
+  if (data.type === "test") {
+    // One at a time (a second replaces the first), and each one rings: it is there to see whether one does.
+    await self.registration.showNotification(String(data.title || "Herald"), {
+      body: String(data.body || ""),
+      tag: "herald-test",
+      renotify: true,
+      data: { conversationId: "", messageId: "", seq: 0 },
+    });
+    return;
+  }
   if (data.type === "read") {
     for (const shown of await self.registration.getNotifications()) {
       if (shown.data && shown.data.conversationId === conversationId) shown.close();

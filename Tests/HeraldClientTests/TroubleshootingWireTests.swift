@@ -24,6 +24,9 @@ struct TroubleshootingWireTests {
             {"device":"ipad","platform":"apns","outcome":"no_provider","providerID":null,"reason":"set HERALD_APNS_KEY_FILE"}
             """)
         #expect(none.outcome == .noProvider && none.providerID == nil && none.reason == "set HERALD_APNS_KEY_FILE")
+        let bare = try Self.decode(WireTestNotification.self, #"{"device":"web","platform":"webpush","outcome":"logged"}"#)
+        #expect(bare == WireTestNotification(device: "web", platform: .webpush, outcome: .logged),
+                "the server leaves out what has no value")
         let outcomes = try Self.decode([WireTestNotification.Outcome].self,
                                        #"["sent","logged","retry","device_removed","refused","redirected","no_provider"]"#)
         #expect(outcomes == [.sent, .logged, .retry, .deviceRemoved, .refused, .redirected, .noProvider])
@@ -46,7 +49,8 @@ struct TroubleshootingWireTests {
                "lastPushes":[
                 {"at":"2026-11-28T23:30:00Z","step":"sent","detail":"apns-id-1","conversation":"c1","message":"m9"},
                 {"at":"2026-11-28T23:00:00Z","step":"logged","detail":null,"conversation":"","message":null}]},
-              {"id":"browser","platform":"webpush","lastSeen":null,"permission":null,"connected":true,"confirms":null,"lastPushes":[]}]}
+              {"id":"browser","platform":"webpush","lastSeen":null,"permission":null,"connected":true,"confirms":null,"lastPushes":[]},
+              {"id":"tablet","platform":"fcm","connected":false,"lastPushes":[]}]}
             """)
         #expect(check.checkedAt == (try Self.at("2026-11-28T23:40:00Z")))
         #expect(check.checks.map(\.id) == ["devices", "permission", "level", "snooze", "quiet_hours", "pushes", "confirmations"])
@@ -67,6 +71,8 @@ struct TroubleshootingWireTests {
         let browser = check.devices[1]
         #expect(browser.lastSeen == nil && browser.permission == nil && browser.connected && browser.confirms == nil)
         #expect(browser.lastPushes.isEmpty)
+        let tablet = check.devices[2]
+        #expect(tablet.lastSeen == nil && tablet.permission == nil && tablet.confirms == nil, "left out reads as null")
     }
 
     @Test("a newer server's check, permission and step read without breaking the answer: the check and the step as they came, the permission as unknown")

@@ -18,6 +18,13 @@ public struct WireTestNotification: Codable, Hashable, Sendable {
         case redirected
         /// The server has no push service for the device's platform (``reason`` names the setting).
         case noProvider = "no_provider"
+        /// An outcome this build does not know (a newer server's): ``reason`` says what happened.
+        case unknown
+
+        /// Reads an outcome, taking one this build does not know as ``unknown``.
+        public init(from decoder: any Decoder) throws {
+            self = Outcome(rawValue: try decoder.singleValueContainer().decode(String.self)) ?? .unknown
+        }
     }
 
     /// The device.
@@ -164,6 +171,11 @@ public struct WireNotificationCheck: Codable, Hashable, Sendable {
             case warning
             /// Something stops notifications.
             case problem
+
+            /// Reads a state, taking one this build does not know as ``warning``: something to read, not to ignore.
+            public init(from decoder: any Decoder) throws {
+                self = State(rawValue: try decoder.singleValueContainer().decode(String.self)) ?? .warning
+            }
         }
 
         /// Which check: `devices`, `permission`, `level`, `snooze`, `quiet_hours`, `pushes`, `confirmations`.

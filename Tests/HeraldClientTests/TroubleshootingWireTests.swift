@@ -30,6 +30,8 @@ struct TroubleshootingWireTests {
         let outcomes = try Self.decode([WireTestNotification.Outcome].self,
                                        #"["sent","logged","retry","device_removed","refused","redirected","no_provider"]"#)
         #expect(outcomes == [.sent, .logged, .retry, .deviceRemoved, .refused, .redirected, .noProvider])
+        let newer = try Self.decode(WireTestNotification.self, #"{"device":"web","platform":"webpush","outcome":"queued_elsewhere","reason":"later"}"#)
+        #expect(newer.outcome == .unknown && newer.reason == "later", "a newer server's outcome does not break the answer")
     }
 
     @Test("the check: its time, the seven checks in order with state, words and action, each device with its permission, stream and last pushes")
@@ -87,6 +89,8 @@ struct TroubleshootingWireTests {
         #expect(check.devices[0].permission == .unknown)
         #expect(check.devices[0].confirms == false)
         #expect(check.devices[0].lastPushes[0].step == "bounced")
+        let state = try Self.decode(WireNotificationCheck.Check.self, #"{"id":"x","state":"critical","title":"T","detail":"D"}"#)
+        #expect(state.state == .warning, "a state this build does not know reads as a warning")
     }
 
     @Test("a message's trail: the message, the hours kept, each member's summary, read, steps, and each device's confirmed and steps")

@@ -18,9 +18,9 @@ package final class PostgresCluster: Cluster, Service {
     private let store: PostgresStore
     private var logger: Logger { store.logger }
     /// What this node does when a user is erased on any node.
-    private let erasureHandler = NIOLockedValueBox<(@Sendable (String) -> Void)?>(nil)
+    private let erasureHandler = NIOLockedValueBox<Callback<String>?>(nil)
     /// What this node does when a node pushed an alert to a connected device.
-    private let pushedHandler = NIOLockedValueBox<(@Sendable (PushedNotice) -> Void)?>(nil)
+    private let pushedHandler = NIOLockedValueBox<Callback<PushedNotice>?>(nil)
 
     /// The cluster of the nodes on `store`'s database.
     package init(store: PostgresStore) {
@@ -36,8 +36,8 @@ package final class PostgresCluster: Cluster, Service {
     }
 
     package func listen(erased: @escaping @Sendable (String) -> Void, pushed: @escaping @Sendable (PushedNotice) -> Void) {
-        erasureHandler.withLockedValue { $0 = erased }
-        pushedHandler.withLockedValue { $0 = pushed }
+        erasureHandler.withLockedValue { $0 = Callback(erased) }
+        pushedHandler.withLockedValue { $0 = Callback(pushed) }
     }
 
     /// Notifies every node whose connections include the device (this one too).
@@ -97,7 +97,7 @@ package final class PostgresCluster: Cluster, Service {
                             } else if let erasure = Erasure(payload: notification.payload) {
                                 await self.take(erasure)
                             } else if let pushed = PushedNotice(payload: notification.payload) {
-                                self.pushedHandler.withLockedValue { $0 }?(pushed)
+                                self.pushedHandler.withLockedValue { $0 }?.call(pushed)
                             }
                         }
                     }
@@ -114,7 +114,7 @@ package final class PostgresCluster: Cluster, Service {
 
     /// An erasure told by a node: dropped here, then this node says it has (the erasing node waits for that).
     private func take(_ erasure: Erasure) async {
-        erasureHandler.withLockedValue { $0 }?(erasure.userID)
+        erasureHandler.withLockedValue { $0 }?.call(erasure.userID)
         do {
             try await store.database.query(
                 """

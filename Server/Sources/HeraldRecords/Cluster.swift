@@ -99,3 +99,19 @@ public struct PushedNotice: Codable, Hashable, Sendable {
         self = notice
     }
 }
+
+/// A callback kept where several threads read it (a lock's box): the closure inside a struct.
+///
+/// A closure kept directly as a generic box's value is re-abstracted at every `inout` access, and the access writes
+/// the re-wrapped closure back: each read adds a thunk around it, until a call runs through hundreds of thousands
+/// of them and overflows the stack (a node alone crashed after some 60,000 pushes). A struct's field keeps the
+/// abstraction it was declared with, so reading the struct wraps nothing.
+package struct Callback<Argument>: Sendable {
+    /// The closure.
+    package let call: @Sendable (Argument) -> Void
+
+    /// Keeps `call`.
+    package init(_ call: @escaping @Sendable (Argument) -> Void) {
+        self.call = call
+    }
+}

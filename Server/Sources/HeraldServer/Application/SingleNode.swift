@@ -8,7 +8,7 @@ public final class SingleNode: Cluster {
     /// The database the settings' files sit beside.
     let databasePath: String
     /// Where this node's pushes are told: its own streams.
-    private let pushed = NIOLockedValueBox<(@Sendable (PushedNotice) -> Void)?>(nil)
+    private let pushed = NIOLockedValueBox<Callback<PushedNotice>?>(nil)
 
     /// The node of the database at `databasePath` (`:memory:` for none on disk).
     public init(databasePath: String) {
@@ -20,11 +20,11 @@ public final class SingleNode: Cluster {
     public func record(_ change: PresenceChange) {}
 
     public func listen(erased: @escaping @Sendable (String) -> Void, pushed: @escaping @Sendable (PushedNotice) -> Void) {
-        self.pushed.withLockedValue { $0 = pushed }
+        self.pushed.withLockedValue { $0 = Callback(pushed) }
     }
 
     public func announce(_ notice: PushedNotice) async {
-        pushed.withLockedValue { $0 }?(notice)
+        pushed.withLockedValue { $0 }?.call(notice)
     }
 
     /// The file's content, or `make()`'s written to it.

@@ -10,8 +10,9 @@ import ServiceLifecycle
 
 /// A message to a group whose members are all away, each with two phones: how long it takes from the post to a job
 /// queued for every phone (commit, the log, the push decision; polled every millisecond), and how fast the outbox then sends them to a local fake APNs.
-/// The messages go in pairs, the delivery trail on for one and off for the other (`HERALD_TRAIL_HOURS=0`), and the
-/// process's CPU time from post to last push is counted for each: the trail's cost per delivery, in the same run.
+/// Then the delivery trail's cost: on a second server whose pushes are only logged (a `--demo` server's provider,
+/// so no push service's HTTP drowns it), messages in pairs, the trail on for one and off for the other
+/// (`HERALD_TRAIL_HOURS=0`), and the process's CPU time from post to last push counted for each.
 ///
 /// Everything runs in this process: the store on a temporary SQLite file (as in production), the dispatcher with
 /// the real APNs provider (ES256 provider token, the same requests), and the fake on a free loopback port over
@@ -23,9 +24,10 @@ public enum PushBenchmark {
         public var members = 1_000
         /// Phones each member has.
         public var devicesPerMember = 2
-        /// Messages posted with the trail on, one after another, each sent in full before the next; as many again
-        /// with it off, in turn.
+        /// Messages posted, one after another, each sent in full before the next.
         public var messages = 5
+        /// Pairs of messages for the trail's cost, the trail on for one and off for the other.
+        public var trailPairs = 10
         /// Pushes sent at once.
         public var concurrency = 32
 
@@ -46,8 +48,8 @@ public enum PushBenchmark {
         /// The time the APNs provider alone (no outbox: no lease, no outcome written) takes to send as many pushes
         /// at the same concurrency, per message: the peer that shows what the outbox costs.
         public var direct: [Duration]
-        /// The process's CPU time from post to last push (this process: the store, the server, and the fake APNs
-        /// alike), per message with the delivery trail on.
+        /// The process's CPU time from post to last push logged (the store and the server: the pushes are only
+        /// logged), per message with the delivery trail on.
         public var cpuTrailOn: [Duration] = []
         /// The same with the trail off.
         public var cpuTrailOff: [Duration] = []
@@ -70,7 +72,7 @@ public enum PushBenchmark {
                   the provider alone, no outbox: median \(ms(medianDirect)) \
                 (\(Int(Double(jobs) / medianDirect.seconds)) pushes a second; the outbox costs \
                 \(String(format: "%.0f", (medianSend.seconds / medianDirect.seconds - 1) * 100))%)
-                  CPU per delivery, post to push (this process, the fake included), \(cpuTrailOn.count) messages each: \
+                  the trail's cost, pushes only logged: CPU per delivery from post to push, \(cpuTrailOn.count) messages each: \
                 trail on \(String(format: "%.1f", cpuOn * 1e6)) µs, off \(String(format: "%.1f", cpuOff * 1e6)) µs \
                 (the trail: \(String(format: "%+.1f", (cpuOn - cpuOff) * 1e6)) µs, \(String(format: "%+.0f", (cpuOn / max(cpuOff, 1e-9) - 1) * 100))%)
                 """
@@ -88,10 +90,69 @@ public enum PushBenchmark {
             configuration.databasePath = folder.appendingPathComponent("bench.sqlite").path
             configuration.push.concurrency = options.concurrency
             configuration.push.apns = apns
-            return try await BenchmarkServer.run(configuration, logger: logger) { _, environment in
+            var report = try await BenchmarkServer.run(configuration, logger: logger) { _, environment in
                 try await measure(options, environment: environment, received: fake.received)
             }
+            // The trail's cost, with no push service: APNs' pushes logged, as a `--demo` server does.
+            var logged = ServerConfiguration()
+            logged.databasePath = folder.appendingPathComponent("trail.sqlite").path
+            logged.demo = true
+            (report.cpuTrailOn, report.cpuTrailOff) = try await BenchmarkServer.run(logged, logger: logger) { _, environment in
+                try await trailCost(options, environment: environment)
+            }
+            return report
         }
+    }
+
+    /// The sender and a group of `options.members` others, each with `options.devicesPerMember` phones.
+    private static func group(_ options: Options, store: any Store) async throws -> (Person, ConversationRecord) {
+        let sender = Person(id: "sender", displayName: "Sender")
+        try await store.upsertUser(sender)
+        var members: [String] = []
+        for index in 0..<options.members {
+            let person = Person(id: "member-\(index)", displayName: "Member \(index)")
+            try await store.upsertUser(person)
+            members.append(person.id)
+            for phone in 0..<options.devicesPerMember {
+                try await store.registerDevice(
+                    DeviceRegistration(
+                        id: "phone-\(phone)", userID: person.id, platform: .apns,
+                        token: String(format: "%032x%032x", index, phone)),
+                    limit: 100)
+            }
+        }
+        let (everyone, _) = try await store.createConversation(kind: .group, title: "Everyone", memberIDs: [sender.id] + members)
+        return (sender, everyone)
+    }
+
+    /// The trail's cost: pairs of messages to the group, the trail on for the first and off for the second, on a
+    /// server whose pushes are only logged; the process's CPU time from post to the last push finished, per message.
+    private static func trailCost(
+        _ options: Options, environment: ServerEnvironment
+    ) async throws -> (on: [Duration], off: [Duration]) {
+        let (store, dispatcher) = (environment.store, environment.push)
+        let (sender, everyone) = try await group(options, store: store)
+        let jobs = options.members * options.devicesPerMember
+        let usage = ProcessUsage(pid: getpid())
+        var on: [Duration] = [], off: [Duration] = []
+        for index in 0..<(2 * options.trailPairs) {
+            let trail = index % 2 == 0
+            store.trailSwitch.hours = trail ? 24 : 0
+            let sentBefore = dispatcher.counts.sent
+            guard let cpuBefore = usage.cpuTime() else { throw BenchmarkError("no /proc: no CPU time") }
+            _ = try await store.post(MessageDraft(
+                id: "trail-\(index)", conversation: everyone.conversation, sender: sender,
+                text: "Message \(index) to everyone", imageURL: nil))
+            let deadline = ContinuousClock.now + .seconds(120)
+            while dispatcher.counts.sent < sentBefore + jobs {
+                guard ContinuousClock.now < deadline else { throw BenchmarkError("the pushes were not all logged in 2 minutes") }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            guard let cpuAfter = usage.cpuTime() else { throw BenchmarkError("no /proc: no CPU time") }
+            if trail { on.append(cpuAfter - cpuBefore) } else { off.append(cpuAfter - cpuBefore) }
+        }
+        store.trailSwitch.hours = 24
+        return (on, off)
     }
 
     /// The posts and the direct sends, on a running server whose APNs pushes `received` counts.
@@ -99,30 +160,10 @@ public enum PushBenchmark {
         _ options: Options, environment: ServerEnvironment, received: NIOLockedValueBox<Int>
     ) async throws -> Report {
             let (store, dispatcher) = (environment.store, environment.push)
-            let sender = Person(id: "sender", displayName: "Sender")
-            try await store.upsertUser(sender)
-            var members: [String] = []
-            for index in 0..<options.members {
-                let person = Person(id: "member-\(index)", displayName: "Member \(index)")
-                try await store.upsertUser(person)
-                members.append(person.id)
-                for phone in 0..<options.devicesPerMember {
-                    try await store.registerDevice(
-                        DeviceRegistration(
-                            id: "phone-\(phone)", userID: person.id, platform: .apns,
-                            token: String(format: "%032x%032x", index, phone)),
-                        limit: 100)
-                }
-            }
-            let (everyone, _) = try await store.createConversation(kind: .group, title: "Everyone", memberIDs: [sender.id] + members)
-            var decide: [Duration] = [], send: [Duration] = [], cpuOn: [Duration] = [], cpuOff: [Duration] = []
+            let (sender, everyone) = try await group(options, store: store)
+            var decide: [Duration] = [], send: [Duration] = []
             let jobs = options.members * options.devicesPerMember
-            let usage = ProcessUsage(pid: getpid())
-            for index in 0..<(2 * options.messages) {
-                // In turn: the trail on (the default), then off.
-                let trail = index % 2 == 0
-                store.trailSwitch.hours = trail ? 24 : 0
-                let cpuBefore = usage.cpuTime()
+            for index in 0..<options.messages {
                 let draft = MessageDraft(
                     id: "bench-\(index)", conversation: everyone.conversation, sender: sender,
                     text: "Message \(index) to everyone", imageURL: nil)
@@ -138,18 +179,14 @@ public enum PushBenchmark {
                     try await Task.sleep(for: .milliseconds(1))
                 }
                 let queued = clock.now
-                if trail { decide.append(queued - start) }
+                decide.append(queued - start)
                 deadline = queued + .seconds(120)
                 while received.withLockedValue({ $0 }) < before + jobs {
                     guard clock.now < deadline else { throw BenchmarkError("the pushes were not all sent in 2 minutes") }
                     try await Task.sleep(for: .milliseconds(1))
                 }
-                if trail { send.append(clock.now - queued) }
-                if let cpuBefore, let cpuAfter = usage.cpuTime() {
-                    if trail { cpuOn.append(cpuAfter - cpuBefore) } else { cpuOff.append(cpuAfter - cpuBefore) }
-                }
+                send.append(clock.now - queued)
             }
-            store.trailSwitch.hours = 24
             // The same pushes through the provider alone, as many at once, with nothing written.
             guard let provider = dispatcher.providers[.apns] else { throw BenchmarkError("no APNs provider") }
             var direct: [Duration] = []
@@ -179,7 +216,6 @@ public enum PushBenchmark {
                 }
                 direct.append(clock.now - start)
             }
-            return Report(
-                options: options, decide: decide, jobs: jobs, send: send, direct: direct, cpuTrailOn: cpuOn, cpuTrailOff: cpuOff)
+            return Report(options: options, decide: decide, jobs: jobs, send: send, direct: direct)
     }
 }

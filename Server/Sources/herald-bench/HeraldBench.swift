@@ -257,8 +257,13 @@ extension HeraldBench {
         @Option(help: "Pushes sent at once.")
         var concurrency = 32
 
+        @Option(help: "Pairs of messages for the delivery trail's cost (on for one, off for the other), pushes only logged.")
+        var trailPairs = 10
+
         func validate() throws {
-            guard members > 0, devices > 0, messages > 0, concurrency > 0 else { throw ValidationError("counts must be positive") }
+            guard members > 0, devices > 0, messages > 0, concurrency > 0, trailPairs > 0 else {
+                throw ValidationError("counts must be positive")
+            }
         }
 
         func run() async throws {
@@ -268,6 +273,7 @@ extension HeraldBench {
             options.devicesPerMember = devices
             options.messages = messages
             options.concurrency = concurrency
+            options.trailPairs = trailPairs
             print(try await PushBenchmark.run(options).text)
         }
     }

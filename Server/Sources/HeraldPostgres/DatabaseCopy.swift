@@ -245,6 +245,7 @@ public enum DatabaseCopy {
             try await connection.query("UPDATE users SET erased = true WHERE id = ANY(\(shape.erased))", logger: logger)
             try await connection.query("UPDATE message_seq SET seq = \(Int64(shape.lastSeq)) WHERE id = 1", logger: logger)
             try await restartCounter("push_jobs", after: nil, on: connection, logger: logger)
+            try await restartCounter("delivery_trail", after: nil, on: connection, logger: logger)
             try await restartCounter("webhook_jobs", after: shape.webhookCounter, on: connection, logger: logger)
             for (name, label, value) in [("token_secret", "token secret", secrets.tokenSecret), ("vapid_key", "VAPID key", secrets.vapidKey)] {
                 guard let value else { continue }

@@ -359,6 +359,7 @@ package enum PostgresMigrations {
             )
             """,
             "CREATE INDEX delivery_trail_by_seq ON delivery_trail (seq)",
+            "CREATE INDEX delivery_trail_by_conversation ON delivery_trail (conversation_id)",
             "CREATE INDEX delivery_trail_by_user ON delivery_trail (user_id, at)",
             "CREATE INDEX delivery_trail_by_time ON delivery_trail (at)",
         ],

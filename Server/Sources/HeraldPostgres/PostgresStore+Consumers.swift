@@ -30,8 +30,13 @@ extension PostgresStore {
                     ON CONFLICT DO NOTHING
                     """, logger: self.logger)
             }
-            try await Self.insertTrail(output.trail, on: connection, when: self.trailSwitch.isOn, logger: self.logger)
-            let jobs = try await Self.queue(output.pushJobs, on: connection, membersOnly: true, logger: self.logger)
+            let queued = self.trailSwitch.isOn && !output.trail.isEmpty ? QueuedAlerts() : nil
+            let jobs = try await Self.queue(
+                output.pushJobs, on: connection, membersOnly: true, collecting: queued, logger: self.logger)
+            if let queued {
+                try await Self.insertTrail(
+                    output.trail.reconciled(with: queued), on: connection, when: true, logger: self.logger)
+            }
             return try await jobs + Self.insertWebhooks(output.webhookEvents, on: connection, logger: self.logger)
         }
     }

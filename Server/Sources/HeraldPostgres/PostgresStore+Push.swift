@@ -97,7 +97,7 @@ extension PostgresStore {
     /// out, its device row locked the same way: one removed while the push it follows from was in flight.
     package static func queue(
         _ jobs: [NewPushJob], on connection: PostgresConnection, membersOnly: Bool = false, devicesOnly: Bool = false,
-        logger: Logger
+        collecting queued: QueuedAlerts? = nil, logger: Logger
     ) async throws -> Int {
         let now = Date().timeIntervalSince1970
         let encoder = JSONEncoder()
@@ -123,7 +123,7 @@ extension PostgresStore {
             let onConflict = kind == .clear || kind == .follow
                 ? "DO UPDATE SET content = excluded.content, seq = excluded.seq, due_at = excluded.due_at, created_at = excluded.created_at, attempts = 0"
                 : "DO NOTHING"
-            added += try await connection.query(
+            let written = try await connection.query(
                 """
                 INSERT INTO push_jobs (kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at, covered_by)
                 SELECT kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at, covered_by
@@ -140,8 +140,15 @@ extension PostgresStore {
                 AND EXISTS (SELECT 1 FROM members m WHERE m.conversation_id = j.conversation_id
                     AND m.user_id = j.user_id AND m.removed_seq IS NULL AND m.read_seq < j.seq FOR SHARE)
                 """ : "")
-                ON CONFLICT (kind, job_key, user_id, device_id) \(unescaped: onConflict) RETURNING id
-                """, logger: logger).collect().count
+                ON CONFLICT (kind, job_key, user_id, device_id) \(unescaped: onConflict) RETURNING user_id, device_id, seq
+                """, logger: logger).collect()
+            added += written.count
+            if let queued, kind == .alert {
+                for row in written {
+                    let (user, device, seq) = try row.decode((String, String, Int64).self)
+                    queued.add(.init(userID: user, deviceID: device, seq: seq))
+                }
+            }
         }
         return added
     }

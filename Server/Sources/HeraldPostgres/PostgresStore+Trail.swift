@@ -41,6 +41,7 @@ extension PostgresStore {
             SELECT at, conversation_id, seq, user_id, device_id, step, reasons, detail
             FROM jsonb_to_recordset(\(json)::jsonb) AS t(at double precision, conversation_id text, seq bigint,
                 user_id text, device_id text, step text, reasons text, detail text)
+            WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = t.user_id AND u.erased)
             """, logger: logger)
     }
 
@@ -122,8 +123,18 @@ extension PostgresStore {
 
     @discardableResult
     public func forgetTrail(before date: Date) async throws -> Int {
-        try await database.query(
-            "DELETE FROM delivery_trail WHERE at < \(date.timeIntervalSince1970) RETURNING id", logger: logger
-        ).count
+        // In batches: no purge holds its rows long, however much is old.
+        var total = 0
+        while true {
+            let deleted = try await database.query(
+                """
+                DELETE FROM delivery_trail WHERE id IN (
+                    SELECT id FROM delivery_trail WHERE at < \(date.timeIntervalSince1970) ORDER BY at LIMIT 5000)
+                RETURNING id
+                """, logger: logger
+            ).count
+            total += deleted
+            if deleted < 5_000 { return total }
+        }
     }
 }

@@ -72,11 +72,12 @@ public final class PostgresStore: Store, Service {
     /// logged, for up to `retryFor`; then the last error is thrown. `leaseDuration`: how long a leased push job is
     /// this node's; `presenceExpiry`: how long after its last heartbeat a node's connections still count;
     /// `queryLimit`: how long one use of the database may take before the request is answered
-    /// `database_unavailable`.
+    /// `database_unavailable`. Without `asNode` (a reader beside the servers, `herald explain`) nothing is migrated
+    /// and no node joins: a schema older than this build's is refused.
     public static func connect(
         url: String, leaseDuration: TimeInterval = 120, presenceExpiry: Duration = .seconds(30),
         retryFor: Duration = .seconds(600), clock: WallClock = WallClock(), queryLimit: Duration = .seconds(5),
-        logger: Logger
+        asNode: Bool = true, logger: Logger
     ) async throws -> PostgresStore {
         let configuration = try configuration(url)
         // The pool's own notes (each connection it could not make) only from warnings up: the store says what matters.
@@ -95,11 +96,26 @@ public final class PostgresStore: Store, Service {
                 // answer within 5 s (the database is there), then the set-up within 60 s (migrations on a busy
                 // server can take longer than the first answer should).
                 try await store.database.within(.seconds(5)).query("SELECT 1", logger: logger)
-                try await store.database.within(.seconds(60)).run {
-                    try await PostgresMigrations.migrate(store.client, logger: logger)
-                    try await store.presence.join()
+                if asNode {
+                    try await store.database.within(.seconds(60)).run {
+                        try await PostgresMigrations.migrate(store.client, logger: logger)
+                        try await store.presence.join()
+                    }
+                } else {
+                    // A reader (`herald explain`): not a node, and the schema as the servers left it.
+                    let rows = try await store.database.within(.seconds(5)).query(
+                        "SELECT version FROM herald_schema", logger: logger)
+                    let version = try rows.first.map { try $0.decode(Int.self) } ?? 0
+                    guard version >= PostgresMigrations.steps.count else {
+                        await store.close()
+                        throw StorageError(
+                            "the database at \(Self.redacted(url)) has schema \(version), older than this herald's "
+                                + "\(PostgresMigrations.steps.count): start a server of this version on it first")
+                    }
                 }
                 return store
+            } catch let error as StorageError {
+                throw error
             } catch {
                 let reason = describe(error)
                 guard waits.now.advanced(by: wait) < deadline, !Task.isCancelled else {

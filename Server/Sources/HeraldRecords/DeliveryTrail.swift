@@ -116,7 +116,12 @@ public struct TrailStep: Hashable, Sendable {
         (stored ?? "").split(separator: ",").compactMap { Reason(rawValue: String($0)) }
     }
 
-    private static func clipped(_ text: String) -> String {
+    /// `text` with its control characters (NUL among them, which PostgreSQL's JSON refuses) as spaces, clipped to
+    /// ``maxDetailBytes``.
+    private static func clipped(_ raw: String) -> String {
+        let text = String(String.UnicodeScalarView(raw.unicodeScalars.map {
+            $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? " " : $0
+        }))
         guard text.utf8.count > maxDetailBytes else { return text }
         var cut = text.prefix(maxDetailBytes)
         while cut.utf8.count > maxDetailBytes { cut = cut.dropLast() }
@@ -192,5 +197,45 @@ public struct TrailSubject: Sendable {
             markers[row.user] = row.read
         }
         return markers
+    }
+}
+
+/// The alerts a queueing actually wrote (member, device, seq): the decider's `queued` steps are kept for those only.
+package final class QueuedAlerts {
+    package struct Key: Hashable {
+        package var userID: String
+        package var deviceID: String
+        package var seq: Int64
+
+        package init(userID: String, deviceID: String, seq: Int64) {
+            self.userID = userID
+            self.deviceID = deviceID
+            self.seq = seq
+        }
+    }
+
+    package private(set) var keys: Set<Key> = []
+
+    package init() {}
+
+    package func add(_ key: Key) {
+        keys.insert(key)
+    }
+}
+
+extension [TrailStep] {
+    /// The decider's steps once its alerts were queued: an alert's `queued` step whose job the queueing left out (the
+    /// member read it, a live device confirmed it, or they left, while the round was deciding; or it was queued
+    /// already) becomes `dropped`, saying so.
+    package func reconciled(with queued: QueuedAlerts) -> [TrailStep] {
+        map { step in
+            guard step.kind == .queued, !step.reasons.contains(.followUp),
+                  !queued.keys.contains(.init(userID: step.userID, deviceID: step.deviceID, seq: step.seq))
+            else { return step }
+            var dropped = step
+            dropped.kind = .dropped
+            dropped.detail = "not queued: read, confirmed live, or left while it was decided (or queued already)"
+            return dropped
+        }
     }
 }

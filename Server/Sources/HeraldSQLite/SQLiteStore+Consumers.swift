@@ -19,9 +19,10 @@ extension SQLiteStore {
                 [.text(consumer.rawValue), .integer(Int(place)), .integer(Int(through))])
             guard !moved.isEmpty else { return nil }
             try Self.remind(output.reminders, on: connection)
-            try Self.insertTrail(output.trail, on: connection, when: self.trailSwitch.isOn)
-            return try Self.queue(output.pushJobs, on: connection, membersOnly: true)
-                + Self.insertWebhooks(output.webhookEvents, on: connection)
+            let queued = self.trailSwitch.isOn && !output.trail.isEmpty ? QueuedAlerts() : nil
+            let jobs = try Self.queue(output.pushJobs, on: connection, membersOnly: true, collecting: queued)
+            if let queued { try Self.insertTrail(output.trail.reconciled(with: queued), on: connection, when: true) }
+            return jobs + (try Self.insertWebhooks(output.webhookEvents, on: connection))
         }
     }
 }

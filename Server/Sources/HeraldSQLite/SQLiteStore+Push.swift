@@ -79,7 +79,8 @@ extension SQLiteStore {
     /// dropped the alerts waiting then, not this one). With `devicesOnly`, a job for a device no longer registered
     /// is left out: one removed while the push it follows from was in flight (nothing would ever lease it).
     package static func queue(
-        _ jobs: [NewPushJob], on connection: SQLiteHandle, membersOnly: Bool = false, devicesOnly: Bool = false
+        _ jobs: [NewPushJob], on connection: SQLiteHandle, membersOnly: Bool = false, devicesOnly: Bool = false,
+        collecting queued: QueuedAlerts? = nil
     ) throws -> Int {
         let now = Date().timeIntervalSince1970
         let encoder = JSONEncoder()
@@ -111,7 +112,7 @@ extension SQLiteStore {
                             job.coveredBy.map { .text($0.rawValue) } ?? .null]
                 }
                 let values = SQLiteHandle.padded(rows, width: 11)
-                added += try connection.query(
+                let written = try connection.query(
                     """
                     INSERT INTO push_jobs (kind, job_key, user_id, device_id, conversation_id, seq, content, ticket, created_at, due_at, covered_by)
                     SELECT * FROM (VALUES \(values.placeholders)) AS job WHERE job.column1 IS NOT NULL\(devicesOnly ? """
@@ -127,10 +128,18 @@ extension SQLiteStore {
                             WHERE r.user_id = job.column3 AND (job.column11 = 'member' OR r.device = job.column4)
                               AND r.through >= job.column6))
                     """ : "")
-                    ON CONFLICT (kind, job_key, user_id, device_id) \(onConflict) RETURNING id
+                    ON CONFLICT (kind, job_key, user_id, device_id) \(onConflict) RETURNING user_id, device_id, seq
                     """,
                     values.binds
-                ).count
+                )
+                added += written.count
+                if let queued, kind == .alert {
+                    for row in written {
+                        guard let user = row.column("user_id")?.string, let device = row.column("device_id")?.string,
+                              let seq = row.column("seq")?.integer else { continue }
+                        queued.add(.init(userID: user, deviceID: device, seq: Int64(seq)))
+                    }
+                }
             }
         }
         return added

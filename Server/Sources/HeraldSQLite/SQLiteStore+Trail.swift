@@ -24,6 +24,7 @@ extension SQLiteStore {
                 """
                 INSERT INTO delivery_trail (at, conversation_id, seq, user_id, device_id, step, reasons, detail)
                 SELECT * FROM (VALUES \(values.placeholders)) AS t WHERE t.column1 IS NOT NULL
+                    AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = t.column4 AND u.erased)
                 """,
                 values.binds)
         }
@@ -107,9 +108,22 @@ extension SQLiteStore {
 
     @discardableResult
     public func forgetTrail(before date: Date) async throws -> Int {
-        try await database.perform { connection in
-            try connection.query(
-                "DELETE FROM delivery_trail WHERE at < ?1 RETURNING id", [.float(date.timeIntervalSince1970)]).count
+        // In batches: the writer is not held long by a purge, however much is old.
+        var total = 0
+        while true {
+            let deleted = try await database.perform { connection in
+                try connection.query(
+                    """
+                    DELETE FROM delivery_trail WHERE id IN (
+                        SELECT id FROM delivery_trail WHERE at < ?1 ORDER BY at LIMIT \(Self.trailPurgeBatch))
+                    RETURNING id
+                    """, [.float(date.timeIntervalSince1970)]).count
+            }
+            total += deleted
+            if deleted < Self.trailPurgeBatch { return total }
         }
     }
+
+    /// The most steps one purge statement deletes.
+    package static var trailPurgeBatch: Int { 5_000 }
 }

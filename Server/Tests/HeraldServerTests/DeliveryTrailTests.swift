@@ -160,6 +160,23 @@ struct DeliveryTrailTests {
         }
     }
 
+    @Test("a decided alert the queueing left out (read, confirmed or left meanwhile) is a dropped step, not queued for ever; a service's words lose their control characters")
+    func reconciled() {
+        let at = Date(timeIntervalSince1970: 1_800_000_000)
+        let steps = [
+            TrailStep(conversationID: "c", seq: 7, userID: "bob", deviceID: "phone", at: at, kind: .queued),
+            TrailStep(conversationID: "c", seq: 7, userID: "fay", deviceID: "phone", at: at, kind: .queued, reasons: [.waitsForDevice]),
+            TrailStep(conversationID: "c", seq: 7, userID: "gus", deviceID: "phone", at: at, kind: .queued, reasons: [.followUp]),
+            TrailStep(conversationID: "c", seq: 7, userID: "dave", at: at, kind: .skipped, reasons: [.muted]),
+        ]
+        let queued = QueuedAlerts()
+        queued.add(.init(userID: "bob", deviceID: "phone", seq: 7))
+        #expect(steps.reconciled(with: queued).map(\.kind) == [.queued, .dropped, .queued, .skipped])
+        let words = TrailStep(
+            conversationID: "c", seq: 7, userID: "bob", at: at, kind: .refused, detail: "Bad\u{0}Token\u{1B}[31m" + String(repeating: "é", count: 400))
+        #expect(words.detail?.hasPrefix("Bad Token [31m") == true && (words.detail?.utf8.count ?? 0) <= TrailStep.maxDetailBytes)
+    }
+
     @Test("with HERALD_TRAIL_HOURS=0 nothing is written; the answer still says who was told, from what is known now",
           arguments: StoreKind.available)
     func off(kind: StoreKind) async throws {

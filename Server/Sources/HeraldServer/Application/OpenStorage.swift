@@ -28,10 +28,16 @@ struct OpenStorage: Sendable {
     /// (`herald explain`): SQLite read-only and without its lock; PostgreSQL as a node does, without waiting long for
     /// one that cannot be reached. The answer's `close` closes it.
     static func openForReading(_ configuration: ServerConfiguration, logger: Logger) async throws -> OpenStorage {
+        let storage = try await openDriverForReading(configuration, logger: logger)
+        storage.store.trailSwitch.hours = configuration.trailHours
+        return storage
+    }
+
+    private static func openDriverForReading(_ configuration: ServerConfiguration, logger: Logger) async throws -> OpenStorage {
         if let url = configuration.postgresURL {
             let store = try await PostgresStore.connect(
                 url: url, retryFor: .seconds(10), clock: configuration.clock, queryLimit: configuration.databaseQueryLimit,
-                logger: logger)
+                asNode: false, logger: logger)
             return OpenStorage(store: store, cluster: PostgresCluster(store: store), services: [], close: { await store.close() })
         }
         let store = try await SQLiteStore.openForReading(path: configuration.databasePath, clock: configuration.clock, logger: logger)

@@ -11,14 +11,21 @@ struct DeliveryReports: Sendable {
 
     /// How many of each device's last pushes the troubleshooter lists.
     static let lastPushes = 5
+    /// The most members one answer lists: beyond, the backend names one (`?user=`).
+    static let memberLimit = 1_000
 
     // MARK: A message's deliveries
 
     /// The trail of `messageID` in `conversationID`: for the app's backend (`viewer` nil) every member it reached (or
     /// `user` alone); for a member (`viewer`), theirs alone, and only of a message they can see.
     ///
-    /// - Throws: ``APIError`` `message_not_found` (no such message, or not one the viewer sees), `not_a_member`.
+    /// - Throws: ``APIError`` `not_a_member` (the viewer is not a member now: asked first, so it learns nothing of
+    ///   which messages exist), `message_not_found` (no such message, or not one the viewer sees), `invalid_request`
+    ///   (the backend asked for every member of a message that reached more than ``memberLimit``).
     func deliveries(of messageID: String, in conversationID: String, user: String?, viewer: String?) async throws -> WireDeliveries {
+        if let viewer {
+            _ = try await store.entries(in: conversationID, for: viewer, after: nil, before: nil, limit: 1)
+        }
         guard let subject = try await store.trailSubject(conversationID: conversationID, messageID: messageID),
               let seq = subject.message.message.seq
         else { throw Self.messageNotFound }
@@ -31,6 +38,10 @@ struct DeliveryReports: Sendable {
         let steps = try await store.trail(of: conversationID, seq: seq, userID: only)
         var users = Set(subject.readMarkers.keys).union(steps.map(\.userID))
         if let only { users = users.intersection([only]) }
+        guard users.count <= Self.memberLimit else {
+            throw APIError.invalidRequest(
+                "the message reached \(users.count) members, more than \(Self.memberLimit) an answer lists: name one with `user`")
+        }
         var members: [WireDeliveries.Member] = []
         for userID in HeraldID.sorted(users) {
             members.append(try await member(

@@ -60,7 +60,7 @@ public final class ExpoProvider: PushProvider {
             message["body"] = content.body ?? ""
             if let summary = content.summary { message["subtitle"] = summary }
             // The category the app registered its Reply and Mark as read actions under (`setNotificationCategoryAsync`).
-            message["categoryId"] = PushContent.category
+            if content.test != true { message["categoryId"] = PushContent.category }
             if content.quiet {
                 // Quiet hours: no sound, normal priority, passive on iOS.
                 message["priority"] = "normal"

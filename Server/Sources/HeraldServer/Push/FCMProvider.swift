@@ -145,6 +145,11 @@ public final class FCMProvider: PushProvider {
             var aps: [String: Any] = [
                 "thread-id": content.conversationID, "badge": content.badge, "category": PushContent.category,
             ]
+            if content.test == true {
+                // A test notification is about no conversation, and has nothing to answer.
+                aps["thread-id"] = nil
+                aps["category"] = nil
+            }
             if content.quiet {
                 // Quiet hours: low priority, no sound, no vibration; on iOS, passive.
                 notification["notification_priority"] = "PRIORITY_LOW"

@@ -322,7 +322,7 @@ public struct HeraldAPI: Sendable {
     /// of each of their devices' pushes, as far back as the server keeps it (``WireDeliveries/trailHours``).
     ///
     /// - Throws: ``HeraldAPIError`` `message_not_found` (404) when there is no such message, or the user cannot see
-    ///   it; `not_a_member` (403) when the user was never a member of the conversation.
+    ///   it; `not_a_member` (403) when the user is not a member of the conversation now.
     public func deliveries(ofMessage messageID: String, in conversationID: String) async throws -> WireDeliveries {
         let path = "/v1/me/deliveries?conversation=\(Self.escapeQuery(conversationID))&message=\(Self.escapeQuery(messageID))"
         return try await request(.GET, path, as: WireDeliveries.self)

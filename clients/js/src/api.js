@@ -235,8 +235,8 @@ export class API {
   }
 
   /** A message's delivery trail as the user may see it: what was decided for them and why, and what each of their
-   *  devices' push services answered (`{conversation, message, trailHours, members}`). `not_found` for a message the
-   *  user cannot see. */
+   *  devices' push services answered (`{conversation, message, trailHours, members}`). `not_a_member` when the user
+   *  is not a member of the conversation now; `message_not_found` for a message they cannot see. */
   deliveries(conversation, message) {
     return this.request("GET", `/v1/me/deliveries?${queryString({ conversation, message })}`);
   }

@@ -384,9 +384,27 @@ class DevTools:
             if "method" in message:
                 self.events.append(message)
 
+    def service_worker(self, origin):
+        """The registration id of `origin`'s service worker (`/sw.js`), once its version is activated and running."""
+        script = origin + "/sw.js"
+
+        def running(params):
+            return any(version["scriptURL"] == script and version["status"] == "activated"
+                       and version["runningStatus"] == "running" for version in params["versions"])
+        versions = self.next_event("ServiceWorker.workerVersionUpdated", running, timeout=15)["versions"]
+        return next(version["registrationId"] for version in versions if version["scriptURL"] == script)
+
     def close(self):
         self.socket.close()
 
+
+
+def reset_notifications(server, token):
+    """The user's notification settings back to the defaults: a user who chose nothing."""
+    status, _ = server.request("PUT", "/v1/me/notifications", token, {
+        "defaultLevel": "all", "snoozeUntil": None, "timeZone": None, "quietHours": [],
+        "mentionsDuringQuietHours": False, "badgeCountsMuted": False})
+    assert status == 200, status
 
 def wait(driver, condition, timeout, what):
     """Waits for `condition(driver)` to be truthy, polling every 20 ms, for at most `timeout` seconds. The page

@@ -12,7 +12,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from harness import (ROOT, Server, chromium, choose_level, click_when, close_dialog, confirm, conversation_item, level_label, list_item,
-                     messages, open_chat, open_settings,
+                     messages, open_chat, open_settings, reset_notifications,
                      severe_console_lines, sign_in_as, unread, visible_banners, wait)
 from page_case import SCREENSHOTS, PageTestCase, banner_text, pick, shot
 
@@ -23,10 +23,7 @@ class WhoHearsWhatTests(PageTestCase):
     def setUp(self):
         # Each test starts from a user who chose nothing.
         alice = self.tokens["alice"]
-        status, _ = self.server.request("PUT", "/v1/me/notifications", alice, {
-            "defaultLevel": "all", "snoozeUntil": None, "timeZone": None, "quietHours": [],
-            "mentionsDuringQuietHours": False, "badgeCountsMuted": False})
-        self.assertEqual(status, 200)
+        reset_notifications(self.server, alice)
         for conversation in (self.team(), self.chat_with("alice", "bob")):
             self.server.request("PUT", f"/v1/conversations/{conversation}/notifications", alice, {"level": None})
 

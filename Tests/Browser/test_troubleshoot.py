@@ -17,7 +17,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.select import Select
 
 from harness import (BrowserPushService, DevTools, PushService, Server, chromium, open_settings, severe_console_lines,
-                     sign_in_as, wait, worker_evaluate)
+                     reset_notifications, sign_in_as, wait, worker_evaluate)
 from page_case import PageTestCase
 
 TEST_BODY = "Test notification: notifications reach this device."
@@ -69,14 +69,8 @@ class TestNotification(unittest.TestCase):
         return body["devices"]
 
     def worker_registration(self):
-        """The page's service worker registration id, once its version is activated and running (DevTools events)."""
-        script = self.origin + "/sw.js"
-
-        def running(params):
-            return any(version["scriptURL"] == script and version["status"] == "activated"
-                       and version["runningStatus"] == "running" for version in params["versions"])
-        versions = self.devtools.next_event("ServiceWorker.workerVersionUpdated", running, timeout=15)["versions"]
-        return next(version["registrationId"] for version in versions if version["scriptURL"] == script)
+        """The page's service worker registration id, once it runs."""
+        return self.devtools.service_worker(self.origin)
 
     def test_a_test_notification_reaches_this_browser_and_the_page_says_what_became_of_it(self):
         self.driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": self.origin, "permissions": ["notifications"]})
@@ -151,10 +145,7 @@ class Troubleshooter(PageTestCase):
 
     def setUp(self):
         alice = self.tokens["alice"]
-        status, _ = self.server.request("PUT", "/v1/me/notifications", alice, {
-            "defaultLevel": "all", "snoozeUntil": None, "timeZone": None, "quietHours": [],
-            "mentionsDuringQuietHours": False, "badgeCountsMuted": False})
-        self.assertEqual(status, 200)
+        reset_notifications(self.server, alice)
 
     def shown_checks(self, driver):
         """The checks as the panel shows them, read in one step."""

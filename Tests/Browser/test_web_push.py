@@ -70,14 +70,8 @@ class WebPush(unittest.TestCase):
         return self.subscription()
 
     def worker(self):
-        """The page's service worker registration id, once its version is activated and running (DevTools events)."""
-        script = self.origin + "/sw.js"
-
-        def running(params):
-            return any(version["scriptURL"] == script and version["status"] == "activated"
-                       and version["runningStatus"] == "running" for version in params["versions"])
-        versions = self.devtools.next_event("ServiceWorker.workerVersionUpdated", running, timeout=15)["versions"]
-        return next(version["registrationId"] for version in versions if version["scriptURL"] == script)
+        """The page's service worker registration id, once it runs."""
+        return self.devtools.service_worker(self.origin)
 
     def deliver(self, registration, payload):
         self.devtools.call("ServiceWorker.deliverPushMessage", origin=self.origin, registrationId=registration,

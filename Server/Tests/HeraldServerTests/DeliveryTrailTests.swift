@@ -74,16 +74,7 @@ struct DeliveryTrailTests {
             // Carol muted the group; Dave hears of mentions only; Erin is in her quiet hours.
             try await put("carol", "/v1/conversations/\(team)/notifications", #"{"level": "nothing"}"#)
             try await put("dave", "/v1/conversations/\(team)/notifications", #"{"level": "mentions"}"#)
-            var utc = Calendar(identifier: .gregorian)
-            utc.timeZone = TimeZone(identifier: "UTC")!
-            func clockTime(_ seconds: TimeInterval) -> String {
-                let parts = utc.dateComponents([.hour, .minute], from: clock.now().addingTimeInterval(seconds))
-                return String(format: "%02d:%02d", parts.hour!, parts.minute!)
-            }
-            let days = Weekday.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-            try await put("erin", "/v1/me/notifications", #"""
-                {"timeZone": "UTC", "quietHours": [{"days": [\#(days)], "start": "\#(clockTime(-3600))", "end": "\#(clockTime(7200))"}]}
-                """#)
+            try await put("erin", "/v1/me/notifications", NotificationLevelsServerTests.quietHoursAroundNow(clock))
             // Fay's phone is connected, in the background: it confirms what it takes in.
             let fay = try await server.stream(tokens["fay", default: ""], device: "fay-phone")
             var frames = FrameReader(fay)

@@ -11,6 +11,20 @@ import Testing
 /// arrive quietly or do not come. The server's wall clock is moved by the test, never slept on.
 @Suite("Who hears what, end to end: levels, mentions, snooze and quiet hours", .timeLimit(.minutes(3)))
 struct NotificationLevelsServerTests {
+    /// Settings whose quiet hours, in UTC, run from an hour before `clock`'s now to two hours after, every day.
+    static func quietHoursAroundNow(_ clock: WallClock) -> String {
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        func clockTime(_ seconds: TimeInterval) -> String {
+            let parts = utc.dateComponents([.hour, .minute], from: clock.now().addingTimeInterval(seconds))
+            return String(format: "%02d:%02d", parts.hour!, parts.minute!)
+        }
+        let days = Weekday.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+        return #"""
+            {"timeZone": "UTC", "quietHours": [{"days": [\#(days)], "start": "\#(clockTime(-3600))", "end": "\#(clockTime(7200))"}]}
+            """#
+    }
+
     /// What one message should do: on Alice's laptop (in the background) and on her phone.
     enum Outcome: Equatable, CustomStringConvertible {
         case ring
@@ -112,16 +126,7 @@ struct NotificationLevelsServerTests {
         clock.advance(by: 2 * 3600)
         try await post("snooze-ended", in: direct, .ring)
         // Quiet hours around now, in UTC: quietly, mentions too; then mentions ring through.
-        var utc = Calendar(identifier: .gregorian)
-        utc.timeZone = TimeZone(identifier: "UTC")!
-        func clockTime(_ seconds: TimeInterval) -> String {
-            let parts = utc.dateComponents([.hour, .minute], from: clock.now().addingTimeInterval(seconds))
-            return String(format: "%02d:%02d", parts.hour!, parts.minute!)
-        }
-        let days = Weekday.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-        try await put("/v1/me/notifications", #"""
-            {"timeZone": "UTC", "quietHours": [{"days": [\#(days)], "start": "\#(clockTime(-3600))", "end": "\#(clockTime(7200))"}]}
-            """#)
+        try await put("/v1/me/notifications", Self.quietHoursAroundNow(clock))
         try await post("quiet-plain", in: team, .quietly)
         try await post("quiet-named", in: team, mentions: ["alice"], .quietly)
         try await put("/v1/me/notifications", #"{"mentionsDuringQuietHours": true}"#)

@@ -1,5 +1,9 @@
 import Foundation
+import HeraldCore
+import HeraldRecords
+import HeraldSQLite
 import HeraldServer
+import Logging
 import HeraldTestSupport
 import Testing
 
@@ -77,6 +81,46 @@ struct CommandLineTests {
         #expect(refused.status == 1)
         #expect(refused.stdout.isEmpty)
         #expect(refused.stderr == "herald health: http://127.0.0.1:\(port)/health did not answer: connection refused\n", "\(refused.stderr)")
+    }
+
+    @Test("herald explain reads a message's trail from the database named as for serve and says it in words; no database, no message: one line and exit 1")
+    func explain() async throws {
+        let folder = try makeTemporaryFolder("herald-explain")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("herald.sqlite").path
+        var logger = Logger(label: "explain-test")
+        logger.logLevel = .critical
+        let store = try await SQLiteStore.open(path: database, logger: logger)
+        let (ann, ben) = (Person(id: "ann", displayName: "Ann"), Person(id: "ben", displayName: "Ben"))
+        for person in [ann, ben] { _ = try await store.upsertUser(person) }
+        let (chat, _) = try await store.createConversation(kind: .direct, title: nil, memberIDs: ["ann", "ben"])
+        let posted = try await store.post(MessageDraft(
+            id: "hello", conversation: chat.conversation, sender: ann, text: "hello", imageURL: nil))
+        guard case .stored(let message) = posted, let seq = message.seq else { throw TestFailure("not stored: \(posted)") }
+        let at = Date()
+        try await store.recordTrail([
+            TrailStep(conversationID: chat.conversation.id, seq: seq, userID: "ben", deviceID: "phone", at: at, kind: .queued,
+                      reasons: [.quietHours]),
+            TrailStep(conversationID: chat.conversation.id, seq: seq, userID: "ben", deviceID: "phone", at: at, kind: .sent,
+                      detail: "apns-0001"),
+        ])
+        try await store.database.close(markingClean: true)
+
+        let result = try await runHerald(
+            ["explain", "--database", database, "--conversation", chat.conversation.id, "--message", "hello"],
+            timeout: .seconds(30))
+        #expect(result.status == 0, "\(result.stderr)")
+        for expected in ["Message hello", "sent by ann", "ann: their own message", "ben: pushed",
+                         "push queued (quietly: their quiet hours)", "sent: the push service took it (id apns-0001)"] {
+            #expect(result.stdout.contains(expected), "\(expected) in:\n\(result.stdout)")
+        }
+        let missing = try await runHerald(
+            ["explain", "--database", database, "--conversation", chat.conversation.id, "--message", "nope"], timeout: .seconds(30))
+        #expect(missing.status == 1 && missing.stderr.contains("no message nope"), "\(missing.stderr)")
+        let nowhere = try await runHerald(
+            ["explain", "--database", folder.appendingPathComponent("none.sqlite").path, "--conversation", "c", "--message", "m"],
+            timeout: .seconds(30))
+        #expect(nowhere.status == 1 && nowhere.stderr.contains("there is no database at"), "\(nowhere.stderr)")
     }
 
     @Test("a secret shorter than 32 bytes is refused with a clear message, not a crash")

@@ -1,5 +1,6 @@
 import Foundation
 @testable import HeraldRecords
+import HeraldProtocol
 import HeraldServer
 import Testing
 
@@ -118,7 +119,9 @@ struct APITests {
             let listed = try await server.request("GET", "/v1/devices", token: alice)
             #expect(listed.status == 200)
             let devices = try #require((try JSONSerialization.jsonObject(with: listed.body) as? [String: Any])?["devices"] as? [[String: String]])
-            #expect(devices == [
+            // Each with when it was last seen (its registration); no permission reported.
+            #expect(devices.allSatisfy { device in device["lastSeen"].flatMap { WireJSON.date($0) } != nil && device["permission"] == nil })
+            #expect(devices.map { $0.filter { $0.key != "lastSeen" } } == [
                 ["id": "phone-1", "platform": "apns", "token": second],
                 ["id": "pixel", "platform": "fcm", "token": "fcm:APA91b-x_y.z"],
                 ["id": "rn", "platform": "expo", "token": "ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]"],

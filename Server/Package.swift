@@ -154,6 +154,9 @@ let package = Package(
             // clients/js) and the API description, embedded in the binary at build time: nothing is read from the
             // build tree, so the binary can be copied alone.
             exclude: ["Resources"],
+            // Push/WebPushEncryption.swift is a link to HeraldPresentation's file: with this, it compiles over
+            // swift-crypto here (CryptoKit there).
+            swiftSettings: [.define("HERALD_SWIFT_CRYPTO")],
             plugins: [.plugin(name: "EmbedFiles")]
         ),
         // The tool the EmbedFiles plugin runs: files of the repository into a Swift source file.

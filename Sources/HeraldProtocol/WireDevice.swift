@@ -24,14 +24,37 @@ public struct WireDevice: Codable, Hashable, Sendable {
     public var permission: DevicePermission?
     /// When it last registered or reported its permission (nil from a server before 0.32).
     public var lastSeen: Date?
+    /// Whether it registered push keys (``WirePushKeys``), so that with `HERALD_PUSH_CONTENT=encrypted` its pushes are
+    /// encrypted to it (nil from a server before 0.33). A Web Push subscription always has them.
+    public var encrypted: Bool?
 
     /// A device.
-    public init(id: String, platform: PushPlatform, token: String, permission: DevicePermission? = nil, lastSeen: Date? = nil) {
+    public init(
+        id: String, platform: PushPlatform, token: String, permission: DevicePermission? = nil, lastSeen: Date? = nil,
+        encrypted: Bool? = nil
+    ) {
         self.id = id
         self.platform = platform
         self.token = token
         self.permission = permission
         self.lastSeen = lastSeen
+        self.encrypted = encrypted
+    }
+}
+
+/// A device's push keys, as a Web Push subscription holds them (`PUT /v1/devices/{deviceId}` with `"keys"`): with
+/// `HERALD_PUSH_CONTENT=encrypted` every APNs, FCM and Expo push to the device carries its words encrypted to these
+/// (RFC 8291, `aes128gcm`), and only the device reads them (`PushKeyPair` in HeraldPresentation makes and opens them).
+public struct WirePushKeys: Codable, Hashable, Sendable {
+    /// The device's P-256 public key, uncompressed (65 bytes), in base64url.
+    public var p256dh: String
+    /// Its 16-byte authentication secret, in base64url.
+    public var auth: String
+
+    /// Keys, in base64url.
+    public init(p256dh: String, auth: String) {
+        self.p256dh = p256dh
+        self.auth = auth
     }
 }
 

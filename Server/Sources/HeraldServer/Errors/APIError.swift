@@ -63,6 +63,9 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         case messageDeleted = "message_deleted"
         /// The message was edited as many times as it may be (`HERALD_EDIT_LIMIT`).
         case editLimit = "edit_limit"
+        /// The server encrypts every push (`HERALD_PUSH_REQUIRE_ENCRYPTION=1`): an APNs, FCM or Expo device must
+        /// register its push keys (`keys`).
+        case encryptionRequired = "encryption_required"
         /// A device key that no device has (`GET /v1/push/…`): register the device again for a new one.
         case invalidDeviceKey = "invalid_device_key"
         /// A service route was called without a valid service key (`HERALD_SERVICE_KEY`), or the server has none.

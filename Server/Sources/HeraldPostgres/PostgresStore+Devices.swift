@@ -34,10 +34,12 @@ extension PostgresStore {
             }
             try await connection.query(
                 """
-                INSERT INTO devices (user_id, id, platform, token, updated_at, key_digest, seen_at)
-                VALUES (\(device.userID), \(device.id), \(device.platform.rawValue), \(device.token), \(now), \(keyDigest), \(now))
+                INSERT INTO devices (user_id, id, platform, token, updated_at, key_digest, seen_at, push_keys)
+                VALUES (\(device.userID), \(device.id), \(device.platform.rawValue), \(device.token), \(now), \(keyDigest), \(now),
+                    \(device.keys?.stored))
                 ON CONFLICT (user_id, id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
-                    updated_at = excluded.updated_at, key_digest = excluded.key_digest, seen_at = excluded.seen_at
+                    updated_at = excluded.updated_at, key_digest = excluded.key_digest, seen_at = excluded.seen_at,
+                    push_keys = excluded.push_keys
                 """, logger: self.logger)
         }
     }
@@ -96,20 +98,14 @@ extension PostgresStore {
 
     public func reportedDevices(of userID: String) async throws -> [ReportedDevice] {
         let rows = try await database.query(
-            "SELECT user_id, id, platform, token, permission, seen_at FROM devices WHERE user_id = \(userID) ORDER BY id",
+            "SELECT user_id, id, platform, token, permission, seen_at, push_keys FROM devices WHERE user_id = \(userID) ORDER BY id",
             logger: logger)
         return try rows.compactMap { try Rows.reportedDevice($0.makeRandomAccess()) }
     }
 
     public func devices(of userID: String) async throws -> [DeviceRegistration] {
         let rows = try await database.query(
-            "SELECT id, platform, token FROM devices WHERE user_id = \(userID) ORDER BY id", logger: logger)
-        var devices: [DeviceRegistration] = []
-        for row in rows {
-            let (id, platform, token) = try row.decode((String, String, String).self)
-            guard let platform = DeviceRegistration.Platform(rawValue: platform) else { continue }
-            devices.append(DeviceRegistration(id: id, userID: userID, platform: platform, token: token))
-        }
-        return devices
+            "SELECT user_id, id, platform, token, push_keys FROM devices WHERE user_id = \(userID) ORDER BY id", logger: logger)
+        return try rows.compactMap { try Rows.device($0.makeRandomAccess()) }
     }
 }

@@ -180,7 +180,9 @@ extension PostgresStore {
                 on: connection, logger: self.logger)
             let lease = OutboxRules.lease(try rowsRead.map { row in
                 let key = DeviceKey(userID: try row.text("user_id"), id: try row.text("device_id"))
-                let device = tokens[key].map { DeviceRegistration(id: key.id, userID: key.userID, platform: platform, token: $0) }
+                let device = tokens[key].map {
+                    DeviceRegistration(id: key.id, userID: key.userID, platform: platform, token: $0.token, keys: $0.keys)
+                }
                 return try LeaseCandidate(row, device: device)
             }, now: now)
             if !lease.dropped.isEmpty {
@@ -219,17 +221,17 @@ extension PostgresStore {
     /// The tokens of `devices`, by owner and id.
     private static func tokens(
         of devices: [DeviceKey], on connection: PostgresConnection, logger: Logger
-    ) async throws -> [DeviceKey: String] {
+    ) async throws -> [DeviceKey: (token: String, keys: PushEncryptionKeys?)] {
         guard !devices.isEmpty else { return [:] }
         let rows = try await connection.query(
             """
-            SELECT d.user_id, d.id, d.token FROM devices d
+            SELECT d.user_id, d.id, d.token, d.push_keys FROM devices d
             JOIN unnest(\(devices.map(\.userID))::text[], \(devices.map(\.id))::text[]) AS k(user_id, id)
               ON d.user_id = k.user_id AND d.id = k.id
             """, logger: logger)
-        var tokens: [DeviceKey: String] = [:]
-        for try await (userID, id, token) in rows.decode((String, String, String).self) {
-            tokens[DeviceKey(userID: userID, id: id)] = token
+        var tokens: [DeviceKey: (token: String, keys: PushEncryptionKeys?)] = [:]
+        for try await (userID, id, token, keys) in rows.decode((String, String, String, String?).self) {
+            tokens[DeviceKey(userID: userID, id: id)] = (token, keys.flatMap(PushEncryptionKeys.init(stored:)))
         }
         return tokens
     }

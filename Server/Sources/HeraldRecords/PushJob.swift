@@ -75,7 +75,7 @@ public struct PushContent: Codable, Hashable, Sendable {
     ) {
         var incoming = incoming
         withheld = mode
-        if mode != .full, incoming.message.event == nil {
+        if mode == .sender || mode == .none, incoming.message.event == nil {
             incoming.message.text = nil
             incoming.message.imageURL = nil
         }
@@ -106,18 +106,24 @@ public struct PushContent: Codable, Hashable, Sendable {
         localization.title = clip(localization.title)
         localization.body = clip(localization.body)
         self.localization = localization.title == nil && localization.body == nil ? nil : localization
-        if mode == .none {
-            // Who wrote, where, and to whom: none of it. The words are the generic ones every alert shares.
+        if mode == .none { withholdAll(formatter: formatter) }
+    }
+
+    /// Who wrote, where, and to whom: none of it (``PushContentMode/none``). The words are the generic ones every
+    /// alert shares; an edit's follow-up says `New message` too, a deletion's and a clear's keep saying nothing.
+    package mutating func withholdAll(formatter: ContentFormatter = .standard) {
+        if messageID != nil, follows != .deleted {
             title = nil
             body = formatter.emptyPlaceholder
-            self.localization = NotificationLocalization(body: LocalizedWords(key: "HERALD_NEW_MESSAGE"))
-            senderID = nil
-            senderName = nil
-            senderAvatarURL = nil
-            conversationTitle = nil
-            isGroup = false
-            mentioned = false
+            localization = NotificationLocalization(body: LocalizedWords(key: "HERALD_NEW_MESSAGE"))
         }
+        withheld = .none
+        senderID = nil
+        senderName = nil
+        senderAvatarURL = nil
+        conversationTitle = nil
+        isGroup = false
+        mentioned = false
     }
 
     /// The most bytes a title or a body takes in a push's JSON. A preview is 50 characters, but a character may be
@@ -226,7 +232,7 @@ public struct PushContent: Codable, Hashable, Sendable {
         if let senderName { data["senderName"] = senderName }
         if let senderAvatarURL { data["senderAvatarURL"] = senderAvatarURL }
         if let conversationTitle { data["conversationTitle"] = conversationTitle }
-        if messageID != nil, withheld != .full { data["withheld"] = withheld.rawValue }
+        if messageID != nil, withheld == .sender || withheld == .none { data["withheld"] = withheld.rawValue }
         if let count { data["count"] = String(count) }
         if messageID != nil, withheld == .none {
             // Ids only: not even whether it is a group.
@@ -355,6 +361,10 @@ public enum PushContentMode: String, Codable, Hashable, Sendable, CaseIterable {
     case sender
     /// Nothing but the ids, the badge and a generic `New message`.
     case none
+    /// Everything, encrypted to the device (RFC 8291, with the keys it registered): the push services read the ids,
+    /// the badge and `New message`, as with ``none``; the device decrypts the rest. A device without keys is sent
+    /// what ``none`` sends.
+    case encrypted
 }
 
 /// One job of the push outbox: one push to one device.

@@ -326,13 +326,45 @@ public struct DeviceRegistration: Hashable, Sendable, Codable {
     public var platform: Platform
     /// Its push token (or, for Web Push, its subscription).
     public var token: String
+    /// The keys its pushes are encrypted to (`HERALD_PUSH_CONTENT=encrypted`), if it registered them. A Web Push
+    /// subscription's are in its token.
+    public var keys: PushEncryptionKeys?
 
     /// Creates a registration.
-    public init(id: String, userID: String, platform: Platform, token: String) {
+    public init(id: String, userID: String, platform: Platform, token: String, keys: PushEncryptionKeys? = nil) {
         self.id = id
         self.userID = userID
         self.platform = platform
         self.token = token
+        self.keys = keys
+    }
+}
+
+/// A device's push keys, as a Web Push subscription holds them: its P-256 public key (65 bytes, uncompressed) and its
+/// 16-byte authentication secret. Kept in the `devices` row as JSON (``stored``).
+public struct PushEncryptionKeys: Hashable, Sendable, Codable {
+    /// The public key.
+    public var p256dh: Data
+    /// The authentication secret.
+    public var auth: Data
+
+    /// Keys of those bytes.
+    public init(p256dh: Data, auth: Data) {
+        self.p256dh = p256dh
+        self.auth = auth
+    }
+
+    /// The keys as the row keeps them: `{"auth":"…","p256dh":"…"}`, base64url.
+    public var stored: String {
+        #"{"auth":"\#(auth.base64URLEncodedString())","p256dh":"\#(p256dh.base64URLEncodedString())"}"#
+    }
+
+    /// Keys read back from ``stored``; nil for anything else.
+    public init?(stored: String) {
+        guard let fields = try? JSONDecoder().decode([String: String].self, from: Data(stored.utf8)),
+              let p256dh = fields["p256dh"].flatMap({ Data(base64URL: $0) }), let auth = fields["auth"].flatMap({ Data(base64URL: $0) })
+        else { return nil }
+        self.init(p256dh: p256dh, auth: auth)
     }
 }
 

@@ -107,7 +107,9 @@ package enum Rows {
               let token = try row.optionalText("token"),
               let platform = try row.optionalText("platform").flatMap(DeviceRegistration.Platform.init)
         else { return nil }
-        return DeviceRegistration(id: id, userID: userID, platform: platform, token: token)
+        return DeviceRegistration(
+            id: id, userID: userID, platform: platform, token: token,
+            keys: try row.optionalText("push_keys").flatMap(PushEncryptionKeys.init(stored:)))
     }
 
     /// A device's row of `user_id`, `id`, `platform`, `token`, `permission` and `seen_at`, with what it reported.

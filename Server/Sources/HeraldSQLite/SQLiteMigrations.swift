@@ -428,6 +428,11 @@ package enum SQLiteMigrations {
             "CREATE INDEX delivery_trail_by_user ON delivery_trail(user_id, at)",
             "CREATE INDEX delivery_trail_by_time ON delivery_trail(at)",
         ],
+        [
+            // A device's push keys (`{"p256dh", "auth"}`): with HERALD_PUSH_CONTENT=encrypted its pushes are
+            // encrypted to them.
+            "ALTER TABLE devices ADD COLUMN push_keys TEXT",
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

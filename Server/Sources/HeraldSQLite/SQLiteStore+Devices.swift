@@ -25,13 +25,15 @@ extension SQLiteStore {
             }
             try connection.query(
                 """
-                INSERT INTO devices (user_id, id, platform, token, updated_at, key_digest, seen_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5)
+                INSERT INTO devices (user_id, id, platform, token, updated_at, key_digest, seen_at, push_keys)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5, ?7)
                 ON CONFLICT(user_id, id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
-                    updated_at = excluded.updated_at, key_digest = excluded.key_digest, seen_at = excluded.seen_at
+                    updated_at = excluded.updated_at, key_digest = excluded.key_digest, seen_at = excluded.seen_at,
+                    push_keys = excluded.push_keys
                 """,
                 [.text(device.userID), .text(device.id), .text(device.platform.rawValue), .text(device.token),
-                 .float(Date().timeIntervalSince1970), keyDigest.map { .text($0) } ?? .null]
+                 .float(Date().timeIntervalSince1970), keyDigest.map { .text($0) } ?? .null,
+                 .optionalText(device.keys?.stored)]
             )
         }
     }
@@ -94,7 +96,7 @@ extension SQLiteStore {
     public func reportedDevices(of userID: String) async throws -> [ReportedDevice] {
         try await database.perform { connection in
             try connection.query(
-                "SELECT user_id, id, platform, token, permission, seen_at FROM devices WHERE user_id = ?1 ORDER BY id",
+                "SELECT user_id, id, platform, token, permission, seen_at, push_keys FROM devices WHERE user_id = ?1 ORDER BY id",
                 [.text(userID)]
             ).compactMap(Rows.reportedDevice)
         }
@@ -102,14 +104,9 @@ extension SQLiteStore {
 
     public func devices(of userID: String) async throws -> [DeviceRegistration] {
         try await database.perform { connection in
-            let rows = try connection.query(
-                "SELECT id, platform, token FROM devices WHERE user_id = ?1 ORDER BY id", [.text(userID)])
-            return rows.compactMap { row in
-                guard let id = row.column("id")?.string, let token = row.column("token")?.string,
-                      let platform = row.column("platform")?.string.flatMap(DeviceRegistration.Platform.init)
-                else { return nil }
-                return DeviceRegistration(id: id, userID: userID, platform: platform, token: token)
-            }
+            try connection.query(
+                "SELECT user_id, id, platform, token, push_keys FROM devices WHERE user_id = ?1 ORDER BY id", [.text(userID)]
+            ).compactMap(Rows.device)
         }
     }
 }

@@ -156,7 +156,7 @@ extension SQLiteStore {
                        j.covered_by IS NOT NULL AND EXISTS (SELECT 1 FROM push_receipts r
                            WHERE r.user_id = j.user_id AND (j.covered_by = 'member' OR r.device = j.device_id)
                              AND r.through >= j.seq) AS covered,
-                       d.token
+                       d.token, d.push_keys
                 FROM push_jobs j JOIN devices d ON d.user_id = j.user_id AND d.id = j.device_id
                 WHERE j.leased = 0 AND j.due_at <= ?1 AND d.platform = ?3 AND \(PushOutboxSQL.notBehindItsAlert)
                 ORDER BY j.due_at, j.id LIMIT ?2
@@ -165,7 +165,9 @@ extension SQLiteStore {
             )
             let lease = OutboxRules.lease(try rows.map { row in
                 let device = try row.optionalText("token").map {
-                    DeviceRegistration(id: try row.text("device_id"), userID: try row.text("user_id"), platform: platform, token: $0)
+                    DeviceRegistration(
+                        id: try row.text("device_id"), userID: try row.text("user_id"), platform: platform, token: $0,
+                        keys: try row.optionalText("push_keys").flatMap(PushEncryptionKeys.init(stored:)))
                 }
                 return try LeaseCandidate(row, device: device)
             }, now: now)

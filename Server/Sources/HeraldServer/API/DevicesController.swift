@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import HeraldProtocol
 import HeraldRecords
 import Hummingbird
@@ -16,6 +18,8 @@ struct DevicesController {
     let push: PushDispatcher
     /// Which Web Push endpoints are taken (``AddressPolicy``).
     let webPushPolicy: AddressPolicy
+    /// Whether an APNs, FCM or Expo device must register push keys (``PushSettings/requireEncryption``).
+    var requireEncryption = false
 
     func addRoutes(to group: RouterGroup<HeraldRequestContext>) {
         group.get("devices", use: list)
@@ -30,6 +34,8 @@ struct DevicesController {
         var token: String
         /// The system's permission, when the app says it as it registers.
         var permission: String?
+        /// The keys its pushes are encrypted to.
+        var keys: WirePushKeys?
     }
 
     struct PermissionRequest: Decodable {
@@ -53,7 +59,7 @@ struct DevicesController {
         return WireDeviceList(devices: devices.map {
             WireDevice(
                 id: $0.device.id, platform: $0.device.platform, token: $0.device.token, permission: $0.permission,
-                lastSeen: $0.lastSeen)
+                lastSeen: $0.lastSeen, encrypted: $0.device.platform == .webpush || $0.device.keys != nil)
         })
     }
 
@@ -66,14 +72,37 @@ struct DevicesController {
             throw APIError.invalidRequest("`token` \(problem)")
         }
         let permission = try body.permission.map(Self.permission)
+        let keys = try body.keys.map { try Self.pushKeys($0, platform: body.platform) }
+        if requireEncryption, keys == nil, body.platform != .webpush {
+            throw APIError(
+                .badRequest, .encryptionRequired,
+                "this server encrypts every push: register the device with `keys` (`p256dh` and `auth`, base64url)")
+        }
         let key = DeviceReadKey.make()
         try await store.registerDevice(
-            DeviceRegistration(id: deviceID, userID: identity.userID, platform: body.platform, token: body.token),
+            DeviceRegistration(id: deviceID, userID: identity.userID, platform: body.platform, token: body.token, keys: keys),
             limit: limits.devicesPerUser, keyDigest: key.digest)
         if let permission {
             _ = try await store.setPermission(permission, deviceID: deviceID, userID: identity.userID)
         }
         return WireDeviceRegistration(deviceKey: key.key)
+    }
+
+    /// `keys` checked: an uncompressed P-256 public key and a 16-byte secret, for a device that is not a Web Push
+    /// subscription (whose keys are in it).
+    ///
+    /// - Throws: ``APIError`` `invalid_request` saying which.
+    private static func pushKeys(_ keys: WirePushKeys, platform: DeviceRegistration.Platform) throws -> PushEncryptionKeys {
+        guard platform != .webpush else {
+            throw APIError.invalidRequest("a Web Push subscription has its keys in it: send no `keys`")
+        }
+        guard keys.p256dh.utf8.count <= 100, let p256dh = Data(base64URL: keys.p256dh),
+              (try? P256.KeyAgreement.PublicKey(x963Representation: p256dh)) != nil
+        else { throw APIError.invalidRequest("`keys.p256dh` must be an uncompressed P-256 public key (65 bytes), base64url") }
+        guard keys.auth.utf8.count <= 30, let auth = Data(base64URL: keys.auth), auth.count == 16 else {
+            throw APIError.invalidRequest("`keys.auth` must be 16 bytes, base64url")
+        }
+        return PushEncryptionKeys(p256dh: p256dh, auth: auth)
     }
 
     /// Records what the device's system lets the app do (``DevicePermission``): the troubleshooter reads it.

@@ -224,7 +224,8 @@ public func buildRouter(_ environment: ServerEnvironment, logger: Logger) -> Rou
     DevicesController(
         store: environment.store, limits: environment.configuration.limits, userLimits: environment.userLimits,
         push: environment.push,
-        webPushPolicy: AddressPolicy(allowPrivate: environment.configuration.push.webPushAllowPrivate)
+        webPushPolicy: AddressPolicy(allowPrivate: environment.configuration.push.webPushAllowPrivate),
+        requireEncryption: environment.configuration.push.requireEncryption
     ).addRoutes(to: v1)
     let deliveries = DeliveriesController(
         reports: DeliveryReports(store: environment.store, clock: environment.configuration.clock), push: environment.push)

@@ -342,7 +342,12 @@ private struct EnvironmentSettings {
         push.webPushAllowPrivate = try choice("HERALD_WEBPUSH_ALLOW_PRIVATE", ["0": false, "1": true]) ?? false
         push.timeSensitiveMentions = try choice("HERALD_PUSH_TIME_SENSITIVE_MENTIONS", ["0": false, "1": true]) ?? false
         push.localizationKeys = try choice("HERALD_PUSH_LOC_KEYS", ["0": false, "1": true]) ?? false
-        push.content = try choice("HERALD_PUSH_CONTENT", ["full": .full, "sender": .sender, "none": .none]) ?? .full
+        push.content = try choice(
+            "HERALD_PUSH_CONTENT", ["full": .full, "sender": .sender, "none": .none, "encrypted": .encrypted]) ?? .full
+        push.requireEncryption = try choice("HERALD_PUSH_REQUIRE_ENCRYPTION", ["0": false, "1": true]) ?? false
+        if push.requireEncryption, push.content != .encrypted {
+            throw ConfigurationError("HERALD_PUSH_REQUIRE_ENCRYPTION=1 needs HERALD_PUSH_CONTENT=encrypted")
+        }
         if let subject = string("HERALD_VAPID_SUBJECT") {
             guard let url = URL(string: subject), ["mailto", "https"].contains(url.scheme ?? ""), subject.count > 7 else {
                 throw ConfigurationError("HERALD_VAPID_SUBJECT must be a mailto: or https: URL, not \"\(subject)\"")

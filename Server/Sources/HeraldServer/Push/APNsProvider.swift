@@ -58,6 +58,8 @@ public final class APNsProvider: PushProvider {
     private let maxAge: Duration
     /// Whether alerts carry the keys of the app's own strings (``PushSettings/localizationKeys``).
     private let localizationKeys: Bool
+    /// Whether pushes are encrypted to the devices that registered keys (``PushContentMode/encrypted``).
+    private let encrypt: Bool
     private let token = NIOLockedValueBox<(value: String, made: Date)?>(nil)
     private let logger: Logger
 
@@ -65,9 +67,11 @@ public final class APNsProvider: PushProvider {
     ///
     /// - Throws: ``ConfigurationError`` when the key file cannot be read or holds no P-256 private key.
     public init(
-        settings: Settings, http: PushHTTP, maxAge: Duration, concurrency: Int, localizationKeys: Bool = false, logger: Logger
+        settings: Settings, http: PushHTTP, maxAge: Duration, concurrency: Int, localizationKeys: Bool = false,
+        encrypt: Bool = false, logger: Logger
     ) async throws {
         self.localizationKeys = localizationKeys
+        self.encrypt = encrypt
         guard let pem = try? String(contentsOfFile: settings.keyFile, encoding: .utf8) else {
             throw ConfigurationError("HERALD_APNS_KEY_FILE \(settings.keyFile) cannot be read")
         }
@@ -113,20 +117,22 @@ public final class APNsProvider: PushProvider {
 
     private func post(_ job: PushJob, renew: Bool) async throws -> PushHTTP.Answer {
         let alert = Self.isVisible(job)
-        let expiration = Int(job.createdAt.timeIntervalSince1970) + Int(maxAge.components.seconds)
+        let rank = PushRank(job, maxAge: maxAge)
         var headers = [
             ("authorization", "bearer \(try await providerToken(renew: renew))"),
             ("apns-topic", settings.topic),
             ("apns-push-type", alert ? "alert" : "background"),
-            // Background pushes must go at priority 5.
-            ("apns-priority", alert ? "10" : "5"),
-            ("apns-expiration", String(expiration)),
+            // At once only what rings; background pushes must go at priority 5.
+            ("apns-priority", alert && rank.immediate ? "10" : "5"),
+            ("apns-expiration", String(Int(rank.expiry(of: job).timeIntervalSince1970))),
             ("apns-id", PushIdentity.uuid(for: job)),
             ("content-type", "application/json"),
         ]
         if alert { headers.append(("apns-collapse-id", PushIdentity.collapseKey(for: job.content))) }
         let url = settings.url.trimmingSuffix("/") + "/3/device/" + job.device.token
-        return try await http.send(.POST, url, headers: headers, body: Self.payload(for: job, localized: localizationKeys))
+        return try await http.send(
+            .POST, url, headers: headers,
+            body: Self.payload(for: job, localized: localizationKeys, encrypt: encrypt, maxAge: maxAge))
     }
 
     /// Whether the push shows something: an alert, an edit's replacement, and a deletion's. A deletion is a visible,
@@ -140,9 +146,12 @@ public final class APNsProvider: PushProvider {
     /// The JSON body: `aps` and the app's data beside it. A background push (the clear) has `content-available` alone
     /// in `aps`, as Apple's "Pushing background updates to your App" asks; the badge it carries is the app's data
     /// (`badge` beside `aps`), which the app sets itself. With `localized`, alerts carry the keys of the app's own
-    /// strings beside their words.
-    static func payload(for job: PushJob, localized: Bool = false) -> Data {
-        let content = job.content
+    /// strings beside their words; with `encrypt`, the words go encrypted to a device with keys (``SealedPush``).
+    /// Alerts are ranked for iOS's summaries and Focus (``PushRank``).
+    static func payload(for job: PushJob, localized: Bool = false, encrypt: Bool = false, maxAge: Duration = .seconds(3600)) -> Data {
+        let sealed = SealedPush(job, encrypt: encrypt, localized: localized)
+        let content = sealed.content
+        let rank = PushRank(job, maxAge: maxAge)
         var aps: [String: Any] = [:]
         var body: [String: Any] = [:]
         if job.kind == .follow, content.follows == .deleted {
@@ -150,7 +159,6 @@ public final class APNsProvider: PushProvider {
             aps["alert"] = ["body": ContentFormatter.standard.deletedPlaceholder]
             aps["thread-id"] = content.conversationID
             aps["badge"] = content.badge
-            aps["interruption-level"] = "passive"
             aps["content-available"] = 1
             body["badge"] = content.badge
         } else if job.showsAlert {
@@ -160,21 +168,21 @@ public final class APNsProvider: PushProvider {
                 // A test notification is about no conversation, and has nothing to answer.
                 aps["thread-id"] = content.conversationID
                 aps["category"] = PushContent.category
+                // The app's Notification Service Extension fills in a chat-style notification (and decrypts).
+                aps["mutable-content"] = 1
             }
-            if content.quiet {
-                // Quiet hours: into the notification list without sound, lighting the screen or breaking through Focus.
-                aps["interruption-level"] = "passive"
-            } else {
-                aps["sound"] = "default"
-                if content.timeSensitive { aps["interruption-level"] = "time-sensitive" }
-            }
-            if content.test != true { aps["mutable-content"] = 1 }
+            // Quiet hours, a burst's later message, an edit: into the notification list without sound, lighting the
+            // screen or breaking through Focus (``PushRank``).
+            if rank.interruption != "passive" { aps["sound"] = "default" }
         } else {
             aps["content-available"] = 1
             body["badge"] = content.badge
         }
+        // Nil for a clear, which shows nothing.
+        aps["interruption-level"] = rank.interruption
+        aps["relevance-score"] = rank.relevance
         body["aps"] = aps
-        for (key, value) in content.data { body[key] = value }
+        for (key, value) in sealed.data { body[key] = value }
         return (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
     }
 

@@ -21,9 +21,12 @@ public final class ExpoProvider: PushProvider {
     private let accessToken: String?
     private let http: PushHTTP
     private let maxAge: Duration
+    /// Whether pushes are encrypted to the devices that registered keys (``PushContentMode/encrypted``).
+    private let encrypt: Bool
 
     /// A provider sending to `url` (Expo's by default), with the project's access token if it requires one.
-    public init(url: String, accessToken: String?, http: PushHTTP, maxAge: Duration, concurrency: Int) {
+    public init(url: String, accessToken: String?, http: PushHTTP, maxAge: Duration, concurrency: Int, encrypt: Bool = false) {
+        self.encrypt = encrypt
         let base = url.trimmingSuffix("/")
         sendURL = base + "/--/api/v2/push/send"
         receiptsURL = base + "/--/api/v2/push/getReceipts"
@@ -39,11 +42,15 @@ public final class ExpoProvider: PushProvider {
         return headers
     }
 
-    /// The message Expo is sent.
+    /// The message Expo is sent: ranked as APNs and FCM rank it (``PushRank``: `priority`, `ttl`,
+    /// `interruptionLevel`), and with `encrypt` its words encrypted to a device with keys (``SealedPush``; the
+    /// app's background task or extension decrypts, `mutableContent` lets an iOS extension run).
     func message(for job: PushJob) -> [String: Any] {
-        let content = job.content
-        var data = content.data
-        if content.follows == .edited {
+        let sealed = SealedPush(job, encrypt: encrypt, localized: false)
+        let content = sealed.content
+        let rank = PushRank(job, maxAge: maxAge)
+        var data = sealed.data
+        if content.follows == .edited, !sealed.isEncrypted {
             // Expo has no collapse id to replace a notification by: an edit goes as data, with its words, and the
             // app replaces its own notification (`notificationId`).
             data["title"] = content.title ?? ""
@@ -53,7 +60,8 @@ public final class ExpoProvider: PushProvider {
             "to": job.device.token,
             "data": data,
             "badge": content.badge,
-            "ttl": Int(maxAge.components.seconds),
+            "ttl": rank.secondsLeft(of: job),
+            "priority": rank.immediate ? "high" : "normal",
         ]
         if job.showsAlert, content.follows == nil {
             message["title"] = content.title ?? ""
@@ -61,18 +69,12 @@ public final class ExpoProvider: PushProvider {
             if let summary = content.summary { message["subtitle"] = summary }
             // The category the app registered its Reply and Mark as read actions under (`setNotificationCategoryAsync`).
             if content.test != true { message["categoryId"] = PushContent.category }
-            if content.quiet {
-                // Quiet hours: no sound, normal priority, passive on iOS.
-                message["priority"] = "normal"
-                message["interruptionLevel"] = "passive"
-            } else {
-                message["sound"] = "default"
-                message["priority"] = "high"
-                if content.timeSensitive { message["interruptionLevel"] = "time-sensitive" }
-            }
+            // Quiet hours or a burst's later message: no sound, passive on iOS.
+            if rank.interruption != "passive" { message["sound"] = "default" }
+            message["interruptionLevel"] = rank.interruption
+            if sealed.isEncrypted { message["mutableContent"] = true }
         } else {
             message["_contentAvailable"] = true
-            message["priority"] = "normal"
         }
         return message
     }

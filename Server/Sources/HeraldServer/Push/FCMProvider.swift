@@ -39,6 +39,8 @@ public final class FCMProvider: PushProvider {
     private let maxAge: Duration
     /// Whether alerts carry the keys of the app's own strings (``PushSettings/localizationKeys``).
     private let localizationKeys: Bool
+    /// Whether pushes are encrypted to the devices that registered keys (``PushContentMode/encrypted``).
+    private let encrypt: Bool
     private let logger: Logger
 
     /// A provider for the service account in `serviceAccountFile`, sending to `url` (FCM's by default).
@@ -46,9 +48,10 @@ public final class FCMProvider: PushProvider {
     /// - Throws: ``ConfigurationError`` when the file cannot be read or lacks a field or a usable key.
     public init(
         serviceAccountFile: String, url: String, http: PushHTTP, maxAge: Duration, concurrency: Int,
-        localizationKeys: Bool = false, logger: Logger
+        localizationKeys: Bool = false, encrypt: Bool = false, logger: Logger
     ) async throws {
         self.localizationKeys = localizationKeys
+        self.encrypt = encrypt
         guard let data = FileManager.default.contents(atPath: serviceAccountFile) else {
             throw ConfigurationError("HERALD_FCM_SERVICE_ACCOUNT \(serviceAccountFile) cannot be read")
         }
@@ -122,64 +125,73 @@ public final class FCMProvider: PushProvider {
         return try await http.send(
             .POST, sendURL,
             headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json; charset=utf-8")],
-            body: Self.body(for: job, maxAge: maxAge, localized: localizationKeys))
+            body: Self.body(for: job, maxAge: maxAge, localized: localizationKeys, encrypt: encrypt))
     }
 
-    /// The `message` of FCM's send request; with `localized`, the keys of the app's own strings beside the words.
-    static func body(for job: PushJob, maxAge: Duration, localized: Bool = false) -> Data {
-        let content = job.content
-        var data = content.data
+    /// The `message` of FCM's send request; with `localized`, the keys of the app's own strings beside the words;
+    /// with `encrypt`, the words encrypted to a device with keys (``SealedPush``), sent as a data message only (so
+    /// the app's messaging service always runs, decrypts and shows it). High priority only for what rings
+    /// (``PushRank``): FCM lowers an app whose high-priority messages show nothing.
+    static func body(for job: PushJob, maxAge: Duration, localized: Bool = false, encrypt: Bool = false) -> Data {
+        let sealed = SealedPush(job, encrypt: encrypt, localized: localized)
+        let content = sealed.content
+        let rank = PushRank(job, maxAge: maxAge)
+        var data = sealed.data
         data["badge"] = String(content.badge)
         var message: [String: Any] = ["token": job.device.token, "data": data]
-        let expiration = String(Int(job.createdAt.timeIntervalSince1970) + Int(maxAge.components.seconds))
-        let ttl = "\(max(0, Int(job.createdAt.addingTimeInterval(maxAge.seconds).timeIntervalSinceNow)))s"
+        let expiration = String(Int(rank.expiry(of: job).timeIntervalSince1970))
+        var android: [String: Any] = ["priority": rank.immediate ? "high" : "normal", "ttl": "\(rank.secondsLeft(of: job))s"]
         if job.showsAlert {
             let collapse = PushIdentity.collapseKey(for: content)
-            message["notification"] = content.title.map { ["title": $0, "body": content.body ?? ""] } ?? ["body": content.body ?? ""]
-            var notification: [String: Any] = ["tag": collapse, "notification_count": content.badge]
-            // The keys an Android app's strings.xml translates the words with, when the operator says it ships them.
-            if localized { notification.merge(content.localizationFields(
-                titleKey: "title_loc_key", titleArguments: "title_loc_args", bodyKey: "body_loc_key",
-                bodyArguments: "body_loc_args")
-            ) { _, key in key } }
+            android["collapse_key"] = collapse
+            let passive = rank.interruption == "passive"
             var aps: [String: Any] = [
                 "thread-id": content.conversationID, "badge": content.badge, "category": PushContent.category,
+                "mutable-content": 1,
             ]
             if content.test == true {
                 // A test notification is about no conversation, and has nothing to answer.
                 aps["thread-id"] = nil
                 aps["category"] = nil
+                aps["mutable-content"] = nil
             }
-            if content.quiet {
-                // Quiet hours: low priority, no sound, no vibration; on iOS, passive.
-                notification["notification_priority"] = "PRIORITY_LOW"
-                notification["default_sound"] = false
-                notification["default_vibrate_timings"] = false
-                aps["interruption-level"] = "passive"
+            if sealed.isEncrypted {
+                // No `notification`: Android would show it without the app. iOS shows `New message` until the
+                // extension has decrypted.
+                aps["alert"] = APNsProvider.alert(content, localized: localized)
             } else {
-                aps["sound"] = "default"
-                if content.timeSensitive { aps["interruption-level"] = "time-sensitive" }
+                message["notification"] = content.title.map { ["title": $0, "body": content.body ?? ""] } ?? ["body": content.body ?? ""]
+                var notification: [String: Any] = ["tag": collapse, "notification_count": content.badge]
+                // The keys an Android app's strings.xml translates the words with, when the operator says it ships them.
+                if localized { notification.merge(content.localizationFields(
+                    titleKey: "title_loc_key", titleArguments: "title_loc_args", bodyKey: "body_loc_key",
+                    bodyArguments: "body_loc_args")
+                ) { _, key in key } }
+                if passive {
+                    // Quiet hours, a burst's later message, an edit: low priority, no sound, no vibration.
+                    notification["notification_priority"] = "PRIORITY_LOW"
+                    notification["default_sound"] = false
+                    notification["default_vibrate_timings"] = false
+                }
+                android["notification"] = notification
             }
-            message["android"] = [
-                "priority": content.quiet ? "normal" : "high",
-                "ttl": ttl,
-                "collapse_key": collapse,
-                "notification": notification,
-            ]
+            if !passive { aps["sound"] = "default" }
+            aps["interruption-level"] = rank.interruption
+            aps["relevance-score"] = rank.relevance
             message["apns"] = [
                 "headers": [
-                    "apns-collapse-id": collapse, "apns-priority": content.quiet ? "5" : "10", "apns-push-type": "alert",
+                    "apns-collapse-id": collapse, "apns-priority": rank.immediate ? "10" : "5", "apns-push-type": "alert",
                     "apns-expiration": expiration,
                 ],
                 "payload": ["aps": aps],
             ]
         } else {
-            message["android"] = ["priority": "high", "ttl": ttl]
             message["apns"] = [
                 "headers": ["apns-priority": "5", "apns-push-type": "background", "apns-expiration": expiration],
                 "payload": ["aps": ["content-available": 1, "badge": content.badge]],
             ]
         }
+        message["android"] = android
         return (try? JSONSerialization.data(withJSONObject: ["message": message], options: [.sortedKeys])) ?? Data()
     }
 

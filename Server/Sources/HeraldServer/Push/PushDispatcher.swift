@@ -41,8 +41,12 @@ public struct PushSettings: Hashable, Sendable {
     /// APNs `loc-key`, FCM `body_loc_key`, ...). Off by default: iOS shows a key the app does not ship as it is, so
     /// only an app that ships Herald's strings (docs/ios.md) turns them on.
     public var localizationKeys = false
-    /// What alerts tell Apple, Google and Expo (`HERALD_PUSH_CONTENT`: `full`, `sender` or `none`; default `full`).
+    /// What alerts tell Apple, Google and Expo (`HERALD_PUSH_CONTENT`: `full`, `sender`, `none` or `encrypted`;
+    /// default `full`).
     public var content: PushContentMode = .full
+    /// Whether an APNs, FCM or Expo device must register push keys (`HERALD_PUSH_REQUIRE_ENCRYPTION=1`, with
+    /// ``content`` ``PushContentMode/encrypted`` only): one without them is refused (`encryption_required`).
+    public var requireEncryption = false
     /// How many pushes each provider sends at once (`HERALD_PUSH_CONCURRENCY`, default 32).
     public var concurrency = 32
     /// The first retry's wait; each further retry waits twice as long (with jitter), up to ``maxRetryWait``.

@@ -25,7 +25,7 @@ enum PushProviders {
             if let apns = settings.apns {
                 providers.append(try await APNsProvider(
                     settings: apns, http: http, maxAge: settings.maxAge, concurrency: settings.concurrency,
-                    localizationKeys: settings.localizationKeys, logger: logger))
+                    localizationKeys: settings.localizationKeys, encrypt: settings.content == .encrypted, logger: logger))
                 logger.info("push: APNs on (topic \(apns.topic), \(apns.url))")
             } else {
                 logger.info("push: APNs off (set HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID, HERALD_APNS_TOPIC)")
@@ -34,7 +34,7 @@ enum PushProviders {
                 providers.append(try await FCMProvider(
                     serviceAccountFile: file, url: settings.fcmURL, http: http, maxAge: settings.maxAge,
                     concurrency: settings.concurrency, localizationKeys: settings.localizationKeys,
-                    logger: logger))
+                    encrypt: settings.content == .encrypted, logger: logger))
                 logger.info("push: FCM on (\(settings.fcmURL))")
             } else {
                 logger.info("push: FCM off (set HERALD_FCM_SERVICE_ACCOUNT)")
@@ -44,7 +44,7 @@ enum PushProviders {
                 let url = settings.expoURL ?? ExpoProvider.defaultURL
                 providers.append(ExpoProvider(
                     url: url, accessToken: settings.expoAccessToken, http: http, maxAge: settings.maxAge,
-                    concurrency: settings.concurrency))
+                    concurrency: settings.concurrency, encrypt: settings.content == .encrypted))
                 logger.info("push: Expo on (\(url))")
             }
         } catch {

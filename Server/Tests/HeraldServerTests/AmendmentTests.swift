@@ -282,7 +282,7 @@ struct AmendmentTests {
             let removal = try #require(push.apns(phone).last)
             // A visible, passive replacement under the message's collapse id (a background push is throttled, and never
             // delivered after a force-quit), with content-available for an app that runs.
-            #expect(removal.headers["apns-push-type"] == "alert" && removal.headers["apns-priority"] == "10")
+            #expect(removal.headers["apns-push-type"] == "alert" && removal.headers["apns-priority"] == "5")
             #expect(removal.headers["apns-collapse-id"] == identifier)
             #expect((removal.json?["aps"] as? [String: Any])?["content-available"] as? Int == 1)
             #expect((removal.json?["aps"] as? [String: Any])?["interruption-level"] as? String == "passive")

@@ -188,7 +188,7 @@ struct NotificationLevelsServerTests {
             case .skip:
                 #expect(pushes[id] == nil, "no push for \(id)")
             case .ring:
-                #expect(aps?["sound"] as? String == "default" && aps?["interruption-level"] == nil, "\(id) rings: \(aps ?? [:])")
+                #expect(aps?["sound"] as? String == "default" && aps?["interruption-level"] as? String == "active", "\(id) rings: \(aps ?? [:])")
                 #expect(pushes[id]?.headers["apns-priority"] == "10")
             case .quietly:
                 #expect(aps?["sound"] == nil && aps?["interruption-level"] as? String == "passive", "\(id) is quiet: \(aps ?? [:])")

@@ -21,7 +21,7 @@ struct PrivatePushTests {
         #expect(throws: ConfigurationError.self) { try ServerConfiguration.fromEnvironment(["HERALD_PUSH_CONTENT": "private"]) }
     }
 
-    @Test("each mode: APNs, FCM and Expo carry the words, the sender alone, or ids alone; Web Push, encrypted, carries all", arguments: PushContentMode.allCases)
+    @Test("each mode: APNs, FCM and Expo carry the words, the sender alone, or ids alone; Web Push, encrypted, carries all (encrypted: EncryptedPushTests)", arguments: [PushContentMode.full, .sender, .none])
     func modes(mode: PushContentMode) async throws {
         try await PushHarness.run(configure: { $0.push.content = mode; $0.push.localizationKeys = true }) { push in
             let server = push.server
@@ -70,7 +70,7 @@ struct PrivatePushTests {
                 #expect(alert["loc-key"] as? String == "HERALD_GROUP_NEW_MESSAGE")
                 #expect(alert["loc-args"] as? [String] == ["Alice Liddell"])
                 #expect(apns.json?["senderAvatarURL"] as? String == "https://example.com/alice.png")
-            case .none:
+            case .none, .encrypted:
                 #expect(alert["title"] == nil)
                 #expect(alert["body"] as? String == "New message")
                 #expect(alert["loc-key"] as? String == "HERALD_NEW_MESSAGE")

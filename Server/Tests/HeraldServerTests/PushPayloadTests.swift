@@ -10,9 +10,8 @@ import Testing
 struct PushPayloadTests {
     /// The heaviest alert valid input can make: ids of 128 bytes of slashes and quotes (each escaped in JSON), a name
     /// and a title at their 800-byte limit, a text of heavy characters and control characters, a picture just short
-    /// of the longest a push carries, and every flag set.
-    static func heaviestAlert() -> PushJob {
-        let id = String(repeating: "/\"", count: 64)
+    /// of the longest a push carries, and every flag set. (`id`: other ids, with the rest as heavy.)
+    static func heaviestAlert(id: String = String(repeating: "/\"", count: 64)) -> PushJob {
         let name = String(repeating: "😀", count: 200)
         let title = String(repeating: "😀", count: 200)
         let text = String(repeating: "a" + String(repeating: "\u{0301}", count: 100) + "\u{1}\u{2028}/", count: 50)

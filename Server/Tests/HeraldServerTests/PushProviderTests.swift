@@ -61,7 +61,7 @@ struct PushProviderTests {
             #expect(body["senderId"] as? String == "alice")
             // What the app's actions and a chat-style notification need, and the keys its own strings translate.
             #expect(aps["category"] as? String == "HERALD_MESSAGE")
-            #expect(aps["interruption-level"] == nil)
+            #expect(aps["interruption-level"] as? String == "active" && aps["relevance-score"] as? Double == 1)
             #expect(alert["title-loc-key"] as? String == "HERALD_MESSAGE_FROM")
             #expect(alert["title-loc-args"] as? [String] == ["Alice"])
             #expect(alert["loc-key"] == nil, "a direct chat's text is the body as it is")
@@ -102,9 +102,9 @@ struct PushProviderTests {
                     let body = requests.last { $0.messageID == id }?.json
                     return (body?["aps"] as? [String: Any])?["interruption-level"] as? String
                 }
-                #expect(level("named") == (enabled ? "time-sensitive" : nil), "enabled: \(enabled)")
-                #expect(level("plain") == nil)
-                #expect(level("direct") == nil, "a direct chat counts as a mention for levels, not for Focus")
+                #expect(level("named") == (enabled ? "time-sensitive" : "active"), "enabled: \(enabled)")
+                #expect(level("plain") == "active")
+                #expect(level("direct") == "active", "a direct chat counts as a mention for levels, not for Focus")
             }
         }
     }
@@ -351,7 +351,7 @@ struct PushProviderTests {
             #expect(message["title"] as? String == "New message from Alice")
             #expect(message["body"] as? String == "hello ok")
             #expect(message["categoryId"] as? String == "HERALD_MESSAGE")
-            #expect(message["interruptionLevel"] == nil)
+            #expect(message["interruptionLevel"] as? String == "active")
             let expoData = try #require(message["data"] as? [String: Any])
             #expect(expoData["senderName"] as? String == "Alice" && expoData["isGroup"] as? String == "false")
             #expect(message["badge"] as? Int == 1)

@@ -149,7 +149,13 @@ public final class APNsProvider: PushProvider {
     /// strings beside their words; with `encrypt`, the words go encrypted to a device with keys (``SealedPush``).
     /// Alerts are ranked for iOS's summaries and Focus (``PushRank``).
     static func payload(for job: PushJob, localized: Bool = false, encrypt: Bool = false, maxAge: Duration = .seconds(3600)) -> Data {
-        let sealed = SealedPush(job, encrypt: encrypt, localized: localized)
+        SealedPush.payload(of: job, encrypt: encrypt, localized: localized) { sealed in
+            payload(for: job, sealed: sealed, localized: localized, maxAge: maxAge)
+        }
+    }
+
+    /// The JSON body of `job` told as `sealed`.
+    private static func payload(for job: PushJob, sealed: SealedPush, localized: Bool, maxAge: Duration) -> Data {
         let content = sealed.content
         let rank = PushRank(job, maxAge: maxAge)
         var aps: [String: Any] = [:]

@@ -46,7 +46,18 @@ public final class ExpoProvider: PushProvider {
     /// `interruptionLevel`), and with `encrypt` its words encrypted to a device with keys (``SealedPush``; the
     /// app's background task or extension decrypts, `mutableContent` lets an iOS extension run).
     func message(for job: PushJob) -> [String: Any] {
-        let sealed = SealedPush(job, encrypt: encrypt, localized: false)
+        var message: [String: Any] = [:]
+        // Expo counts the message, not the token it is addressed to.
+        let limit = SealedPush.maxPayload + job.device.token.utf8.count + 16
+        _ = SealedPush.payload(of: job, encrypt: encrypt, localized: false, limit: limit) { sealed in
+            message = self.message(for: job, sealed: sealed)
+            return (try? JSONSerialization.data(withJSONObject: message)) ?? Data()
+        }
+        return message
+    }
+
+    /// The message of `job` told as `sealed`.
+    private func message(for job: PushJob, sealed: SealedPush) -> [String: Any] {
         let content = sealed.content
         let rank = PushRank(job, maxAge: maxAge)
         var data = sealed.data

@@ -133,7 +133,15 @@ public final class FCMProvider: PushProvider {
     /// the app's messaging service always runs, decrypts and shows it). High priority only for what rings
     /// (``PushRank``): FCM lowers an app whose high-priority messages show nothing.
     static func body(for job: PushJob, maxAge: Duration, localized: Bool = false, encrypt: Bool = false) -> Data {
-        let sealed = SealedPush(job, encrypt: encrypt, localized: localized)
+        // FCM counts the message, not the token it is addressed to.
+        let limit = SealedPush.maxPayload + job.device.token.utf8.count + 16
+        return SealedPush.payload(of: job, encrypt: encrypt, localized: localized, limit: limit) { sealed in
+            body(for: job, sealed: sealed, maxAge: maxAge, localized: localized)
+        }
+    }
+
+    /// The send request's body for `job` told as `sealed`.
+    private static func body(for job: PushJob, sealed: SealedPush, maxAge: Duration, localized: Bool) -> Data {
         let content = sealed.content
         let rank = PushRank(job, maxAge: maxAge)
         var data = sealed.data

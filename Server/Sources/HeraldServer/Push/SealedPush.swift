@@ -7,7 +7,8 @@ import HeraldRecords
 ///
 /// With encryption on, a device that registered keys gets the push's every field encrypted to them (RFC 8291, the
 /// Web Push scheme), and in clear only the ids, the badge and `New message`; a device without keys, or a push too
-/// large to encrypt within the services' 4 KB, gets what `HERALD_PUSH_CONTENT=none` sends, and its app fetches the
+/// large to encrypt within the services' 4 KB even without the sender's picture and the localisation keys, gets
+/// what `HERALD_PUSH_CONTENT=none` sends, and its app fetches the
 /// words with its device key. Otherwise (and for a test notification, which has no words to keep) the push is the
 /// job's own.
 struct SealedPush {
@@ -21,14 +22,19 @@ struct SealedPush {
     /// The data fields an encrypted push carries in clear: what a device needs to show something and to fetch the
     /// rest should decryption fail.
     static let clearFields: Set<String> = ["type", "conversationId", "messageId", "seq", "notificationId", "category"]
-    /// The most bytes of plaintext encrypted: sealed (86 bytes more) and in base64url (a third more), with the clear
-    /// fields and `aps` beside it, the push stays within 4 KB.
-    static let maxPlaintext = 2_200
+    /// The most bytes a push service takes in one push (APNs, FCM and Expo: 4 KB).
+    static let maxPayload = 4_096
+
+    /// How much of the push is sealed: everything, or without the sender's picture and the localisation keys (to fit),
+    /// or nothing (the words withheld, as `none` sends them).
+    enum Extent: CaseIterable {
+        case whole, trimmed, withheld
+    }
 
     /// The push of `job` as the services are told it: encrypted to the device when `encrypt` (the server's mode is
-    /// ``PushContentMode/encrypted``) and the device has keys. `localized`: whether the plaintext carries the keys of
-    /// the app's own strings.
-    init(_ job: PushJob, encrypt: Bool, localized: Bool) {
+    /// ``PushContentMode/encrypted``) and the device has keys, to `extent`. `localized`: whether the plaintext
+    /// carries the keys of the app's own strings.
+    init(_ job: PushJob, encrypt: Bool, localized: Bool, extent: Extent = .whole) {
         guard encrypt, job.content.test != true else {
             content = job.content
             data = job.content.data
@@ -36,7 +42,8 @@ struct SealedPush {
         }
         var withheld = job.content
         withheld.withholdAll()
-        if let keys = job.device.keys, let sealed = Self.seal(job.content, localized: localized, for: keys) {
+        if extent != .withheld, let keys = job.device.keys,
+           let sealed = Self.seal(job.content, localized: localized && extent == .whole, trimmed: extent == .trimmed, for: keys) {
             withheld.withheld = .encrypted
             withheld.count = nil
             content = withheld
@@ -49,19 +56,27 @@ struct SealedPush {
         }
     }
 
-    /// `content`'s plaintext (``plaintext(of:localized:)``) encrypted for `keys`, in base64url; nil when it cannot be
-    /// (bad keys), or would not fit even without the sender's picture and the localisation keys.
-    static func seal(_ content: PushContent, localized: Bool, for keys: PushEncryptionKeys) -> String? {
-        var content = content
-        var plaintext = Self.plaintext(of: content, localized: localized)
-        if plaintext.count > maxPlaintext {
-            content.senderAvatarURL = nil
-            plaintext = Self.plaintext(of: content, localized: false)
+    /// The payload `build` makes of `job`, encrypted as far as it fits in `limit` bytes (``maxPayload`` and what
+    /// the service does not count): whole, then trimmed, then with the words withheld.
+    static func payload(
+        of job: PushJob, encrypt: Bool, localized: Bool, limit: Int = maxPayload, _ build: (SealedPush) -> Data
+    ) -> Data {
+        var body = Data()
+        for extent in Extent.allCases {
+            let sealed = SealedPush(job, encrypt: encrypt, localized: localized, extent: extent)
+            body = build(sealed)
+            if !sealed.isEncrypted || body.count <= limit { return body }
         }
-        guard plaintext.count <= maxPlaintext,
-              let body = try? WebPushEncryption.encrypt(plaintext, p256dh: keys.p256dh, auth: keys.auth)
-        else { return nil }
-        return body.base64URLEncodedString()
+        return body
+    }
+
+    /// `content`'s plaintext (``plaintext(of:localized:)``) encrypted for `keys`, in base64url (`trimmed`: without
+    /// the sender's picture); nil when the keys cannot be used.
+    static func seal(_ content: PushContent, localized: Bool, trimmed: Bool = false, for keys: PushEncryptionKeys) -> String? {
+        var content = content
+        if trimmed { content.senderAvatarURL = nil }
+        let plaintext = Self.plaintext(of: content, localized: localized)
+        return (try? WebPushEncryption.encrypt(plaintext, p256dh: keys.p256dh, auth: keys.auth))?.base64URLEncodedString()
     }
 
     /// What a device decrypts: the fields a full push carries, as JSON. `title`, `body` and `summary` (a burst's

@@ -258,12 +258,19 @@ struct StoreTests {
 
             // Removed while its push was in flight: the receipt its send brings back is not kept for it (nothing
             // would ever lease it; the outbox would never empty).
-            try await store.registerDevice(DeviceRegistration(id: "rn", userID: "bob", platform: .expo, token: "ExponentPushToken[r]"), limit: 2)
+            // Its push keys are kept with it and read with its pushes.
+            let keys = PushEncryptionKeys(p256dh: Data(repeating: 4, count: 65), auth: Data(repeating: 7, count: 16))
+            try await store.registerDevice(
+                DeviceRegistration(id: "rn", userID: "bob", platform: .expo, token: "ExponentPushToken[r]", keys: keys), limit: 2)
+            #expect(try await store.reportedDevices(of: "bob").map(\.device.keys) == [nil, keys])
             let message = try await post(store, draft("d-1", by: "alice", in: group))
             let content = PushContent(alert: IncomingMessage(message: message, conversation: group, sender: person("alice")), badge: 1)
             let now = Date()
             try await store.queuePushJobs([NewPushJob(kind: .alert, userID: "bob", deviceID: "rn", content: content, due: now)])
             let inFlight = try #require(try await store.leasePushJobs(now: now, platform: .expo, limit: 10).jobs.first)
+            #expect(inFlight.device.keys == keys)
+            try await store.registerDevice(DeviceRegistration(id: "rn", userID: "bob", platform: .expo, token: "ExponentPushToken[r]"), limit: 2)
+            #expect(try await store.devices(of: "bob").map(\.keys) == [nil, nil], "registered again without keys, it has none")
             #expect(try await store.removeDevice(id: "rn", userID: "bob"))
             let receipt = NewPushJob(kind: .receipt, userID: "bob", deviceID: "rn", content: content, ticket: "ticket-1", due: now)
             try await store.finishPushJobs([FinishedPush(job: inFlight, followUp: receipt, sent: true)])

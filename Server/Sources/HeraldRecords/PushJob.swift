@@ -111,6 +111,8 @@ public struct PushContent: Codable, Hashable, Sendable {
 
     /// Who wrote, where, and to whom: none of it (``PushContentMode/none``). The words are the generic ones every
     /// alert shares; an edit's follow-up says `New message` too, a deletion's and a clear's keep saying nothing.
+    /// Whether it is a group's and names the member stay known to the server (for its rank, ``isGroup``), not in
+    /// its ``data``.
     package mutating func withholdAll(formatter: ContentFormatter = .standard) {
         if messageID != nil, follows != .deleted {
             title = nil
@@ -122,8 +124,6 @@ public struct PushContent: Codable, Hashable, Sendable {
         senderName = nil
         senderAvatarURL = nil
         conversationTitle = nil
-        isGroup = false
-        mentioned = false
     }
 
     /// The most bytes a title or a body takes in a push's JSON. A preview is 50 characters, but a character may be
@@ -234,9 +234,10 @@ public struct PushContent: Codable, Hashable, Sendable {
         if let conversationTitle { data["conversationTitle"] = conversationTitle }
         if messageID != nil, withheld == .sender || withheld == .none { data["withheld"] = withheld.rawValue }
         if let count { data["count"] = String(count) }
-        if messageID != nil, withheld == .none {
-            // Ids only: not even whether it is a group.
+        if withheld == .none {
+            // Ids only: not even whether it is a group, or names the member.
             data["isGroup"] = nil
+            data["mentioned"] = nil
         }
         if test == true {
             // A test: nothing to open, nothing to answer.

@@ -116,23 +116,29 @@ public final class APNsProvider: PushProvider {
     }
 
     private func post(_ job: PushJob, renew: Bool) async throws -> PushHTTP.Answer {
-        let alert = Self.isVisible(job)
+        let headers = [
+            ("authorization", "bearer \(try await providerToken(renew: renew))"), ("apns-topic", settings.topic),
+        ] + Self.headers(for: job, maxAge: maxAge)
+        let url = settings.url.trimmingSuffix("/") + "/3/device/" + job.device.token
+        return try await http.send(
+            .POST, url, headers: headers,
+            body: Self.payload(for: job, localized: localizationKeys, encrypt: encrypt, maxAge: maxAge))
+    }
+
+    /// The request's headers but its token and topic: the push's type, priority (at once only what rings;
+    /// background pushes must go at 5), expiry (``PushRank``), id and collapse id.
+    static func headers(for job: PushJob, maxAge: Duration) -> [(String, String)] {
+        let alert = isVisible(job)
         let rank = PushRank(job, maxAge: maxAge)
         var headers = [
-            ("authorization", "bearer \(try await providerToken(renew: renew))"),
-            ("apns-topic", settings.topic),
             ("apns-push-type", alert ? "alert" : "background"),
-            // At once only what rings; background pushes must go at priority 5.
             ("apns-priority", alert && rank.immediate ? "10" : "5"),
             ("apns-expiration", String(Int(rank.expiry(of: job).timeIntervalSince1970))),
             ("apns-id", PushIdentity.uuid(for: job)),
             ("content-type", "application/json"),
         ]
         if alert { headers.append(("apns-collapse-id", PushIdentity.collapseKey(for: job.content))) }
-        let url = settings.url.trimmingSuffix("/") + "/3/device/" + job.device.token
-        return try await http.send(
-            .POST, url, headers: headers,
-            body: Self.payload(for: job, localized: localizationKeys, encrypt: encrypt, maxAge: maxAge))
+        return headers
     }
 
     /// Whether the push shows something: an alert, an edit's replacement, and a deletion's. A deletion is a visible,

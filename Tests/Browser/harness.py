@@ -236,9 +236,10 @@ class BrowserPushService:
 class PushService:
     """A push service on loopback over HTTPS with a throwaway certificate, for a server run with
     `HERALD_PUSH_CA_FILE=<certificate>` and `HERALD_WEBPUSH_ALLOW_PRIVATE=1`: records each request (path, headers
-    in lower case, body), answers 201; `wait_for` waits for a request to come."""
+    in lower case, body), answers 201 (or what `answer(path)` gives: a status and a JSON value, or None for 201);
+    `wait_for` waits for a request to come."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, answer=None):
         self.certificate = os.path.join(folder, "cert.pem")
         key = os.path.join(folder, "key.pem")
         subprocess.run(
@@ -257,9 +258,14 @@ class PushService:
                 with service.arrived:
                     service.requests.append(request)
                     service.arrived.notify_all()
-                self.send_response(201)
-                self.send_header("Content-Length", "0")
+                status, value = (answer(self.path) if answer else None) or (201, None)
+                body = b"" if value is None else json.dumps(value).encode()
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                if body:
+                    self.send_header("Content-Type", "application/json")
                 self.end_headers()
+                self.wfile.write(body)
 
             def log_message(self, *args):
                 pass

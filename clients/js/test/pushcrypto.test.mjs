@@ -3,12 +3,13 @@
 // and what must be refused: a changed body, another device's keys, another conversation's or message's ids.
 
 import assert from "node:assert/strict";
-import { createCipheriv, createECDH, hkdfSync, randomBytes } from "node:crypto";
 import { test } from "node:test";
 import {
   API, PushDecryptionError, base64URLDecode, base64URLEncode, decryptPush, decryptPushBody, generatePushKeys,
   pushDecryptionAvailable,
 } from "../src/index.js";
+
+import { encrypt } from "./ece.mjs";
 
 const b64 = (text) => Buffer.from(base64URLDecode(text));
 
@@ -24,26 +25,6 @@ test("RFC 8291, Appendix A: the example body decrypts to its plaintext", async (
   const plaintext = await decryptPushBody(body, keys);
   assert.equal(new TextDecoder().decode(plaintext), "When I grow up, I want to be a watermelon");
 });
-
-/** RFC 8291 encryption written with node:crypto alone: a fresh sender key and salt, one record, `padding` zeros. */
-function encrypt(plaintext, keys, { padding = 0, recordSize = 4096 } = {}) {
-  const sender = createECDH("prime256v1");
-  sender.generateKeys();
-  const receiver = b64(keys.p256dh);
-  const salt = randomBytes(16);
-  const shared = sender.computeSecret(receiver);
-  const info = Buffer.concat([Buffer.from("WebPush: info\0"), receiver, sender.getPublicKey()]);
-  const ikm = Buffer.from(hkdfSync("sha256", shared, b64(keys.auth), info, 32));
-  const key = Buffer.from(hkdfSync("sha256", ikm, salt, Buffer.from("Content-Encoding: aes128gcm\0"), 16));
-  const nonce = Buffer.from(hkdfSync("sha256", ikm, salt, Buffer.from("Content-Encoding: nonce\0"), 12));
-  const cipher = createCipheriv("aes-128-gcm", key, nonce);
-  const sealed = Buffer.concat([cipher.update(Buffer.concat([Buffer.from(plaintext), Buffer.from([2]), Buffer.alloc(padding)])), cipher.final(), cipher.getAuthTag()]);
-  const header = Buffer.alloc(21);
-  salt.copy(header, 0);
-  header.writeUInt32BE(recordSize, 16);
-  header[20] = 65;
-  return Buffer.concat([header, sender.getPublicKey(), sealed]);
-}
 
 const pushed = {
   title: "New message from Ann", body: "hello ✓ <b>", summary: "3 new messages", badge: 2,

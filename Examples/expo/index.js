@@ -2,13 +2,17 @@
 // app's JavaScript with no screen, only to run it (expo-task-manager's rule).
 import { registerRootComponent } from "expo";
 import * as Notifications from "expo-notifications";
+import * as SecureStore from "expo-secure-store";
 import * as TaskManager from "expo-task-manager";
 import App from "./App";
 import { BACKGROUND_TASK, handleBackgroundPush } from "./src/notifications";
+import { storedPushKeys } from "./src/session";
 
 TaskManager.defineTask(BACKGROUND_TASK, async ({ data, error }) => {
   if (error) return;
-  await handleBackgroundPush(data, Notifications); // the silent "read" push: that chat's notifications go
+  // The silent "read" push: that chat's notifications go; edits and deletions; an encrypted push decrypted with
+  // this install's keys, where Web Crypto exists.
+  await handleBackgroundPush(data, Notifications, { keys: await storedPushKeys(SecureStore) });
 });
 Notifications.registerTaskAsync(BACKGROUND_TASK).catch(() => {});
 

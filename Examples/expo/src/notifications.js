@@ -3,7 +3,8 @@
 // notifications cleared when it was read on another device or the user left it. Plain JavaScript: expo-notifications and expo-device are handed in.
 
 import {
-  markReadAction, notificationAnswer, notificationCategory, notificationIdentifier, replyAction,
+  decryptPush, markReadAction, notificationAnswer, notificationCategory, notificationIdentifier, pushDecryptionAvailable,
+  replyAction,
 } from "@herald-chat/client";
 import { backgroundData, notificationData } from "./payload.js";
 
@@ -44,7 +45,7 @@ export async function setUpNotifications({ Notifications, platform }) {
  * engine is told whether notifications may be posted. `projectId` is the EAS project's (`eas init` writes it into
  * app.json's `extra.eas.projectId`); without it Expo cannot make a token, and this says so.
  */
-export async function registerForPushes({ live, deviceID, Notifications, Device, projectId }) {
+export async function registerForPushes({ live, deviceID, Notifications, Device, projectId, keys = null }) {
   let { status } = await Notifications.getPermissionsAsync();
   if (status !== "granted") ({ status } = await Notifications.requestPermissionsAsync());
   const granted = status === "granted";
@@ -53,7 +54,9 @@ export async function registerForPushes({ live, deviceID, Notifications, Device,
   if (!Device.isDevice) return { status: "simulator" };
   if (!projectId) throw new Error("no EAS project id: run `eas init` (it writes extra.eas.projectId into app.json)");
   const { data: token } = await Notifications.getExpoPushTokenAsync({ projectId });
-  await live.client.api.registerDevice(deviceID, "expo", token);
+  // With this install's push keys (session.js `pushKeys`, null without Web Crypto) the server can encrypt its pushes.
+  const pushKeys = await keys; // a promise of them is taken too
+  await live.client.api.registerDevice(deviceID, "expo", token, pushKeys ? { keys: pushKeys } : {});
   return { status: "registered", token };
 }
 
@@ -140,10 +143,19 @@ export const BACKGROUND_TASK = "herald-background-notification";
  * edit (`message_edited`, with its new `title` and `body`) replaces the words of its notification if it is still
  * shown, silently; its deletion (`message_deleted`) removes it. Resolves to how many notifications it changed.
  */
-export async function handleBackgroundPush(payload, Notifications) {
-  const data = backgroundData(payload);
+export async function handleBackgroundPush(payload, Notifications, { keys = null } = {}) {
+  let data = backgroundData(payload);
+  const encrypted = data?.withheld === "encrypted";
+  if (encrypted) {
+    // An encrypted push (HERALD_PUSH_CONTENT=encrypted): the system shows "New message"; its words are decrypted
+    // here and put on that notification. Where they cannot be (no Web Crypto, no keys, a body that does not
+    // decrypt for them), the notification keeps "New message" and the chat shows the words when opened.
+    data = await openEncrypted(data, keys);
+    if (!data) return 0;
+  }
   if (data?.type === "read") return clearConversation(Notifications, data.conversationId);
-  if (data?.type !== "message_edited" && data?.type !== "message_deleted") return 0;
+  // A message's words arrive here only decrypted (a clear alert is the system's to show).
+  if (!(data?.type === "message" && encrypted) && data?.type !== "message_edited" && data?.type !== "message_deleted") return 0;
   if (typeof data.notificationId !== "string") return 0;
   const presented = await Notifications.getPresentedNotificationsAsync();
   const of = presented.filter((notification) => notificationData(notification)?.notificationId === data.notificationId
@@ -152,7 +164,7 @@ export async function handleBackgroundPush(payload, Notifications) {
     if (data.type === "message_deleted") {
       await Notifications.dismissNotificationAsync(notification.request.identifier);
     } else {
-      // The same identifier replaces it; no sound: an edit is not news.
+      // The same identifier replaces it; no sound: an edit is not news, and a decrypted alert already rang.
       const { content } = notification.request;
       await Notifications.dismissNotificationAsync(notification.request.identifier);
       await Notifications.scheduleNotificationAsync({
@@ -163,4 +175,19 @@ export async function handleBackgroundPush(payload, Notifications) {
     }
   }
   return of.length;
+}
+
+/** The fields of an encrypted push, decrypted with `keys` and checked against its clear ids (`data.title`,
+ *  `data.body` the words), or null when it cannot be read here. */
+export async function openEncrypted(data, keys) {
+  if (!keys || !pushDecryptionAvailable()) return null;
+  try {
+    const plaintext = await decryptPush(data, keys);
+    const words = {};
+    if (typeof plaintext.title === "string") words.title = plaintext.title;
+    if (typeof plaintext.body === "string") words.body = [plaintext.summary, plaintext.body].filter((part) => typeof part === "string").join("\n");
+    return { ...plaintext.data, ...words };
+  } catch {
+    return null;
+  }
 }

@@ -1,9 +1,9 @@
 // The signed-in user: where the server is, the token, the id this phone registered for pushes, and the Herald client
 // made from them. Plain JavaScript with its storage handed in (expo-secure-store in the app, a Map in the tests).
 
-import { API, HeraldClient, LiveNotifications } from "@herald-chat/client";
+import { API, HeraldClient, LiveNotifications, generatePushKeys, pushDecryptionAvailable } from "@herald-chat/client";
 
-const KEYS = { server: "herald.server", token: "herald.token", device: "herald.device" };
+const KEYS = { server: "herald.server", token: "herald.token", device: "herald.device", pushKeys: "herald.pushKeys" };
 
 /** The user id a token names (its `sub`), or null when it is not a JWT. The app's backend decides what it holds; the
  *  server checks the signature, this only reads who it is for. */
@@ -59,6 +59,30 @@ export class SignInStore {
     const made = `expo-${this.makeID()}`;
     await this.storage.setItemAsync(KEYS.device, made);
     return made;
+  }
+}
+
+/**
+ * This install's push keys (`{p256dh, auth, privateKey}`, made once and kept beside the device id), with which the
+ * server encrypts its pushes when it runs with `HERALD_PUSH_CONTENT=encrypted`; null where there is no Web Crypto to
+ * make or use them (React Native without a Web Crypto installed): the device then registers without keys, and the
+ * server sends it ids only, its words fetched with the device key.
+ */
+export async function pushKeys(storage) {
+  const kept = await storedPushKeys(storage);
+  if (kept || !pushDecryptionAvailable()) return kept;
+  const made = await generatePushKeys();
+  await storage.setItemAsync(KEYS.pushKeys, JSON.stringify(made));
+  return made;
+}
+
+/** The push keys kept, or null (none made, or unreadable). The background task reads them. */
+export async function storedPushKeys(storage) {
+  try {
+    const kept = JSON.parse((await storage.getItemAsync(KEYS.pushKeys)) ?? "null");
+    return kept && typeof kept.p256dh === "string" && typeof kept.auth === "string" && kept.privateKey ? kept : null;
+  } catch {
+    return null;
   }
 }
 

@@ -322,3 +322,49 @@ describe("The Expo example", async () => {
     assert.equal(await clearConversation(Notifications, group), 1);
   });
 });
+
+test("an encrypted push in the background: its words decrypted with this install's keys onto its notification; without keys, or refused, it stays \"New message\"", async () => {
+  const { pushKeys, storedPushKeys } = await import("../src/session.js");
+  const { base64URLEncode } = await import("../../../clients/js/src/index.js");
+  const { encrypt } = await import("../../../clients/js/test/ece.mjs");
+  const storage = new MemoryStore();
+  const keys = await pushKeys(storage);
+  assert.deepEqual(await pushKeys(storage), keys, "made once, kept");
+  assert.deepEqual(await storedPushKeys(storage), keys);
+  assert.equal(await storedPushKeys(new MemoryStore()), null);
+
+  const words = { title: "New message from Ann", body: "hello", summary: "2 new messages", badge: 2,
+    data: { type: "message", conversationId: "c1", messageId: "m1", seq: "12", notificationId: "herald-12" } };
+  const clearData = (plaintext, ids = {}) => ({ type: "message", conversationId: "c1", messageId: "m1", seq: "12", notificationId: "herald-12",
+    withheld: "encrypted", encrypted: base64URLEncode(encrypt(JSON.stringify(plaintext), keys)), ...ids });
+  const push = (data) => ({ body: "New message", data });
+  const fresh = () => {
+    const Notifications = new FakeNotifications();
+    Notifications.presented = [FakeNotifications.notification("expo-1", clearData(words), { body: "New message" })];
+    return Notifications;
+  };
+  const bodies = (Notifications) => Notifications.presented.map((n) => [n.request.content.title, n.request.content.body]);
+
+  for (const shape of ["ios", "android"]) {
+    const Notifications = fresh();
+    assert.equal(await handleBackgroundPush(asBackgroundTask(push(clearData(words)))[shape], Notifications, { keys }), 1, shape);
+    assert.deepEqual(bodies(Notifications), [["New message from Ann", "2 new messages\nhello"]]);
+  }
+  const cases = [
+    ["no keys (no Web Crypto)", clearData(words), null],
+    ["another install's keys", clearData(words), await pushKeys(new MemoryStore())],
+    ["words about another chat", clearData({ ...words, data: { ...words.data, conversationId: "c2" } }), keys],
+    ["a changed body", { ...clearData(words), encrypted: clearData(words).encrypted.slice(0, -2) + "AA" }, keys],
+  ];
+  for (const [what, data, given] of cases) {
+    const Notifications = fresh();
+    assert.equal(await handleBackgroundPush(asBackgroundTask(push(data)).android, Notifications, { keys: given }), 0, what);
+    assert.deepEqual(bodies(Notifications), [["", "New message"]], what);
+  }
+  // A clear's plaintext clears that chat.
+  const Notifications = fresh();
+  const read = { type: "read", conversationId: "c1", seq: "12", withheld: "encrypted",
+    encrypted: base64URLEncode(encrypt(JSON.stringify({ badge: 0, data: { type: "read", conversationId: "c1", seq: "12" } }), keys)) };
+  assert.equal(await handleBackgroundPush(asBackgroundTask({ data: read }).ios, Notifications, { keys }), 1);
+  assert.deepEqual(Notifications.presented, []);
+});

@@ -251,9 +251,13 @@ export class API {
   /** Registers (or re-registers) a device for pushes: `platform` "apns", "fcm", "expo" or "webpush"; `token` is
    *  the platform's token (for `webpush` the subscription's JSON); `permission` (optional) is what the device's
    *  system says of notifications now, as `reportPermission` takes it. Answers `{deviceKey}`: the device's new key,
-   *  which reads what a private push withheld (docs/push.md, "Private pushes"). */
-  registerDevice(id, platform, token, { permission = null } = {}) {
-    return this.request("PUT", `/v1/devices/${segment(id)}`, { platform, token, ...(permission ? { permission } : {}) });
+   *  which reads what a private push withheld (docs/push.md, "Private pushes"). `keys` (apns, fcm, expo): the
+   *  device's push keys (`generatePushKeys`), of which only the public key and auth are sent, so the server can
+   *  encrypt its pushes to it (docs/push.md, "Encrypted pushes"). */
+  registerDevice(id, platform, token, { permission = null, keys = null } = {}) {
+    return this.request("PUT", `/v1/devices/${segment(id)}`, {
+      platform, token, ...(permission ? { permission } : {}), ...(keys ? { keys: { p256dh: keys.p256dh, auth: keys.auth } } : {}),
+    });
   }
 
   /** Tells the server whether the device's system lets the app notify: "granted", "denied", "provisional" (iOS

@@ -3,6 +3,7 @@
 
 import type { PushPlatform, DevicePermission, TestNotification, Deliveries, NotificationCheck } from "./troubleshoot.js";
 export type { PushPlatform, DevicePermission, TestOutcome, TestNotification, TrailStepKind, TrailStep, DeliverySummary, Deliveries, CheckState, NotificationCheck } from "./troubleshoot.js";
+export * from "./pushcrypto.js";
 
 // ---------------------------------------------------------------------------------------------------------------
 // The wire (docs/protocol.md)
@@ -202,8 +203,8 @@ export class API {
   changeNotificationSettings(change: Partial<NotificationSettings>): Promise<NotificationSettings>;
   snooze(until: Date | string | null): Promise<NotificationSettings>;
   devices(): Promise<Device[]>;
-  /** Answers the device's new key, which reads what a private push withheld; `permission`: what its system says now. */
-  registerDevice(id: string, platform: PushPlatform, token: string, options?: { permission?: DevicePermission | null }): Promise<{ deviceKey: string }>;
+  /** Answers the device's new key, which reads what a private push withheld; `permission`: what its system says now; `keys`: the device's push keys (apns, fcm, expo), of which only the public key and auth are sent. */
+  registerDevice(id: string, platform: PushPlatform, token: string, options?: { permission?: DevicePermission | null; keys?: import("./pushcrypto.js").PushRegistrationKeys | null }): Promise<{ deviceKey: string }>;
   removeDevice(id: string): Promise<null>;
   /** Tells the server what the device's system says of notifications now. */
   reportPermission(id: string, permission: DevicePermission): Promise<null>;

@@ -7,3 +7,4 @@ export * from "./stream.js";
 export * from "./client.js";
 export * from "./live.js";
 export * from "./presentation.js";
+export * from "./pushcrypto.js";

@@ -24,7 +24,7 @@ test("npm pack, npm install of the tarball, import by name and types by name", (
     run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--silent", join(folder, tarball)], app);
     const installed = readdirSync(join(app, "node_modules", "@herald-chat", "client", "src")).sort();
     assert.deepEqual(installed, ["api.js", "banners.js", "client.js", "config.js", "engine.js", "index.d.ts", "index.js", "live.js", "notifier.js", "policy.js",
-      "presentation.js", "stream.js", "troubleshoot.d.ts", "wording.js"]);
+      "presentation.js", "pushcrypto.d.ts", "pushcrypto.js", "stream.js", "troubleshoot.d.ts", "wording.js"]);
 
     writeFileSync(join(app, "main.mjs"), `
       import { HeraldClient, LiveNotifications, Notifier, API } from "@herald-chat/client";

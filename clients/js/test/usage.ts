@@ -4,7 +4,8 @@ import {
   API, APIError, HeraldClient, LiveNotifications, Notifier, SECOND, bannerConfig, confirmationInterval, defaultSettings,
   amended, findMentions, isAmendment, messagePreview, notificationIdentifier,
   type Banner, type Effect, type IncomingMessage, type Message, type NotificationCheck, type NotificationSettings,
-  type TestNotification,
+  type TestNotification, PushDecryptionError, decryptPush, generatePushKeys, pushDecryptionAvailable, type DecryptedPush,
+  type PushKeys,
 } from "../src/index.js";
 
 async function renewToken(used: string): Promise<string> {
@@ -102,6 +103,16 @@ export async function app(token: string): Promise<void> {
   const effects = notifier.handle({ type: "settings", settings: defaultSettings() }, 2 * SECOND);
   void effects.map(({ instant, effect }) => `${instant} ${effect.type}`);
   void findMentions("@Bob", [{ id: "bob", name: "Bob" }]).ids;
+
+  // A device's push keys, registered; an encrypted push read, its failure by code.
+  const keys: PushKeys = await generatePushKeys();
+  await api.registerDevice("phone-1", "expo", "ExponentPushToken[x]", { permission: "granted", keys });
+  try {
+    const push: DecryptedPush = await decryptPush({ encrypted: "…", conversationId: "c1", messageId: "m1" }, keys);
+    void (push.title ?? push.data.conversationId);
+  } catch (error) {
+    if (error instanceof PushDecryptionError && error.code === "unsupported") void pushDecryptionAvailable();
+  }
 
   // @ts-expect-error: an app state is foreground or background
   client.setAppState("asleep");

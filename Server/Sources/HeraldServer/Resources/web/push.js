@@ -68,6 +68,12 @@ function withTimeout(promise, milliseconds, message) {
   return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
 }
 
+/** The device token of `subscription`: its JSON with this page's address (`page`), where a notification's click
+ *  opens the chat (`navigate` of the server's declarative pushes, docs/push.md). */
+function subscriptionToken(subscription) {
+  return JSON.stringify({ ...subscription.toJSON(), page: location.origin + location.pathname });
+}
+
 /**
  * Turns pushes on for `userID`: asks for permission (call it from a click), registers the service worker,
  * subscribes with the server's key (a subscription made with another key is dropped first) and registers the
@@ -93,7 +99,7 @@ export async function turnWebPushOn(api, userID) {
   subscription ??= await withTimeout(
     registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }),
     subscribeTimeout, "The browser's push service did not answer.");
-  await api.registerDevice(deviceID(), "webpush", JSON.stringify(subscription), { permission: browserPermission() });
+  await api.registerDevice(deviceID(), "webpush", subscriptionToken(subscription), { permission: browserPermission() });
   localStorage.setItem(ownerKey, userID);
 }
 
@@ -133,7 +139,7 @@ export async function renewWebPush(api) {
   const registration = await pageRegistration();
   const subscription = await registration?.pushManager.getSubscription();
   if (!subscription) return;
-  await api.registerDevice(deviceID(), "webpush", JSON.stringify(subscription), { permission: browserPermission() })
+  await api.registerDevice(deviceID(), "webpush", subscriptionToken(subscription), { permission: browserPermission() })
     .catch(() => {});
 }
 

@@ -1,4 +1,5 @@
-// Herald's service worker: shows a Web Push notification (with the sender's picture) when no tab of the page is
+// Herald's service worker: shows a Web Push notification (pushes come as declarative push messages, which a browser
+// that implements Declarative Web Push could show by itself; this worker still shapes them) (with the sender's picture) when no tab of the page is
 // open to show the message itself, and a test notification (asked for in the settings) always; opens the chat when one is clicked (its Reply: with the composer focused); marks
 // the conversation read from its Mark as read, without opening a window; and closes a conversation's notifications
 // when the server says it was read on another device. Plain JavaScript, no build step; served from `/` so its scope
@@ -8,15 +9,35 @@
 self.addEventListener("install", () => self.skipWaiting());
 self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
 
-self.addEventListener("push", (event) => {
-  let data = {};
-  try {
-    data = event.data ? event.data.json() : {};
-  } catch {
-    data = {};
-  }
-  event.waitUntil(handlePush(data));
-});
+// `/sw.js?push=off` leaves the push handler out: the browser tests register it so to see what a browser shows of a
+// declarative push by itself.
+if (new URL(self.location.href).searchParams.get("push") !== "off") {
+  self.addEventListener("push", (event) => {
+    let data = {};
+    try {
+      data = event.data ? event.data.json() : {};
+    } catch {
+      data = {};
+    }
+    event.waitUntil(handlePush(pushFields(data)));
+  });
+}
+
+/** Herald's fields of a push in either format: a declarative push message (`{"web_push": 8030, "notification":
+ *  {title, body, navigate, tag, data}, "app_badge", "mutable": true}`: alerts, edits and the test notification;
+ *  its `notification.data` holds them) or the plain JSON (clears, deletions, a server of an earlier version). */
+function pushFields(pushed) {
+  if (pushed === null || typeof pushed !== "object" || Array.isArray(pushed)) return {};
+  const notification = pushed.web_push === 8030 ? pushed.notification : null;
+  if (notification === null || typeof notification !== "object") return pushed;
+  const data = notification.data !== null && typeof notification.data === "object" && !Array.isArray(notification.data) ? notification.data : {};
+  return {
+    ...data,
+    title: typeof data.title === "string" ? data.title : notification.title,
+    body: typeof data.body === "string" ? data.body : notification.body,
+    badge: typeof data.badge === "number" ? data.badge : pushed.app_badge,
+  };
+}
 
 /** A message: a notification tagged with its identifier (`herald-<seq>`, the page's own notification of it has the
  *  same: either replaces the other, silently, as a resent push does); a read: the conversation's notifications

@@ -17,7 +17,7 @@ struct PushRankTests {
         var interruption: String?
         /// APNs `apns-priority`.
         var apnsPriority: String
-        /// FCM `android.priority` and Expo `priority`.
+        /// FCM `android.priority` and Expo `priority` (Web Push `urgency`: `high` or `normal` alike).
         var priority: String
         /// FCM, Expo and APNs lifetime, in seconds.
         var lifetime: Int
@@ -61,7 +61,7 @@ struct PushRankTests {
         return PushJob(id: 1, kind: jobKind, device: device, content: content, createdAt: created, attempts: 0)
     }
 
-    @Test("each kind's relevance, interruption level, priority and lifetime on APNs, FCM and Expo", arguments: table)
+    @Test("each kind's relevance, interruption level, priority and lifetime on APNs, FCM, Expo and Web Push", arguments: table)
     func ranks(row: Row) async throws {
         let created = Date()
         let job = Self.job(row.kind, created: created)
@@ -95,6 +95,10 @@ struct PushRankTests {
         let fcmAps = (apns["payload"] as? [String: Any])?["aps"] as? [String: Any]
         #expect(fcmAps?["relevance-score"] as? Double == (job.showsAlert ? row.relevance : nil))
         #expect(fcmAps?["interruption-level"] as? String == (job.showsAlert ? row.interruption : nil))
+
+        // Web Push: urgency and TTL.
+        let web = Dictionary(uniqueKeysWithValues: WebPushProvider.headers(for: job, maxAge: Self.maxAge))
+        #expect(web["urgency"] == (row.priority == "high" ? "high" : "normal") && near(web["ttl"].flatMap { Int($0) }))
 
         // Expo.
         let http = try PushHTTP(caFile: nil)

@@ -198,6 +198,17 @@ public final class WebPushProvider: PushProvider {
         return String(digest.base64URLEncodedString().prefix(32))
     }
 
+    /// The headers that say how long the push lives, how urgent it is (ranked as the other services rank it,
+    /// ``PushRank``: `high` only for what rings) and what it replaces (`Topic`).
+    static func headers(for job: PushJob, maxAge: Duration) -> [(String, String)] {
+        let rank = PushRank(job, maxAge: maxAge)
+        return [
+            ("ttl", String(rank.secondsLeft(of: job))),
+            ("urgency", rank.immediate ? "high" : "normal"),
+            ("topic", topic(for: job.content)),
+        ]
+    }
+
     public func send(_ job: PushJob) async -> PushOutcome {
         let subscription: WebPushSubscription.Checked
         switch WebPushSubscription.parse(job.device.token, policy: http.policy) {
@@ -208,17 +219,13 @@ public final class WebPushProvider: PushProvider {
         guard plaintext.count <= Self.maxPayload else { return .drop(reason: "payload of \(plaintext.count) bytes is over 4 KB") }
         do {
             let body = try WebPushEncryption.encrypt(plaintext, p256dh: subscription.p256dh, auth: subscription.auth)
-            let ttl = max(0, Int(job.createdAt.addingTimeInterval(maxAge.seconds).timeIntervalSinceNow))
             let answer = try await http.send(
                 .POST, subscription.url,
                 headers: [
                     ("authorization", try await vapid.authorization(for: subscription.url)),
                     ("content-encoding", "aes128gcm"),
                     ("content-type", "application/octet-stream"),
-                    ("ttl", String(ttl)),
-                    ("urgency", job.showsAlert ? "high" : "normal"),
-                    ("topic", Self.topic(for: job.content)),
-                ],
+                ] + Self.headers(for: job, maxAge: maxAge),
                 body: body)
             return Self.outcome(answer)
         } catch let error as WebPushEncryption.KeyFailure {

@@ -35,7 +35,7 @@ public struct ClientConfiguration: Sendable {
     /// How the client reaches the server: URLSession on Apple platforms (``ClientTransport/standard``); on Linux the
     /// program names it (the server package's `HeraldNIOTransport` gives `.nio()`, which needs no libcurl).
     public var transport: ClientTransport
-    /// This device's id, as registered for pushes (``HeraldAPI/registerDevice(_:platform:token:)``): the stream
+    /// This device's id, as registered for pushes (``HeraldAPI/registerDevice(_:platform:token:permission:keys:)``): the stream
     /// tells the server, which sends no push to a device while its stream is open (the app shows its own
     /// notification), and reads marked from here clear the conversation's pushes on the user's other devices.
     public var deviceID: String?

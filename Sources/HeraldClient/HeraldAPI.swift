@@ -274,20 +274,33 @@ public struct HeraldAPI: Sendable {
     /// system's notification `permission` when the app knows it (``DevicePermission/init(_:)``), so the
     /// troubleshooter can tell the person when notifications are off.
     ///
+    /// With `keys` (APNs, FCM and Expo devices; a Web Push subscription carries its own), the server encrypts the
+    /// device's pushes to them when its `HERALD_PUSH_CONTENT` is `encrypted`: make them with HeraldPresentation's
+    /// `PushKeyPair` (its `registration`), and keep the pair where the Notification Service Extension reads it
+    /// before registering its public half, since a push may follow at once. Without them, such a server sends what
+    /// its `none` mode sends.
+    ///
     /// The answer holds the device's new key (the one before stops working): keep it where the Notification Service
-    /// Extension reads it (a shared keychain group), for ``pushedMessage(_:in:deviceKey:server:http:timeout:)``.
+    /// Extension reads it (a shared keychain group), for ``pushedMessage(_:in:deviceKey:server:http:timeout:)``. It
+    /// reads what a push withheld, also when the extension cannot decrypt one.
+    ///
+    /// - Throws: ``HeraldAPIError`` `invalid_request` for keys that are not a P-256 public key and a 16-byte secret
+    ///   (or keys on a `webpush` device); `encryption_required` for a device without keys when the server requires
+    ///   them (`HERALD_PUSH_REQUIRE_ENCRYPTION`).
     @discardableResult
     public func registerDevice(
-        _ deviceID: String, platform: PushPlatform, token: String, permission: DevicePermission? = nil
+        _ deviceID: String, platform: PushPlatform, token: String, permission: DevicePermission? = nil,
+        keys: WirePushKeys? = nil
     ) async throws -> WireDeviceRegistration {
         struct Body: Encodable {
             var platform: PushPlatform
             var token: String
             var permission: DevicePermission?
+            var keys: WirePushKeys?
         }
         return try await request(
-            .PUT, "/v1/devices/\(Self.escape(deviceID))", body: Body(platform: platform, token: token, permission: permission),
-            as: WireDeviceRegistration.self)
+            .PUT, "/v1/devices/\(Self.escape(deviceID))",
+            body: Body(platform: platform, token: token, permission: permission, keys: keys), as: WireDeviceRegistration.self)
     }
 
     /// Tells the server whether the system lets the app notify on a device of the user: after registering it, and

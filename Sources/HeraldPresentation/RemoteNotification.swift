@@ -111,7 +111,8 @@ public struct CommunicationNotification: Hashable, Sendable {
 
 /// A push that withheld its words (the server's `HERALD_PUSH_CONTENT` is `sender` or `none`: its data says
 /// `withheld`): what a Notification Service Extension fetches with the device's key, and how the answer fills the
-/// notification in.
+/// notification in. An encrypted push (`withheld: "encrypted"`, ``EncryptedPush``) is one too: a device that cannot
+/// decrypt it fetches its words the same way.
 public struct WithheldPush: Hashable, Sendable {
     /// The conversation.
     public var conversationID: String
@@ -121,7 +122,7 @@ public struct WithheldPush: Hashable, Sendable {
     /// Reads an APNs payload (or FCM data); nil unless it is a message push (or an edit's) that withheld its words.
     public init?(userInfo: [AnyHashable: Any]) {
         guard ["message", "message_edited"].contains(userInfo["type"] as? String),
-              let withheld = userInfo["withheld"] as? String, withheld == "sender" || withheld == "none",
+              let withheld = userInfo["withheld"] as? String, ["sender", "none", "encrypted"].contains(withheld),
               let conversationID = userInfo["conversationId"] as? String, !conversationID.isEmpty,
               let messageID = userInfo["messageId"] as? String, !messageID.isEmpty
         else { return nil }
@@ -141,7 +142,8 @@ public struct WithheldPush: Hashable, Sendable {
         else { return nil }
         var filled = userInfo
         filled["withheld"] = nil
-        for (key, value) in data { filled[key] = value }
+        filled["encrypted"] = nil
+        for (key, value) in data where key != "aps" { filled[key] = value }
         return (title, body, filled)
     }
 }

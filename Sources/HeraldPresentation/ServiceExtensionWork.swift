@@ -7,15 +7,17 @@ import HeraldCore
 public enum ServiceExtensionWork: Hashable, Sendable {
     /// Hand the content on unchanged.
     case asItCame
-    /// A message's push (or an edit's): fill in the words it withheld, when it did (`withheld`, then
-    /// `HeraldAPI.pushedMessage`), then make it a communication notification when it names its sender
-    /// (``CommunicationNotification``).
-    case message(withheld: WithheldPush?)
+    /// A message's push (or an edit's): fill in the words it withheld, when it did, then make it a communication
+    /// notification when it names its sender (``CommunicationNotification``). Words sent encrypted to the device
+    /// (`encrypted`) are decrypted first (``EncryptedPush/open(userInfo:decrypt:)``); when they do not open, or
+    /// were only withheld, they are fetched with the device key (`withheld`, then `HeraldAPI.pushedMessage`).
+    case message(withheld: WithheldPush?, encrypted: EncryptedPush?)
 
     /// The work for the push whose data is `userInfo`.
     public init(userInfo: [AnyHashable: Any]) {
         switch HeraldNotificationKind(userInfo: userInfo) {
-        case .message, .edit: self = .message(withheld: WithheldPush(userInfo: userInfo))
+        case .message, .edit:
+            self = .message(withheld: WithheldPush(userInfo: userInfo), encrypted: EncryptedPush(userInfo: userInfo))
         case .deletion, .clear, .replyNotSent, nil: self = .asItCame
         }
     }

@@ -54,8 +54,8 @@ struct DeletionPushTests {
         #expect(ServiceExtensionWork(userInfo: withSender) == .asItCame, "whatever else it carries")
         // A message's push, by contrast, is worked on.
         let message = try Self.payload(#"{"type": "message", "conversationId": "c1", "messageId": "m1", "withheld": "none"}"#)
-        #expect(ServiceExtensionWork(userInfo: message) == .message(withheld: WithheldPush(userInfo: message)))
-        #expect(ServiceExtensionWork(userInfo: message) != .message(withheld: nil))
+        #expect(ServiceExtensionWork(userInfo: message) == .message(withheld: WithheldPush(userInfo: message), encrypted: nil))
+        #expect(ServiceExtensionWork(userInfo: message) != .message(withheld: nil, encrypted: nil))
     }
 
     @Test("in the foreground: nothing shown, the notification removed and the badge set")

@@ -9,10 +9,13 @@
 // but a message is shown as it came), what the push says (`CommunicationNotification`), and what the intent names
 // (`CommunicationIntent`: a group's recipients, more than one, and its text without the sender's name in front).
 //
-// A private push (the server's HERALD_PUSH_CONTENT is `sender` or `none`) is filled in first: the words are fetched
-// with the device key the app kept (HeraldAPI.pushedMessage, which reads only what was pushed to this device), and
-// decided by HeraldPresentation's `WithheldPush`. UNMutableNotificationContent's title, body and userInfo (iOS 10).
-// The recipient (this member) is the one the app kept beside the device key: a push does not say whom it is for.
+// A private push is filled in first. An encrypted one (the server's HERALD_PUSH_CONTENT is `encrypted`) is decrypted
+// with the push key pair the app kept (HeraldPresentation's `EncryptedPush` and `PushKeyPair`: CryptoKit, iOS 13);
+// when it does not open (no pair, a replaced one), or the push only withheld its words (`sender` or `none`), they
+// are fetched with the device key the app kept (HeraldAPI.pushedMessage, which reads only what was pushed to this
+// device), and decided by `WithheldPush`. UNMutableNotificationContent's title, subtitle, body, badge (NSNumber?)
+// and userInfo (iOS 10). The recipient (this member) is the one the app kept beside the device key: a push does not
+// say whom it is for.
 //
 // The extension target of Examples/HeraldChatApp/project.yml, with the app's Keychain.swift and HeraldPresentation,
 // HeraldClient and HeraldURLSession as its dependencies; the project gives the app the Communication Notifications
@@ -41,9 +44,24 @@ final class NotificationService: UNNotificationServiceExtension {
             // A deletion's "This message was deleted" (under the message's collapse id, in its place), or anything not a
             // message: never made into a message's communication notification.
             delivery.finishWithOriginal()
-        case .message(let withheld):
-            Task { await delivery.deliver(filling: withheld) }
+        case .message(let withheld, let encrypted):
+            Task { await delivery.deliver(decrypting: encrypted, filling: withheld) }
         }
+    }
+
+    /// `content` with the words of an encrypted push, decrypted with the key pair the app kept; nil when there is no
+    /// pair or the push does not open with it (`EncryptedPush.Failure`): then the words are fetched instead.
+    static func decrypted(_ content: UNNotificationContent, _ encrypted: EncryptedPush) -> UNNotificationContent? {
+        guard let keys = AppKeychain.pushKeys.load().flatMap({ PushKeyPair(rawRepresentation: $0.raw) }),
+              let opened = try? encrypted.open(userInfo: content.userInfo, with: keys),
+              let mutable = content.mutableCopy() as? UNMutableNotificationContent
+        else { return nil }
+        if let title = opened.title { mutable.title = title }
+        if let body = opened.body { mutable.body = body }
+        if let subtitle = opened.subtitle { mutable.subtitle = subtitle }
+        if let badge = opened.badge { mutable.badge = NSNumber(value: badge) }
+        mutable.userInfo = opened.userInfo
+        return mutable
     }
 
     /// `content` with the words a private push left out, fetched with the device key; `content` itself when there
@@ -137,11 +155,16 @@ private final class Delivery: @unchecked Sendable {
         self.handler = handler
     }
 
-    /// A message's push: fills it in when it withheld its words, makes it a communication notification when it
-    /// names its sender, and hands it over (unless the time limit came first).
-    func deliver(filling withheld: WithheldPush?) async {
+    /// A message's push: decrypts it when it came encrypted, else (or when that fails) fills it in when it withheld
+    /// its words, makes it a communication notification when it names its sender, and hands it over (unless the time
+    /// limit came first).
+    func deliver(decrypting encrypted: EncryptedPush?, filling withheld: WithheldPush?) async {
         var content = original
-        if let withheld { content = await NotificationService.filledIn(original, withheld) }
+        if let encrypted, let decrypted = NotificationService.decrypted(original, encrypted) {
+            content = decrypted
+        } else if let withheld {
+            content = await NotificationService.filledIn(original, withheld)
+        }
         guard let parts = CommunicationNotification(userInfo: content.userInfo) else {
             finish(with: content)
             return

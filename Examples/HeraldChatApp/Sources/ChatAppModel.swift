@@ -1,10 +1,12 @@
 // The example app's state: signing in (and again at launch, from the Keychain), the conversation list, the open chat,
-// sending, the device's push token. APIs used, all available on iOS 17 and checked against Apple's documentation:
-// Observation, URLSession.data(for:), Task, UserDefaults, UIApplication.registerForRemoteNotifications().
+// sending, the device's push token and push keys. APIs used, all available on iOS 17 and checked against Apple's
+// documentation: Observation, URLSession.data(for:), Task, UserDefaults, UIApplication.registerForRemoteNotifications();
+// the push key pair is HeraldPresentation's `PushKeyPair` (CryptoKit, iOS 13), kept by Keychain.swift.
 #if os(iOS) || os(macOS)
 import Foundation
 import HeraldClient
 import HeraldCore
+import HeraldPresentation
 import HeraldProtocol
 import HeraldUI
 import Observation
@@ -119,10 +121,17 @@ final class ChatAppModel {
         return id
     }
 
-    /// Registers this device's APNs token with Herald, so the signed-in person gets pushes here when away.
+    /// Registers this device's APNs token with Herald, so the signed-in person gets pushes here when away, with the
+    /// public half of its push key pair, so a server that encrypts pushes (`HERALD_PUSH_CONTENT=encrypted`) encrypts
+    /// them to this device.
     func register(apnsToken token: String) async {
         guard let session else { return }
-        guard let registered = try? await session.client.api.registerDevice(Self.deviceID, platform: .apns, token: token)
+        // The pair is kept where the extension reads it before its public half is registered (a push encrypted to it
+        // may come at once); one that cannot be kept is not registered, and the server withholds the words instead.
+        let keys = PushKeyKeeping.pair(
+            load: { AppKeychain.pushKeys.load()?.raw }, save: { AppKeychain.pushKeys.save(SavedPushKeys(raw: $0)) })
+        guard let registered = try? await session.client.api.registerDevice(
+            Self.deviceID, platform: .apns, token: token, keys: keys.map { WirePushKeys($0) })
         else { return }
         // For the extension: a private push (the server's HERALD_PUSH_CONTENT) is filled in with it, and a
         // communication notification names this person as its recipient.
@@ -186,6 +195,7 @@ final class ChatAppModel {
         systemNotifications.opens.detach()
         AppKeychain.signIn.delete()
         AppKeychain.deviceKey.delete()
+        AppKeychain.pushKeys.delete()
         session = nil
         conversations = []
         messages = []

@@ -1,6 +1,6 @@
 // The signed-in person, kept in the Keychain: the app signs in again by itself at launch (also when a notification's
-// tap launched it), and a notification's Reply or Mark as read reaches the token without a scene. The device key too,
-// for the Notification Service Extension (this file is in both targets). APIs used, all available on iOS 17 and
+// tap launched it), and a notification's Reply or Mark as read reaches the token without a scene. The device key and
+// the push key pair too, for the Notification Service Extension (this file is in both targets). APIs used, all available on iOS 17 and
 // checked against Apple's documentation: SecItemAdd(_:_:), SecItemCopyMatching(_:_:), SecItemUpdate(_:_:),
 // SecItemDelete(_:) (iOS 2), kSecClassGenericPassword with kSecAttrService, kSecAttrAccount, kSecAttrAccessGroup
 // (iOS 3: an item's one access group; an app belongs to its keychain-access-groups entitlement's groups and its app
@@ -30,9 +30,15 @@ struct SavedDeviceKey: Codable, Equatable {
     var name: String?
 }
 
+/// The push key pair the extension decrypts pushes with (`PushKeyPair.rawRepresentation`: the private key and the
+/// authentication secret); its public half is registered with the device.
+struct SavedPushKeys: Codable, Equatable {
+    var raw: Data
+}
+
 /// The app's Keychain items, each in its group (`KeychainGroups`, from the `HeraldKeychainGroup` key of the target's
 /// Info.plist): the sign-in, with its bearer token, in the app's own group, which the extension cannot read; the
-/// device key in the group the app and the extension share.
+/// device key and the push key pair in the group the app and the extension share.
 enum AppKeychain {
     /// The groups, or nil when the Info.plist does not name the shared one (then the device key is not kept).
     static let groups = KeychainGroups(
@@ -43,6 +49,9 @@ enum AppKeychain {
     static let signIn = KeychainItem<SavedSignIn>(account: "signed-in", group: groups?.own, formerGroup: groups?.shared)
     /// The device key, kept for the Notification Service Extension in the shared group.
     static let deviceKey = KeychainItem<SavedDeviceKey>(account: "device-key", group: groups?.shared, required: true)
+    /// The push key pair, kept for the Notification Service Extension in the shared group (never synced or restored
+    /// elsewhere: a restored phone makes a new one).
+    static let pushKeys = KeychainItem<SavedPushKeys>(account: PushKeyKeeping.account, group: groups?.shared, required: true)
 }
 
 /// One Keychain item holding a `Value` as JSON, in the access group `group` (nil: the app's default group, its

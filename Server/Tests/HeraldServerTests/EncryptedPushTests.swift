@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldPresentation
 import HeraldProtocol
 @testable import HeraldRecords
 @testable import HeraldServer
@@ -14,7 +15,8 @@ struct EncryptedPushTests {
 
     /// A device's keys, and its registration body.
     struct Phone {
-        let keys = PushKeyPair()
+        // HeraldServer's: on Apple platforms HeraldPresentation has the same type, from the same file.
+        let keys = HeraldServer.PushKeyPair()
         let platform: String
         let token: String
 
@@ -145,7 +147,19 @@ struct EncryptedPushTests {
                 #expect(data["conversationTitle"] == "Falcon Team" && data["senderAvatarURL"] == "https://example.com/alice.png")
                 #expect(data["messageId"] == "secret-1" && data["seq"] == String(posted.seq) && data["withheld"] == nil)
             }
-            #expect(throws: WebPushEncryption.OpenFailure.unreadable, "another device's keys open nothing") {
+            // What the app's Notification Service Extension does with what APNs hands it (HeraldPresentation): opens
+            // it, and shows a communication notification of it.
+            let delivered = try #require(apns.json)
+            let encrypted = try #require(EncryptedPush(userInfo: delivered))
+            let shown = try encrypted.open(userInfo: delivered, decrypt: phone.keys.decrypt)
+            #expect(shown.title == "New message in Falcon Team" && shown.body == "Alice Liddell: " + Self.secret)
+            let chatStyle = try #require(CommunicationNotification(userInfo: shown.userInfo))
+            #expect(chatStyle.senderName == "Alice Liddell" && chatStyle.groupName == "Falcon Team" && chatStyle.senderID == "alice")
+            #expect(throws: EncryptedPush.Failure.undecryptable, "another device's keys: the extension fetches instead") {
+                try encrypted.open(userInfo: delivered, decrypt: pixel.keys.decrypt)
+            }
+            #expect(WithheldPush(userInfo: delivered)?.messageID == "secret-1")
+            #expect(throws: HeraldServer.WebPushEncryption.OpenFailure.unreadable, "another device's keys open nothing") {
                 try pixel.open(apns.json)
             }
             // The device without keys: what `none` sends; its app fetches the words with its device key.
@@ -187,7 +201,7 @@ struct EncryptedPushTests {
     @Test("a plaintext too large to encrypt within 4 KB sheds the picture, then goes as ids alone; every provider's encrypted payload of the heaviest alert is under 4 KB")
     func sizes() async throws {
         var job = PushPayloadTests.heaviestAlert()
-        let keys = PushKeyPair()
+        let keys = HeraldServer.PushKeyPair()
         job.device.keys = PushEncryptionKeys(p256dh: keys.publicKey, auth: keys.auth)
         job.content.withheld = .encrypted
         let apns = APNsProvider.payload(for: job, localized: true, encrypt: true)
@@ -206,7 +220,7 @@ struct EncryptedPushTests {
         #expect(try JSONSerialization.data(withJSONObject: expo).count <= 4_096)
 
         job = PushPayloadTests.heaviestAlert(id: "9b2f0c56-55a3-4f6e-9d0c-2f1ab8c1e7d4")
-        let plain = PushKeyPair()
+        let plain = HeraldServer.PushKeyPair()
         job.device.keys = PushEncryptionKeys(p256dh: plain.publicKey, auth: plain.auth)
         job.content.withheld = .encrypted
         let heavy = try #require(APNsProvider.payload(for: job, localized: true, encrypt: true).json)

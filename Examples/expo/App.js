@@ -16,7 +16,7 @@ import { CHAT_ROUTE, NotificationTaps, chatOnScreen } from "./src/navigation";
 import {
   answerNotifications, followPushTokenChanges, postEffects, registerForPushes, setUpNotifications, unregister,
 } from "./src/notifications";
-import { SignInStore, connect, followAppState, pushKeys } from "./src/session";
+import { SignInStore, connect, followAppState, keepDeviceKey, pushKeys } from "./src/session";
 import { ChatScreen } from "./src/screens/ChatScreen";
 import { ChatsScreen } from "./src/screens/ChatsScreen";
 import { SignInScreen } from "./src/screens/SignInScreen";
@@ -56,7 +56,10 @@ export default function App() {
   useEffect(() => {
     if (!live) return undefined;
     // This install's push keys (made once; null without Web Crypto), so the server can encrypt its pushes to it.
-    const pushes = { live, deviceID, Notifications, Device, projectId, keys: pushKeys(SecureStore).catch(() => null) };
+    const pushes = {
+      live, deviceID, Notifications, Device, projectId, keys: pushKeys(SecureStore).catch(() => null),
+      keepDeviceKey: (key) => keepDeviceKey(SecureStore, key),
+    };
     const stops = [
       followAppState(live, AppState),
       postEffects(live, Notifications),

@@ -205,7 +205,7 @@ extension EncryptedPush {
     }
 }
 
-#if canImport(CryptoKit)
+#if canImport(CryptoKit) && !os(tvOS) && !os(watchOS)
 extension EncryptedPush {
     /// ``open(userInfo:decrypt:)`` with this device's key pair (kept where the extension reads it,
     /// ``PushKeyKeeping``).

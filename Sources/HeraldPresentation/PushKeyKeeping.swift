@@ -34,7 +34,7 @@ public enum PushKeyKeeping {
     }
 }
 
-#if canImport(CryptoKit)
+#if canImport(CryptoKit) && !os(tvOS) && !os(watchOS)
 extension PushKeyKeeping {
     /// The kept pair, or a new one kept with `save` first; nil when a new one cannot be kept
     /// (``pair(load:read:make:raw:save:)``).

@@ -3,7 +3,8 @@
 // platforms), and the server's target compiles the same file through a symbolic link
 // (Server/Sources/HeraldServer/Push/WebPushEncryption.swift) with swift-crypto, whose API is CryptoKit's. So the code
 // an app decrypts with is the code the server's tests run on Linux. Without CryptoKit or the server's
-// `HERALD_SWIFT_CRYPTO` (HeraldPresentation on Linux) it compiles to nothing.
+// `HERALD_SWIFT_CRYPTO` (HeraldPresentation on Linux) it compiles to nothing, and so it does on tvOS and watchOS,
+// where the package's minimums predate CryptoKit's HKDF (tvOS 14, watchOS 7).
 #if canImport(CryptoKit)
 import CryptoKit
 #elseif HERALD_SWIFT_CRYPTO
@@ -12,7 +13,7 @@ import Crypto
 import Foundation
 import HeraldCore
 
-#if canImport(CryptoKit) || HERALD_SWIFT_CRYPTO
+#if (canImport(CryptoKit) && !os(tvOS) && !os(watchOS)) || HERALD_SWIFT_CRYPTO
 
 /// Encrypted content coding `aes128gcm` (RFC 8188): a header (salt, record size, key id) and records sealed with
 /// AES-128-GCM under a key and nonce derived from the input keying material and the salt.
@@ -49,11 +50,15 @@ enum ContentEncoding {
         return try! AES.GCM.Nonce(data: bytes)
     }
 
-    /// `plaintext` as one record (it must fit: `plaintext.count + 17 <= recordSize`), with the header.
-    static func encrypt(_ plaintext: Data, ikm: SymmetricKey, salt: Data, keyID: Data, recordSize: UInt32 = 4096) throws -> Data {
+    /// `plaintext` as one record (it must fit: `plaintext.count + 17 + padding <= recordSize`), with the header,
+    /// and `padding` zero bytes after the delimiter.
+    static func encrypt(
+        _ plaintext: Data, ikm: SymmetricKey, salt: Data, keyID: Data, recordSize: UInt32 = 4096, padding: Int = 0
+    ) throws -> Data {
         let (key, base) = keys(ikm: ikm, salt: salt)
         var record = plaintext
-        record.append(0x02)  // the last record's delimiter; no padding
+        record.append(0x02)  // the last record's delimiter
+        record.append(Data(count: max(0, padding)))
         let sealed = try AES.GCM.seal(record, using: key, nonce: nonce(base, record: 0))
         var body = salt
         withUnsafeBytes(of: recordSize.bigEndian) { body.append(contentsOf: $0) }
@@ -120,10 +125,10 @@ public enum WebPushEncryption {
 
     /// `plaintext` encrypted for the subscription whose keys are `p256dh` (the browser's public key, 65 bytes)
     /// and `auth` (its 16-byte secret): a fresh ephemeral key and salt each time unless given (tests give the
-    /// RFC's).
+    /// RFC's), with `padding` zero bytes inside the record (so its length says less of the plaintext's).
     public static func encrypt(
         _ plaintext: Data, p256dh: Data, auth: Data,
-        salt: Data? = nil, ephemeralKey: P256.KeyAgreement.PrivateKey? = nil
+        salt: Data? = nil, ephemeralKey: P256.KeyAgreement.PrivateKey? = nil, padding: Int = 0
     ) throws -> Data {
         guard auth.count == 16 else { throw KeyFailure.badAuthSecret }
         let browserKey: P256.KeyAgreement.PublicKey
@@ -141,7 +146,7 @@ public enum WebPushEncryption {
             var generator = SystemRandomNumberGenerator()
             for index in randomSalt.indices { randomSalt[index] = UInt8.random(in: 0...255, using: &generator) }
         }
-        return try ContentEncoding.encrypt(plaintext, ikm: ikm, salt: salt ?? randomSalt, keyID: serverPublic)
+        return try ContentEncoding.encrypt(plaintext, ikm: ikm, salt: salt ?? randomSalt, keyID: serverPublic, padding: padding)
     }
 }
 

@@ -45,7 +45,7 @@ export async function setUpNotifications({ Notifications, platform }) {
  * engine is told whether notifications may be posted. `projectId` is the EAS project's (`eas init` writes it into
  * app.json's `extra.eas.projectId`); without it Expo cannot make a token, and this says so.
  */
-export async function registerForPushes({ live, deviceID, Notifications, Device, projectId, keys = null }) {
+export async function registerForPushes({ live, deviceID, Notifications, Device, projectId, keys = null, keepDeviceKey = null }) {
   let { status } = await Notifications.getPermissionsAsync();
   if (status !== "granted") ({ status } = await Notifications.requestPermissionsAsync());
   const granted = status === "granted";
@@ -56,7 +56,9 @@ export async function registerForPushes({ live, deviceID, Notifications, Device,
   const { data: token } = await Notifications.getExpoPushTokenAsync({ projectId });
   // With this install's push keys (session.js `pushKeys`, null without Web Crypto) the server can encrypt its pushes.
   const pushKeys = await keys; // a promise of them is taken too
-  await live.client.api.registerDevice(deviceID, "expo", token, pushKeys ? { keys: pushKeys } : {});
+  const { deviceKey } = await live.client.api.registerDevice(deviceID, "expo", token, pushKeys ? { keys: pushKeys } : {});
+  // The device key reads what a push withheld, or what this install could not decrypt (session.js `keepDeviceKey`).
+  if (keepDeviceKey) await keepDeviceKey(deviceKey);
   return { status: "registered", token };
 }
 
@@ -143,19 +145,21 @@ export const BACKGROUND_TASK = "herald-background-notification";
  * edit (`message_edited`, with its new `title` and `body`) replaces the words of its notification if it is still
  * shown, silently; its deletion (`message_deleted`) removes it. Resolves to how many notifications it changed.
  */
-export async function handleBackgroundPush(payload, Notifications, { keys = null } = {}) {
+export async function handleBackgroundPush(payload, Notifications, { keys = null, readWithheld = null } = {}) {
   let data = backgroundData(payload);
-  const encrypted = data?.withheld === "encrypted";
-  if (encrypted) {
-    // An encrypted push (HERALD_PUSH_CONTENT=encrypted): the system shows "New message"; its words are decrypted
-    // here and put on that notification. Where they cannot be (no Web Crypto, no keys, a body that does not
-    // decrypt for them), the notification keeps "New message" and the chat shows the words when opened.
-    data = await openEncrypted(data, keys);
+  const withheld = ["encrypted", "none", "sender"].includes(data?.withheld);
+  if (withheld) {
+    // The system shows "New message" (or the sender alone); the words are put on that notification here: decrypted
+    // with this install's keys (HERALD_PUSH_CONTENT=encrypted, where Web Crypto exists), else fetched with the
+    // device key (`readWithheld`, session.js `withheldReader`). A clear or a deletion needs only its clear ids.
+    const clear = data;
+    data = (clear.withheld === "encrypted" ? await openEncrypted(clear, keys) : null)
+      ?? (clear.type === "read" || clear.type === "message_deleted" ? clear : await fetchWithheld(clear, readWithheld));
     if (!data) return 0;
   }
   if (data?.type === "read") return clearConversation(Notifications, data.conversationId);
-  // A message's words arrive here only decrypted (a clear alert is the system's to show).
-  if (!(data?.type === "message" && encrypted) && data?.type !== "message_edited" && data?.type !== "message_deleted") return 0;
+  // A message's words arrive here only when they were withheld (a full alert is the system's to show).
+  if (!(data?.type === "message" && withheld) && data?.type !== "message_edited" && data?.type !== "message_deleted") return 0;
   if (typeof data.notificationId !== "string") return 0;
   const presented = await Notifications.getPresentedNotificationsAsync();
   const of = presented.filter((notification) => notificationData(notification)?.notificationId === data.notificationId
@@ -179,6 +183,22 @@ export async function handleBackgroundPush(payload, Notifications, { keys = null
 
 /** The fields of an encrypted push, decrypted with `keys` and checked against its clear ids (`data.title`,
  *  `data.body` the words), or null when it cannot be read here. */
+/** A withheld message's words fetched with the device key, as an opened push's data (`type` and `notificationId` the
+ *  clear ones: an edit's replaces the notification it names); null when there is no reader, the message is not
+ *  this device's to read, or the answer is about another message. */
+export async function fetchWithheld(clear, readWithheld) {
+  if (!readWithheld || !["message", "message_edited"].includes(clear?.type) || typeof clear.messageId !== "string") return null;
+  try {
+    const pushed = await readWithheld(clear.conversationId, clear.messageId);
+    if (pushed?.data?.conversationId !== clear.conversationId || pushed?.data?.messageId !== clear.messageId) return null;
+    const words = { body: String(pushed.body ?? "") };
+    if (typeof pushed.title === "string") words.title = pushed.title;
+    return { ...pushed.data, type: clear.type, notificationId: clear.notificationId, ...words };
+  } catch {
+    return null;
+  }
+}
+
 export async function openEncrypted(data, keys) {
   if (!keys || !pushDecryptionAvailable()) return null;
   try {

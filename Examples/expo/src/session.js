@@ -3,7 +3,9 @@
 
 import { API, HeraldClient, LiveNotifications, generatePushKeys, pushDecryptionAvailable } from "@herald-chat/client";
 
-const KEYS = { server: "herald.server", token: "herald.token", device: "herald.device", pushKeys: "herald.pushKeys" };
+const KEYS = {
+  server: "herald.server", token: "herald.token", device: "herald.device", pushKeys: "herald.pushKeys", deviceKey: "herald.deviceKey",
+};
 
 /** The user id a token names (its `sub`), or null when it is not a JWT. The app's backend decides what it holds; the
  *  server checks the signature, this only reads who it is for. */
@@ -50,6 +52,7 @@ export class SignInStore {
 
   async forget() {
     await this.storage.deleteItemAsync(KEYS.token);
+    await this.storage.deleteItemAsync(KEYS.deviceKey);
   }
 
   /** This install's device id: made once, kept, the same for every user who signs in here. */
@@ -84,6 +87,21 @@ export async function storedPushKeys(storage) {
   } catch {
     return null;
   }
+}
+
+/** Keeps the device key `registerDevice` answered (`hdk_…`): with it the background task reads the words of a push
+ *  that withheld them or could not be decrypted. Each registration's key ends the one before. */
+export async function keepDeviceKey(storage, deviceKey) {
+  if (typeof deviceKey === "string" && deviceKey) await storage.setItemAsync(KEYS.deviceKey, deviceKey);
+}
+
+/** What reads a pushed message's words with the kept device key, `(conversationId, messageId) => PushedMessage`
+ *  (`API.pushedMessage`), or null when no server or key is kept. The background task has no user token. */
+export async function withheldReader(storage) {
+  const [server, deviceKey] = await Promise.all([storage.getItemAsync(KEYS.server), storage.getItemAsync(KEYS.deviceKey)]);
+  if (!server || !deviceKey) return null;
+  const api = new API({ url: server, token: deviceKey });
+  return (conversationId, messageId) => api.pushedMessage(conversationId, messageId);
 }
 
 function defaultID() {

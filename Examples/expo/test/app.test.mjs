@@ -144,6 +144,41 @@ describe("The Expo example", async () => {
       { status: "simulator" });
   });
 
+  test("a push it cannot decrypt, or that withheld its words, has them fetched with the device key registering kept; another's message is not read", async () => {
+    const { keepDeviceKey, withheldReader } = await import("../src/session.js");
+    const direct = await server.chat("direct", "uma", ["vic"]);
+    const storage = new MemoryStore();
+    const store = new SignInStore(storage, () => "vic-phone");
+    await store.save({ server: server.url, token: token("vic") });
+    const live = connect({ server: server.url, token: token("vic"), user: "vic", deviceID: await store.deviceID() });
+    lives.push(live);
+    const Notifications = new FakeNotifications();
+    const registered = await registerForPushes({
+      live, deviceID: await store.deviceID(), Notifications, Device: { isDevice: true }, projectId: "proj-1",
+      keepDeviceKey: (key) => keepDeviceKey(storage, key),
+    });
+    assert.equal(registered.status, "registered");
+    const readWithheld = await withheldReader(storage);
+    assert.ok(readWithheld, "the device key was kept");
+    await server.post("uma", direct, "fetched words", { id: "w1" });
+    const ours = () => expo.of("w1").find((push) => push.to === registered.token);
+    await eventually("Vic's push of w1", () => ours() !== undefined);
+    const pushed = ours();
+    // What an encrypted push looks like when this install cannot open it: ids in clear, a body for other keys.
+    const clear = { type: "message", conversationId: direct, messageId: "w1", seq: pushed.data.seq,
+      notificationId: pushed.data.notificationId, withheld: "encrypted", encrypted: "AAAA" };
+    Notifications.presented = [FakeNotifications.notification("expo-w1", clear, { body: "New message" })];
+    assert.equal(await handleBackgroundPush(asBackgroundTask({ data: clear }).android, Notifications, { keys: null, readWithheld }), 1);
+    const content = Notifications.presented[0].request.content;
+    assert.equal(content.body, "fetched words");
+    assert.match(content.title, /^New message from /);
+    // Not a message pushed to this device: nothing read, nothing changed.
+    const other = { ...clear, messageId: "not-pushed", notificationId: "herald-0" };
+    assert.equal(await handleBackgroundPush(asBackgroundTask({ data: other }).ios, Notifications, { readWithheld }), 0);
+    await store.forget();
+    assert.equal(await withheldReader(storage), null, "signed out: the key is gone");
+  });
+
   test("a tapped push that launched the app opens its chat once navigation is ready, once, and only when signed in", async () => {
     const direct = await server.chat("direct", "gil", ["hal"]);
     const hal = await phone("hal", { appState: "background" });

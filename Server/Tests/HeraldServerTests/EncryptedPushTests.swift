@@ -133,6 +133,10 @@ struct EncryptedPushTests {
             #expect(fcmMessage["notification"] == nil && (fcmMessage["android"] as? [String: Any])?["notification"] == nil,
                     "a data message: Android's messaging service runs and decrypts")
             #expect(expoSends()[0].jsonArray?.first?["mutableContent"] as? Bool == true)
+            #expect(expoSends()[0].jsonArray?.first?["_contentAvailable"] as? Bool == true, "an app in the background decrypts")
+            // Padded: the record (words, delimiter, zeros) is a whole number of 128-byte blocks.
+            let sealedBody = try #require((apns.json?["encrypted"] as? String).flatMap { Data(base64URL: $0) })
+            #expect((sealedBody.count - 86 - 16) % 128 == 0, "\(sealedBody.count) bytes")
 
             // What the device reads: a full push's fields.
             for (service, opened) in [

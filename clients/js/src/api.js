@@ -279,6 +279,15 @@ export class API {
     return this.request("DELETE", `/v1/devices/${segment(id)}`);
   }
 
+  /** What was pushed to this device whose push withheld its words (`withheld`: `sender`, `none`), or that it could not
+   *  decrypt (`encrypted`): made with the device's key as this API's `token` (`registerDevice` answered it), since a
+   *  background task or extension has no user token. `{title, body, data, message}`; `not_found` for anything not
+   *  pushed to this device, `invalid_device_key` for a key no device has. */
+  async pushedMessage(conversation, message) {
+    return this.request("GET", `/v1/push/conversations/${segment(conversation)}/messages/${segment(message)}`);
+  }
+
+
   /** The server's VAPID public key (base64url), which a Web Push subscription is made with. */
   async webPushKey() {
     return (await this.request("GET", "/v1/webpush/key")).publicKey;

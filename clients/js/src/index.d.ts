@@ -4,7 +4,6 @@
 import type { PushPlatform, DevicePermission, TestNotification, Deliveries, NotificationCheck } from "./troubleshoot.js";
 export type { PushPlatform, DevicePermission, TestOutcome, TestNotification, TrailStepKind, TrailStep, DeliverySummary, Deliveries, CheckState, NotificationCheck } from "./troubleshoot.js";
 export * from "./pushcrypto.js";
-
 // ---------------------------------------------------------------------------------------------------------------
 // The wire (docs/protocol.md)
 
@@ -206,6 +205,7 @@ export class API {
   /** Answers the device's new key, which reads what a private push withheld; `permission`: what its system says now; `keys`: the device's push keys (apns, fcm, expo), of which only the public key and auth are sent. */
   registerDevice(id: string, platform: PushPlatform, token: string, options?: { permission?: DevicePermission | null; keys?: import("./pushcrypto.js").PushRegistrationKeys | null }): Promise<{ deviceKey: string }>;
   removeDevice(id: string): Promise<null>;
+  pushedMessage(conversation: string, message: string): Promise<import("./pushcrypto.js").PushedMessage>;
   /** Tells the server what the device's system says of notifications now. */
   reportPermission(id: string, permission: DevicePermission): Promise<null>;
   /** Sends the device a test notification; answers what its push service said. */

@@ -41,11 +41,14 @@ export interface DecryptedPush {
 /** The clear data of an encrypted push, as the platform delivers it. */
 export interface EncryptedPushData {
   encrypted: string;
+  type?: string;
   conversationId: string;
   messageId?: string | null;
   [field: string]: unknown;
 }
 
+/** The longest `encrypted` field `decryptPush` takes (characters of base64url): longer is refused, `malformed`. */
+export const MAX_ENCRYPTED_LENGTH: number;
 /** Whether this runtime has Web Crypto (`crypto.subtle`) to make keys and decrypt pushes with. */
 export function pushDecryptionAvailable(crypto?: Crypto | null): boolean;
 /** Makes a device's push keys (a P-256 ECDH pair and 16 random bytes of auth). */
@@ -54,7 +57,18 @@ export function generatePushKeys(options?: PushCryptoOptions): Promise<PushKeys>
 export function pushRegistrationKeys(keys: PushRegistrationKeys): PushRegistrationKeys;
 /** Decrypts an `aes128gcm` body (bytes or base64url) encrypted for `keys`; the plaintext's bytes. */
 export function decryptPushBody(body: Uint8Array | string, keys: PushKeys, options?: PushCryptoOptions): Promise<Uint8Array>;
-/** Reads an encrypted push, checked against its clear conversation and message ids. */
+/** Reads an encrypted push, checked against its clear conversation and message ids and its clear type. */
 export function decryptPush(data: EncryptedPushData, keys: PushKeys, options?: PushCryptoOptions): Promise<DecryptedPush>;
 export function base64URLEncode(bytes: Uint8Array | ArrayBuffer): string;
 export function base64URLDecode(text: string): Uint8Array | null;
+
+/** `GET /v1/push/conversations/{id}/messages/{messageId}` with a device's key (`API.pushedMessage`, made with the
+ *  key as its `token`): what a full push of the message would have said to this device's user, and the message. For
+ *  a push that withheld its words, or that the device could not decrypt. */
+export interface PushedMessage {
+  title?: string | null;
+  body: string;
+  /** A full push's data: the ids, `senderName`, `senderAvatarURL`, `conversationTitle`, `isGroup`, …, as strings. */
+  data: Record<string, string>;
+  message: import("./index.js").Message;
+}

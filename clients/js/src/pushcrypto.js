@@ -93,12 +93,19 @@ async function hkdf(subtle, salt, ikm, info, bytes) {
   return new Uint8Array(await subtle.deriveBits({ name: "HKDF", hash: "SHA-256", salt, info }, key, bytes * 8));
 }
 
+/** The longest `encrypted` field taken, in characters of base64url (or bytes): more than 4 KB of push holds. */
+export const MAX_ENCRYPTED_LENGTH = 8192;
+
 /**
  * Decrypts an `aes128gcm` body (RFC 8188, one record) encrypted for `keys` as RFC 8291 encrypts a Web Push:
  * `body` is the bytes or their base64url. Answers the plaintext's bytes; throws `PushDecryptionError`.
  */
 export async function decryptPushBody(body, keys, { crypto = null } = {}) {
   const subtle = requireCrypto(crypto).subtle;
+  // A push service carries 4 KB at most: anything longer is refused before it is decoded.
+  if ((typeof body === "string" ? body.length : body?.length ?? 0) > MAX_ENCRYPTED_LENGTH) {
+    throw new PushDecryptionError("malformed", "the encrypted push is longer than a push can be");
+  }
   const bytes = typeof body === "string" ? base64URLDecode(body) : body instanceof Uint8Array ? body : null;
   if (!bytes) throw new PushDecryptionError("malformed", "the encrypted push is not base64url");
   // salt (16) | rs (4) | idlen (1) = 65 | keyid: the sender's P-256 public key | one record.
@@ -147,8 +154,9 @@ export async function decryptPushBody(body, keys, { crypto = null } = {}) {
 /**
  * Reads an encrypted push: `data` is the push's clear data (`encrypted`, `conversationId`, `messageId`, as the
  * platform delivers them), `keys` this device's (`generatePushKeys`). Answers the plaintext object (`{title?, body?,
- * summary?, badge, data, localization?}`, docs/push.md), only when its `data.conversationId` and `data.messageId`
- * are the clear ones exactly (a push's words never land on another chat's notification). Everything in it came
+ * summary?, badge, data, localization?}`, docs/push.md), only when its `data.type`, `data.conversationId` and
+ * `data.messageId` are the clear ones exactly (a push's words never land on another chat's notification, nor a
+ * message's words on its deletion). Everything in it came
  * over the network: show its words as plain text. Throws `PushDecryptionError`.
  */
 export async function decryptPush(data, keys, options = {}) {
@@ -167,6 +175,9 @@ export async function decryptPush(data, keys, options = {}) {
   const same = (clear, decrypted) => (clear ?? null) === (decrypted ?? null);
   if (typeof data.conversationId !== "string" || !same(data.conversationId, inner.conversationId) || !same(data.messageId, inner.messageId)) {
     throw new PushDecryptionError("mismatch", "the decrypted push is about another conversation or message than its clear ids");
+  }
+  if (!same(data.type, inner.type)) {
+    throw new PushDecryptionError("mismatch", "the decrypted push is of another kind than its clear type");
   }
   return plaintext;
 }

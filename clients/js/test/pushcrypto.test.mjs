@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   API, PushDecryptionError, base64URLDecode, base64URLEncode, decryptPush, decryptPushBody, generatePushKeys,
-  pushDecryptionAvailable,
+  pushDecryptionAvailable, MAX_ENCRYPTED_LENGTH,
 } from "../src/index.js";
 
 import { encrypt } from "./ece.mjs";
@@ -77,17 +77,18 @@ test("a changed body, another device's keys and malformed bodies are refused, ea
   assert.equal(pushDecryptionAvailable({}), false);
 });
 
-test("the plaintext must be about the push's clear conversation and message, byte for byte", async () => {
+test("the plaintext must be about the push's clear conversation, message and kind, byte for byte; no longer than a push", async () => {
   const keys = await generatePushKeys();
   const body = encrypt(JSON.stringify(pushed), keys);
   for (const ids of [{ conversationId: "c2" }, { conversationId: "c1 " }, { conversationId: "C1" }, { messageId: "m2" },
-    { messageId: undefined }, { conversationId: undefined }]) {
+    { messageId: undefined }, { conversationId: undefined }, { type: "message_deleted" }, { type: undefined }]) {
     await refused(decryptPush({ ...clear(body), ...ids }, keys), "mismatch");
   }
   const unicode = { ...pushed, data: { ...pushed.data, conversationId: "e\u0301" } };
   const sealed = encrypt(JSON.stringify(unicode), keys);
   await refused(decryptPush({ ...clear(sealed), conversationId: "\u00e9" }, keys), "mismatch"); // the same text, other bytes
   assert.deepEqual(await decryptPush({ ...clear(sealed), conversationId: "e\u0301" }, keys), unicode);
+  await refused(decryptPush({ ...clear(body), encrypted: "A".repeat(MAX_ENCRYPTED_LENGTH + 1) }, keys), "malformed");
 });
 
 test("registerDevice sends the keys' public half and auth, never the private key", async () => {

@@ -83,7 +83,12 @@ public final class ExpoProvider: PushProvider {
             // Quiet hours or a burst's later message: no sound, passive on iOS.
             if rank.interruption != "passive" { message["sound"] = "default" }
             message["interruptionLevel"] = rank.interruption
-            if sealed.isEncrypted { message["mutableContent"] = true }
+            if sealed.isEncrypted {
+                // An iOS extension may decrypt it (`mutableContent`); an app in the background (not killed) is
+                // woken to, and replaces the `New message` with the words (`_contentAvailable`).
+                message["mutableContent"] = true
+                message["_contentAvailable"] = true
+            }
         } else {
             message["_contentAvailable"] = true
         }

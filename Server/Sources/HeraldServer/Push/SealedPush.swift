@@ -70,13 +70,19 @@ struct SealedPush {
         return body
     }
 
-    /// `content`'s plaintext (``plaintext(of:localized:)``) encrypted for `keys`, in base64url (`trimmed`: without
-    /// the sender's picture); nil when the keys cannot be used.
+    /// The plaintext is padded to a multiple of this many bytes, so a push's size tells the push service little of
+    /// its words' length.
+    static let paddingBlock = 128
+
+    /// `content`'s plaintext (``plaintext(of:localized:)``) encrypted for `keys`, padded (``paddingBlock``), in
+    /// base64url (`trimmed`: without the sender's picture); nil when the keys cannot be used.
     static func seal(_ content: PushContent, localized: Bool, trimmed: Bool = false, for keys: PushEncryptionKeys) -> String? {
         var content = content
         if trimmed { content.senderAvatarURL = nil }
         let plaintext = Self.plaintext(of: content, localized: localized)
-        return (try? WebPushEncryption.encrypt(plaintext, p256dh: keys.p256dh, auth: keys.auth))?.base64URLEncodedString()
+        let padding = (paddingBlock - (plaintext.count + 1) % paddingBlock) % paddingBlock
+        return (try? WebPushEncryption.encrypt(plaintext, p256dh: keys.p256dh, auth: keys.auth, padding: padding))?
+            .base64URLEncodedString()
     }
 
     /// What a device decrypts: the fields a full push carries, as JSON. `title`, `body` and `summary` (a burst's

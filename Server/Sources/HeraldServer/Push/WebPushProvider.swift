@@ -114,17 +114,18 @@ public final class WebPushProvider: PushProvider {
         self.concurrency = concurrency
     }
 
-    /// What the browser receives, decrypted. An alert, an edit's follow-up and the test notification go as a
-    /// declarative push message (W3C Push API, "declarative push message"; WebKit's Declarative Web Push):
+    /// What the browser receives, decrypted. An alert and the test notification go as a declarative push message (W3C Push API, "declarative push message"; WebKit's Declarative Web Push):
     /// `{"web_push": 8030, "notification": {title, body, navigate, tag, silent, icon?, data, mutable}, "app_badge",
     /// "mutable": true}`, which a browser that implements it shows by itself, and which still reaches the service
     /// worker (`mutable`) to shape it; `notification.data` holds the fields the service worker reads. `navigate` is
     /// the subscription's page with `#chat=<conversation>`: without a page (a subscription registered before pages
     /// were sent), or when the declarative form would not fit 4 KB, the push is the plain JSON of those fields, as
-    /// are clears and deletions (they show nothing).
+    /// are clears and deletions (they show nothing) and edits: a browser shows a declarative message whenever the
+    /// worker shows nothing, and the worker shows nothing for an edit of a notification no longer shown (it stays
+    /// gone).
     static func payload(for job: PushJob) -> Data {
         let plain = plainPayload(for: job)
-        guard job.showsAlert, job.content.follows != .deleted,
+        guard job.showsAlert, job.content.follows == nil,
               let page = WebPushSubscription.page(in: job.device.token)
         else { return serialized(plain) }
         let declarative = serialized(declarativePayload(for: job, page: page, data: plain))
@@ -147,7 +148,7 @@ public final class WebPushProvider: PushProvider {
         return payload
     }
 
-    /// The declarative push message of an alert, edit or test shown on `page`, carrying `data`. `mutable` is also
+    /// The declarative push message of an alert or a test shown on `page`, carrying `data`. `mutable` is also
     /// inside `notification`, where Firefox's and earlier WebKit's parsers read it (the standard's parser ignores a
     /// member NotificationOptions does not have).
     static func declarativePayload(for job: PushJob, page: String, data: [String: Any]) -> [String: Any] {

@@ -118,8 +118,10 @@ struct APITests {
 
             let listed = try await server.request("GET", "/v1/devices", token: alice)
             #expect(listed.status == 200)
-            let devices = try #require((try JSONSerialization.jsonObject(with: listed.body) as? [String: Any])?["devices"] as? [[String: String]])
-            // Each with when it was last seen (its registration); no permission reported.
+            let listedDevices = try #require((try JSONSerialization.jsonObject(with: listed.body) as? [String: Any])?["devices"] as? [[String: Any]])
+            // Each with when it was last seen (its registration) and without push keys; no permission reported.
+            #expect(listedDevices.allSatisfy { $0["encrypted"] as? Bool == false })
+            let devices = listedDevices.map { $0.compactMapValues { $0 as? String } }
             #expect(devices.allSatisfy { device in device["lastSeen"].flatMap { WireJSON.date($0) } != nil && device["permission"] == nil })
             #expect(devices.map { $0.filter { $0.key != "lastSeen" } } == [
                 ["id": "phone-1", "platform": "apns", "token": second],

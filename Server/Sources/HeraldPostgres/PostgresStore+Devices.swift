@@ -46,6 +46,10 @@ extension PostgresStore {
 
     public func removeDevice(id: String, userID: String, webhook: Bool) async throws -> Bool {
         try await transaction { connection in
+            // Its jobs first, then the device, then its jobs again: a send finishing meanwhile holds its job's row and
+            // then takes the device's (`FOR SHARE`, to queue Expo's receipt only for a device still there), so taking
+            // them in the other order deadlocks. A receipt it queued before the device went is the second pass's.
+            try await Self.forgetPushes(userID: userID, deviceID: id, on: connection, logger: self.logger)
             let rows = try await connection.query(
                 "DELETE FROM devices WHERE user_id = \(userID) AND id = \(id) RETURNING platform", logger: self.logger).collect()
             try await Self.forgetPushes(userID: userID, deviceID: id, on: connection, logger: self.logger)

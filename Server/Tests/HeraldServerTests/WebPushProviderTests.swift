@@ -10,14 +10,14 @@ import Testing
 struct WebPushProviderTests {
     /// A browser's subscription to the fake push service: its keys, and the JSON a page registers.
     struct Browser {
-        let key = P256.KeyAgreement.PrivateKey()
-        let auth = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+        /// The browser's key pair and secret (HeraldServer's `PushKeyPair`, the receiver's side it shares with apps).
+        let keys = PushKeyPair()
         let endpoint: String
 
         var subscription: String {
             let json: [String: Any] = [
                 "endpoint": endpoint,
-                "keys": ["p256dh": key.publicKey.x963Representation.base64URLEncodedString(), "auth": auth.base64URLEncodedString()],
+                "keys": ["p256dh": keys.registration.p256dh, "auth": keys.registration.auth],
             ]
             return String(decoding: try! JSONSerialization.data(withJSONObject: json), as: UTF8.self)
         }
@@ -28,15 +28,9 @@ struct WebPushProviderTests {
             return String(decoding: try! JSONSerialization.data(withJSONObject: json), as: UTF8.self)
         }
 
-        /// What the browser reads from a push: the sender's key from the header, the shared secret, the plaintext.
+        /// What the browser reads from a push: opened with its keys (the sender's key is in the header).
         func decrypt(_ body: Data) throws -> [String: Any] {
-            let serverPublic = try P256.KeyAgreement.PublicKey(x963Representation: body[21..<86])
-            var info = Data("WebPush: info\u{0}".utf8)
-            info.append(key.publicKey.x963Representation)
-            info.append(serverPublic.x963Representation)
-            let ikm = try key.sharedSecretFromKeyAgreement(with: serverPublic)
-                .hkdfDerivedSymmetricKey(using: SHA256.self, salt: auth, sharedInfo: info, outputByteCount: 32)
-            let plaintext = try ContentEncoding.decrypt(body, ikm: ikm)
+            let plaintext = try keys.decrypt(body)
             return try #require(try JSONSerialization.jsonObject(with: plaintext) as? [String: Any])
         }
     }

@@ -68,11 +68,17 @@ final class ServerChild: Sendable {
     let usage: ProcessUsage
     private let process: Process
 
-    /// Starts `herald serve` (the `herald` built beside this executable: ``heraldExecutable``) with `database` and waits up to 30 s until it says where it listens.
+    /// Starts `herald serve` (the `herald` built beside this executable: ``heraldExecutable``) with `database` and waits
+    /// up to `startLimit` until it says where it listens.
     /// Posts, streams opened and frames are not rate-limited (the benchmark goes faster than people do) unless
     /// `environment` sets them; logs are errors only. Its tokens are signed with `secret` (nodes of one cluster
-    /// share one), a new random one without it.
-    init(database: String, secret: String = ServerChild.randomSecret(), environment extra: [String: String] = [:]) async throws {
+    /// share one), a new random one without it. With a `launcher` (a program and its arguments, such as
+    /// `valgrind --tool=callgrind`), the server runs under it, as the same process; `executable` is another `herald`
+    /// to run.
+    init(
+        database: String, secret: String = ServerChild.randomSecret(), environment extra: [String: String] = [:],
+        launcher: [String] = [], startLimit: Duration = .seconds(30), executable: URL? = nil
+    ) async throws {
         self.secret = secret
         var environment = ProcessInfo.processInfo.environment
         // The database is what the benchmark says, never one the caller's environment names.
@@ -88,8 +94,15 @@ final class ServerChild: Sendable {
         environment.merge(extra) { $1 }
 
         let process = Process()
-        process.executableURL = try ServerChild.heraldExecutable()
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--database", database]
+        let herald = try executable ?? ServerChild.heraldExecutable()
+        let arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--database", database]
+        if let program = launcher.first {
+            process.executableURL = try ServerChild.program(program)
+            process.arguments = launcher.dropFirst() + [herald.path] + arguments
+        } else {
+            process.executableURL = herald
+            process.arguments = arguments
+        }
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output
@@ -115,7 +128,7 @@ final class ServerChild: Sendable {
                 }
             }
             group.addTask {
-                try await Task.sleep(for: .seconds(30))
+                try await Task.sleep(for: startLimit)
                 return ""
             }
             let first = try await group.next() ?? ""
@@ -126,7 +139,9 @@ final class ServerChild: Sendable {
               let port = Int(line[range].split(separator: ":").last ?? "")
         else {
             process.terminate()
-            throw BenchmarkError("the server did not start: \(line.isEmpty ? "no output in 30 s" : line)")
+            let why = !line.isEmpty ? line
+                : process.isRunning ? "no output in \(startLimit)" : "it exited with status \(process.terminationStatus)"
+            throw BenchmarkError("the server did not start: \(why)")
         }
         self.port = port
         var components = URLComponents()
@@ -148,6 +163,20 @@ final class ServerChild: Sendable {
         }
         return herald
     }
+
+    /// `name` as found on `PATH`, or as given when it holds a `/`.
+    static func program(_ name: String) throws -> URL {
+        if name.contains("/") { return URL(fileURLWithPath: name) }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for folder in path.split(separator: ":") {
+            let candidate = URL(fileURLWithPath: String(folder)).appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        throw BenchmarkError("\(name) is not on PATH")
+    }
+
+    /// Its process id (under a launcher such as valgrind, the same process).
+    var pid: Int32 { process.processIdentifier }
 
     /// 32 random bytes in hex.
     static func randomSecret() -> String {

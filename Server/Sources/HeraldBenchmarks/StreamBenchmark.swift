@@ -29,6 +29,8 @@ public enum StreamBenchmark {
         public var duration: Duration = .seconds(10)
         /// Whether Herald's clients confirm what they receive (`received`), as the real clients do.
         public var confirms = true
+        /// Whether Herald keeps its database in a file (in a temporary folder), as deployed, rather than in memory.
+        public var databaseFile = false
 
         /// The issue's target shape: 1,000 clients in 100 groups of 10, 1,000 messages a second, for 10 s.
         public init() {}
@@ -101,7 +103,8 @@ public enum StreamBenchmark {
             return """
                 stream (\(target)): \(options.clients) clients in \(options.clients / options.groupSize) groups of \(options.groupSize), \
                 \(options.rate) messages a second for \(String(format: "%.0f", options.duration.seconds)) s\
-                \(target == "herald" ? (options.confirms ? ", clients confirming" : ", no confirmations") : "")
+                \(target == "herald" ? (options.confirms ? ", clients confirming" : ", no confirmations") : "")\
+                \(target == "herald" ? (options.databaseFile ? ", database in a file" : ", database in memory") : "")
                   sent \(sent), delivered \(delivered) of \(expected)
                   latency post to receive: p50 \(ms(p50)), p99 \(ms(p99)), max \(ms(max))
                   deliveries: \(String(format: "%.0f", deliveriesPerSecond)) a second
@@ -127,7 +130,11 @@ public enum StreamBenchmark {
         let report: Report
         switch target {
         case .herald:
-            let server = try await ServerChild(database: ":memory:")
+            let folder = options.databaseFile
+                ? FileManager.default.temporaryDirectory.appendingPathComponent("herald-stream-\(UUID().uuidString)") : nil
+            if let folder { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+            defer { if let folder { try? FileManager.default.removeItem(at: folder) } }
+            let server = try await ServerChild(database: folder?.appendingPathComponent("herald.sqlite").path ?? ":memory:")
             do {
                 report = try await run(options, nodes: [server], name: "herald")
             } catch {
@@ -160,7 +167,7 @@ public enum StreamBenchmark {
     }
 
     /// The clients' groups: members by index, `groupSize` at a time.
-    private static func groups(_ options: Options) -> [[Int]] {
+    static func groups(_ options: Options) -> [[Int]] {
         let size = Swift.max(1, options.groupSize)
         return stride(from: 0, to: options.clients, by: size).map { Array($0..<Swift.min($0 + size, options.clients)) }
     }
@@ -169,6 +176,16 @@ public enum StreamBenchmark {
     /// connects to node `i % nodes.count`, so a group's members are spread over the nodes; each group is created by
     /// its first member on its node. The server figures are the nodes' added up.
     static func run(_ options: Options, nodes: [ServerChild], name: String) async throws -> Report {
+        let (clients, groups) = try await prepare(options, nodes: nodes)
+        return try await measure(options, clients: clients, groups: groups,
+                                 usage: ProcessUsage(pids: nodes.map(\.usage.pids).flatMap { $0 }), name: name)
+    }
+
+    /// The Herald clients of `options` (client `i` on node `i % nodes.count`), signed in, and their groups, each
+    /// created by its first member on its node.
+    static func prepare(
+        _ options: Options, nodes: [ServerChild]
+    ) async throws -> (clients: [FanOutClient], groups: [(channel: String, members: [Int])]) {
         guard let first = nodes.first else { throw BenchmarkError("no node to measure") }
         let tokens = await TokenAuthority(secret: first.secret)
         var clients: [FanOutClient] = []
@@ -187,8 +204,7 @@ public enum StreamBenchmark {
                 kind: .group, title: "Group \(channels.count)", members: members.dropFirst().map { "user-\($0)" })
             channels.append(created.id)
         }
-        return try await measure(options, clients: clients, groups: Array(zip(channels, groups)),
-                                 usage: ProcessUsage(pids: nodes.map(\.usage.pids).flatMap { $0 }), name: name)
+        return (clients, Array(zip(channels, groups)))
     }
 
     private static func measure(
@@ -342,12 +358,14 @@ struct FanOutClient: Sendable {
     }
 
     /// Connects, joins `channel` (a Herald conversation it is a member of, or an MQTT topic it subscribes to), calls
-    /// `onReady` once it will receive everything posted there, and `onMessage` with the text of every message.
+    /// `onReady` once it will receive everything posted there, `onMessage` with the text of every message, and
+    /// `onAck` for each of Herald's answers to a post.
     func run(
         channel: String,
         logger: Logger,
         onReady: @escaping @Sendable (Connection) -> Void,
-        onMessage: @escaping @Sendable (_ sentAt: Int64) -> Void
+        onMessage: @escaping @Sendable (_ sentAt: Int64) -> Void,
+        onAck: @escaping @Sendable () -> Void = {}
     ) async throws {
         switch wire {
         case .herald(let token):
@@ -364,6 +382,8 @@ struct FanOutClient: Sendable {
                             confirmedAt = now
                             try await outbound.write(.text(#"{"type":"received","through":\#(seq)}"#))
                         }
+                    } else if text.utf8.count < 200, text.contains(#""type":"ack""#) {
+                        onAck()
                     } else if text.utf8.count < 200, text.contains(#""type":"ready""#) {
                         onReady(Connection(channel: channel, outbound: outbound, mqtt: false))
                     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import HeraldBenchmarks
 import HeraldServer
 
@@ -9,7 +10,7 @@ struct HeraldBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald-bench",
         abstract: "Benchmarks that print figures; build with -c release for meaningful numbers.",
-        subcommands: [Engine.self, Stream.self, Peers.self, Post.self, Connections.self, List.self, Push.self, Flood.self, Away.self]
+        subcommands: [Engine.self, Stream.self, Peers.self, Instructions.self, Post.self, Connections.self, List.self, Push.self, Flood.self, Away.self]
     )
 
     /// `herald-bench engine`.
@@ -54,6 +55,9 @@ struct HeraldBench: AsyncParsableCommand {
         @Flag(inversion: .prefixedNo, help: "Whether Herald's clients confirm what they receive (received frames), as the real clients do.")
         var confirm = true
 
+        @Flag(help: "Herald's database in a file (in a temporary folder), as deployed, rather than in memory.")
+        var file = false
+
         func validate() throws {
             guard clients > 0, groupSize > 0, rate > 0, seconds > 0 else {
                 throw ValidationError("every number must be positive")
@@ -67,6 +71,7 @@ struct HeraldBench: AsyncParsableCommand {
             options.rate = rate
             options.duration = .seconds(seconds)
             options.confirms = confirm
+            options.databaseFile = file
             return options
         }
     }
@@ -148,6 +153,95 @@ struct HeraldBench: AsyncParsableCommand {
                 p99: \(ratio(herald.p99.seconds, mosquitto.p99.seconds))
                   memory per idle connection: \(ratio(herald.bytesPerConnection, mosquitto.bytesPerConnection))
                 """)
+        }
+    }
+
+    /// `herald-bench instructions`.
+    struct Instructions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Instructions per delivery and per post under callgrind, Herald's and a Mosquitto's, against a budget.",
+            discussion: """
+                scripts/bench-instructions installs Valgrind and Mosquitto, starts the broker under callgrind and runs \
+                this. Herald runs under callgrind here, on a database file in a temporary folder.
+                """
+        )
+
+        @Option(help: "Connected streams, one user each.")
+        var clients = 100
+
+        @Option(help: "Members of each group conversation.")
+        var groupSize = 10
+
+        @Option(help: "Messages posted, one at a time.")
+        var posts = 200
+
+        @Option(help: "The valgrind program.")
+        var valgrind = "valgrind"
+
+        @Option(help: ArgumentHelp(
+            "The herald to count (the one beside herald-bench without it): Valgrind 3.19 reads no DWARF 5, so a copy without debug information.",
+            valueName: "path"))
+        var herald: String?
+
+        @Option(help: "The port of a Mosquitto's WebSocket listener, the broker running under callgrind.")
+        var mosquittoPort: Int?
+
+        @Option(help: "That Mosquitto's process id.")
+        var mosquittoPid: Int32?
+
+        @Option(help: ArgumentHelp("The file that Mosquitto's callgrind writes (its --callgrind-out-file).", valueName: "path"))
+        var mosquittoOut: String?
+
+        @Option(help: ArgumentHelp("A budget file (delivery <n>, post <n>): fail when Herald is over it by more than 5%.", valueName: "path"))
+        var budget: String?
+
+        @Option(help: ArgumentHelp("Where to keep Herald's callgrind profile of the posts, for callgrind_annotate.", valueName: "path"))
+        var profile: String?
+
+        func validate() throws {
+            guard clients > 0, groupSize > 0, posts > 0 else { throw ValidationError("every number must be positive") }
+            let mosquitto = [mosquittoPort != nil, mosquittoPid != nil, mosquittoOut != nil]
+            guard mosquitto.allSatisfy({ $0 }) || mosquitto.allSatisfy({ !$0 }) else {
+                throw ValidationError("--mosquitto-port, --mosquitto-pid and --mosquitto-out go together")
+            }
+        }
+
+        func run() async throws {
+            noteDebugBuild("instructions")
+            let limits = try budget.map { try InstructionBudget(parsing: String(contentsOfFile: $0, encoding: .utf8)) }
+            var options = InstructionsBenchmark.Options()
+            options.clients = clients
+            options.groupSize = groupSize
+            options.posts = posts
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-instructions-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let herald = try await InstructionsBenchmark.run(options, target: .herald(valgrind: valgrind, folder: folder, executable: herald.map { URL(fileURLWithPath: $0) }))
+            print(herald.text)
+            if let profile {
+                try? FileManager.default.removeItem(atPath: profile)
+                try FileManager.default.copyItem(
+                    at: folder.appendingPathComponent(InstructionsBenchmark.heraldProfile), to: URL(fileURLWithPath: profile))
+                print("  profile: \(profile) (callgrind_annotate \(profile))")
+            }
+            if let mosquittoPort, let mosquittoPid, let mosquittoOut {
+                let mosquitto = try await InstructionsBenchmark.run(
+                    options, target: .mosquitto(port: mosquittoPort, pid: mosquittoPid, outFile: URL(fileURLWithPath: mosquittoOut)))
+                print(mosquitto.text)
+                print("herald / mosquitto, instructions per delivery: \(String(format: "%.2f", herald.perDelivery / mosquitto.perDelivery))")
+            }
+            guard let limits, let budget else { return }
+            let overruns = limits.overruns(herald)
+            if overruns.isEmpty {
+                print("within the budget of \(budget) (delivery \(limits.delivery), post \(limits.post), 5% allowed)")
+                return
+            }
+            for overrun in overruns { print("over budget: \(overrun)") }
+            print("""
+                Make it cheaper, or raise the budget in \(budget) with a comment on the line that says why the \
+                change is worth it.
+                """)
+            throw ExitCode.failure
         }
     }
 

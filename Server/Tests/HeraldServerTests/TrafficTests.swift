@@ -124,6 +124,17 @@ struct StreamEdgeTests {
         }
     }
 
+    @Test("HERALD_PING_INTERVAL sets the ping period in seconds; 30 without it; nothing but a positive number is taken")
+    func pingSetting() throws {
+        #expect(try ServerConfiguration.fromEnvironment([:]).timeouts.ping == .seconds(30))
+        #expect(try ServerConfiguration.fromEnvironment(["HERALD_PING_INTERVAL": "3600"]).timeouts.ping == .seconds(3600))
+        for bad in ["0", "-5", "soon", "86401"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") {
+                _ = try ServerConfiguration.fromEnvironment(["HERALD_PING_INTERVAL": bad])
+            }
+        }
+    }
+
     @Test("a text frame that is not UTF-8 closes the connection with 1007; the server carries on")
     func invalidUTF8() async throws {
         try await TestServer.run { server in

@@ -73,7 +73,7 @@ public struct ServerTimeouts: Hashable, Sendable {
     /// is cut: a client that stopped reading altogether would otherwise hold a blocked write.
     public var overflowDrain: Duration = .seconds(1)
     /// How often a stream is pinged; a stream that sends nothing at all (not even the pong) for that long after a
-    /// ping is closed.
+    /// ping is closed (`HERALD_PING_INTERVAL`).
     public var ping: Duration = .seconds(30)
 
     /// The defaults.
@@ -185,6 +185,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         timeouts.header = try settings.seconds("HERALD_HEADER_TIMEOUT") ?? timeouts.header
         timeouts.idle = try settings.seconds("HERALD_IDLE_TIMEOUT") ?? timeouts.idle
         timeouts.shutdown = try settings.seconds("HERALD_SHUTDOWN_TIMEOUT") ?? timeouts.shutdown
+        timeouts.ping = try settings.seconds("HERALD_PING_INTERVAL") ?? timeouts.ping
         configuration.timeouts = timeouts
         configuration.push = try settings.push()
         configuration.webhooks = try settings.webhooks()

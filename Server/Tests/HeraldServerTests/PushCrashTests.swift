@@ -138,13 +138,14 @@ struct PushCrashTests {
         let members = (0..<10).map { String(format: "member-%02d", $0) }
         try await FakeAPNs.run { apns in
             let fake = apns.fake
-            // Nothing is sent in the first 10 s after a decision, so a SIGKILL comes before any send of its burst
-            // (one in flight then would rightly go again) and every push counted below is the one decision's.
+            // Nothing is sent in the first 60 s after a decision, so every signal comes before any send of every
+            // burst, however slow a busy machine makes the bursts (one in flight then would rightly go again, and on
+            // PostgreSQL only once its lease ran out), and every push counted below is the one decision's.
             // And rounds of decisions start at most every 30 s: the first post of a burst is decided at once, the
             // rest wait, so the signal always comes with decisions behind (on a busy machine a faster decider kept
             // up with the posts, and nothing was tested).
             let environment = storeEnvironment.merging(apns.environment) { $1 }
-                .merging(["HERALD_PUSH_DELAY": "10", "HERALD_PUSH_DECISION_INTERVAL": "30"]) { $1 }
+                .merging(["HERALD_PUSH_DELAY": "60", "HERALD_PUSH_DECISION_INTERVAL": "30"]) { $1 }
             var server = try await ServerProcess(database: file, secret: TestServer.secret, environment: environment)
             defer { server.stop() }
             let chat = try await RemoteServer(port: server.port).createConversation(alice, members: members)
@@ -179,7 +180,7 @@ struct PushCrashTests {
 
             // Every message posted gets one push to each phone: those decided before a kill, and those after.
             let expected = posted.count * members.count
-            try await fake.wait(timeout: .seconds(150), "a push for every message to every phone") { requests in
+            try await fake.wait(timeout: .seconds(240), "a push for every message to every phone") { requests in
                 requests.filter { $0.messageID != nil }.count >= expected
             }
             try await Task.sleep(for: .milliseconds(500))

@@ -14,6 +14,10 @@ extension PostgresStore {
         try await posts.add(draft) { Task { await self.commitWaiting() } }
     }
 
+    public func post(_ draft: MessageDraft, answer: @escaping @Sendable (Result<PostOutcome, any Error>) -> Void) {
+        posts.add(draft, schedule: { Task { await self.commitWaiting() } }, answer: answer)
+    }
+
     /// Ends once ``GroupCommitQueue/take()`` finds nothing waiting: each round's transaction is bounded by the pool's
     /// limit (``BoundedPostgres``), and each group taken is ended by ``finish(_:_:)``, answered or failed.
     private func commitWaiting() async {

@@ -14,7 +14,8 @@ package final class GroupCommitQueue: Sendable {
     /// A post waiting for its group.
     package struct Post {
         package var draft: MessageDraft
-        package var continuation: CheckedContinuation<PostOutcome, any Error>
+        /// Called once with the post's outcome, on the thread that committed it or handed it on: it must not wait.
+        package var answer: @Sendable (Result<PostOutcome, any Error>) -> Void
     }
 
     private struct State {
@@ -50,13 +51,21 @@ package final class GroupCommitQueue: Sendable {
     ///   second: a post committed just before the database went away is answered once it is back).
     package func add(_ draft: MessageDraft, schedule: () -> Void) async throws -> PostOutcome {
         try await withCheckedThrowingContinuation { continuation in
-            let start = state.withLockedValue { state in
-                state.posts.append(Post(draft: draft, continuation: continuation))
-                defer { state.scheduled = true }
-                return !state.scheduled
-            }
-            if start { schedule() }
+            add(draft, schedule: schedule) { continuation.resume(with: $0) }
         }
+    }
+
+    /// Queues `draft`, as ``add(_:schedule:)`` does, and calls `answer` with its outcome where ``add(_:schedule:)``
+    /// would resume: on the committer's thread, or the log's carrier's, which go on once it returns. No task waits.
+    package func add(
+        _ draft: MessageDraft, schedule: () -> Void, answer: @escaping @Sendable (Result<PostOutcome, any Error>) -> Void
+    ) {
+        let start = state.withLockedValue { state in
+            state.posts.append(Post(draft: draft, answer: answer))
+            defer { state.scheduled = true }
+            return !state.scheduled
+        }
+        if start { schedule() }
     }
 
     /// The next group (at most ``maxGroup`` posts), and whether more wait behind it; with none waiting, the queue
@@ -76,7 +85,7 @@ package final class GroupCommitQueue: Sendable {
             defer { state.posts = []; state.scheduled = false }
             return state.posts
         }
-        for post in refused { post.continuation.resume(throwing: error) }
+        for post in refused { post.answer(.failure(error)) }
     }
 
     /// How many transactions stored how many posts so far.
@@ -106,8 +115,8 @@ package final class GroupCommitQueue: Sendable {
                 case .existing(let old):
                     message = old
                 }
-                let continuation = post.continuation
-                waiters.append((message.seq ?? 0, { continuation.resume(returning: answer) }))
+                let reply = post.answer
+                waiters.append((message.seq ?? 0, { reply(.success(answer)) }))
             case .failure(let error):
                 failures.append((post, error))
             }
@@ -124,7 +133,7 @@ package final class GroupCommitQueue: Sendable {
         } else {
             for waiter in waiters { sink.whenDelivered(waiter.seq, waiter.resume) }
         }
-        for (post, error) in failures { post.continuation.resume(throwing: error) }
+        for (post, error) in failures { post.answer(.failure(error)) }
     }
 
     /// Whether the posts of a group whose transaction failed with `error` are each tried again alone (so one bad

@@ -101,6 +101,10 @@ public protocol EntryStore: Sendable {
     ///   ``StoreError/notAMember`` when the sender is not (or no longer) a member.
     func post(_ draft: MessageDraft) async throws -> PostOutcome
 
+    /// Stores a message as ``post(_:)`` does, and calls `answer` with what ``post(_:)`` would return or throw, on the
+    /// thread that committed it or handed it on (so `answer` must not wait): the way in with no task to wake.
+    func post(_ draft: MessageDraft, answer: @escaping @Sendable (Result<PostOutcome, any Error>) -> Void)
+
     /// Edits or deletes a message (``AmendmentRules`` decide who may, until when), appending the amendment's entry
     /// to the log and making the outboxes follow, in one transaction.
     ///

@@ -17,6 +17,10 @@ extension SQLiteStore {
         try await posts.add(draft) { scheduleGroup() }
     }
 
+    public func post(_ draft: MessageDraft, answer: @escaping @Sendable (Result<PostOutcome, any Error>) -> Void) {
+        posts.add(draft, schedule: { scheduleGroup() }, answer: answer)
+    }
+
     /// How many transactions stored how many posts since the store opened.
     package var groupCommitStatistics: GroupCommitStatistics { posts.statistics }
 

@@ -166,7 +166,7 @@ private struct Pipeline {
         let environment = server.environment
         let connection = try #require(environment.hub.register(userID: "ann", peer: peer, limit: 10))
         handler.start(StreamHandler.Session(
-            identity: Identity(userID: "ann", name: "Ann"), device: nil, connection: connection,
+            identity: Identity(userID: "ann", name: "Ann"), device: nil, connection: connection, peer: peer,
             services: environment.streams.streams, work: environment.streamWork))
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import HeraldServer
+@testable import HeraldServer
 import Testing
 
 // Three minutes: alone the slowest case here (500 posts, one connection each, while a client catches up) takes
@@ -205,6 +205,47 @@ struct StreamTests {
                 #expect(try await frames.drain(stream).isEmpty)
                 stream.close()
             }
+        }
+    }
+
+    @Test("a send into a conversation in memory goes straight to the group commit, no task on the way, its ack after its message; one not in memory is read first, on the streams' work")
+    func sendWithoutTask() async throws {
+        try await TestServer.run { server in
+            let alice = try await server.token("alice")
+            let chat = try await server.createConversation(alice, kind: "group", members: ["bob"])
+            let stream = try await server.stream(alice)
+            var frames = FrameReader(stream)
+            _ = try await frames.untilReady()
+            let work = server.environment.streamWork
+            /// Sends `id`; the frames up to its answer.
+            func send(_ id: String) async throws -> [String] {
+                stream.send(#"{"type":"send","conversation":"\#(chat)","id":"\#(id)","text":"hi"}"#)
+                var answered: [String] = []
+                while let text = await frames.nextText() {
+                    answered.append(text)
+                    if text.contains(#""type":"ack""#) || text.contains(#""type":"error""#) { break }
+                }
+                return answered
+            }
+
+            server.environment.memberships.forget(chat)
+            let before = work.submissionCount
+            let first = try await send("s1")
+            #expect(work.submissionCount == before + 1, "not in memory: read on the streams' work")
+            #expect(first.count == 2 && first[0].contains(#""type":"message""#) && first[1].contains(#""id":"s1""#), "\(first)")
+
+            #expect(server.environment.memberships.cached(chat) != nil, "the read left it in memory")
+            for id in ["s2", "s3"] {
+                let answered = try await send(id)
+                #expect(answered.count == 2 && answered[0].contains(#""id":"\#(id)""#) && answered[1].contains(#""type":"ack""#),
+                        "\(answered)")
+            }
+            #expect(work.submissionCount == before + 1, "in memory: no job for either send")
+            #expect(try await send("s2").last?.contains(#""type":"ack""#) == true, "a repeat is answered with the stored message")
+            let refused = try await send("s4-" + String(repeating: "x", count: 200))
+            #expect(refused.last?.contains(#""code":"invalid_request""#) == true, "a bad id is refused at once: \(refused)")
+            #expect(work.submissionCount == before + 1)
+            stream.close()
         }
     }
 

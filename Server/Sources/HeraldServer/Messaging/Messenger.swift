@@ -77,42 +77,85 @@ struct Messenger: Sendable {
         as sender: Person,
         silent: Bool
     ) async throws -> PostOutcome {
-        let conversationID = try Input.id(conversationID, field: "conversation")
-        if let clientID { _ = try Input.id(clientID, field: "id") }
-        try checkText(text)
-        var image: URL?
-        if let imageURL {
-            guard let url = Input.webURL(imageURL) else {
-                throw APIError.invalidRequest("`imageURL` must be an http or https URL of at most \(Input.maxURLBytes) bytes")
-            }
-            image = url
-        }
-        guard !(text ?? "").allSatisfy(\.isWhitespace) || image != nil else {
-            throw APIError.invalidRequest("a message needs `text` or an `imageURL`")
-        }
-        let record: MemberView
-        if sender.id.isEmpty {
-            record = try await conversation(conversationID)
-        } else {
-            record = try await conversation(conversationID, for: sender.id)
-            try userLimits.post(by: sender.id)
-        }
-        let mentioned = try mentions.checked(in: record)
-        let draft = MessageDraft(
-            id: clientID ?? UUID().uuidString.lowercased(),
-            conversation: record.conversation,
-            sender: sender,
-            text: text,
-            imageURL: image,
-            silent: silent,
-            mentions: mentioned,
-            mentionsAll: mentions.all
-        )
+        let input = try PostInput(conversationID: conversationID, clientID: clientID, text: text, imageURL: imageURL, messenger: self)
+        let record = sender.id.isEmpty
+            ? try await conversation(input.conversationID) : try await conversation(input.conversationID, for: sender.id)
+        let draft = try self.draft(input, in: record, mentions: mentions, from: sender, silent: silent)
         let arrived = DispatchTime.now()
         // Answered once stored and handed on to the live connections (the sender's among them).
         let outcome = try await store.post(draft)
         HeraldMetrics.postToPublish.recordInterval(since: arrived)
         return outcome
+    }
+
+    /// Stores a message from `identity` as ``post(to:clientID:text:imageURL:mentions:by:)`` does, with no task: when
+    /// the conversation is in memory and says they are a member, the post is queued for its group at once and
+    /// `answer` is called with its outcome on the thread that handed it on (it must not wait). Returns false, having
+    /// done nothing, when the conversation must be read first: then the `async` way does it.
+    ///
+    /// - Throws: what the `async` way throws before anything is stored.
+    func postNow(
+        to conversationID: String,
+        clientID: String?,
+        text: String?,
+        imageURL: String?,
+        mentions: Mentions = Mentions(),
+        by identity: Identity,
+        answer: @escaping @Sendable (Result<PostOutcome, any Error>) -> Void
+    ) throws -> Bool {
+        let input = try PostInput(conversationID: conversationID, clientID: clientID, text: text, imageURL: imageURL, messenger: self)
+        guard let record = memberships.cached(input.conversationID), record.isMember(identity.userID) else { return false }
+        guard record.deleted == nil else { throw APIError.conversationNotFound }
+        let draft = try self.draft(input, in: record, mentions: mentions, from: identity.person, silent: false)
+        let arrived = DispatchTime.now()
+        store.post(draft) { outcome in
+            HeraldMetrics.postToPublish.recordInterval(since: arrived)
+            answer(outcome)
+        }
+        return true
+    }
+
+    /// A post's fields, checked: what needs nothing but the request.
+    private struct PostInput {
+        var conversationID: String
+        var clientID: String?
+        var text: String?
+        var image: URL?
+
+        init(conversationID: String, clientID: String?, text: String?, imageURL: String?, messenger: Messenger) throws {
+            self.conversationID = try Input.id(conversationID, field: "conversation")
+            if let clientID { _ = try Input.id(clientID, field: "id") }
+            self.clientID = clientID
+            try messenger.checkText(text)
+            self.text = text
+            if let imageURL {
+                guard let url = Input.webURL(imageURL) else {
+                    throw APIError.invalidRequest("`imageURL` must be an http or https URL of at most \(Input.maxURLBytes) bytes")
+                }
+                image = url
+            }
+            guard !(text ?? "").allSatisfy(\.isWhitespace) || image != nil else {
+                throw APIError.invalidRequest("a message needs `text` or an `imageURL`")
+            }
+        }
+    }
+
+    /// The draft of a checked post in `record` (where `sender` may post), once `sender`'s allowance takes it.
+    private func draft(
+        _ input: PostInput, in record: MemberView, mentions: Mentions, from sender: Person, silent: Bool
+    ) throws -> MessageDraft {
+        if !sender.id.isEmpty { try userLimits.post(by: sender.id) }
+        let mentioned = try mentions.checked(in: record)
+        return MessageDraft(
+            id: input.clientID ?? UUID().uuidString.lowercased(),
+            conversation: record.conversation,
+            sender: sender,
+            text: input.text,
+            imageURL: input.image,
+            silent: silent,
+            mentions: mentioned,
+            mentionsAll: mentions.all
+        )
     }
 
     /// Edits the text of `identity`'s message `messageID` in `conversationID` (within the edit window, at most the

@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldProtocol
+import HeraldRecords
 import Logging
 import NIOCore
 import NIOWebSocket
@@ -33,6 +34,8 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let device: String?
         /// The stream's id in the hub.
         let connection: Int
+        /// The stream as the hub reaches it: what the database's thread hands a `send`'s answer to.
+        let peer: StreamPeer
         let services: StreamServices
         let work: StreamWork
     }
@@ -146,6 +149,8 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .close(let closing):
             guard context != nil else { return }
             perform(machine.close(closing))
+        case .answer(let answer):
+            sent(answer)
         }
     }
 
@@ -289,14 +294,24 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 guard through > 0 else { return }
                 session.services.push.confirmed(userID: session.identity.userID, device: session.device ?? "", through: through)
             case .send(let conversationID, let id, let text, let imageURL, let mentions, let mentionsAll):
-                send(session: session, ref: ClientFrame.reference(in: frameText)) { messenger, identity in
-                    let outcome = try await messenger.post(
-                        to: conversationID, clientID: id, text: text, imageURL: imageURL,
-                        mentions: Mentions(ids: mentions, all: mentionsAll), by: identity)
-                    switch outcome {
-                    case .stored(let message), .existing(let message):
-                        return OutboundFrame(text: ServerFrame.ack(id: id, seq: message.seq ?? 0).text)
-                    }
+                let ref = ClientFrame.reference(in: frameText)
+                let mentions = Mentions(ids: mentions, all: mentionsAll)
+                let logger = logger
+                // Straight to the group commit when the conversation is in memory: its answer comes back with the
+                // deliveries of the database's thread, in the same trip to this loop (no task on the way).
+                let queued = try session.services.messenger.postNow(
+                    to: conversationID, clientID: id, text: text, imageURL: imageURL, mentions: mentions, by: session.identity
+                ) { [peer = session.peer, identity = session.identity] outcome in
+                    let answer = Self.answer(to: outcome, id: id, ref: ref, from: identity, logger: logger)
+                    peer.lane.add(CollectionOfOne((peer, .answer(answer))))
+                }
+                if queued {
+                    machine.sending()
+                    return
+                }
+                send(session: session, id: id, ref: ref) { messenger, identity in
+                    try await messenger.post(
+                        to: conversationID, clientID: id, text: text, imageURL: imageURL, mentions: mentions, by: identity)
                 }
             }
         } catch {
@@ -304,9 +319,10 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Stores a `send` on ``StreamWork``; the frames after it wait for its answer.
+    /// Stores a `send` on ``StreamWork`` (its conversation had to be read first); the frames after it wait for its
+    /// answer.
     private func send(
-        session: Session, ref: String?, _ post: @escaping @Sendable (Messenger, Identity) async throws -> OutboundFrame
+        session: Session, id: String, ref: String?, _ post: @escaping @Sendable (Messenger, Identity) async throws -> PostOutcome
     ) {
         guard let context else { return }
         machine.sending()
@@ -314,21 +330,35 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let loop = context.eventLoop
         let logger = logger
         let queued = session.work.submit {
-            let answer: OutboundFrame
+            let outcome: Result<PostOutcome, any Error>
             do {
-                answer = try await post(session.services.messenger, session.identity)
+                outcome = .success(try await post(session.services.messenger, session.identity))
             } catch {
-                let refusal = APIError(error)
-                if refusal.code == .internalError {
-                    logger.error("stream frame failed", metadata: ["user": "\(session.identity.userID)", "error": "\(error)"])
-                }
-                answer = OutboundFrame(text: ServerFrame.refusal(refusal, ref: ref).text)
+                outcome = .failure(error)
             }
+            let frame = Self.answer(to: outcome, id: id, ref: ref, from: session.identity, logger: logger)
             loop.execute {
-                handler.value.sent(answer)
+                handler.value.sent(frame)
             }
         }
         if !queued { context.close(promise: nil) }
+    }
+
+    /// The frame that answers a `send` with client id `id`: `ack` with its seq, or the refusal (an internal error
+    /// logged).
+    private static func answer(
+        to outcome: Result<PostOutcome, any Error>, id: String, ref: String?, from identity: Identity, logger: Logger
+    ) -> OutboundFrame {
+        switch outcome {
+        case .success(.stored(let message)), .success(.existing(let message)):
+            return OutboundFrame(text: ServerFrame.ack(id: id, seq: message.seq ?? 0).text)
+        case .failure(let error):
+            let refusal = APIError(error)
+            if refusal.code == .internalError {
+                logger.error("stream frame failed", metadata: ["user": "\(identity.userID)", "error": "\(error)"])
+            }
+            return OutboundFrame(text: ServerFrame.refusal(refusal, ref: ref).text)
+        }
     }
 
     /// A `send`'s answer: it goes out, and the frames after it are handled.
@@ -373,6 +403,8 @@ enum StreamDelivery: Sendable {
     case frame(OutboundFrame)
     /// The end of the stream, once what is queued is written.
     case close(StreamHandler.Closing)
+    /// The answer to the stream's `send`: it goes out, and the client's frames after it are handled.
+    case answer(OutboundFrame)
 }
 
 /// How a stream the server closes because of what its client did (a flood of frames, a refused stream) stops

@@ -48,7 +48,7 @@ struct StreamOpening: Sendable {
                 return refuse(APIError.rateLimited("a user has at most \(limits.streamsPerUser) streams open", retryAfter: 10))
             }
             let session = StreamHandler.Session(
-                identity: identity, device: device, connection: connection, services: services, work: work)
+                identity: identity, device: device, connection: connection, peer: peer, services: services, work: work)
             peer.withHandler { $0.start(session) }
             services.webhooks.connected(identity.userID, latest: latest)
             if let device {

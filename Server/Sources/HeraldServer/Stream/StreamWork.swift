@@ -1,9 +1,10 @@
 import Logging
+import NIOConcurrencyHelpers
 import ServiceLifecycle
 
 /// Where the streams' asynchronous work runs: opening a stream (its token, its registration, its catch-up) and storing
-/// what it sends. A stream has no task of its own; each piece of work is a child task of this service's, for as long as
-/// it takes.
+/// a `send` whose conversation must be read first (one in memory goes straight to the group commit, with no task). A
+/// stream has no task of its own; each piece of work is a child task of this service's, for as long as it takes.
 ///
 /// At a graceful stop the streams are told to close (``Hub/closeAll()``, by ``HeraldApplication``); this service then
 /// waits, a bounded while, until they have, and for the work in flight.
@@ -14,6 +15,7 @@ final class StreamWork: Service, Sendable {
     private let submissions: AsyncStream<Job>.Continuation
     private let hub: Hub
     private let closeLimit: Duration
+    private let submitted = NIOLockedValueBox(0)
 
     /// Work for the streams of `hub`, which are given `closeLimit` to close at a stop.
     init(hub: Hub, closeLimit: Duration) {
@@ -25,8 +27,12 @@ final class StreamWork: Service, Sendable {
     /// Runs `job` as a child task of the service; false once the service has stopped.
     func submit(_ job: @escaping Job) -> Bool {
         if case .terminated = submissions.yield(job) { return false }
+        submitted.withLockedValue { $0 += 1 }
         return true
     }
+
+    /// How many jobs were submitted so far.
+    var submissionCount: Int { submitted.withLockedValue { $0 } }
 
     func run() async {
         await withDiscardingTaskGroup { group in

@@ -47,6 +47,9 @@ final class DurableConsumer: LogConsumer, Sendable {
     /// How far the place was decided, by a round of this node or (with several nodes) another's, as this node last
     /// saw it (0 before its first round): what tests wait for before changing what a decision reads when it is made.
     let decidedThrough = NIOLockedValueBox<Int64>(0)
+    /// The place as this consumer's last round left it; nil when it must be read (at start, after a failed round,
+    /// after another node moved it, after a skip).
+    private let knownPlace = NIOLockedValueBox<Int64?>(nil)
 
     /// The last seq the log handed on (or that was committed before the start): once ``decidedThrough`` reaches
     /// it, whatever the entries up to it make is written.
@@ -107,6 +110,7 @@ final class DurableConsumer: LogConsumer, Sendable {
     /// that once turned on it starts from then, not from what was said meanwhile. At a stop, within
     /// ``lastWriteLimit``.
     func skipToEnd(stopping: Bool = false) async {
+        knownPlace.withLockedValue { $0 = nil }
         let skip: @Sendable () async throws -> Void = { [store, name] in
             let place = try await store.place(of: name)
             let latest = try await store.latestSeq()
@@ -141,7 +145,15 @@ final class DurableConsumer: LogConsumer, Sendable {
     /// One round from the place kept: the seq it got to (the place, when another node moved it meanwhile), or nil
     /// when there was nothing after the place.
     private func round() async throws -> Int64? {
-        let place = try await store.place(of: name)
+        // The place this consumer last wrote, else the database's: only a round's own compare-and-set moves it while
+        // the consumer runs, and when another node's did, this round's fails and the next reads it again.
+        let place: Int64
+        if let known = knownPlace.withLockedValue({ $0 }) {
+            place = known
+        } else {
+            place = try await store.place(of: name)
+        }
+        knownPlace.withLockedValue { $0 = nil }
         decidedThrough.withLockedValue { $0 = max($0, place) }
         let (held, readUpTo) = pending.withLockedValue { pending -> ([IncomingMessage], Int64) in
             while let first = pending.entries.first, (first.message.seq ?? 0) <= place { pending.entries.removeFirst() }
@@ -155,11 +167,15 @@ final class DurableConsumer: LogConsumer, Sendable {
             entries = try await store.entries(after: place, through: upper, limit: Self.roundSize)
             through = entries.count == Self.roundSize ? (entries.last?.message.seq ?? upper) : upper
         }
-        guard through > place else { return nil }
+        guard through > place else {
+            knownPlace.withLockedValue { $0 = place }
+            return nil
+        }
         let output = try await decide(entries)
         guard let written = try await store.advance(name, from: place, to: through, writing: output) else {
             return place  // Another node's round moved it: this one again, from there.
         }
+        knownPlace.withLockedValue { $0 = through }
         decidedThrough.withLockedValue { $0 = max($0, through) }
         if written > 0 { wrote(written) }
         return through

@@ -239,6 +239,7 @@ let package = Package(
             name: "HeraldServerTests",
             dependencies: [
                 "HeraldServer",
+                "HeraldBenchmarks",
                 "HeraldRecords",
                 "HeraldSQLite",
                 "HeraldPostgres",

@@ -47,6 +47,14 @@ public enum InstructionsBenchmark {
         /// The server's instructions over the posts.
         public var instructions: Int
 
+        /// What a run of `options` against `target` counted.
+        public init(target: String, options: Options, deliveries: Int, instructions: Int) {
+            self.target = target
+            self.options = options
+            self.deliveries = deliveries
+            self.instructions = instructions
+        }
+
         /// Instructions per delivery.
         public var perDelivery: Double { Double(instructions) / Double(max(1, deliveries)) }
         /// Instructions per post.
@@ -94,7 +102,7 @@ public enum InstructionsBenchmark {
             let server = try await ServerChild(
                 database: folder.appendingPathComponent("herald.sqlite").path,
                 environment: ["HERALD_PING_INTERVAL": "3600"],
-                launcher: [valgrind, "--tool=callgrind", "--callgrind-out-file=\(outFile.path)"],
+                launcher: [valgrind, "--tool=callgrind", "--compress-strings=no", "--callgrind-out-file=\(outFile.path)"],
                 startLimit: .seconds(300), executable: executable)
             do {
                 let (clients, groups) = try await StreamBenchmark.prepare(shape, nodes: [server])
@@ -199,7 +207,7 @@ public enum InstructionsBenchmark {
     }
 
     /// The `totals:` line of a callgrind file (its first event, `Ir`: instructions).
-    static func totals(in callgrindFile: String) -> Int? {
+    public static func totals(in callgrindFile: String) -> Int? {
         for line in callgrindFile.split(separator: "\n") where line.hasPrefix("totals:") {
             return line.dropFirst("totals:".count).split(separator: " ").first.flatMap { Int($0) }
         }

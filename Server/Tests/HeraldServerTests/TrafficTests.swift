@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import HeraldServer
 import HeraldTestSupport
 import Testing
 

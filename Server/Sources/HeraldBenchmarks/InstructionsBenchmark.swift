@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 
 /// A small fixed workload whose cost is counted in instructions, under Valgrind's callgrind: the same figures for the
 /// same binary however busy the machine is, where CPU time moves by a third.
@@ -127,28 +126,12 @@ public enum InstructionsBenchmark {
         _ options: Options, clients: [FanOutClient], groups: [(channel: String, members: [Int])], pid: Int32, acks: Bool
     ) async throws -> Int {
         let logger = BenchmarkLogger.quiet
-        let connected = NIOLockedValueBox<[Int: FanOutClient.Connection]>([:])
-        let (readiness, readySink) = AsyncStream<Void>.makeStream()
         let (arrivals, arrivalSink) = AsyncStream<Void>.makeStream()
-        var channelOf: [Int: String] = [:]
-        for group in groups { for member in group.members { channelOf[member] = group.channel } }
 
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
-            for (index, client) in clients.enumerated() {
-                let channel = channelOf[index] ?? ""
-                tasks.addTask {
-                    try await client.run(channel: channel, logger: logger, onReady: { connection in
-                        connected.withLockedValue { $0[index] = connection }
-                        readySink.yield()
-                    }, onMessage: { _ in
-                        arrivalSink.yield()
-                    }, onAck: {
-                        arrivalSink.yield()
-                    })
-                }
-            }
-            try await awaitReady(clients.count, readiness, readySink)
-            let connections = connected.withLockedValue { $0 }
+            let connections = try await FanOutClient.connectAll(
+                clients, groups: groups, in: &tasks, logger: logger, onAck: { arrivalSink.yield() }
+            ) { _ in arrivalSink.yield() }
             try await callgrind(["--zero"], pid: pid)
             var arrived = 0, expected = 0
             var waiting = arrivals.makeAsyncIterator()

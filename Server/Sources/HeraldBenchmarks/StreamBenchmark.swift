@@ -221,35 +221,21 @@ public enum StreamBenchmark {
             return logger
         }()
         let recorder = LatencyRecorder()
-        let connected = NIOLockedValueBox<[Int: FanOutClient.Connection]>([:])
-        let (readiness, readySink) = AsyncStream<Void>.makeStream()
         let clock = ContinuousClock()
         let origin = clock.now
-        var channelOf: [Int: String] = [:]
-        for group in groups { for member in group.members { channelOf[member] = group.channel } }
         let residentBefore = usage.residentBytes()
 
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
-            for (index, client) in clients.enumerated() {
-                let channel = channelOf[index] ?? ""
-                tasks.addTask {
-                    try await client.run(channel: channel, logger: logger, onReady: { connection in
-                        connected.withLockedValue { $0[index] = connection }
-                        readySink.yield()
-                    }, onMessage: { sentAt in
-                        let receivedAt = origin.duration(to: clock.now)
-                        recorder.record(receivedAt - .nanoseconds(sentAt), at: receivedAt)
-                    })
-                }
+            let connections = try await FanOutClient.connectAll(clients, groups: groups, in: &tasks, logger: logger) { sentAt in
+                let receivedAt = origin.duration(to: clock.now)
+                recorder.record(receivedAt - .nanoseconds(sentAt), at: receivedAt)
             }
-            try await awaitReady(clients.count, readiness, readySink)
             // Idle for a moment, so the memory read is of connections at rest.
             try await clock.sleep(for: .seconds(1), tolerance: nil)
             let residentConnected = usage.residentBytes()
 
             let interval = Duration.seconds(1) / Swift.max(1, options.rate)
             let total = Int(options.duration.seconds * Double(options.rate))
-            let connections = connected.withLockedValue { $0 }
             var generator = SystemRandomNumberGenerator()
             let clientUsage = ProcessUsage(pid: getpid())
             let cpuBefore = usage.cpuTime(), clientCPUBefore = clientUsage.cpuTime()
@@ -339,6 +325,33 @@ struct FanOutClient: Sendable {
             return digits > 0 ? value : nil
         }
         return nil
+    }
+
+    /// Starts each of `clients` as a child task of `tasks`, in its group's channel, and returns their connections by
+    /// index once every one is ready (at most two minutes); `onMessage` and `onAck` are each client's.
+    static func connectAll(
+        _ clients: [FanOutClient],
+        groups: [(channel: String, members: [Int])],
+        in tasks: inout ThrowingTaskGroup<Void, any Error>,
+        logger: Logger,
+        onAck: @escaping @Sendable () -> Void = {},
+        onMessage: @escaping @Sendable (_ sentAt: Int64) -> Void
+    ) async throws -> [Int: Connection] {
+        let connected = NIOLockedValueBox<[Int: Connection]>([:])
+        let (readiness, readySink) = AsyncStream<Void>.makeStream()
+        var channelOf: [Int: String] = [:]
+        for group in groups { for member in group.members { channelOf[member] = group.channel } }
+        for (index, client) in clients.enumerated() {
+            let channel = channelOf[index] ?? ""
+            tasks.addTask {
+                try await client.run(channel: channel, logger: logger, onReady: { connection in
+                    connected.withLockedValue { $0[index] = connection }
+                    readySink.yield()
+                }, onMessage: onMessage, onAck: onAck)
+            }
+        }
+        try await awaitReady(clients.count, readiness, readySink)
+        return connected.withLockedValue { $0 }
     }
 
     /// A connected client, ready to post to its group.

@@ -50,8 +50,8 @@ public enum DatabaseCopy {
         package var fresh: [String: String] = [:]
     }
 
-    /// The tables copied, in order. Messages come before members: storing a message moves its conversation's
-    /// members (a trigger), and with none there yet the members' rows arrive as they were.
+    /// The tables copied, in order. Messages come before members: storing a message moves its sender's read marker
+    /// (a trigger), and with no member there yet the members' rows arrive as they were.
     package static let tables: [Table] = [
         // Erased users arrive not erased, and are marked once every table is in: PostgreSQL refuses a member row of
         // an erased user (a trigger), and a deleted group keeps its members' rows, an erased user's among them.

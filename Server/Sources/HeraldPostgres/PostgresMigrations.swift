@@ -368,6 +368,29 @@ package enum PostgresMigrations {
             // encrypted to them.
             "ALTER TABLE devices ADD COLUMN push_keys text",
         ],
+        [
+            // A message moves its conversation, not each member's row: a group of ten was ten index writes per
+            // message. A member's `activity` now only marks when they joined; the list orders by the later of the
+            // two, reading the member's rows by `members_by_user`. Posts commit in seq order, so `greatest` only
+            // guards.
+            "ALTER TABLE conversations ADD COLUMN activity bigint NOT NULL DEFAULT 0",
+            """
+            UPDATE conversations SET activity = coalesce(
+                (SELECT max(seq) FROM messages WHERE conversation_id = conversations.id AND event IS NULL), 0)
+            """,
+            """
+            CREATE OR REPLACE FUNCTION herald_messages_move_members() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                UPDATE conversations SET activity = greatest(activity, NEW.seq) WHERE id = NEW.conversation_id;
+                UPDATE members SET read_seq = greatest(read_seq, NEW.seq)
+                WHERE conversation_id = NEW.conversation_id AND user_id = NEW.sender_id AND removed_seq IS NULL;
+                RETURN NULL;
+            END
+            $$
+            """,
+            "CREATE INDEX members_by_user ON members (user_id)",
+            "DROP INDEX members_by_activity",
+        ],
     ]
 
     /// Applies the steps the database has not had, up to `last` (all of them unless a test stops earlier).

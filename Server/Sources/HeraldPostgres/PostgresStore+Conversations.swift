@@ -123,25 +123,33 @@ extension PostgresStore {
         of userID: String, after cursor: ConversationCursor?, filter: ConversationFilter, only: String?, limit: Int,
         at now: Date, on connection: PostgresConnection, logger: Logger
     ) async throws -> [ConversationSummary] {
-        // The last entry is the one whose seq is the activity; the unread count (messages only, not events) stops at
-        // its limit.
+        // The page first: the member's rows (`members_by_user`), each at the later of its conversation's activity
+        // and its own (when they joined), newest first. Then only the page's rows are filled in: the last entry is
+        // the one whose seq is the activity; the unread count (messages only, not events) stops at its limit.
         let rows = try await connection.query(
             """
-            SELECT c.id, c.kind, c.title, me.level, me.level_until, me.read_seq, me.activity,
+            WITH page AS (
+                SELECT me.conversation_id AS id, greatest(me.activity, c.activity) AS activity
+                FROM members me
+                JOIN conversations c ON c.id = me.conversation_id
+                WHERE me.user_id = \(userID) AND me.removed_seq IS NULL AND NOT c.deleted AND \(unescaped: filter.sql(at: now))
+                  AND (greatest(me.activity, c.activity), me.conversation_id) < (\(cursor?.activity ?? Int64.max), \(cursor?.conversationID ?? ""))
+                  AND (\(only)::text IS NULL OR me.conversation_id = \(only))
+                ORDER BY 2 DESC, 1 DESC
+                LIMIT \(limit)
+            )
+            SELECT c.id, c.kind, c.title, me.level, me.level_until, me.read_seq, page.activity AS activity,
                    (SELECT default_level FROM notification_settings WHERE user_id = \(userID)) AS default_level,
                    (SELECT count(*) FROM (SELECT 1 FROM messages m
                       WHERE m.conversation_id = c.id AND m.seq > me.read_seq AND m.sender_id <> \(userID) AND m.event IS NULL AND NOT m.deleted
                       LIMIT \(ConversationSummary.unreadLimit)) AS u) AS unread,
                    last.seq, last.id AS message_id, last.sender_id, last.text, last.image_url, last.created_at, last.event,
                    last.mentions, last.edits, last.deleted
-            FROM members me
-            JOIN conversations c ON c.id = me.conversation_id
-            LEFT JOIN messages last ON last.seq = me.activity AND last.conversation_id = me.conversation_id
-            WHERE me.user_id = \(userID) AND me.removed_seq IS NULL AND NOT c.deleted AND \(unescaped: filter.sql(at: now))
-              AND (me.activity, me.conversation_id) < (\(cursor?.activity ?? Int64.max), \(cursor?.conversationID ?? ""))
-              AND (\(only)::text IS NULL OR me.conversation_id = \(only))
-            ORDER BY me.activity DESC, me.conversation_id DESC
-            LIMIT \(limit)
+            FROM page
+            JOIN members me ON me.conversation_id = page.id AND me.user_id = \(userID)
+            JOIN conversations c ON c.id = page.id
+            LEFT JOIN messages last ON last.seq = page.activity AND last.conversation_id = page.id
+            ORDER BY page.activity DESC, page.id DESC
             """, logger: logger).collect()
         let members = try await Self.members(
             of: try rows.map { try $0.makeRandomAccess().text("id") }, on: connection, logger: logger)

@@ -23,6 +23,17 @@ package enum SQLiteMigrations {
         END
         """
 
+    /// The list order without a write per member: storing a message moves its conversation's `activity` (a member's
+    /// place in the list is the later of it and the member's own, which marks when they joined) and the sender's read
+    /// marker. One row each, whatever the group's size.
+    package static let moveConversation = """
+        CREATE TRIGGER messages_move_conversation AFTER INSERT ON messages WHEN NEW.event IS NULL BEGIN
+            UPDATE conversations SET activity = max(activity, NEW.seq) WHERE id = NEW.conversation_id;
+            UPDATE members SET read_seq = max(read_seq, NEW.seq)
+            WHERE conversation_id = NEW.conversation_id AND user_id = NEW.sender_id AND removed_seq IS NULL;
+        END
+        """
+
     package static let steps: [[String]] = [
         [
             """
@@ -432,6 +443,19 @@ package enum SQLiteMigrations {
             // A device's push keys (`{"p256dh", "auth"}`): with HERALD_PUSH_CONTENT=encrypted its pushes are
             // encrypted to them.
             "ALTER TABLE devices ADD COLUMN push_keys TEXT",
+        ],
+        [
+            // A message moves its conversation, not each member's row (`moveConversation`): a group of ten was ten
+            // index writes per message. A member's `activity` now only marks when they joined; the list orders by
+            // the later of the two, reading the member's rows by `members_by_user`.
+            "ALTER TABLE conversations ADD COLUMN activity INTEGER NOT NULL DEFAULT 0",
+            """
+            UPDATE conversations SET activity = coalesce(
+                (SELECT max(seq) FROM messages WHERE conversation_id = conversations.id AND event IS NULL), 0)
+            """,
+            "DROP TRIGGER messages_move_members",
+            moveConversation,
+            "DROP INDEX members_by_activity",
         ],
     ]
 

@@ -106,21 +106,29 @@ extension SQLiteStore {
 
     /// The list's query for `userID`, with `filter` added to its `WHERE` (binds from `?6` on).
     private static func listQuery(filter: String) -> String {
-        // One index range of the member's rows, newest activity first; the last entry is the one whose seq is the
-        // activity; the unread count (messages only, not events) stops at its limit.
+        // The page first: the member's rows (`members_by_user`), each at the later of its conversation's activity
+        // and its own (when they joined), newest first. Then only the page's rows are filled in: the last entry is
+        // the one whose seq is the activity; the unread count (messages only, not events) stops at its limit.
         """
-        SELECT c.id, c.kind, c.title, me.level, me.level_until, me.read_seq, me.activity,
+        WITH page AS (
+            SELECT me.conversation_id AS id, max(me.activity, c.activity) AS activity
+            FROM members me
+            JOIN conversations c ON c.id = me.conversation_id
+            WHERE me.user_id = ?1 AND me.removed_seq IS NULL AND c.deleted = 0 AND \(filter)
+            ORDER BY 2 DESC, 1 DESC
+            LIMIT ?4
+        )
+        SELECT c.id, c.kind, c.title, me.level, me.level_until, me.read_seq, page.activity AS activity,
                (SELECT default_level FROM notification_settings WHERE user_id = ?1) AS default_level,
                (SELECT count(*) FROM (SELECT 1 FROM messages m
                   WHERE m.conversation_id = c.id AND m.seq > me.read_seq AND m.sender_id <> ?1 AND m.event IS NULL AND NOT m.deleted
                   LIMIT ?5)) AS unread,
                last.seq, last.id AS message_id, last.sender_id, last.text, last.image_url, last.created_at, last.event, last.mentions, last.edits, last.deleted
-        FROM members me
-        JOIN conversations c ON c.id = me.conversation_id
-        LEFT JOIN messages last ON last.seq = me.activity AND last.conversation_id = me.conversation_id
-        WHERE me.user_id = ?1 AND me.removed_seq IS NULL AND c.deleted = 0 AND \(filter)
-        ORDER BY me.activity DESC, me.conversation_id DESC
-        LIMIT ?4
+        FROM page
+        JOIN members me ON me.conversation_id = page.id AND me.user_id = ?1
+        JOIN conversations c ON c.id = page.id
+        LEFT JOIN messages last ON last.seq = page.activity AND last.conversation_id = page.id
+        ORDER BY page.activity DESC, page.id DESC
         """
     }
 
@@ -130,7 +138,7 @@ extension SQLiteStore {
         let now = clock.now()
         return try await database.perform { connection in
             let rows = try connection.query(
-                Self.listQuery(filter: "\(filter.sql(at: now)) AND (me.activity, me.conversation_id) < (?2, ?3)"),
+                Self.listQuery(filter: "\(filter.sql(at: now)) AND (max(me.activity, c.activity), me.conversation_id) < (?2, ?3)"),
                 // The first page starts "after" (Int64.max, ""): before everything, as no activity reaches it.
                 [.text(userID), .integer(Int(cursor?.activity ?? Int64.max)), .text(cursor?.conversationID ?? ""),
                  .integer(limit), .integer(ConversationSummary.unreadLimit)]

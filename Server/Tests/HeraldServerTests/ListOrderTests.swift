@@ -1,0 +1,147 @@
+import Foundation
+import HeraldCore
+@testable import HeraldPostgres
+@testable import HeraldRecords
+@testable import HeraldSQLite
+import HeraldTestSupport
+import Logging
+import PostgresNIO
+import Testing
+
+/// The conversation list's order: a message moves its conversation for every member, joining moves it for the one
+/// who joined, other events move it for nobody. The stores keep one `activity` per conversation and one per member
+/// (when they joined), and list by the later of the two.
+@Suite("The list's order, on every store", .timeLimit(.minutes(2)))
+struct ListOrderTests {
+    static let kinds = StoreKind.available
+
+    private func person(_ id: String) -> Person { Person(id: id, displayName: id.capitalized) }
+
+    private func post(_ store: any Store, _ id: String, by sender: String, in conversation: Conversation) async throws {
+        _ = try await store.post(MessageDraft(id: id, conversation: conversation, sender: person(sender), text: id, imageURL: nil))
+    }
+
+    /// `userID`'s whole list, a page of `limit` at a time.
+    private func order(_ store: any Store, of userID: String, limit: Int = 10) async throws -> [String] {
+        var ids: [String] = []
+        var cursor: ConversationCursor?
+        repeat {
+            let page = try await store.conversations(of: userID, after: cursor, limit: limit, filter: .all)
+            ids += page.summaries.map(\.record.conversation.id)
+            cursor = page.next
+        } while cursor != nil
+        return ids
+    }
+
+    @Test("a message moves its conversation up for every member, joining for the one who joined, other events for nobody; pages agree", arguments: kinds)
+    func order(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            for id in ["alice", "bob", "carol"] { try await store.upsertUser(person(id)) }
+            func group(_ title: String, _ members: [String]) async throws -> Conversation {
+                try await store.createConversation(kind: .group, title: title, memberIDs: members).record.conversation
+            }
+            let old = try await group("Old", ["bob", "carol"])
+            try await post(store, "o1", by: "bob", in: old)
+            let first = try await group("First", ["alice", "bob"])
+            let second = try await group("Second", ["alice", "bob"])
+            let quiet = try await group("Quiet", ["alice"])
+            try await post(store, "f1", by: "bob", in: first)
+            try await post(store, "s1", by: "bob", in: second)
+            // A new chat starts at the top; then messages move theirs above it.
+            #expect(try await order(store, of: "alice") == [second.id, first.id, quiet.id])
+            #expect(try await order(store, of: "bob") == [second.id, first.id, old.id])
+
+            // Joining a group whose last message is older puts it at the top of the joiner's list only.
+            _ = try await store.change(.add(["alice"], history: .full), in: old.id, by: .member("bob"), memberLimit: 100)
+            #expect(try await order(store, of: "alice") == [old.id, second.id, first.id, quiet.id])
+            #expect(try await order(store, of: "bob") == [second.id, first.id, old.id], "an event moves nobody else")
+            let joined = try #require(try await store.summary(of: old.id, for: "alice"))
+            #expect(joined.lastMessage?.event?.kind == .memberAdded, "the last entry of a group just joined is the joining")
+            // Renaming moves nobody.
+            _ = try await store.change(.rename("First, renamed"), in: first.id, by: .member("alice"), memberLimit: 100)
+            #expect(try await order(store, of: "alice") == [old.id, second.id, first.id, quiet.id])
+
+            // A message after the joining moves the group for everyone in it, by its own seq.
+            try await post(store, "f2", by: "bob", in: first)
+            #expect(try await order(store, of: "alice") == [first.id, old.id, second.id, quiet.id])
+            try await post(store, "o2", by: "carol", in: old)
+            #expect(try await order(store, of: "alice") == [old.id, first.id, second.id, quiet.id])
+            #expect(try await order(store, of: "bob") == [old.id, first.id, second.id])
+            let moved = try #require(try await store.summary(of: old.id, for: "alice"))
+            #expect(moved.lastMessage?.id == "o2" && moved.unreadCount == 1)
+            // Pages of one give the same order as one page, each conversation once.
+            #expect(try await order(store, of: "alice", limit: 1) == [old.id, first.id, second.id, quiet.id])
+            #expect(try await order(store, of: "alice", limit: 3) == [old.id, first.id, second.id, quiet.id])
+
+            // A member who left no longer lists the group; messages after it do not bring it back.
+            _ = try await store.change(.remove("alice"), in: second.id, by: .member("alice"), memberLimit: 100)
+            try await post(store, "s2", by: "bob", in: second)
+            #expect(try await order(store, of: "alice") == [old.id, first.id, quiet.id])
+            #expect(try await order(store, of: "bob") == [second.id, old.id, first.id])
+        }
+    }
+
+    /// A database one step before the list moved by conversation: three groups, messages that moved each member's
+    /// row (the old trigger), and carol, who joined the second after its last message.
+    static let oldRows = [
+        "INSERT INTO users (id, name) VALUES ('alice', 'Alice'), ('bob', 'Bob'), ('carol', 'Carol')",
+        "INSERT INTO conversations (id, kind, title, created_at) VALUES ('c1', 'group', 'One', 0), ('c2', 'group', 'Two', 0), ('c3', 'group', 'Three', 0)",
+        "INSERT INTO members (conversation_id, user_id) VALUES ('c1', 'alice'), ('c1', 'bob'), ('c2', 'alice'), ('c2', 'bob'), ('c3', 'alice')",
+        "INSERT INTO messages (seq, id, conversation_id, sender_id, text, created_at) VALUES (1, 'm-1', 'c1', 'bob', 'one', 0)",
+        "INSERT INTO messages (seq, id, conversation_id, sender_id, text, created_at) VALUES (2, 'm-2', 'c2', 'bob', 'two', 0)",
+        "INSERT INTO messages (seq, id, conversation_id, sender_id, text, created_at) VALUES (3, 'm-3', 'c1', 'alice', 'three', 0)",
+        "INSERT INTO members (conversation_id, user_id, activity, added_seq) VALUES ('c2', 'carol', 4, 4)",
+    ]
+
+    @Test("a database from before the list moved by conversation migrates: the same order for everyone, which new messages move on", arguments: kinds)
+    func migration(kind: StoreKind) async throws {
+        var logger = Logger(label: "list-order-test")
+        logger.logLevel = .critical
+        let check = { (store: any Store) in
+            #expect(try await self.order(store, of: "alice") == ["c1", "c2", "c3"])
+            #expect(try await self.order(store, of: "carol") == ["c2"])
+            let read = try #require(try await store.summary(of: "c1", for: "alice"))
+            #expect(read.lastMessage?.id == "m-3" && read.unreadCount == 0, "the sender's marker moved with the old trigger")
+            try await self.post(store, "m-5", by: "bob", in: Conversation(id: "c2", kind: .group, title: "Two"))
+            #expect(try await self.order(store, of: "alice") == ["c2", "c1", "c3"])
+            #expect(try await self.order(store, of: "bob") == ["c2", "c1"])
+            try await self.post(store, "m-6", by: "alice", in: Conversation(id: "c3", kind: .group, title: "Three"))
+            #expect(try await self.order(store, of: "alice") == ["c3", "c2", "c1"])
+            let own = try #require(try await store.summary(of: "c3", for: "alice"))
+            #expect(own.readUpTo == own.lastMessage?.seq, "a post moves its sender's read marker")
+        }
+        switch kind {
+        case .sqlite:
+            let folder = try makeTemporaryFolder("herald-list-order")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let path = folder.appendingPathComponent("old.sqlite").path
+            let old = try SQLiteHandle(path: path)
+            try SQLiteMigrations.migrate(old, logger: logger, through: SQLiteMigrations.steps.count - 1)
+            for statement in Self.oldRows { try old.query(statement, keep: false) }
+            old.close()
+            let store = try await SQLiteStore.open(path: path, logger: logger)
+            try await withBackground({ try await store.database.run() }) { try await check(store) }
+        case .postgres:
+            try await StoreKind.withDatabase(logger: logger) { url in
+                let client = PostgresClient(configuration: try PostgresStore.configuration(url), backgroundLogger: logger)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { await client.run() }
+                    try await PostgresMigrations.migrate(client, logger: logger, through: PostgresMigrations.steps.count - 1)
+                    // PostgreSQL numbers messages from its counter row.
+                    for statement in Self.oldRows + ["UPDATE message_seq SET seq = 4"] {
+                        try await client.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    group.cancelAll()
+                }
+                let store = try await PostgresStore.connect(url: url, retryFor: .seconds(30), queryLimit: .seconds(30), logger: logger)
+                do {
+                    try await check(store)
+                } catch {
+                    await store.close()
+                    throw error
+                }
+                await store.close()
+            }
+        }
+    }
+}

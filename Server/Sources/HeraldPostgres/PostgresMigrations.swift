@@ -371,8 +371,8 @@ package enum PostgresMigrations {
         [
             // A message moves its conversation, not each member's row: a group of ten was ten index writes per
             // message. A member's `activity` now only marks when they joined; the list orders by the later of the
-            // two, reading the member's rows by `members_by_user`. Posts commit in seq order, so `greatest` only
-            // guards.
+            // two (`ListPlan`), walking `conversations_by_activity` for a member of many. Posts commit in seq order,
+            // so `greatest` only guards.
             "ALTER TABLE conversations ADD COLUMN activity bigint NOT NULL DEFAULT 0",
             """
             UPDATE conversations SET activity = coalesce(
@@ -388,8 +388,7 @@ package enum PostgresMigrations {
             END
             $$
             """,
-            "CREATE INDEX members_by_user ON members (user_id)",
-            "DROP INDEX members_by_activity",
+            "CREATE INDEX conversations_by_activity ON conversations (activity, id)",
         ],
     ]
 

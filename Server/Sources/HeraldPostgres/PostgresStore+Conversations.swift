@@ -123,34 +123,67 @@ extension PostgresStore {
         of userID: String, after cursor: ConversationCursor?, filter: ConversationFilter, only: String?, limit: Int,
         at now: Date, on connection: PostgresConnection, logger: Logger
     ) async throws -> [ConversationSummary] {
-        // The page first: the member's rows (`members_by_user`), each at the later of its conversation's activity
-        // and its own (when they joined), newest first. Then only the page's rows are filled in: the last entry is
-        // the one whose seq is the activity; the unread count (messages only, not events) stops at its limit.
-        let rows = try await connection.query(
+        // The page first (``ListPlan``): a member's place is the later of their conversation's activity and their
+        // own (when they joined). Then only the page's rows are filled in: the last entry is the one whose seq is the
+        // activity; the unread count (messages only, not events) stops at its limit.
+        let counts = try await connection.query(
             """
-            WITH page AS (
-                SELECT me.conversation_id AS id, greatest(me.activity, c.activity) AS activity
-                FROM members me
-                JOIN conversations c ON c.id = me.conversation_id
-                WHERE me.user_id = \(userID) AND me.removed_seq IS NULL AND NOT c.deleted AND \(unescaped: filter.sql(at: now))
-                  AND (greatest(me.activity, c.activity), me.conversation_id) < (\(cursor?.activity ?? Int64.max), \(cursor?.conversationID ?? ""))
-                  AND (\(only)::text IS NULL OR me.conversation_id = \(only))
-                ORDER BY 2 DESC, 1 DESC
-                LIMIT \(limit)
-            )
+            SELECT (SELECT count(*) FROM members WHERE user_id = \(userID)),
+                   (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'conversations'::regclass)
+            """, logger: logger).collect().first
+        let (memberships, conversations) = try counts?.decode((Int, Int).self) ?? (0, 0)
+        let plan = only == nil ? ListPlan(memberships: memberships, conversations: conversations, limit: limit) : .scan
+        let place = "greatest(me.activity, c.activity)"
+        let kept = """
+            me.removed_seq IS NULL AND NOT c.deleted AND \(filter.sql(at: now)) AND (\(place), c.id) < ($2, $3)
+              AND ($5::text IS NULL OR me.conversation_id = $5)
+            """
+        let page = switch plan {
+        case .scan:
+            """
+            SELECT c.id AS id, \(place) AS activity
+            FROM members me JOIN conversations c ON c.id = me.conversation_id
+            WHERE me.user_id = $1 AND \(kept)
+            ORDER BY 2 DESC, 1 DESC LIMIT $4
+            """
+        case .walk:
+            // A place is at least each of the two activities, so the page is among the first of each walk.
+            """
+            SELECT id, activity FROM (
+                (SELECT c.id AS id, \(place) AS activity
+                 FROM conversations c JOIN members me ON me.conversation_id = c.id AND me.user_id = $1
+                 WHERE (c.activity, c.id) < ($2, $3) AND \(kept)
+                 ORDER BY c.activity DESC, c.id DESC LIMIT $4)
+                UNION
+                (SELECT c.id AS id, \(place) AS activity
+                 FROM members me JOIN conversations c ON c.id = me.conversation_id
+                 WHERE me.user_id = $1 AND (me.activity, me.conversation_id) < ($2, $3) AND \(kept)
+                 ORDER BY me.activity DESC, me.conversation_id DESC LIMIT $4)) AS walks
+            ORDER BY activity DESC, id DESC LIMIT $4
+            """
+        }
+        var binds = PostgresBindings()
+        binds.append(userID)
+        binds.append(cursor?.activity ?? Int64.max)
+        binds.append(cursor?.conversationID ?? "")
+        binds.append(limit)
+        binds.append(only)
+        let rows = try await connection.query(PostgresQuery(
+            unsafeSQL: """
+            WITH page AS (\(page))
             SELECT c.id, c.kind, c.title, me.level, me.level_until, me.read_seq, page.activity AS activity,
-                   (SELECT default_level FROM notification_settings WHERE user_id = \(userID)) AS default_level,
+                   (SELECT default_level FROM notification_settings WHERE user_id = $1) AS default_level,
                    (SELECT count(*) FROM (SELECT 1 FROM messages m
-                      WHERE m.conversation_id = c.id AND m.seq > me.read_seq AND m.sender_id <> \(userID) AND m.event IS NULL AND NOT m.deleted
+                      WHERE m.conversation_id = c.id AND m.seq > me.read_seq AND m.sender_id <> $1 AND m.event IS NULL AND NOT m.deleted
                       LIMIT \(ConversationSummary.unreadLimit)) AS u) AS unread,
                    last.seq, last.id AS message_id, last.sender_id, last.text, last.image_url, last.created_at, last.event,
                    last.mentions, last.edits, last.deleted
             FROM page
-            JOIN members me ON me.conversation_id = page.id AND me.user_id = \(userID)
+            JOIN members me ON me.conversation_id = page.id AND me.user_id = $1
             JOIN conversations c ON c.id = page.id
             LEFT JOIN messages last ON last.seq = page.activity AND last.conversation_id = page.id
             ORDER BY page.activity DESC, page.id DESC
-            """, logger: logger).collect()
+            """, binds: binds), logger: logger).collect()
         let members = try await Self.members(
             of: try rows.map { try $0.makeRandomAccess().text("id") }, on: connection, logger: logger)
         return try rows.map { row in

@@ -65,6 +65,23 @@ public enum ConversationFilter: String, Hashable, Sendable {
     }
 }
 
+/// How a store finds a page of a member's conversation list, where a member's place is the later of their
+/// conversation's activity (its last message) and their own (when they joined).
+package enum ListPlan: Equatable, Sendable {
+    /// Every conversation of the member, sorted: cheap while they are in few.
+    case scan
+    /// Two walks in order, merged: all conversations by activity (`conversations_by_activity`), keeping the
+    /// member's, and the member's own rows by when they joined (`members_by_activity`). Cheap for a member of many.
+    case walk
+
+    /// The cheaper for a member of `memberships` among `conversations`, a page of `limit`: the walk reads about
+    /// `limit × conversations / memberships` rows to find its page, the scan all `memberships`.
+    package init(memberships: Int, conversations: Int, limit: Int) {
+        let members = Double(max(memberships, 1))
+        self = members * members > 4 * Double(max(limit, 1)) * Double(max(conversations, 1)) ? .walk : .scan
+    }
+}
+
 /// Where a page of a member's conversation list ends: the next page starts after this conversation.
 ///
 /// On the wire it is an opaque string (``encoded``); clients pass back what they were given.

@@ -447,7 +447,7 @@ package enum SQLiteMigrations {
         [
             // A message moves its conversation, not each member's row (`moveConversation`): a group of ten was ten
             // index writes per message. A member's `activity` now only marks when they joined; the list orders by
-            // the later of the two, reading the member's rows by `members_by_user`.
+            // the later of the two (`ListPlan`), walking `conversations_by_activity` for a member of many.
             "ALTER TABLE conversations ADD COLUMN activity INTEGER NOT NULL DEFAULT 0",
             """
             UPDATE conversations SET activity = coalesce(
@@ -455,7 +455,7 @@ package enum SQLiteMigrations {
             """,
             "DROP TRIGGER messages_move_members",
             moveConversation,
-            "DROP INDEX members_by_activity",
+            "CREATE INDEX conversations_by_activity ON conversations(activity, id)",
         ],
     ]
 

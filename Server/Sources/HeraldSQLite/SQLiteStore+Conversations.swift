@@ -104,20 +104,14 @@ extension SQLiteStore {
         }
     }
 
-    /// The list's query for `userID`, with `filter` added to its `WHERE` (binds from `?6` on).
-    private static func listQuery(filter: String) -> String {
-        // The page first: the member's rows (`members_by_user`), each at the later of its conversation's activity
-        // and its own (when they joined), newest first. Then only the page's rows are filled in: the last entry is
-        // the one whose seq is the activity; the unread count (messages only, not events) stops at its limit.
+    /// The list's query for `userID`: a page picked by `page` (see ``ListPlan``), filled in. Binds: `?1` the user,
+    /// `?2`, `?3` the cursor, `?4` the limit, `?5` the unread count's limit, from `?6` on the filter's.
+    private static func listQuery(page: String) -> String {
+        // Only the page's rows are filled in (CROSS JOIN keeps the page outermost: SQLite would otherwise read all
+        // the member's rows): the last entry is the one whose seq is the activity; the unread count (messages only,
+        // not events) stops at its limit.
         """
-        WITH page AS (
-            SELECT me.conversation_id AS id, max(me.activity, c.activity) AS activity
-            FROM members me
-            JOIN conversations c ON c.id = me.conversation_id
-            WHERE me.user_id = ?1 AND me.removed_seq IS NULL AND c.deleted = 0 AND \(filter)
-            ORDER BY 2 DESC, 1 DESC
-            LIMIT ?4
-        )
+        WITH page AS (\(page))
         SELECT c.id, c.kind, c.title, me.level, me.level_until, me.read_seq, page.activity AS activity,
                (SELECT default_level FROM notification_settings WHERE user_id = ?1) AS default_level,
                (SELECT count(*) FROM (SELECT 1 FROM messages m
@@ -125,11 +119,46 @@ extension SQLiteStore {
                   LIMIT ?5)) AS unread,
                last.seq, last.id AS message_id, last.sender_id, last.text, last.image_url, last.created_at, last.event, last.mentions, last.edits, last.deleted
         FROM page
-        JOIN members me ON me.conversation_id = page.id AND me.user_id = ?1
-        JOIN conversations c ON c.id = page.id
+        CROSS JOIN members me ON me.conversation_id = page.id AND me.user_id = ?1
+        CROSS JOIN conversations c ON c.id = page.id
         LEFT JOIN messages last ON last.seq = page.activity AND last.conversation_id = page.id
         ORDER BY page.activity DESC, page.id DESC
         """
+    }
+
+    /// The page of `plan` after the cursor: `filter` holds on `me` and `c`. A member's place is the later of their
+    /// conversation's activity and their own (when they joined).
+    private static func page(_ plan: ListPlan, filter: String) -> String {
+        let place = "max(me.activity, c.activity)"
+        let kept = "me.removed_seq IS NULL AND c.deleted = 0 AND \(filter) AND (\(place), c.id) < (?2, ?3)"
+        switch plan {
+        case .scan:
+            return """
+                SELECT c.id AS id, \(place) AS activity
+                FROM members me JOIN conversations c ON c.id = me.conversation_id
+                WHERE me.user_id = ?1 AND \(kept)
+                ORDER BY 2 DESC, 1 DESC LIMIT ?4
+                """
+        case .walk:
+            // A place is at least each of the two activities, so the page is among the first of each walk.
+            return """
+                SELECT id, activity FROM (
+                    SELECT * FROM (
+                        SELECT c.id AS id, \(place) AS activity
+                        FROM conversations c INDEXED BY conversations_by_activity
+                        CROSS JOIN members me ON me.conversation_id = c.id AND me.user_id = ?1
+                        WHERE (c.activity, c.id) < (?2, ?3) AND \(kept)
+                        ORDER BY c.activity DESC, c.id DESC LIMIT ?4)
+                    UNION
+                    SELECT * FROM (
+                        SELECT c.id AS id, \(place) AS activity
+                        FROM members me INDEXED BY members_by_activity
+                        CROSS JOIN conversations c ON c.id = me.conversation_id
+                        WHERE me.user_id = ?1 AND (me.activity, me.conversation_id) < (?2, ?3) AND \(kept)
+                        ORDER BY me.activity DESC, me.conversation_id DESC LIMIT ?4))
+                ORDER BY activity DESC, id DESC LIMIT ?4
+                """
+        }
     }
 
     public func conversations(
@@ -137,8 +166,13 @@ extension SQLiteStore {
     ) async throws -> ConversationPage {
         let now = clock.now()
         return try await database.perform { connection in
+            let memberships = try connection.query(
+                "SELECT count(*) AS n FROM members WHERE user_id = ?1", [.text(userID)]).first?.column("n")?.integer ?? 0
+            let conversations = try connection.query(
+                "SELECT coalesce(max(rowid), 0) AS n FROM conversations", []).first?.column("n")?.integer ?? 0
+            let plan = ListPlan(memberships: memberships, conversations: conversations, limit: limit)
             let rows = try connection.query(
-                Self.listQuery(filter: "\(filter.sql(at: now)) AND (max(me.activity, c.activity), me.conversation_id) < (?2, ?3)"),
+                Self.listQuery(page: Self.page(plan, filter: filter.sql(at: now))),
                 // The first page starts "after" (Int64.max, ""): before everything, as no activity reaches it.
                 [.text(userID), .integer(Int(cursor?.activity ?? Int64.max)), .text(cursor?.conversationID ?? ""),
                  .integer(limit), .integer(ConversationSummary.unreadLimit)]
@@ -154,8 +188,8 @@ extension SQLiteStore {
         let now = clock.now()
         return try await database.perform { connection in
             let rows = try connection.query(
-                Self.listQuery(filter: "me.conversation_id = ?6 AND ?2 = ?2 AND ?3 = ?3"),
-                [.text(userID), .integer(0), .text(""), .integer(1), .integer(ConversationSummary.unreadLimit),
+                Self.listQuery(page: Self.page(.scan, filter: "me.conversation_id = ?6")),
+                [.text(userID), .integer(Int(Int64.max)), .text(""), .integer(1), .integer(ConversationSummary.unreadLimit),
                  .text(conversationID)])
             guard let row = rows.first else { return nil }
             return try Rows.summary(

@@ -81,6 +81,53 @@ struct ListOrderTests {
         }
     }
 
+    @Test("the plan: a scan of the member's rows while they are in few, the two walks once they are in many")
+    func plan() {
+        #expect(ListPlan(memberships: 10, conversations: 100_000, limit: 100) == .scan)
+        #expect(ListPlan(memberships: 2_000, conversations: 100_000, limit: 100) == .scan)
+        #expect(ListPlan(memberships: 20_000, conversations: 20_000, limit: 100) == .walk)
+        #expect(ListPlan(memberships: 12, conversations: 12, limit: 1) == .walk)
+        #expect(ListPlan(memberships: 12, conversations: 12, limit: 100) == .scan)
+        #expect(ListPlan(memberships: 0, conversations: 0, limit: 0) == .scan)
+    }
+
+    @Test("both plans give one order: a member of every group, some joined late, messages in any order; pages of one (the walks) agree with one page (the scan) and with the rule", arguments: kinds)
+    func plansAgree(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            for id in ["alice", "bob"] { try await store.upsertUser(person(id)) }
+            var place: [String: Int64] = [:]
+            var groups: [Conversation] = []
+            for index in 0..<12 {
+                let members = index % 3 == 0 ? ["bob"] : ["bob", "alice"]
+                let group = try await store.createConversation(kind: .group, title: "G\(index)", memberIDs: members).record.conversation
+                groups.append(group)
+            }
+            func posted(_ id: String, in group: Conversation) async throws {
+                guard case .stored(let message) = try await store.post(
+                    MessageDraft(id: id, conversation: group, sender: person("bob"), text: id, imageURL: nil)) else {
+                    Issue.record("\(id) not stored"); return
+                }
+                place[group.id] = max(place[group.id] ?? 0, message.seq ?? 0)
+            }
+            // Messages in a scrambled order, then alice joins the groups she was not in, some before more messages.
+            for (step, index) in [5, 1, 9, 3, 11, 0, 7, 2, 10, 4, 8, 6].enumerated() {
+                try await posted("m\(step)", in: groups[index])
+                if step % 4 == 3 {
+                    let late = groups[(step / 4) * 3]
+                    let outcome = try await store.change(.add(["alice"], history: .full), in: late.id, by: .member("bob"), memberLimit: 100)
+                    place[late.id] = max(place[late.id] ?? 0, outcome.entries.last?.message.seq ?? 0)
+                }
+            }
+            let joinedLast = try await store.change(.add(["alice"], history: .none), in: groups[9].id, by: .member("bob"), memberLimit: 100)
+            place[groups[9].id] = joinedLast.entries.last?.message.seq ?? 0
+            try await posted("last", in: groups[4])
+            let rule = groups.map(\.id).sorted { (place[$0]!, $0) > (place[$1]!, $1) }
+            #expect(try await order(store, of: "alice", limit: 100) == rule, "one page: the scan")
+            #expect(try await order(store, of: "alice", limit: 1) == rule, "pages of one: the walks")
+            #expect(try await order(store, of: "alice", limit: 2) == rule, "pages of two: the walks")
+        }
+    }
+
     /// A database one step before the list moved by conversation: three groups, messages that moved each member's
     /// row (the old trigger), and carol, who joined the second after its last message.
     static let oldRows = [

@@ -24,13 +24,15 @@ extension PostgresStore {
         _ query: PushTargetQuery, at now: Double, on connection: PostgresConnection, logger: Logger
     ) async throws -> [PushTarget] {
         guard !query.candidates.isEmpty else { return [] }
-        // The members' devices, each with its owner's badge, level and settings (the policy decides on levels).
+        // The members' devices, each with its owner's badge, level and settings (the policy decides on levels). A
+        // badge is counted only for a member with a device: one without has nothing to push.
         let rows = try await connection.query(
             """
             WITH targets AS (
                 SELECT me.user_id, me.level, me.level_until, me.read_seq, ns.body AS settings FROM members me \(unescaped: LevelSQL.joinSettings)
                 WHERE me.conversation_id = \(query.conversationID) AND me.read_seq < \(query.seq)
-                  AND me.removed_seq IS NULL AND me.user_id = ANY(\(Array(query.candidates))::text[])),
+                  AND me.removed_seq IS NULL AND me.user_id = ANY(\(Array(query.candidates))::text[])
+                  AND EXISTS (SELECT 1 FROM devices d WHERE d.user_id = me.user_id)),
             badges AS (
                 SELECT me.user_id, sum(CASE WHEN \(unescaped: Self.countsTowardsBadge(at: now)) THEN (SELECT count(*) FROM (SELECT 1 FROM messages x
                     WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> me.user_id

@@ -15,12 +15,13 @@ extension SQLiteStore {
     private static func pushTargets(_ query: PushTargetQuery, at now: Date, on connection: SQLiteHandle) throws -> [PushTarget] {
         guard !query.candidates.isEmpty else { return [] }
         // The members' devices, each with its owner's badge, level and settings, in one statement (the policy
-        // decides on levels).
+        // decides on levels). A badge is counted only for a member with a device: one without has nothing to push.
         let rows = try connection.query(
             """
             WITH targets AS (
                 SELECT me.user_id, me.level, me.level_until, me.read_seq, ns.body AS settings FROM members me \(LevelSQL.joinSettings)
-                WHERE me.conversation_id = ?1 AND me.read_seq < ?3 AND me.removed_seq IS NULL),
+                WHERE me.conversation_id = ?1 AND me.read_seq < ?3 AND me.removed_seq IS NULL
+                  AND EXISTS (SELECT 1 FROM devices d WHERE d.user_id = me.user_id)),
             badges AS (
                 SELECT me.user_id, sum(CASE WHEN \(Self.countsTowardsBadge) THEN (SELECT count(*) FROM (SELECT 1 FROM messages x
                     WHERE x.conversation_id = me.conversation_id AND x.seq > me.read_seq AND x.sender_id <> me.user_id

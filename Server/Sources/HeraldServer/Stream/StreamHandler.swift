@@ -294,7 +294,8 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 guard through > 0 else { return }
                 session.services.push.confirmed(userID: session.identity.userID, device: session.device ?? "", through: through)
             case .send(let conversationID, let id, let text, let imageURL, let mentions, let mentionsAll):
-                let ref = ClientFrame.reference(in: frameText)
+                // The frame's `id` is its reference: no second reading of the text.
+                let ref: String? = id
                 let mentions = Mentions(ids: mentions, all: mentionsAll)
                 let logger = logger
                 // Straight to the group commit when the conversation is in memory: its answer comes back with the

@@ -142,8 +142,6 @@ struct ListOrderTests {
 
     @Test("a database from before the list moved by conversation migrates: the same order for everyone, which new messages move on", arguments: kinds)
     func migration(kind: StoreKind) async throws {
-        var logger = Logger(label: "list-order-test")
-        logger.logLevel = .critical
         let check = { (store: any Store) in
             #expect(try await self.order(store, of: "alice") == ["c1", "c2", "c3"])
             #expect(try await self.order(store, of: "carol") == ["c2"])
@@ -157,38 +155,9 @@ struct ListOrderTests {
             let own = try #require(try await store.summary(of: "c3", for: "alice"))
             #expect(own.readUpTo == own.lastMessage?.seq, "a post moves its sender's read marker")
         }
-        switch kind {
-        case .sqlite:
-            let folder = try makeTemporaryFolder("herald-list-order")
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let path = folder.appendingPathComponent("old.sqlite").path
-            let old = try SQLiteHandle(path: path)
-            try SQLiteMigrations.migrate(old, logger: logger, through: SQLiteMigrations.steps.count - 1)
-            for statement in Self.oldRows { try old.query(statement, keep: false) }
-            old.close()
-            let store = try await SQLiteStore.open(path: path, logger: logger)
-            try await withBackground({ try await store.database.run() }) { try await check(store) }
-        case .postgres:
-            try await StoreKind.withDatabase(logger: logger) { url in
-                let client = PostgresClient(configuration: try PostgresStore.configuration(url), backgroundLogger: logger)
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { await client.run() }
-                    try await PostgresMigrations.migrate(client, logger: logger, through: PostgresMigrations.steps.count - 1)
-                    // PostgreSQL numbers messages from its counter row.
-                    for statement in Self.oldRows + ["UPDATE message_seq SET seq = 4"] {
-                        try await client.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                    }
-                    group.cancelAll()
-                }
-                let store = try await PostgresStore.connect(url: url, retryFor: .seconds(30), queryLimit: .seconds(30), logger: logger)
-                do {
-                    try await check(store)
-                } catch {
-                    await store.close()
-                    throw error
-                }
-                await store.close()
-            }
-        }
+        // PostgreSQL numbers messages from its counter row.
+        try await kind.withOldDatabase(
+            sqliteStep: SQLiteMigrations.steps.count - 1, postgresStep: PostgresMigrations.steps.count - 1,
+            rows: Self.oldRows, postgresRows: ["UPDATE message_seq SET seq = 4"], check)
     }
 }

@@ -38,17 +38,20 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
             let store = try await SQLiteStore.open(path: ":memory:", logger: logger)
             try await withBackground({ try await store.database.run() }) { try await body(store) }
         case .postgres:
-            try await StoreKind.withDatabase(logger: logger) { url in
-                let store = try await PostgresStore.connect(url: url, retryFor: .seconds(30), queryLimit: .seconds(30), logger: logger)
-                do {
-                    try await body(store)
-                } catch {
-                    await store.close()
-                    throw error
-                }
-                await store.close()
-            }
+            try await StoreKind.withDatabase(logger: logger) { url in try await StoreKind.withPostgresStore(url, logger: logger, body) }
         }
+    }
+
+    /// A store on the PostgreSQL database `url`, closed after `body` however it ends.
+    static func withPostgresStore(_ url: String, logger: Logger, _ body: (any Store) async throws -> Void) async throws {
+        let store = try await PostgresStore.connect(url: url, retryFor: .seconds(30), queryLimit: .seconds(30), logger: logger)
+        do {
+            try await body(store)
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
     }
 
     /// What a `herald serve` of this kind is started with: nothing for SQLite (its file is the server's
@@ -542,8 +545,6 @@ struct StoreTests {
 
     @Test("a database from before ids were scoped migrates: messages and seqs kept, ids per conversation, a pending alert not queued twice", arguments: kinds)
     func scopedIDsMigration(kind: StoreKind) async throws {
-        var logger = Logger(label: "store-test")
-        logger.logLevel = .critical
         let check = { (store: any Store) in
             #expect(try await store.entries(in: "c1", for: "alice", after: nil, before: nil, limit: 10).map(\.seq) == [1, 2])
             let c2 = Conversation(id: "c2", kind: .group, title: "Two")
@@ -559,42 +560,8 @@ struct StoreTests {
             #expect(try await store.queuePushJobs([again]) == 0, "the pending alert is the same job")
             #expect(try await store.pushJobCount() == 1)
         }
-        switch kind {
-        case .sqlite:
-            let folder = try makeTemporaryFolder("herald-migrate")
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let path = folder.appendingPathComponent("old.sqlite").path
-            let old = try SQLiteHandle(path: path)
-            try SQLiteMigrations.migrate(old, logger: logger, through: 4)
-            for statement in Self.oldRows { try old.query(statement, keep: false) }
-            old.close()
-            let store = try await SQLiteStore.open(path: path, logger: logger)
-            try await withBackground({ try await store.database.run() }) { try await check(store) }
-        case .postgres:
-            try await StoreKind.withDatabase(logger: logger) { url in
-                let client = PostgresClient(configuration: try PostgresStore.configuration(url), backgroundLogger: logger)
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { await client.run() }
-                    try await PostgresMigrations.migrate(client, logger: logger, through: 2)
-                    // PostgreSQL numbers messages from its counter row.
-                    for statement in Self.oldRows + ["UPDATE message_seq SET seq = 2"] {
-                        do {
-                            try await client.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                        } catch {
-                            throw TestFailure("\(statement): \(String(reflecting: error))")
-                        }
-                    }
-                    group.cancelAll()
-                }
-                let store = try await PostgresStore.connect(url: url, retryFor: .seconds(30), queryLimit: .seconds(30), logger: logger)
-                do {
-                    try await check(store)
-                } catch {
-                    await store.close()
-                    throw error
-                }
-                await store.close()
-            }
-        }
+        // PostgreSQL numbers messages from its counter row.
+        try await kind.withOldDatabase(
+            sqliteStep: 4, postgresStep: 2, rows: Self.oldRows, postgresRows: ["UPDATE message_seq SET seq = 2"], check)
     }
 }

@@ -370,9 +370,11 @@ package enum PostgresMigrations {
         ],
         [
             // A message moves its conversation, not each member's row: a group of ten was ten index writes per
-            // message. A member's `activity` now only marks when they joined; the list orders by the later of the
-            // two (`ListPlan`), walking `conversations_by_activity` for a member of many. Posts commit in seq order,
-            // so `greatest` only guards.
+            // message. A member's `activity` now moves only when they join (in a database from before, it holds
+            // the last message's seq as well, which comes to the same place); the list orders by the later of the
+            // two (`ListPlan`), walking `conversations_by_activity` for a member of most conversations. The trigger
+            // keeps its name. A conversation's row is written only when its activity moves on (not, say, for each
+            // message `herald database copy` brings after its conversation).
             "ALTER TABLE conversations ADD COLUMN activity bigint NOT NULL DEFAULT 0",
             """
             UPDATE conversations SET activity = coalesce(
@@ -381,7 +383,7 @@ package enum PostgresMigrations {
             """
             CREATE OR REPLACE FUNCTION herald_messages_move_members() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
-                UPDATE conversations SET activity = greatest(activity, NEW.seq) WHERE id = NEW.conversation_id;
+                UPDATE conversations SET activity = NEW.seq WHERE id = NEW.conversation_id AND activity < NEW.seq;
                 UPDATE members SET read_seq = greatest(read_seq, NEW.seq)
                 WHERE conversation_id = NEW.conversation_id AND user_id = NEW.sender_id AND removed_seq IS NULL;
                 RETURN NULL;

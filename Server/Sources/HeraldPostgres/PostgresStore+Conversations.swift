@@ -126,13 +126,23 @@ extension PostgresStore {
         // The page first (``ListPlan``): a member's place is the later of their conversation's activity and their
         // own (when they joined). Then only the page's rows are filled in: the last entry is the one whose seq is the
         // activity; the unread count (messages only, not events) stops at its limit.
-        let counts = try await connection.query(
-            """
-            SELECT (SELECT count(*) FROM members WHERE user_id = \(userID)),
-                   (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'conversations'::regclass)
-            """, logger: logger).collect().first
-        let (memberships, conversations) = try counts?.decode((Int, Int).self) ?? (0, 0)
-        let plan = only == nil ? ListPlan(memberships: memberships, conversations: conversations, limit: limit) : .scan
+        var plan = ListPlan.scan
+        if only == nil, filter == .all {
+            // The planner's estimate of the conversations, or their count when the table was never analysed.
+            let estimate = try await connection.query(
+                """
+                SELECT CASE WHEN reltuples > 0 THEN reltuples::bigint ELSE (SELECT count(*) FROM conversations) END
+                FROM pg_class WHERE oid = 'conversations'::regclass
+                """, logger: logger).collect().first
+            let conversations = try estimate?.decode(Int.self) ?? 0
+            let count = try await connection.query(
+                """
+                SELECT count(*) FROM (SELECT 1 FROM members WHERE user_id = \(userID)
+                LIMIT \(ListPlan.countLimit(conversations: conversations, limit: limit))) AS m
+                """, logger: logger).collect().first
+            let memberships = try count?.decode(Int.self) ?? 0
+            plan = ListPlan(memberships: memberships, conversations: conversations, limit: limit, filtered: false)
+        }
         let place = "greatest(me.activity, c.activity)"
         let kept = """
             me.removed_seq IS NULL AND NOT c.deleted AND \(filter.sql(at: now)) AND (\(place), c.id) < ($2, $3)
@@ -147,7 +157,6 @@ extension PostgresStore {
             ORDER BY 2 DESC, 1 DESC LIMIT $4
             """
         case .walk:
-            // A place is at least each of the two activities, so the page is among the first of each walk.
             """
             SELECT id, activity FROM (
                 (SELECT c.id AS id, \(place) AS activity

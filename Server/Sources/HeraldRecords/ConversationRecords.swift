@@ -68,17 +68,24 @@ public enum ConversationFilter: String, Hashable, Sendable {
 /// How a store finds a page of a member's conversation list, where a member's place is the later of their
 /// conversation's activity (its last message) and their own (when they joined).
 package enum ListPlan: Equatable, Sendable {
-    /// Every conversation of the member, sorted: cheap while they are in few.
+    /// Every conversation of the member, sorted: what a page costs unless the member is in most conversations.
     case scan
     /// Two walks in order, merged: all conversations by activity (`conversations_by_activity`), keeping the
-    /// member's, and the member's own rows by when they joined (`members_by_activity`). Cheap for a member of many.
+    /// member's, and the member's own rows by when they joined (`members_by_activity`). A place is at least each of
+    /// the two activities, so the page is among the first `limit` of each walk.
     case walk
 
-    /// The cheaper for a member of `memberships` among `conversations`, a page of `limit`: the walk reads about
-    /// `limit × conversations / memberships` rows to find its page, the scan all `memberships`.
-    package init(memberships: Int, conversations: Int, limit: Int) {
-        let members = Double(max(memberships, 1))
-        self = members * members > 4 * Double(max(limit, 1)) * Double(max(conversations, 1)) ? .walk : .scan
+    /// The walk for the whole list (no filter) of a member of at least half of all `conversations` and of four pages
+    /// or more: its first walk then reads about two conversations for each of theirs, and at worst (a last page) all
+    /// of them, no more than twice the member's rows that a scan reads. Otherwise the scan.
+    package init(memberships: Int, conversations: Int, limit: Int, filtered: Bool) {
+        let enough = memberships >= 4 * max(limit, 1) && 2 * memberships >= conversations
+        self = !filtered && conversations > 0 && enough ? .walk : .scan
+    }
+
+    /// How many of a member's rows a store need count to choose: past this the choice no longer changes.
+    package static func countLimit(conversations: Int, limit: Int) -> Int {
+        max(4 * max(limit, 1), (conversations + 1) / 2)
     }
 }
 

@@ -25,10 +25,10 @@ package enum SQLiteMigrations {
 
     /// The list order without a write per member: storing a message moves its conversation's `activity` (a member's
     /// place in the list is the later of it and the member's own, which marks when they joined) and the sender's read
-    /// marker. One row each, whatever the group's size.
+    /// marker. One row each, whatever the group's size; the conversation's only when its activity moves on.
     package static let moveConversation = """
         CREATE TRIGGER messages_move_conversation AFTER INSERT ON messages WHEN NEW.event IS NULL BEGIN
-            UPDATE conversations SET activity = max(activity, NEW.seq) WHERE id = NEW.conversation_id;
+            UPDATE conversations SET activity = NEW.seq WHERE id = NEW.conversation_id AND activity < NEW.seq;
             UPDATE members SET read_seq = max(read_seq, NEW.seq)
             WHERE conversation_id = NEW.conversation_id AND user_id = NEW.sender_id AND removed_seq IS NULL;
         END
@@ -446,8 +446,10 @@ package enum SQLiteMigrations {
         ],
         [
             // A message moves its conversation, not each member's row (`moveConversation`): a group of ten was ten
-            // index writes per message. A member's `activity` now only marks when they joined; the list orders by
-            // the later of the two (`ListPlan`), walking `conversations_by_activity` for a member of many.
+            // index writes per message. A member's `activity` now moves only when they join (in a database from
+            // before, it holds the last message's seq as well, which comes to the same place); the list orders by
+            // the later of the two (`ListPlan`), walking `conversations_by_activity` for a member of most
+            // conversations.
             "ALTER TABLE conversations ADD COLUMN activity INTEGER NOT NULL DEFAULT 0",
             """
             UPDATE conversations SET activity = coalesce(

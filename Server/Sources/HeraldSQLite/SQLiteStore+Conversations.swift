@@ -140,7 +140,6 @@ extension SQLiteStore {
                 ORDER BY 2 DESC, 1 DESC LIMIT ?4
                 """
         case .walk:
-            // A place is at least each of the two activities, so the page is among the first of each walk.
             return """
                 SELECT id, activity FROM (
                     SELECT * FROM (
@@ -166,11 +165,14 @@ extension SQLiteStore {
     ) async throws -> ConversationPage {
         let now = clock.now()
         return try await database.perform { connection in
-            let memberships = try connection.query(
-                "SELECT count(*) AS n FROM members WHERE user_id = ?1", [.text(userID)]).first?.column("n")?.integer ?? 0
+            // Conversations are never deleted (a deleted group keeps its row): the last rowid counts them.
             let conversations = try connection.query(
                 "SELECT coalesce(max(rowid), 0) AS n FROM conversations", []).first?.column("n")?.integer ?? 0
-            let plan = ListPlan(memberships: memberships, conversations: conversations, limit: limit)
+            let memberships = filter != .all ? 0 : try connection.query(
+                "SELECT count(*) AS n FROM (SELECT 1 FROM members WHERE user_id = ?1 LIMIT ?2)",
+                [.text(userID), .integer(ListPlan.countLimit(conversations: conversations, limit: limit))]
+            ).first?.column("n")?.integer ?? 0
+            let plan = ListPlan(memberships: memberships, conversations: conversations, limit: limit, filtered: filter != .all)
             let rows = try connection.query(
                 Self.listQuery(page: Self.page(plan, filter: filter.sql(at: now))),
                 // The first page starts "after" (Int64.max, ""): before everything, as no activity reaches it.

@@ -61,8 +61,9 @@ extension SQLiteStore {
     /// Stores `drafts` in one statement: an outcome for each, in order, and the seqs it used. Throws if the statement
     /// as a whole failed (then nothing of it is stored).
     ///
-    /// A statement is a transaction of its own in SQLite, so the group needs no `BEGIN` and `COMMIT`, and the members'
-    /// list order and the senders' read markers move in the same statement (the trigger `messages_move_members`).
+    /// A statement is a transaction of its own in SQLite, so the group needs no `BEGIN` and `COMMIT`, and the
+    /// conversations' list order and the senders' read markers move in the same statement (the trigger
+    /// `messages_move_conversation`).
     /// A draft is left out of the insert when its id is used in its conversation, or when its sender is no member of
     /// it (then it finds no message, and is answered `not_a_member`); used ids are looked up in a second statement,
     /// only when there are some.

@@ -25,6 +25,23 @@ struct DurableConsumerTests {
         return try await store.entries(after: 0, through: store.latestSeq(), limit: 10_000)
     }
 
+    @Test("the wake signal: a notification kept before a wait ends it at once, and only one wait; a wait with none kept ends at a notification or at its timeout")
+    func wakeSignal() async throws {
+        let signal = WakeSignal()
+        signal.notify()
+        signal.notify()
+        await signal.wait(timeout: .seconds(3_600))  // the kept one: at once (the suite's limit would stop it otherwise)
+        let clock = ContinuousClock()
+        let start = clock.now
+        await signal.wait(timeout: .milliseconds(200))  // two notifications keep one: this one waits its timeout
+        #expect(clock.now - start >= .milliseconds(200))
+        // A notification ends a wait in progress (or, sent before it began, is kept for it: either way it ends).
+        async let woken: Void = signal.wait(timeout: .seconds(3_600))
+        try await Task.sleep(for: .milliseconds(50))
+        signal.notify()
+        await woken
+    }
+
     @Test("a place moves only from where it is: a stale round writes nothing", arguments: kinds)
     func compareAndSet(kind: StoreKind) async throws {
         try await kind.withStore { store in

@@ -104,9 +104,9 @@ struct ListOrderTests {
             var place: [String: Int64] = [:]
             var latest: Int64 = 0
             func group(_ title: String, _ members: [String]) async throws -> Conversation {
-                let group = try await store.createConversation(kind: .group, title: title, memberIDs: members).record.conversation
-                if members.contains("alice") { place[group.id] = latest }
-                return group
+                let made = try await store.createConversation(kind: .group, title: title, memberIDs: members)
+                if members.contains("alice") { place[made.record.conversation.id] = latest }
+                return made.record.conversation
             }
             func changed(_ change: ConversationChange, in group: Conversation, by actor: String) async throws -> Int64 {
                 let outcome = try await store.change(change, in: group.id, by: .member(actor), memberLimit: 100)

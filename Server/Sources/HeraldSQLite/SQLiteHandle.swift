@@ -39,6 +39,32 @@ package final class SQLiteHandle {
             throw SQLiteFailure(code: status, message: message ?? "cannot open the database")
         }
         self.handle = handle
+        // Checkpoints are the owner's (``checkpointIfDue()``), not a side effect of whichever commit crosses the
+        // limit: a commit may run on an event loop, and a checkpoint writes and syncs the database file. Setting a
+        // hook of its own turns SQLite's automatic checkpoints off.
+        sqlite3_wal_hook(handle, { context, _, _, pages in
+            guard let context else { return SQLITE_OK }
+            Unmanaged<SQLiteHandle>.fromOpaque(context).takeUnretainedValue().logPages = Int(pages)
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Pages in the write-ahead log as the last commit left it (0 before one, and for a database without a log).
+    private(set) var logPages = 0
+
+    /// The log's length past which ``checkpointIfDue()`` folds it into the database file: SQLite's own default.
+    package static let checkpointPages = 1_000
+
+    /// Whether the log has grown past ``checkpointPages`` since the last checkpoint.
+    package var checkpointDue: Bool { logPages >= Self.checkpointPages }
+
+    /// Folds the log into the database file when it has grown past ``checkpointPages``, as SQLite's automatic
+    /// checkpoint would at a commit (a passive one: it waits for no reader). What it could not fold stays in the log,
+    /// and the next commit's length says so.
+    package func checkpointIfDue() {
+        guard checkpointDue else { return }
+        logPages = 0
+        _ = try? query("PRAGMA wal_checkpoint(PASSIVE)", keep: false)
     }
 
     deinit {

@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldProtocol
 import HeraldRecords
+import NIOPosix
 
 /// The event log on SQLite: posting (group commit) and reading entries.
 ///
@@ -25,7 +26,15 @@ extension SQLiteStore {
     package var groupCommitStatistics: GroupCommitStatistics { posts.statistics }
 
     /// Queues a job that commits what is waiting; if the database takes no more work, fails every waiting post.
+    ///
+    /// On an event loop, with the database idle, the group is committed at once on the loop
+    /// (``SerialDatabase/runHereIfIdle(_:)``): the post's frame was read there, and its deliveries and answer go out
+    /// from there, with no hand-over to the database's thread and back. Not when every commit waits for the disk.
     private func scheduleGroup() {
+        if !syncsEachCommit, MultiThreadedEventLoopGroup.currentEventLoop != nil,
+           database.runHereIfIdle({ commitWaiting(on: $0) }) {
+            return
+        }
         let accepted = database.enqueue { [self] connection in
             commitWaiting(on: connection)
         }

@@ -27,6 +27,8 @@ public final class SQLiteStore: Store {
     public let clock: WallClock
     /// Whether the delivery trail is kept.
     public let trailSwitch = TrailSwitch()
+    /// Whether every commit waits for the disk (`HERALD_SQLITE_SYNC=full`): then no commit runs on an event loop.
+    package let syncsEachCommit: Bool
 
     /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one), checks it and
     /// migrates it.
@@ -49,7 +51,7 @@ public final class SQLiteStore: Store {
                 try? await database.close(markingClean: false)
                 throw error
             }
-            return SQLiteStore(database: database, folder: nil, clock: clock)
+            return SQLiteStore(database: database, folder: nil, clock: clock, syncsEachCommit: fullSync)
         }
         let lock = try await DatabaseLock.acquire(databasePath: path)
         let walExisted = FileManager.default.fileExists(atPath: path + "-wal")
@@ -76,7 +78,8 @@ public final class SQLiteStore: Store {
             throw error as? StorageError ?? StorageError("cannot use the database \(path): \(Self.reason(error))")
         }
         return SQLiteStore(
-            database: database, folder: URL(fileURLWithPath: path).deletingLastPathComponent().path, clock: clock)
+            database: database, folder: URL(fileURLWithPath: path).deletingLastPathComponent().path, clock: clock,
+            syncsEachCommit: fullSync)
     }
 
     /// Opens the database at `path` to read only, beside the server that may be serving it (no lock taken, nothing
@@ -182,8 +185,9 @@ public final class SQLiteStore: Store {
         (error as? SQLiteFailure)?.message ?? String(describing: error)
     }
 
-    private init(database: SerialDatabase, folder: String?, clock: WallClock) {
+    private init(database: SerialDatabase, folder: String?, clock: WallClock, syncsEachCommit: Bool = false) {
         self.database = database
+        self.syncsEachCommit = syncsEachCommit
         self.clock = clock
         self.folder = folder
     }

@@ -1,26 +1,42 @@
 import HeraldRecords
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 import NIOPosix
 import ServiceLifecycle
 
 /// One SQLite connection on a thread of its own, whose work runs one job at a time, in order, so a job's
 /// transaction never interleaves with another's.
 ///
-/// A job is a plain synchronous function of the ``SQLiteHandle``, run on the database's thread from start to end:
-/// one hand-over to that thread per job (not one per query, as with a connection that sends each query to a thread
-/// pool), and its statements prepared once and reused.
+/// A job is a plain synchronous function of the ``SQLiteHandle``, run from start to end by whoever holds the
+/// connection: the database's thread, which drains the queue (one hand-over per job, not one per query, and its
+/// statements prepared once and reused), or a caller that finds the connection free and nothing queued
+/// (``runHereIfIdle(_:)``: an event loop commits a post so, with no hand-over at all). Checkpoints, which write and
+/// sync the file, run on the database's thread only.
 ///
 /// It is a `Service`: ``run()`` waits for graceful shutdown; then it stops taking jobs, finishes the ones already
 /// queued, marks a file database closed cleanly, and closes the connection.
 package final class SerialDatabase: Service {
+    /// A job: a function of the connection, run from start to end by whoever holds the connection.
+    private typealias Job = @Sendable (SQLiteHandle) -> Void
+
+    /// Who holds the connection, and what waits for it.
+    private struct Runner {
+        /// Jobs queued, first in first out.
+        var queue = CircularBuffer<Job>()
+        /// Whether a thread holds the connection: the database's thread draining the queue, or a caller running a
+        /// job of its own (``runHereIfIdle(_:)``). Only its holder touches the connection.
+        var running = false
+        /// Whether jobs are still taken; checked and changed together with queuing, so no job is queued behind the
+        /// closing one.
+        var accepting = true
+    }
+
     private let thread: NIOThreadPool
     private let connection: Confined
     private let lock: DatabaseLock?
     private let logger: Logger
-    /// Whether jobs are still taken; checked and changed together with queuing, so no job is queued behind the
-    /// closing one.
-    private let accepting = NIOLockedValueBox(true)
+    private let runner = NIOLockedValueBox(Runner())
 
     /// Opens the database at `path` (`:memory:` for a private in-memory one) on a new thread; a file database comes
     /// with its `lock`, let go once the file is closed (or when opening fails).
@@ -61,16 +77,62 @@ package final class SerialDatabase: Service {
     /// shutting down and takes no more work.
     ///
     /// An accepted job always runs: jobs are accepted only before ``close(markingClean:)`` stops accepting, and it
-    /// queues its own last job behind them and ends the thread only once that job ran, so the one thread (first in,
-    /// first out) has run every accepted job by then and never hands one the `.cancelled` state.
+    /// queues its own last job behind them and ends the thread only once that job ran, so the queue (first in, first
+    /// out) has run every accepted job by then.
     package func enqueue(_ work: @escaping @Sendable (SQLiteHandle) -> Void) -> Bool {
-        accepting.withLockedValue { accepting in
-            guard accepting else { return false }
-            thread.submit { [connection] state in
-                guard case .active = state else { return }
-                work(connection.handle)
-            }
+        let (accepted, start) = runner.withLockedValue { runner -> (Bool, Bool) in
+            guard runner.accepting else { return (false, false) }
+            runner.queue.append(work)
+            defer { runner.running = true }
+            return (true, !runner.running)
+        }
+        if start { drainOnThread() }
+        return accepted
+    }
+
+    /// Runs `work` at once on the calling thread when the connection is free and nothing is queued (true), so a
+    /// job that would wake the database's thread and wait for it costs no hand-over; false, doing nothing, when
+    /// another job runs or waits, or the database takes no more work (then ``enqueue(_:)`` it).
+    ///
+    /// For short jobs on threads that may block for them: an event loop runs a group commit this way. Jobs queued
+    /// meanwhile run on the database's thread after it, in order.
+    package func runHereIfIdle(_ work: (SQLiteHandle) -> Void) -> Bool {
+        let free = runner.withLockedValue { runner -> Bool in
+            guard runner.accepting, !runner.running, runner.queue.isEmpty else { return false }
+            runner.running = true
             return true
+        }
+        guard free else { return false }
+        let handle = connection.handle
+        work(handle)
+        let checkpoint = handle.checkpointDue
+        let more = runner.withLockedValue { runner -> Bool in
+            // The checkpoint goes to the database's thread, next.
+            if checkpoint { runner.queue.append { $0.checkpointIfDue() } }
+            runner.running = !runner.queue.isEmpty
+            return runner.running
+        }
+        if more { drainOnThread() }
+        return true
+    }
+
+    /// Runs the queued jobs on the database's thread until none is left, then lets the connection go. Called by
+    /// whoever set `running` for jobs that wait.
+    private func drainOnThread() {
+        thread.submit { [runner, connection] _ in
+            // The thread pool ends only after close's last job ran, so it never hands this the `.cancelled` state
+            // while jobs wait.
+            while let job = runner.withLockedValue({ runner -> Job? in
+                guard let job = runner.queue.popFirst() else {
+                    runner.running = false
+                    return nil
+                }
+                return job
+            }) {
+                let handle = connection.handle
+                job(handle)
+                handle.checkpointIfDue()
+            }
         }
     }
 
@@ -102,27 +164,33 @@ package final class SerialDatabase: Service {
     /// stop was cut short: the service group cancels what outlives the shutdown timeout, and the last job is not
     /// cancelled with it.
     package func close(markingClean: Bool) async throws {
-        let first = accepting.withLockedValue { accepting in
-            defer { accepting = false }
-            return accepting
+        let first = runner.withLockedValue { runner in
+            defer { runner.accepting = false }
+            return runner.accepting
         }
         guard first else { return }
         // Nothing here waits on cancellation (the job and the thread's end are continuations), so a stop cut short
         // still closes the file.
-        let (thread, connection, lock) = (thread, connection, lock)
+        let lock = lock
         do {
             defer { lock?.release() }
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                thread.submit { _ in
-                    if lock != nil, markingClean {
-                        // A clean stop: the log folded into the file, and the file marked closed (see
-                        // SQLiteStore.open).
-                        _ = try? connection.handle.query("UPDATE server_state SET running = 0 WHERE id = 1")
-                        _ = try? connection.handle.query("PRAGMA wal_checkpoint(TRUNCATE)")
+                // Behind every job accepted: queued past the accepting check, which refuses every later one.
+                let start = runner.withLockedValue { runner -> Bool in
+                    runner.queue.append { handle in
+                        if lock != nil, markingClean {
+                            // A clean stop: the log folded into the file, and the file marked closed (see
+                            // SQLiteStore.open).
+                            _ = try? handle.query("UPDATE server_state SET running = 0 WHERE id = 1")
+                            _ = try? handle.query("PRAGMA wal_checkpoint(TRUNCATE)")
+                        }
+                        handle.close()
+                        done.resume()
                     }
-                    connection.handle.close()
-                    done.resume()
+                    defer { runner.running = true }
+                    return !runner.running
                 }
+                if start { drainOnThread() }
             }
             try await thread.shutdownGracefully()
             logger.info("database closed")

@@ -5,6 +5,7 @@ import HeraldCore
 @testable import HeraldSQLite
 import Logging
 import NIOConcurrencyHelpers
+import NIOPosix
 @testable import HeraldServer
 import HeraldTestSupport
 import Testing
@@ -106,6 +107,45 @@ struct GroupCommitTests {
                 let unread = sender.filter { $0.value == other && $0.key > newest(user) }.count
                 #expect(summary.unreadCount == unread, "\(other)'s messages after that are unread")
             }
+        }
+    }
+
+    @Test("a post from an event loop is committed and answered on that loop while the database is idle; on the database's thread when it is busy, or when every commit syncs")
+    func postsFromALoopCommitThere() async throws {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        /// Posts `id` from `loop`, and says whether its answer (given on the thread that committed it) came there.
+        func answeredOnLoop(_ store: SQLiteStore, _ id: String, in conversation: Conversation) async throws -> Bool {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
+                loop.execute {
+                    store.post(draft(id, by: "alice", in: conversation)) { outcome in
+                        continuation.resume(with: outcome.map { _ in loop.inEventLoop })
+                    }
+                }
+            }
+        }
+        try await withStore { store in
+            let record = try await store.createConversation(kind: .group, title: "Loop", memberIDs: ["alice", "bob"]).record
+            #expect(try await answeredOnLoop(store, "m1", in: record.conversation))
+            let onLoop = try await withDatabaseHeld(store) { release in
+                try await withThrowingTaskGroup(of: Bool.self) { group in
+                    group.addTask { try await answeredOnLoop(store, "m2", in: record.conversation) }
+                    try await waitUntil { store.posts.waiting == 1 }
+                    release()
+                    return try await group.next() ?? true
+                }
+            }
+            #expect(!onLoop, "queued behind a job, the post is committed on the database's thread")
+            #expect(try await store.entries(in: record.conversation.id, for: "alice", after: 0, before: nil, limit: 10).count == 2)
+        }
+        var logger = Logger(label: "group-commit-test")
+        logger.logLevel = .critical
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-sync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let synced = try await SQLiteStore.open(path: folder.appendingPathComponent("herald.sqlite").path, fullSync: true, logger: logger)
+        try await withBackground({ try await synced.database.run() }) {
+            let record = try await synced.createConversation(kind: .group, title: "Sync", memberIDs: ["alice"]).record
+            #expect(try await !answeredOnLoop(synced, "m1", in: record.conversation), "a commit that waits for the disk never runs on a loop")
         }
     }
 

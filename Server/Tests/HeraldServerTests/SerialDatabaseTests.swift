@@ -1,0 +1,136 @@
+import Foundation
+import HeraldCore
+@testable import HeraldSQLite
+import HeraldTestSupport
+import Logging
+import NIOConcurrencyHelpers
+import Testing
+
+/// The embedded database's one connection: a caller runs a job itself when the connection is free, jobs keep their
+/// order, and the write-ahead log is folded into the file on the database's thread, never by a caller's commit.
+@Suite("The database's connection, shared by its thread and its callers", .timeLimit(.minutes(1)))
+struct SerialDatabaseTests {
+    private static let logger: Logger = {
+        var logger = Logger(label: "serial-database-test")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    /// A database at `path` with its service running, for the length of `body`.
+    private func withDatabase(path: String = ":memory:", _ body: (SerialDatabase) async throws -> Void) async throws {
+        let database = try await SerialDatabase.open(path: path, lock: nil, logger: Self.logger)
+        try await withBackground({ try await database.run() }) { try await body(database) }
+    }
+
+    @Test("an idle connection runs the caller's job at once on the caller's thread; a busy one refuses it, and jobs queued meanwhile keep their order")
+    func callerRunsWhenIdle() async throws {
+        try await withDatabase { database in
+            let order = NIOLockedValueBox<[String]>([])
+            let caller = pthread_self()
+            let here = NIOLockedValueBox<Bool?>(nil)
+            let ran = database.runHereIfIdle { _ in
+                here.withLockedValue { $0 = pthread_equal(pthread_self(), caller) != 0 }
+            }
+            #expect(ran)
+            #expect(here.withLockedValue { $0 } == true, "run before runHereIfIdle returned, on the calling thread")
+
+            // Jobs queued while the caller holds the connection run after its job, on the database's thread, in order.
+            let threads = NIOLockedValueBox<[Bool]>([])
+            var queued: [Bool] = []
+            let ranWithQueue = database.runHereIfIdle { _ in
+                for name in ["a", "b"] {
+                    queued.append(database.enqueue { _ in
+                        order.withLockedValue { $0.append(name) }
+                        threads.withLockedValue { $0.append(pthread_equal(pthread_self(), caller) != 0) }
+                    })
+                }
+                order.withLockedValue { $0.append("caller") }
+            }
+            #expect(ranWithQueue)
+            #expect(queued == [true, true])
+            try await database.perform { _ in }
+            #expect(order.withLockedValue { $0 } == ["caller", "a", "b"])
+            #expect(threads.withLockedValue { $0 } == [false, false])
+
+            // While a job holds the connection on the database's thread, a caller's job is refused and not run.
+            let gate = ConditionLock(value: 0)
+            let (held, heldSink) = AsyncStream<Void>.makeStream()
+            try await withBackground({
+                try await database.perform { _ in
+                    heldSink.yield()
+                    gate.lock(whenValue: 1)
+                    gate.unlock()
+                }
+            }) {
+                defer {
+                    gate.lock()
+                    gate.unlock(withValue: 1)
+                }
+                for await _ in held { break }
+                let refused = NIOLockedValueBox(true)
+                #expect(!database.runHereIfIdle { _ in refused.withLockedValue { $0 = false } })
+                #expect(refused.withLockedValue { $0 })
+                #expect(database.enqueue { _ in order.withLockedValue { $0.append("queued") } })
+                // Queued behind the held job: the connection is not free until the queue is empty.
+                gate.lock()
+                gate.unlock(withValue: 1)
+                try await database.perform { _ in }
+            }
+            #expect(order.withLockedValue { $0 }.last == "queued")
+            #expect(database.runHereIfIdle { _ in }, "free again once the queue is empty")
+        }
+    }
+
+    @Test("once stopped, it refuses callers' jobs as it refuses queued ones")
+    func refusesOnceClosed() async throws {
+        let database = try await SerialDatabase.open(path: ":memory:", lock: nil, logger: Self.logger)
+        try await database.close(markingClean: false)
+        #expect(!database.runHereIfIdle { _ in Issue.record("ran after the close") })
+        #expect(!database.enqueue { _ in Issue.record("ran after the close") })
+    }
+
+    @Test("a commit never folds the log into the file itself; the database's thread does, once past 1,000 pages, so the log stays bounded")
+    func checkpointsOnItsThread() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-serial-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let blob = SQLiteValue.blob(Array(repeating: 7, count: 3_000))
+        let setUp = Self.setUp, frames = Self.frames
+
+        // A connection alone: SQLite's own checkpoint is off, so 800 commits leave well over 1,000 pages in the log.
+        let alone = try SQLiteHandle(path: folder.appendingPathComponent("alone.sqlite").path)
+        try setUp(alone)
+        for _ in 0..<800 { try alone.query("INSERT INTO t (data) VALUES (?1)", [blob]) }
+        #expect(try frames(alone) > 1_500)
+        alone.close()
+
+        // The same commits made by callers: the log is folded on the database's thread as it passes 1,000 pages.
+        try await withDatabase(path: folder.appendingPathComponent("served.sqlite").path) { database in
+            try await database.perform { try setUp($0) }
+            var onCaller = 0
+            for _ in 0..<800 {
+                if database.runHereIfIdle({ _ = try? $0.query("INSERT INTO t (data) VALUES (?1)", [blob]) }) {
+                    onCaller += 1
+                } else {
+                    try await database.perform { _ = try $0.query("INSERT INTO t (data) VALUES (?1)", [blob]) }
+                }
+            }
+            #expect(onCaller > 0)
+            let (count, log) = try await database.perform { handle in
+                (try handle.query("SELECT count(*) AS n FROM t").first?.column("n")?.integer, try frames(handle))
+            }
+            #expect(count == 800)
+            #expect(log >= 0 && log <= SQLiteHandle.checkpointPages + 10, "log frames: \(log)")
+        }
+    }
+
+    @Sendable private static func setUp(_ handle: SQLiteHandle) throws {
+        try handle.query("PRAGMA journal_mode = WAL", keep: false)
+        try handle.query("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, data BLOB)")
+    }
+
+    /// Frames in the log now (a passive checkpoint reports them before folding what it can).
+    @Sendable private static func frames(_ handle: SQLiteHandle) throws -> Int {
+        try handle.query("PRAGMA wal_checkpoint(PASSIVE)", keep: false).first?.column("log")?.integer ?? -1
+    }
+}

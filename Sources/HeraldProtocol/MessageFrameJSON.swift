@@ -3,7 +3,8 @@ import HeraldCore
 
 /// The `message` frame written by hand: the frame every delivery carries, so the one worth not building through
 /// `JSONEncoder` (a fifth of the cost of handing a message to its recipients went to the encoder and its date
-/// formatter); and a message's wire form alone, which answers every post. The output is the encoder's, byte for byte: sorted keys, slashes unescaped, absent values as `null`,
+/// formatter); a message's wire form alone, which answers every post; and the `ack` frame, which answers every
+/// `send`. The output is the encoder's, byte for byte: sorted keys, slashes unescaped, absent values as `null`,
 /// times as ISO 8601 with milliseconds in UTC. A message that is an event goes through the encoder.
 enum MessageFrameJSON {
     /// The frame for `incoming`, or nil for an event.
@@ -36,6 +37,17 @@ enum MessageFrameJSON {
         guard message.event == nil else { return nil }
         var out = JSONText(capacity: 192 + (message.text?.utf8.count ?? 0))
         object(of: message, into: &out)
+        return out.text
+    }
+
+    /// The `ack` frame, which answers every `send` on a stream: `{"id":…,"seq":…,"type":"ack"}`.
+    static func ack(id: String, seq: Int64) -> String {
+        var out = JSONText(capacity: 40 + id.utf8.count)
+        out.raw(#"{"id":"#)
+        out.string(id)
+        out.raw(#","seq":"#)
+        out.raw(String(seq))
+        out.raw(#","type":"ack"}"#)
         return out.text
     }
 

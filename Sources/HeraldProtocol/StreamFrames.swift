@@ -137,7 +137,11 @@ public enum ServerFrame: Codable, Hashable, Sendable {
 
     /// The frame as JSON text.
     public var text: String {
-        if case .message(let incoming) = self, let text = MessageFrameJSON.text(incoming) { return text }
+        switch self {
+        case .message(let incoming): if let text = MessageFrameJSON.text(incoming) { return text }
+        case .ack(let id, let seq): return MessageFrameJSON.ack(id: id, seq: seq)
+        default: break
+        }
         return WireJSON.string(self)
     }
 

@@ -3,11 +3,12 @@ import HeraldCore
 import HeraldProtocol
 import Testing
 
-/// The `message` frame is written by hand (it goes out with every delivery): byte for byte what the JSON encoder
-/// writes, for texts with every kind of character, absent fields, mentions and times on either side of 1970.
-@Suite("The message frame, written by hand")
+/// The `message` and `ack` frames are written by hand (they go out with every delivery and every post): byte for byte
+/// what the JSON encoder writes, for texts with every kind of character, absent fields, mentions and times on either
+/// side of 1970.
+@Suite("The message and ack frames, written by hand")
 struct MessageFrameTests {
-    @Test("identical to the encoder's output for 20,000 varied messages, as a frame and alone (a post's answer)")
+    @Test("identical to the encoder's output for 20,000 varied messages, as a frame, alone (a post's answer) and acknowledged")
     func sameAsEncoder() throws {
         var generator = SplitMix(seed: 7)
         let pieces = ["a", "é", "日本", "👩‍👩‍👧", "\"", "\\", "/", "\n", "\r", "\t", "\u{0}", "\u{1}", "\u{1F}", "\u{7F}",
@@ -41,6 +42,8 @@ struct MessageFrameTests {
             let frame = ServerFrame.message(incoming)
             let encoded = WireJSON.string(frame)
             #expect(frame.text == encoded, "message \(index)")
+            let ack = ServerFrame.ack(id: message.id, seq: message.seq ?? 0)
+            #expect(ack.text == WireJSON.string(ack), "ack \(index)")
             let alone = WireMessage.jsonText(message)
             #expect(alone == WireJSON.string(WireMessage(message)), "message \(index) alone")
             if frame.text != encoded || alone != WireJSON.string(WireMessage(message)) { break }

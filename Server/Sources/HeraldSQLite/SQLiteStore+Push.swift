@@ -8,8 +8,28 @@ extension SQLiteStore {
         guard queries.contains(where: { !$0.candidates.isEmpty }) else { return queries.map { _ in [] } }
         let now = clock.now()
         return try await database.perform { connection in
-            try queries.map { try Self.pushTargets($0, at: now, on: connection) }
+            // Most members of a busy chat have no device: one look at the devices of everyone the round may tell, and
+            // a member with none is asked nothing more.
+            let owners = try Self.deviceOwners(among: Set(queries.lazy.flatMap(\.candidates)), on: connection)
+            return try queries.map { query in
+                var query = query
+                if let owners { query.candidates.formIntersection(owners) }
+                return try Self.pushTargets(query, at: now, on: connection)
+            }
         }
+    }
+
+    /// The most candidates ``deviceOwners(among:on:)`` looks up at once; past it, every candidate is asked for.
+    static let ownerLookupLimit = 2_048
+
+    /// Those of `users` with a registered device; nil (look at each) for more than ``ownerLookupLimit`` users.
+    private static func deviceOwners(among users: Set<String>, on connection: SQLiteHandle) throws -> Set<String>? {
+        guard users.count <= ownerLookupLimit else { return nil }
+        guard !users.isEmpty else { return [] }
+        let list = SQLiteHandle.padded(users.map { [.text($0)] })
+        let rows = try connection.query(
+            "SELECT DISTINCT user_id FROM devices WHERE user_id IN (\(list.placeholders))", list.binds)
+        return Set(rows.compactMap { $0.column("user_id")?.string })
     }
 
     private static func pushTargets(_ query: PushTargetQuery, at now: Date, on connection: SQLiteHandle) throws -> [PushTarget] {

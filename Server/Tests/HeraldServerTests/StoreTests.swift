@@ -298,6 +298,20 @@ struct StoreTests {
             #expect(all.map(\.device.id) == ["bob-phone", "bob-web", "carol-phone"] && all.map(\.badge) == [2, 2, 0])
             #expect(all.map(\.level) == [nil, nil, .muted])
             let targets = all.filter { $0.level != .muted }
+            // A round of several messages at once: members without a device (dave, and 2,100 who are no members at all,
+            // past the number looked up at once) change nothing.
+            let strangers = Set((0..<2_100).map { "stranger-\($0)" })
+            let round = try await store.pushTargets([
+                PushTargetQuery(conversationID: group.id, seq: 2, candidates: ["bob", "carol", "dave"]),
+                PushTargetQuery(conversationID: group.id, seq: 2, candidates: []),
+                PushTargetQuery(conversationID: group.id, seq: 2, candidates: ["dave"]),
+                PushTargetQuery(conversationID: group.id, seq: 1, candidates: ["carol"]),
+            ])
+            #expect(round.map { $0.map(\.device.id) } == [["bob-phone", "bob-web", "carol-phone"], [], [], ["carol-phone"]])
+            let crowd = try await store.pushTargets([
+                PushTargetQuery(conversationID: group.id, seq: 2, candidates: strangers.union(["bob", "dave"])),
+            ])
+            #expect(crowd.map { $0.map(\.device.id) } == [["bob-phone", "bob-web"]])
 
             let content = PushContent(alert: IncomingMessage(message: message, conversation: group, sender: person("alice")), badge: 2)
             let now = Date()

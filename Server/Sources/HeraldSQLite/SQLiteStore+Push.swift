@@ -8,27 +8,29 @@ extension SQLiteStore {
         guard queries.contains(where: { !$0.candidates.isEmpty }) else { return queries.map { _ in [] } }
         let now = clock.now()
         return try await database.perform { connection in
-            // Most members of a busy chat have no device: one look at the devices of everyone the round may tell, and
-            // a member with none is asked nothing more.
-            let owners = try Self.deviceOwners(among: Set(queries.lazy.flatMap(\.candidates)), on: connection)
+            // Most members of a busy chat have no device: a look at who in the conversation has one, and a member
+            // with none is asked nothing more (once per conversation in the round).
+            var owners: [String: Set<String>] = [:]
             return try queries.map { query in
+                guard !query.candidates.isEmpty else { return [] }
+                let ofConversation = try owners[query.conversationID]
+                    ?? Self.deviceOwners(in: query.conversationID, on: connection)
+                owners[query.conversationID] = ofConversation
                 var query = query
-                if let owners { query.candidates.formIntersection(owners) }
+                query.candidates.formIntersection(ofConversation)
                 return try Self.pushTargets(query, at: now, on: connection)
             }
         }
     }
 
-    /// The most candidates ``deviceOwners(among:on:)`` looks up at once; past it, every candidate is asked for.
-    static let ownerLookupLimit = 2_048
-
-    /// Those of `users` with a registered device; nil (look at each) for more than ``ownerLookupLimit`` users.
-    private static func deviceOwners(among users: Set<String>, on connection: SQLiteHandle) throws -> Set<String>? {
-        guard users.count <= ownerLookupLimit else { return nil }
-        guard !users.isEmpty else { return [] }
-        let list = SQLiteHandle.padded(users.map { [.text($0)] })
+    /// The members of `conversationID` with a registered device.
+    private static func deviceOwners(in conversationID: String, on connection: SQLiteHandle) throws -> Set<String> {
         let rows = try connection.query(
-            "SELECT DISTINCT user_id FROM devices WHERE user_id IN (\(list.placeholders))", list.binds)
+            """
+            SELECT me.user_id FROM members me WHERE me.conversation_id = ?1 AND me.removed_seq IS NULL
+              AND EXISTS (SELECT 1 FROM devices d WHERE d.user_id = me.user_id)
+            """,
+            [.text(conversationID)])
         return Set(rows.compactMap { $0.column("user_id")?.string })
     }
 

@@ -58,7 +58,7 @@ let package = Package(
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTestSupport"]),
         // The wire's types read from the JSON the API documents, and HeraldAPI's requests over a transport that
         // records them: what can be checked of the client without a server (the server's tests run it against one).
-        .testTarget(name: "HeraldClientTests", dependencies: ["HeraldClient", "HeraldProtocol", "HeraldTransport"]),
+        .testTarget(name: "HeraldClientTests", dependencies: ["HeraldClient", "HeraldProtocol", "HeraldTransport", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldPresentationTests",
             dependencies: ["HeraldPresentation", "HeraldClient", "HeraldCore", "HeraldURLSession", "HeraldTestSupport"]

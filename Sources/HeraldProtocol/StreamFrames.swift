@@ -233,6 +233,11 @@ public enum ClientFrame: Codable, Hashable, Sendable {
             self = .received(through: through)
             return
         }
+        // A post, written plainly (as both clients write one without escapes), is read without it too.
+        if let send = Self.plainSend(text) {
+            self = send
+            return
+        }
         self = try WireJSON.decoder().decode(ClientFrame.self, from: Data(text.utf8))
     }
 

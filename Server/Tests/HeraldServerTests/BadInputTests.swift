@@ -2,6 +2,7 @@ import Foundation
 import HeraldProtocol
 import HeraldServer
 import JWTKit
+import HeraldTestSupport
 import Testing
 
 @Suite("Bad input gets a clear error with a stable code, and the server keeps serving", .timeLimit(.minutes(3)))
@@ -238,19 +239,6 @@ struct NamelessClaims: JWTPayload {
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
 
-/// A small deterministic random number generator, so a failing fuzz run can be repeated.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A client's confirmation is read without the JSON decoder when written as the clients write it: the result must be
 /// the decoder's, for those forms and for every near miss, which the decoder reads (or refuses) itself.
 @Suite("Confirmation frames read fast, read alike")
@@ -279,3 +267,4 @@ struct PlainConfirmationTests {
         #expect(try ClientFrame(parsing: #"{"through":42,"type":"received"}"#) == .received(through: 42))
     }
 }
+

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldProtocol
+import HeraldTestSupport
 import Testing
 
 /// The `message` and `ack` frames are written by hand (they go out with every delivery and every post): byte for byte

@@ -1,4 +1,5 @@
 @testable import HeraldServer
+import HeraldTestSupport
 import Testing
 
 /// The request-target check reads the usual target (plain ASCII, no escapes) byte by byte; every verdict is the

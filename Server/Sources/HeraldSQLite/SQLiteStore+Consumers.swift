@@ -2,9 +2,13 @@ import Foundation
 import HeraldRecords
 
 /// The durable consumers' places on SQLite.
+///
+/// A consumer's round is short and bounded (its entries, at most a round's), so it runs on the consumer's own thread
+/// when the database is idle: a round every 20 ms under load would otherwise wake the database's thread, and then
+/// the consumer's, for each of its trips.
 extension SQLiteStore {
     public func place(of consumer: DurableConsumerName) async throws -> Int64 {
-        try await database.perform { connection in
+        try await database.perform(onCallerIfIdle: true) { connection in
             let rows = try connection.query("SELECT seq FROM log_cursors WHERE name = ?1", [.text(consumer.rawValue)])
             return Int64(rows.first?.column("seq")?.integer ?? 0)
         }
@@ -13,7 +17,8 @@ extension SQLiteStore {
     public func advance(
         _ consumer: DurableConsumerName, from place: Int64, to through: Int64, writing output: ConsumerOutput
     ) async throws -> Int? {
-        try await database.transaction { connection -> Int? in
+        // Not on the caller when every commit waits for the disk.
+        try await database.transaction(onCallerIfIdle: !syncsEachCommit) { connection -> Int? in
             let moved = try connection.query(
                 "UPDATE log_cursors SET seq = ?3 WHERE name = ?1 AND seq = ?2 RETURNING seq",
                 [.text(consumer.rawValue), .integer(Int(place)), .integer(Int(through))])

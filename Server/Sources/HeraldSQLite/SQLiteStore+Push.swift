@@ -7,7 +7,8 @@ extension SQLiteStore {
     public func pushTargets(_ queries: [PushTargetQuery]) async throws -> [[PushTarget]] {
         guard queries.contains(where: { !$0.candidates.isEmpty }) else { return queries.map { _ in [] } }
         let now = clock.now()
-        return try await database.perform { connection in
+        // A round's read, on the decider's thread when the database is idle (see SQLiteStore+Consumers.swift).
+        return try await database.perform(onCallerIfIdle: true) { connection in
             // Most members of a busy chat have no device: a look at who in the conversation has one, and a member
             // with none is asked nothing more (once per conversation in the round).
             var owners: [String: Set<String>] = [:]

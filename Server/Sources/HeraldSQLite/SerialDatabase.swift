@@ -60,12 +60,22 @@ package final class SerialDatabase: Service {
         self.logger = logger
     }
 
-    /// Runs `work` after every job queued before it, and returns its result.
+    /// Runs `work` after every job queued before it, and returns its result; with `onCallerIfIdle`, at once on the
+    /// calling thread when the connection is free and nothing is queued (``runHereIfIdle(_:)``), for short jobs of a
+    /// task that would otherwise wake the database's thread and wait to be woken in turn.
     ///
     /// The wait does not answer cancellation (the job may be half done); it ends because a job ``enqueue(_:)``
     /// accepted always runs, and a refused one is answered at once.
-    package func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+    package func perform<T: Sendable>(
+        onCallerIfIdle: Bool = false, _ work: @escaping @Sendable (SQLiteHandle) throws -> T
+    ) async throws -> T {
+        if onCallerIfIdle {
+            var result: Result<T, any Error>?
+            if runHereIfIdle({ connection in result = Result { try work(connection) } }), let result {
+                return try result.get()
+            }
+        }
+        return try await withCheckedThrowingContinuation { continuation in
             let accepted = enqueue { connection in
                 continuation.resume(with: Result { try work(connection) })
             }
@@ -139,9 +149,11 @@ package final class SerialDatabase: Service {
     /// What work refused because the database takes no more is answered with.
     package static let shuttingDown = StoreError.closing
 
-    /// Runs `work` inside a transaction, rolled back if it throws.
-    package func transaction<T: Sendable>(_ work: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
-        try await perform { connection in
+    /// Runs `work` inside a transaction, rolled back if it throws; `onCallerIfIdle` as for ``perform(onCallerIfIdle:_:)``.
+    package func transaction<T: Sendable>(
+        onCallerIfIdle: Bool = false, _ work: @escaping @Sendable (SQLiteHandle) throws -> T
+    ) async throws -> T {
+        try await perform(onCallerIfIdle: onCallerIfIdle) { connection in
             try connection.query("BEGIN IMMEDIATE")
             do {
                 let result = try work(connection)

@@ -78,6 +78,12 @@ struct SerialDatabaseTests {
             }
             #expect(order.withLockedValue { $0 }.last == "queued")
             #expect(database.runHereIfIdle { _ in }, "free again once the queue is empty")
+
+            // A task's short job, when the connection is free: on the task's thread, not the database's.
+            let databaseThread = try await database.perform { _ in pthread_self() }
+            let taskThread = try await database.perform(onCallerIfIdle: true) { _ in pthread_self() }
+            #expect(pthread_equal(databaseThread, taskThread) == 0)
+            #expect(pthread_equal(databaseThread, try await database.perform { _ in pthread_self() }) != 0)
         }
     }
 

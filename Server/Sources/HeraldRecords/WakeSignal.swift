@@ -26,6 +26,12 @@ package final class WakeSignal: Sendable {
 
     /// Returns at the next notification (or one kept since the last wait), after `timeout`, or when cancelled.
     package func wait(timeout: Duration) async {
+        // A notification kept since the last wait (what a loop busy with a stream of work finds): no tasks, no timer.
+        let kept = state.withLockedValue { state in
+            defer { state.pending = false }
+            return state.pending
+        }
+        if kept { return }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.next() }
             group.addTask { try? await Task.sleep(for: timeout) }

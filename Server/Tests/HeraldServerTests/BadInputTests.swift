@@ -238,33 +238,3 @@ struct NamelessClaims: JWTPayload {
     var exp: ExpirationClaim
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
-
-/// A client's confirmation is read without the JSON decoder when written as the clients write it: the result must be
-/// the decoder's, for those forms and for every near miss, which the decoder reads (or refuses) itself.
-@Suite("Confirmation frames read fast, read alike")
-struct PlainConfirmationTests {
-    @Test("the plain forms give what the decoder gives; any other spelling is the decoder's to read or refuse")
-    func sameAsDecoder() throws {
-        let numbers = ["0", "1", "7", "123", "999999999999999999", "1234567890123456789", "9223372036854775807",
-                       "9223372036854775808", "01", "-1", "-0", "1.0", "1e3", "", " 5", "5 ", "1_000", "０"]
-        var texts: [String] = []
-        for number in numbers {
-            texts.append(#"{"type":"received","through":\#(number)}"#)
-            texts.append(#"{"through":\#(number),"type":"received"}"#)
-            texts.append(#"{"type": "received", "through": \#(number)}"#)
-        }
-        texts += [#"{"type":"received","through":5}}"#, #"{"type":"received","through":5"#, #"{"type":"received","through":"5"}"#,
-                  #"{"type":"receivedX","through":5}"#, #"{"through":5,"type":"received"} "#, #"{"type":"received"}"#]
-        for text in texts {
-            let fast = Result { try ClientFrame(parsing: text) }
-            let decoded = Result { try WireJSON.decoder().decode(ClientFrame.self, from: Data(text.utf8)) }
-            switch (fast, decoded) {
-            case (.success(let a), .success(let b)): #expect(a == b, "\(text)")
-            case (.failure, .failure): break
-            default: Issue.record("\(text): read \(fast), the decoder \(decoded)")
-            }
-        }
-        #expect(try ClientFrame(parsing: #"{"through":42,"type":"received"}"#) == .received(through: 42))
-    }
-}
-

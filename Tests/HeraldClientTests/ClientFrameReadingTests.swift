@@ -59,16 +59,42 @@ struct PlainSendTests {
             default: break
             }
             if ClientFrame.plainSend(text) != nil { fast += 1 }
-            let read = Result { try ClientFrame(parsing: text) }
-            let decoded = Result { try WireJSON.decoder().decode(ClientFrame.self, from: Data(text.utf8)) }
-            switch (read, decoded) {
-            case (.success(let a), .success(let b)): #expect(a == b, "\(text)")
-            case (.failure, .failure): break
-            default: Issue.record("\(text): read \(read), the decoder \(decoded)")
-            }
+            expectReadAsDecoded(text)
         }
         #expect(fast > 2_000, "the fast reader took \(fast) of 20,000")
         #expect(ClientFrame.plainSend(#"{"type":"send","conversation":"c","id":"m1","text":"hi","mentions":["bob"],"mentionsAll":true}"#)
             == .send(conversationID: "c", id: "m1", text: "hi", imageURL: nil, mentions: ["bob"], mentionsAll: true))
+    }
+}
+
+/// A client's confirmation is read without the JSON decoder when written as the clients write it: the result must be
+/// the decoder's, for those forms and for every near miss, which the decoder reads (or refuses) itself.
+@Suite("Confirmation frames read fast, read alike")
+struct PlainConfirmationTests {
+    @Test("the plain forms give what the decoder gives; any other spelling is the decoder's to read or refuse")
+    func sameAsDecoder() throws {
+        let numbers = ["0", "1", "7", "123", "999999999999999999", "1234567890123456789", "9223372036854775807",
+                       "9223372036854775808", "01", "-1", "-0", "1.0", "1e3", "", " 5", "5 ", "1_000", "０"]
+        var texts: [String] = []
+        for number in numbers {
+            texts.append(#"{"type":"received","through":\#(number)}"#)
+            texts.append(#"{"through":\#(number),"type":"received"}"#)
+            texts.append(#"{"type": "received", "through": \#(number)}"#)
+        }
+        texts += [#"{"type":"received","through":5}}"#, #"{"type":"received","through":5"#, #"{"type":"received","through":"5"}"#,
+                  #"{"type":"receivedX","through":5}"#, #"{"through":5,"type":"received"} "#, #"{"type":"received"}"#]
+        for text in texts { expectReadAsDecoded(text) }
+        #expect(try ClientFrame(parsing: #"{"through":42,"type":"received"}"#) == .received(through: 42))
+    }
+}
+
+/// `ClientFrame(parsing:)` reads `text` as the JSON decoder does: the same frame, or a refusal where it refuses.
+func expectReadAsDecoded(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    let read = Result { try ClientFrame(parsing: text) }
+    let decoded = Result { try WireJSON.decoder().decode(ClientFrame.self, from: Data(text.utf8)) }
+    switch (read, decoded) {
+    case (.success(let a), .success(let b)): #expect(a == b, "\(text)", sourceLocation: sourceLocation)
+    case (.failure, .failure): break
+    default: Issue.record("\(text): read \(read), the decoder \(decoded)", sourceLocation: sourceLocation)
     }
 }

@@ -17,7 +17,8 @@ public final class Hub: Sendable {
     private struct State {
         var nextID = 0
         var connections: [Int: Connection] = [:]
-        var byUser: [String: Set<Int>] = [:]
+        /// Each user's connections, with their peers: the fan-out reads the peers without copying a connection.
+        var byUser: [String: [Int: StreamPeer]] = [:]
     }
 
     private let state = NIOLockedValueBox(State())
@@ -41,7 +42,7 @@ public final class Hub: Sendable {
             state.nextID += 1
             let id = state.nextID
             state.connections[id] = Connection(userID: userID, peer: peer, presence: presence)
-            state.byUser[userID, default: []].insert(id)
+            state.byUser[userID, default: [:]][id] = peer
             return id
         }
         if let id {
@@ -54,7 +55,7 @@ public final class Hub: Sendable {
     func unregister(_ id: Int) {
         let (removed, empty) = state.withLockedValue { state -> (Connection?, Bool) in
             guard let connection = state.connections.removeValue(forKey: id) else { return (nil, false) }
-            state.byUser[connection.userID]?.remove(id)
+            state.byUser[connection.userID]?.removeValue(forKey: id)
             if state.byUser[connection.userID]?.isEmpty == true {
                 state.byUser.removeValue(forKey: connection.userID)
             }
@@ -86,9 +87,7 @@ public final class Hub: Sendable {
         let peers = state.withLockedValue { state in
             var peers: [StreamPeer] = []
             for member in memberIDs {
-                for id in state.byUser[member] ?? [] {
-                    if let peer = state.connections[id]?.peer { peers.append(peer) }
-                }
+                if let connections = state.byUser[member] { peers.append(contentsOf: connections.values) }
             }
             return peers
         }
@@ -101,7 +100,7 @@ public final class Hub: Sendable {
     /// The peers of `userID`'s connections (of everyone's, for nil), or of those that said they are `device`.
     private func peers(of userID: String?, device: String? = nil) -> [StreamPeer] {
         state.withLockedValue { state in
-            let ids = userID.map { state.byUser[$0] ?? [] } ?? Set(state.connections.keys)
+            let ids = userID.map { Array((state.byUser[$0] ?? [:]).keys) } ?? Array(state.connections.keys)
             return ids.compactMap { id -> StreamPeer? in
                 guard let connection = state.connections[id], device == nil || connection.presence.device == device else { return nil }
                 return connection.peer
@@ -148,7 +147,7 @@ public final class Hub: Sendable {
     /// The presence of each connection of `userID`.
     public func presence(of userID: String) -> [ConnectionPresence] {
         state.withLockedValue { state in
-            (state.byUser[userID] ?? []).sorted().compactMap { state.connections[$0]?.presence }
+            (state.byUser[userID] ?? [:]).keys.sorted().compactMap { state.connections[$0]?.presence }
         }
     }
 
@@ -165,7 +164,7 @@ public final class Hub: Sendable {
     /// The devices of `userID` with a live connection (those that said which device they are).
     public func connectedDevices(of userID: String) -> Set<String> {
         state.withLockedValue { state in
-            Set((state.byUser[userID] ?? []).compactMap { state.connections[$0]?.presence.device })
+            Set((state.byUser[userID] ?? [:]).keys.compactMap { state.connections[$0]?.presence.device })
         }
     }
 

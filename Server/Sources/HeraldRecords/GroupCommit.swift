@@ -42,8 +42,9 @@ package final class GroupCommitQueue: Sendable {
     ///   `take` left posts behind: SQLite queues a job for them, PostgreSQL's committer loops); a committer that
     ///   cannot run (the database takes no more work) fails them with ``failAll(with:)``;
     /// - the committer ends every group it takes with ``finish(_:with:sink:committed:)``, which answers a failure
-    ///   at once; each of its transactions is bounded (SQLite's runs on the database's thread, waiting for a lock at
-    ///   most its `busy_timeout`; PostgreSQL's uses are bounded by ``BoundedPostgres``);
+    ///   at once; each of its transactions is bounded (SQLite's runs on the database's thread or on the event loop
+    ///   that asked for it, waiting for a lock at most its `busy_timeout`; PostgreSQL's uses are bounded by
+    ///   ``BoundedPostgres``);
     /// - a stored post is answered once the log delivered its seq (``CommitSink/whenDelivered(_:_:)``): the log
     ///   delivers every committed seq unless a reservation below it stays open, and a reservation ends when its
     ///   transaction's caller stops waiting (``CommitSink/appending(_:)``), so it holds back only while a bounded

@@ -1,14 +1,14 @@
 import CSQLite
 import HeraldRecords
 
-/// One SQLite connection used from one thread (the ``SerialDatabase``'s), with its prepared statements kept and
-/// reused.
+/// One SQLite connection, used by one thread at a time (whoever holds the ``SerialDatabase``'s connection), with its
+/// prepared statements kept and reused.
 ///
 /// SQLite is the system's (`libsqlite3`, through the `CSQLite` system-library target), driven through its C API: a
-/// statement is prepared once (`SQLITE_PREPARE_PERSISTENT`), then reset and bound again for every use, on the thread
-/// that runs the job, so a job is one hand-over to that thread however many statements it runs.
+/// statement is prepared once (`SQLITE_PREPARE_PERSISTENT`), then reset and bound again for every use, by the thread
+/// that runs the job, so a job is at most one hand-over to another thread however many statements it runs.
 ///
-/// Not `Sendable`: only the database's thread touches it.
+/// Not `Sendable`: only the connection's current holder touches it.
 package final class SQLiteHandle {
     private var handle: OpaquePointer?
     /// A prepared statement and the names of its result's columns, read once when it is prepared.
@@ -105,6 +105,9 @@ package final class SQLiteHandle {
                 columns: prepared.columns, values: (0..<count).map { Self.value(at: $0, in: statement) }))
         }
     }
+
+    /// Whether the connection is open (``close()`` not called yet).
+    package var isOpen: Bool { handle != nil }
 
     /// Finalizes every statement and closes the connection; later queries fail.
     package func close() {

@@ -6,23 +6,28 @@ import HeraldRecords
 extension SQLiteStore {
     public func pushTargets(_ queries: [PushTargetQuery]) async throws -> [[PushTarget]] {
         guard queries.contains(where: { !$0.candidates.isEmpty }) else { return queries.map { _ in [] } }
+        // Most members of a busy chat have no device: first who in each conversation of the round has one (a short
+        // read, on the decider's own thread when the database is idle), and a member with none is asked nothing more.
+        let conversations = Set(queries.lazy.filter { !$0.candidates.isEmpty }.map(\.conversationID))
+        let owners = try await database.perform(onCallerIfIdle: conversations.count <= Self.conversationsOnCaller) { connection in
+            try Dictionary(uniqueKeysWithValues: conversations.map { ($0, try Self.deviceOwners(in: $0, on: connection)) })
+        }
+        let narrowed = queries.map { query in
+            var query = query
+            query.candidates.formIntersection(owners[query.conversationID] ?? [])
+            return query
+        }
+        guard narrowed.contains(where: { !$0.candidates.isEmpty }) else { return queries.map { _ in [] } }
+        // The devices, badges and choices of those who have a device, on the database's thread: a badge counts over
+        // every conversation of its owner.
         let now = clock.now()
-        // A round's read, on the decider's thread when the database is idle (see SQLiteStore+Consumers.swift).
-        return try await database.perform(onCallerIfIdle: true) { connection in
-            // Most members of a busy chat have no device: a look at who in the conversation has one, and a member
-            // with none is asked nothing more (once per conversation in the round).
-            var owners: [String: Set<String>] = [:]
-            return try queries.map { query in
-                guard !query.candidates.isEmpty else { return [] }
-                let ofConversation = try owners[query.conversationID]
-                    ?? Self.deviceOwners(in: query.conversationID, on: connection)
-                owners[query.conversationID] = ofConversation
-                var query = query
-                query.candidates.formIntersection(ofConversation)
-                return try Self.pushTargets(query, at: now, on: connection)
-            }
+        return try await database.perform { connection in
+            try narrowed.map { try Self.pushTargets($0, at: now, on: connection) }
         }
     }
+
+    /// The most conversations whose device owners are looked up on the decider's own thread.
+    static let conversationsOnCaller = 64
 
     /// The members of `conversationID` with a registered device.
     private static func deviceOwners(in conversationID: String, on connection: SQLiteHandle) throws -> Set<String> {

@@ -117,8 +117,8 @@ package final class SerialDatabase: Service {
         work(handle)
         let checkpoint = handle.checkpointDue
         let more = runner.withLockedValue { runner -> Bool in
-            // The checkpoint goes to the database's thread, next.
-            if checkpoint { runner.queue.append { $0.checkpointIfDue() } }
+            // The checkpoint goes to the database's thread, next (not once closing: the last job folds the log).
+            if checkpoint, runner.accepting { runner.queue.append { $0.checkpointIfDue() } }
             runner.running = !runner.queue.isEmpty
             return runner.running
         }
@@ -141,7 +141,7 @@ package final class SerialDatabase: Service {
             }) {
                 let handle = connection.handle
                 job(handle)
-                handle.checkpointIfDue()
+                if handle.isOpen { handle.checkpointIfDue() }
             }
         }
     }
@@ -209,7 +209,8 @@ package final class SerialDatabase: Service {
         }
     }
 
-    /// The connection, touched only on the database's thread (every job runs there, one at a time).
+    /// The connection, touched only by whoever holds it (``Runner/running``): the database's thread, or a caller
+    /// running a job of its own; the runner's lock orders their accesses.
     private final class Confined: @unchecked Sendable {
         let handle: SQLiteHandle
         init(_ handle: SQLiteHandle) { self.handle = handle }

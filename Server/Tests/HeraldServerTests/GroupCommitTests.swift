@@ -125,6 +125,7 @@ struct GroupCommitTests {
         }
         try await withStore { store in
             let record = try await store.createConversation(kind: .group, title: "Loop", memberIDs: ["alice", "bob"]).record
+            try await store.database.settled()
             #expect(try await answeredOnLoop(store, "m1", in: record.conversation))
             let onLoop = try await withDatabaseHeld(store) { release in
                 try await withThrowingTaskGroup(of: Bool.self) { group in

@@ -77,10 +77,11 @@ struct SerialDatabaseTests {
                 try await database.perform { _ in }
             }
             #expect(order.withLockedValue { $0 }.last == "queued")
-            #expect(database.runHereIfIdle { _ in }, "free again once the queue is empty")
+            try await database.settled()
 
             // A task's short job, when the connection is free: on the task's thread, not the database's.
             let databaseThread = try await database.perform { _ in pthread_self() }
+            try await database.settled()
             let taskThread = try await database.perform(onCallerIfIdle: true) { _ in pthread_self() }
             #expect(pthread_equal(databaseThread, taskThread) == 0)
             #expect(pthread_equal(databaseThread, try await database.perform { _ in pthread_self() }) != 0)
@@ -95,7 +96,7 @@ struct SerialDatabaseTests {
         #expect(!database.enqueue { _ in Issue.record("ran after the close") })
     }
 
-    @Test("a commit never folds the log into the file itself; the database's thread does, once past 1,000 pages, so the log stays bounded")
+    @Test("SQLite no longer folds the log into the file at a commit; the database does, once past 1,000 pages, so the log stays bounded")
     func checkpointsOnItsThread() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-serial-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -138,5 +139,20 @@ struct SerialDatabaseTests {
     /// Frames in the log now (a passive checkpoint reports them before folding what it can).
     @Sendable private static func frames(_ handle: SQLiteHandle) throws -> Int {
         try handle.query("PRAGMA wal_checkpoint(PASSIVE)", keep: false).first?.column("log")?.integer ?? -1
+    }
+}
+
+extension SerialDatabase {
+    /// Returns once the connection is free and nothing is queued (checked every millisecond, for up to 10 s): a
+    /// queued job's caller may resume before the database's thread has let the connection go.
+    func settled(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !runHereIfIdle({ _ in }) {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the database stayed busy", sourceLocation: sourceLocation)
+                return
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
     }
 }

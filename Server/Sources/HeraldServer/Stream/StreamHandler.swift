@@ -34,7 +34,7 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let device: String?
         /// The stream's id in the hub.
         let connection: Int
-        /// The stream as the hub reaches it: what the database's thread hands a `send`'s answer to.
+        /// The stream as the hub reaches it: what the committing thread hands a `send`'s answer to.
         let peer: StreamPeer
         let services: StreamServices
         let work: StreamWork
@@ -298,8 +298,9 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 let ref: String? = id
                 let mentions = Mentions(ids: mentions, all: mentionsAll)
                 let logger = logger
-                // Straight to the group commit when the conversation is in memory: its answer comes back with the
-                // deliveries of the database's thread, in the same trip to this loop (no task on the way).
+                // Straight to the group commit when the conversation is in memory (usually committed here and now): its
+                // answer comes back with the message's deliveries, in the same trip of this loop's lane (no task on
+                // the way).
                 let queued = try session.services.messenger.postNow(
                     to: conversationID, clientID: id, text: text, imageURL: imageURL, mentions: mentions, by: session.identity
                 ) { [peer = session.peer, identity = session.identity] outcome in

@@ -14,9 +14,10 @@ struct Herald: AsyncParsableCommand {
         subcommands: [ServeCommand.self, ChatCommand.self, TokenCommand.self, ReplayCommand.self, HealthCommand.self, DatabaseCommand.self, ExplainCommand.self]
     )
 
-    /// Runs the command. The server first makes SwiftNIO's event loop threads
-    /// Swift Concurrency's global executor: a task that writes to a connection then runs where the connection's
-    /// I/O runs, instead of handing every frame from the concurrency pool's threads to the event loop's.
+    /// Runs the command. The server first tries to make SwiftNIO's event loop threads Swift Concurrency's global
+    /// executor, so a task that writes to a connection runs where the connection's I/O runs. It can where the Swift
+    /// runtime is linked dynamically (`swift run`, the tests); in the deploy build (`--static-swift-stdlib`) NIO
+    /// cannot find the runtime's hook, and tasks keep the concurrency pool's threads.
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "bench" {

@@ -70,7 +70,7 @@ struct StreamHandlerTests {
         #expect(!stream.channel.isActive, "silent for a period after a ping")
     }
 
-    @Test("catch-up pages, then ready, then what came meanwhile that the catch-up did not send; each loop's deliveries take one flush")
+    @Test("catch-up pages, then ready, then what came meanwhile that the catch-up did not send; each loop's deliveries take one flush; a pong after what was handed on before its ping")
     func catchUpThenLive() async throws {
         try await TestServer.run { server in
             let stream = try Pipeline()
@@ -96,6 +96,14 @@ struct StreamHandlerTests {
             stream.loop.run()
             #expect(stream.flushes.count == before + 1)
             for seq in 4...9 { #expect(try stream.nextText()?.contains("seq \(seq)") == true) }
+
+            // A ping read while a message waits in the lane is answered after it: a pong follows every frame handed
+            // to the stream before its ping was read.
+            stream.lane.add([(stream.peer, message(seq: 10))])
+            try stream.send(.text, #"{"type":"ping"}"#)
+            stream.loop.run()
+            #expect(try stream.nextText()?.contains("seq 10") == true)
+            #expect(try stream.nextText()?.contains("\"pong\"") == true)
             stream.close()
         }
     }

@@ -284,7 +284,9 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
                         """, metadata: metadata)
                 }
             case .ping:
-                enqueue(OutboundFrame(text: ServerFrame.pong.text), flushing: true)
+                // Through the lane, behind whatever was handed to this stream before the ping was read (a message
+                // committed meanwhile whose lane has not run yet): a `pong` follows every frame handed on before it.
+                session.peer.lane.add(CollectionOfOne((session.peer, .frame(OutboundFrame(text: ServerFrame.pong.text)))))
             case .received(let through):
                 guard through >= 0 else { throw APIError(.badRequest, .invalidRequest, "through must be a seq (0 or more)") }
                 HeraldMetrics.confirmations.increment()

@@ -10,14 +10,14 @@ import HeraldProtocol
 public final class Hub: Sendable {
     private struct Connection {
         var userID: String
-        var peer: StreamPeer
         var presence: ConnectionPresence
     }
 
     private struct State {
         var nextID = 0
         var connections: [Int: Connection] = [:]
-        /// Each user's connections, with their peers: the fan-out reads the peers without copying a connection.
+        /// Each user's connections with their peers (kept here only): the fan-out reads the peers without copying a
+        /// connection.
         var byUser: [String: [Int: StreamPeer]] = [:]
     }
 
@@ -41,7 +41,7 @@ public final class Hub: Sendable {
             guard (state.byUser[userID]?.count ?? 0) < limit else { return nil }
             state.nextID += 1
             let id = state.nextID
-            state.connections[id] = Connection(userID: userID, peer: peer, presence: presence)
+            state.connections[id] = Connection(userID: userID, presence: presence)
             state.byUser[userID, default: [:]][id] = peer
             return id
         }
@@ -100,10 +100,10 @@ public final class Hub: Sendable {
     /// The peers of `userID`'s connections (of everyone's, for nil), or of those that said they are `device`.
     private func peers(of userID: String?, device: String? = nil) -> [StreamPeer] {
         state.withLockedValue { state in
-            let ids = userID.map { Array((state.byUser[$0] ?? [:]).keys) } ?? Array(state.connections.keys)
-            return ids.compactMap { id -> StreamPeer? in
-                guard let connection = state.connections[id], device == nil || connection.presence.device == device else { return nil }
-                return connection.peer
+            let peers = userID.map { Array(state.byUser[$0] ?? [:]) } ?? state.byUser.values.flatMap { $0 }
+            return peers.compactMap { id, peer -> StreamPeer? in
+                guard device == nil || state.connections[id]?.presence.device == device else { return nil }
+                return peer
             }
         }
     }

@@ -55,7 +55,9 @@ class BannerTests(PageTestCase):
             new MutationObserver((records) => {
               for (const record of records) {
                 for (const node of record.addedNodes) {
-                  if (node.classList?.contains("banner")) window.bannerLog.push({node, text: node.textContent, shown: performance.now()});
+                  if (node.classList?.contains("banner")) {
+                    window.bannerLog.push({node, text: node.textContent, shown: performance.now(), due: Number(node.dataset.due)});
+                  }
                 }
                 if (record.type === "attributes" && record.target.dataset.reason) {
                   const entry = window.bannerLog.find((e) => e.node === record.target && e.reason === undefined);
@@ -67,11 +69,15 @@ class BannerTests(PageTestCase):
         self.server.post(self.tokens["charlie"], self.chat_with("charlie", "alice"), "Ignore me")
         self.wait_for_banner(alice, "Ignore me", 1.0, settled=False)
         script = """return window.bannerLog.filter((e) => e.text.includes("Ignore me") && e.reason)
-                    .map((e) => ({reason: e.reason, shown: e.left - e.shown}))"""
+                    .map((e) => ({reason: e.reason, shown: e.left - e.shown, due: e.left - e.due, late: e.shown - e.due}))"""
         ended = wait(alice, lambda d: d.execute_script(script), 15.0, "the banner to leave")
         self.assertEqual(ended[0]["reason"], "timeout")
-        # Never before its 4 s (a timer fires no earlier than it was set); later only as late as the machine is busy.
-        self.assertGreaterEqual(ended[0]["shown"], 3950, ended)
+        # Never before 4 s from when the engine showed it (a timer fires no earlier than it was set). A first banner
+        # is held half a second before it shows (it may have been pushed meanwhile): when that timer fires late on a
+        # busy machine, the banner is drawn late and leaves on the engine's time, so it is on screen for less. Later
+        # only as late as the machine is busy.
+        self.assertGreaterEqual(ended[0]["due"], 3950, ended)
+        self.assertGreaterEqual(ended[0]["late"], -1, ended)
         self.assertLess(ended[0]["shown"], 10000, ended)
 
     def test_three_messages_from_three_people_show_one_after_another(self):

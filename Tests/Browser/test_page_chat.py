@@ -342,26 +342,30 @@ class EditAndDeleteTests(PageTestCase):
         box = alice.find_element(By.ID, "composer-text")
         box.send_keys("lunch at noon?", Keys.ENTER)
         wait(alice, lambda d: [m for m in messages(d) if m["text"] == "lunch at noon?" and m["state"] == "stored"], 5, "sent")
-        mine = lambda d: d.find_elements(By.CSS_SELECTOR, "#messages li.message.mine")[-1]
+        # The message by its id, not by its place: the chat is redrawn as the edit and the deletion come back.
+        sent = alice.execute_script("""return [...document.querySelectorAll('#messages li.message.mine')]
+            .find((m) => m.querySelector('.text')?.textContent === 'lunch at noon?').dataset.id""")
+        mine = lambda d: d.find_element(By.CSS_SELECTOR, f'#messages li.message[data-id="{sent}"]')
+        stored = lambda: next(m for m in self.server.request("GET", f"/v1/conversations/{bobs}/messages", self.tokens["bob"])[1]["messages"]
+                              if m["id"] == sent)
         click_when(alice, lambda d: mine(d).find_elements(By.CSS_SELECTOR, ".message-menu summary"), 3, "the message's menu")
         click_when(alice, lambda d: mine(d).find_elements(By.CSS_SELECTOR, 'button[data-action="edit"]'), 3, "Edit")
         wait(alice, lambda d: d.find_element(By.ID, "editing").is_displayed(), 3, "editing shown")
         self.assertEqual(box.get_attribute("value"), "lunch at noon?")
         box.clear()
         box.send_keys("lunch at one?", Keys.ENTER)
-        wait(alice, lambda d: "lunch at one?" in [m["text"] for m in messages(d)], 5, "the edit in the chat")
+        wait(alice, lambda d: mine(d).find_element(By.CSS_SELECTOR, ".text").text == "lunch at one?", 5, "the edit in the chat")
         self.assertFalse(alice.find_element(By.ID, "editing").is_displayed())
-        _, history = self.server.request("GET", f"/v1/conversations/{bobs}/messages", self.tokens["bob"])
-        last = [m for m in history["messages"] if m["kind"] == "message"][-1]
-        self.assertEqual((last["text"], last.get("edited")), ("lunch at one?", True))
+        self.assertEqual([m["text"] for m in messages(alice)].count("lunch at one?"), 1, "the edit is no new message")
+        edited = stored()
+        self.assertEqual((edited["text"], edited.get("edited")), ("lunch at one?", True), edited)
 
         click_when(alice, lambda d: mine(d).find_elements(By.CSS_SELECTOR, ".message-menu summary"), 3, "the message's menu")
         click_when(alice, lambda d: mine(d).find_elements(By.CSS_SELECTOR, 'button[data-action="delete"]'), 3, "Delete")
         confirm(alice, "Delete")
-        wait(alice, lambda d: "This message was deleted" in [m["text"] for m in messages(d)], 5, "the tombstone")
-        _, history = self.server.request("GET", f"/v1/conversations/{bobs}/messages", self.tokens["bob"])
-        last = [m for m in history["messages"] if m["kind"] == "message"][-1]
-        self.assertTrue(last.get("deleted") and last["text"] is None)
+        wait(alice, lambda d: mine(d).find_element(By.CSS_SELECTOR, ".text").text == "This message was deleted", 5, "the tombstone")
+        deleted = stored()
+        self.assertTrue(deleted.get("deleted") and deleted["text"] is None, deleted)
         # Bob's messages have no menu here (a direct chat has no owner); a tombstone has none either.
         self.assertFalse(alice.find_elements(By.CSS_SELECTOR, "#messages li.message:not(.mine) .message-menu"))
         self.assertFalse(alice.find_elements(By.CSS_SELECTOR, "#messages li.message.deleted .message-menu"))

@@ -38,8 +38,15 @@ package final class SQLiteHandle {
             sqlite3_close(handle)
             throw SQLiteFailure(code: status, message: message ?? "cannot open the database")
         }
+        // The plan of a kept statement never depends on the values bound to it (the query planner's stability
+        // guarantee). Without it, a statement whose parameter SQLite compared with a partial index's condition is
+        // marked expired whenever that parameter is bound again, and compiled anew at its next step: on every use.
+        guard herald_sqlite3_db_switch(handle, SQLITE_DBCONFIG_ENABLE_QPSG, 1) == 1 else {
+            sqlite3_close(handle)
+            throw SQLiteFailure(code: SQLITE_ERROR, message: "SQLite refused its query planner stability guarantee")
+        }
         self.handle = handle
-        // Checkpoints are the owner's (``checkpointIfDue()``), not a side effect of whichever commit crosses the
+        // Checkpoints are the owner's (``takeCheckpointDue()``), not a side effect of whichever commit crosses the
         // limit: a commit may run on an event loop, and a checkpoint writes and syncs the database file. Setting a
         // hook of its own turns SQLite's automatic checkpoints off.
         sqlite3_wal_hook(handle, { context, _, _, pages in
@@ -52,19 +59,19 @@ package final class SQLiteHandle {
     /// Pages in the write-ahead log as the last commit left it (0 before one, and for a database without a log).
     private(set) var logPages = 0
 
-    /// The log's length past which ``checkpointIfDue()`` folds it into the database file: SQLite's own default.
-    package static let checkpointPages = 1_000
+    /// The log's length past which a commit asks for a checkpoint (``takeCheckpointDue()``), by default 8,000 pages
+    /// (32 MB): eight times SQLite's own default. A checkpoint writes each page the log holds once, however many
+    /// commits changed it, and syncs the file; a message changes the same few pages (the end of the messages'
+    /// table and of its indexes, its conversation's row), so a longer log folds many messages' changes into one
+    /// write of each page and one sync.
+    package var checkpointPages = 8_000
 
-    /// Whether the log has grown past ``checkpointPages`` since the last checkpoint.
-    package var checkpointDue: Bool { logPages >= Self.checkpointPages }
-
-    /// Folds the log into the database file when it has grown past ``checkpointPages``, as SQLite's automatic
-    /// checkpoint would at a commit (a passive one: it waits for no reader). What it could not fold stays in the log,
-    /// and the next commit's length says so.
-    package func checkpointIfDue() {
-        guard checkpointDue else { return }
+    /// Whether the last commit left the log past ``checkpointPages``; true once, until a commit says so again (a
+    /// checkpoint that could not fold it all leaves the log long, and the next commit says so).
+    package func takeCheckpointDue() -> Bool {
+        guard logPages >= checkpointPages else { return false }
         logPages = 0
-        _ = try? query("PRAGMA wal_checkpoint(PASSIVE)", keep: false)
+        return true
     }
 
     deinit {
@@ -119,6 +126,12 @@ package final class SQLiteHandle {
 
     /// How many prepared statements are kept.
     package var preparedCount: Int { statements.count }
+
+    /// How many times SQLite compiled a kept statement again since it was prepared (a change of schema does that):
+    /// a statement that is kept, not compiled each time, leaves this at 0 in steady use.
+    package var recompilations: Int {
+        statements.values.reduce(0) { $0 + Int(sqlite3_stmt_status($1.pointer, SQLITE_STMTSTATUS_REPREPARE, 0)) }
+    }
 
     /// Placeholders for `rows` of `width` values each, numbered from `?1` (`?1, ?2, …` for single values;
     /// `(?1, ?2), (?3, ?4), …` for wider rows), and the values to bind in that order. The rows are padded with rows

@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// connection: the database's thread, which drains the queue (one hand-over per job, not one per query, and its
 /// statements prepared once and reused), or a caller that finds the connection free and nothing queued
 /// (``runHereIfIdle(_:)``: an event loop commits a post so, with no hand-over at all). Checkpoints, which write and
-/// sync the file, run on the database's thread only.
+/// sync the file, run on a second connection on a thread of their own (``Checkpointer``), beside the commits.
 ///
 /// It is a `Service`: ``run()`` waits for graceful shutdown; then it stops taking jobs, finishes the ones already
 /// queued, marks a file database closed cleanly, and closes the connection.
@@ -34,6 +34,8 @@ package final class SerialDatabase: Service {
 
     private let thread: NIOThreadPool
     private let connection: Confined
+    /// Folds the log of a file database into the file; nil for an in-memory or read-only one.
+    private let checkpointer: Checkpointer?
     private let lock: DatabaseLock?
     private let logger: Logger
     private let runner = NIOLockedValueBox(Runner())
@@ -45,7 +47,8 @@ package final class SerialDatabase: Service {
         thread.start()
         do {
             let connection = try await thread.runIfActive { Confined(try SQLiteHandle(path: path, readOnly: readOnly)) }
-            return SerialDatabase(thread: thread, connection: connection, lock: lock, logger: logger)
+            let checkpointer = readOnly || path == ":memory:" ? nil : Checkpointer(path: path, logger: logger)
+            return SerialDatabase(thread: thread, connection: connection, checkpointer: checkpointer, lock: lock, logger: logger)
         } catch {
             try? await thread.shutdownGracefully()
             lock?.release()
@@ -53,9 +56,10 @@ package final class SerialDatabase: Service {
         }
     }
 
-    private init(thread: NIOThreadPool, connection: Confined, lock: DatabaseLock?, logger: Logger) {
+    private init(thread: NIOThreadPool, connection: Confined, checkpointer: Checkpointer?, lock: DatabaseLock?, logger: Logger) {
         self.thread = thread
         self.connection = connection
+        self.checkpointer = checkpointer
         self.lock = lock
         self.logger = logger
     }
@@ -115,13 +119,12 @@ package final class SerialDatabase: Service {
         guard free else { return false }
         let handle = connection.handle
         work(handle)
-        let checkpoint = handle.checkpointDue
+        let checkpoint = handle.takeCheckpointDue()
         let more = runner.withLockedValue { runner -> Bool in
-            // The checkpoint goes to the database's thread, next (not once closing: the last job folds the log).
-            if checkpoint, runner.accepting { runner.queue.append { $0.checkpointIfDue() } }
             runner.running = !runner.queue.isEmpty
             return runner.running
         }
+        if checkpoint { checkpointer?.fold() }
         if more { drainOnThread() }
         return true
     }
@@ -129,7 +132,7 @@ package final class SerialDatabase: Service {
     /// Runs the queued jobs on the database's thread until none is left, then lets the connection go. Called by
     /// whoever set `running` for jobs that wait.
     private func drainOnThread() {
-        thread.submit { [runner, connection] _ in
+        thread.submit { [runner, connection, checkpointer] _ in
             // The thread pool ends only after close's last job ran, so it never hands this the `.cancelled` state
             // while jobs wait.
             while let job = runner.withLockedValue({ runner -> Job? in
@@ -141,7 +144,7 @@ package final class SerialDatabase: Service {
             }) {
                 let handle = connection.handle
                 job(handle)
-                if handle.isOpen { handle.checkpointIfDue() }
+                if handle.takeCheckpointDue() { checkpointer?.fold() }
             }
         }
     }
@@ -186,6 +189,8 @@ package final class SerialDatabase: Service {
         let lock = lock
         do {
             defer { lock?.release() }
+            // No checkpoint runs beside the last job, whose checkpoint empties the log.
+            await checkpointer?.close()
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 // Behind every job accepted: queued past the accepting check, which refuses every later one.
                 let start = runner.withLockedValue { runner -> Bool in
@@ -209,10 +214,91 @@ package final class SerialDatabase: Service {
         }
     }
 
+    /// Returns once no checkpoint runs or waits to (for tests: one may start at any commit).
+    package func checkpointsSettled() async {
+        await checkpointer?.settled()
+    }
+
+    /// How many checkpoints the checkpointer ran.
+    package var checkpoints: Int { checkpointer?.count ?? 0 }
+
     /// The connection, touched only by whoever holds it (``Runner/running``): the database's thread, or a caller
     /// running a job of its own; the runner's lock orders their accesses.
     private final class Confined: @unchecked Sendable {
         let handle: SQLiteHandle
         init(_ handle: SQLiteHandle) { self.handle = handle }
+    }
+
+    /// A second connection to the file, on a thread of its own, that folds the write-ahead log into the file (a
+    /// passive checkpoint) when a commit on the first finds the log past ``SQLiteHandle/checkpointPages``.
+    ///
+    /// In WAL mode SQLite runs a checkpoint and a writer at once: posts are committed meanwhile, and the frames they
+    /// add are folded by the next checkpoint. The log starts over at the first commit after a checkpoint that folded
+    /// it all. One checkpoint at a time; a request while one runs is dropped (the next commit asks again). The
+    /// connection is opened at the first checkpoint, once the store has set the file up.
+    private final class Checkpointer: Sendable {
+        private struct State {
+            var running = false
+            var open = true
+            var count = 0
+        }
+
+        private let path: String
+        private let logger: Logger
+        private let thread = NIOThreadPool(numberOfThreads: 1)
+        private let state = NIOLockedValueBox(State())
+        /// The connection, opened at the first checkpoint; touched only on the checkpointer's thread (and by
+        /// ``close()`` once that thread ended).
+        private final class Slot: @unchecked Sendable {
+            var handle: SQLiteHandle?
+        }
+        private let connection = Slot()
+
+        init(path: String, logger: Logger) {
+            self.path = path
+            self.logger = logger
+            thread.start()
+        }
+
+        /// Starts a checkpoint on the checkpointer's thread unless one runs or the database is closing.
+        func fold() {
+            let start = state.withLockedValue { state -> Bool in
+                guard state.open, !state.running else { return false }
+                state.running = true
+                return true
+            }
+            guard start else { return }
+            thread.submit { [self] _ in
+                do {
+                    if connection.handle == nil { connection.handle = try SQLiteHandle(path: path) }
+                    _ = try connection.handle?.query("PRAGMA wal_checkpoint(PASSIVE)", keep: false)
+                } catch {
+                    logger.warning("the write-ahead log was not folded into the database", metadata: ["error": "\(error)"])
+                }
+                state.withLockedValue { state in
+                    state.running = false
+                    state.count += 1
+                }
+            }
+        }
+
+        /// How many checkpoints ran.
+        var count: Int { state.withLockedValue { $0.count } }
+
+        /// Returns once no checkpoint runs (polling every millisecond, for at most 10 s).
+        func settled() async {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while state.withLockedValue({ $0.running }), ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
+        }
+
+        /// Takes no more checkpoints, waits for the one running, and closes the connection.
+        func close() async {
+            state.withLockedValue { $0.open = false }
+            try? await thread.shutdownGracefully()
+            connection.handle?.close()
+            connection.handle = nil
+        }
     }
 }

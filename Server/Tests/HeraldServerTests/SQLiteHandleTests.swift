@@ -38,6 +38,32 @@ struct SQLiteHandleTests {
         #expect(rows.binds == [.integer(1), .text("a"), .integer(2), .text("b"), .integer(3), .null, .null, .null])
     }
 
+    @Test("a kept statement is not compiled again when new values are bound to it")
+    func keptStatementsStayCompiled() throws {
+        let database = try SQLiteHandle(path: ":memory:")
+        defer { database.close() }
+        try database.query("CREATE TABLE m (c TEXT, u TEXT, removed INTEGER, PRIMARY KEY (c, u))")
+        try database.query("CREATE TABLE d (u TEXT, id TEXT)")
+        try database.query("CREATE INDEX d_u ON d(u)")
+        try database.query("INSERT INTO m VALUES ('a', 'ann', NULL), ('b', 'bob', NULL)")
+        try database.query("INSERT INTO d VALUES ('ann', 'phone')")
+        // The shape of the push decider's device check. SQLite 3.54 plans it by the value bound to ?1 unless the
+        // query planner's stability guarantee is on, and then compiles it again at every use (3.40 does not).
+        for conversation in ["a", "b", "a", "b", "c"] {
+            let rows = try database.query(
+                "SELECT m.u FROM m WHERE m.c = ?1 AND m.removed IS NULL AND EXISTS (SELECT 1 FROM d WHERE d.u = m.u)",
+                [.text(conversation)])
+            #expect(rows.map { $0.column("u")?.string } == (conversation == "a" ? ["ann"] : []))
+        }
+        #expect(database.recompilations == 0)
+        // What the count counts: a change of schema makes SQLite compile a kept statement again.
+        try database.query("CREATE TABLE other (x)")
+        _ = try database.query(
+            "SELECT m.u FROM m WHERE m.c = ?1 AND m.removed IS NULL AND EXISTS (SELECT 1 FROM d WHERE d.u = m.u)",
+            [.text("a")])
+        #expect(database.recompilations == 1)
+    }
+
     @Test("text with any characters, empty text, NULL, numbers and blobs read back as written; errors carry SQLite's message")
     func valuesRoundTrip() throws {
         let database = try SQLiteHandle(path: ":memory:")

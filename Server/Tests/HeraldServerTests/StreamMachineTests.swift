@@ -66,6 +66,16 @@ struct StreamMachineTests {
             return run(actions)
         }
 
+        /// A frame for the client as a lane hands it to the handler: ``StreamMachine/enqueueDirectly(_:writable:)``
+        /// first, then ``StreamMachine/enqueue(_:flushing:writable:)`` when that says to decide.
+        mutating func deliver(_ seq: Int64) -> [String] {
+            switch machine.enqueueDirectly(OutboundFrame(seq: seq, text: "m\(seq)"), writable: writable) {
+            case .write(let frame): return ["write \(String(buffer: frame.bytes))"]
+            case .skip: return []
+            case .decide: return enqueue(seq)
+            }
+        }
+
         /// Starts the stream and makes it live after `through`; what that wrote.
         mutating func goLive(through: Int64 = 0) -> [String] {
             let started = machine.start() ?? []
@@ -133,6 +143,38 @@ struct StreamMachineTests {
             "write m2", "write m3", "flush", "close 1008 too slow: reconnect with after", "cut after 5s",
         ])
         #expect(stream.machine.writtenThrough == 3)
+    }
+
+    @Test("a lane's delivery without a list of actions does what enqueue does, in every phase")
+    func directDelivery() {
+        var limits = ServerLimits()
+        limits.streamBufferFrames = 2
+        func scenario(_ deliver: (inout Driver, Int64) -> [String]) -> [[String]] {
+            var stream = Driver(limits: limits, overflowDrain: .seconds(10))
+            var steps = [stream.run(stream.machine.start() ?? [])]
+            steps.append(deliver(&stream, 1))  // catching up: queued
+            steps.append(deliver(&stream, 3))
+            steps.append(stream.run(stream.machine.goLive(through: 2, horizon: nil)))
+            steps.append(deliver(&stream, 2))  // the catch-up had it
+            steps.append(deliver(&stream, 4))
+            steps.append(stream.step { $0.flush() })
+            steps.append(stream.step { $0.flush() })
+            stream.writable = false
+            for seq in Int64(5)...7 { steps.append(deliver(&stream, seq)) }
+            steps.append(stream.writableAgain())
+            steps.append(deliver(&stream, 8))
+            return steps
+        }
+        let listed = scenario { $0.enqueue($1) }
+        let direct = scenario { $0.deliver($1) }
+        #expect(direct == listed)
+        #expect(direct[1].isEmpty && direct[2].isEmpty, "queued while catching up")
+        #expect(direct[3].contains("write m3") && !direct[3].contains("write m1"), "after ready: what came after the catch-up")
+        #expect(direct[4].isEmpty, "a message the catch-up wrote is not written again")
+        #expect(direct[5] == ["write m4"] && direct[6] == ["flush"] && direct[7].isEmpty)
+        #expect(direct[8].isEmpty && direct[9].isEmpty, "queued while the socket takes no more")
+        #expect(direct[10] == ["note tooSlow", "cut after 10s noting"])
+        #expect(direct[12].isEmpty, "closing: nothing more")
     }
 
     @Test("the catch-up: live frames queue meanwhile; ready, then those after the catch-up's end")

@@ -60,13 +60,21 @@ final class DeliveryLane: Sendable {
             defer { pending.items = [] }
             return pending.items
         }
-        var touched: [ObjectIdentifier: StreamHandler] = [:]
+        // Each stream once, in the order it was first touched: a handler notes that it is in this trip.
+        var touched: [StreamHandler] = []
+        touched.reserveCapacity(items.count)
         for (peer, delivery) in items {
             let handler = peer.onLoop
             handler.deliver(delivery)
-            touched[ObjectIdentifier(handler)] = handler
+            if !handler.inTrip {
+                handler.inTrip = true
+                touched.append(handler)
+            }
         }
-        for handler in touched.values { handler.flush() }
+        for handler in touched {
+            handler.inTrip = false
+            handler.flush()
+        }
     }
 }
 

@@ -55,6 +55,8 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The stream's rules and state; the handler carries out what it says.
     private var machine: StreamMachine
     private let opened = ContinuousClock.now
+    /// Whether the lane's trip running now has touched this stream (``DeliveryLane``): it flushes each stream once.
+    var inTrip = false
     /// The catch-up waiting for the socket to take more.
     private var socketWaiters: [EventLoopPromise<Void>] = []
     private var cut: Scheduled<Void>?
@@ -156,8 +158,8 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Flushes what ``deliver(_:)`` wrote.
     func flush() {
-        guard context != nil else { return }
-        perform(machine.flush())
+        guard let context else { return }
+        if machine.takeFlush() { context.flush() }
     }
 
     /// Refuses the stream: an `error` frame with the code, then a close (1008) with the code as reason.
@@ -258,6 +260,18 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Takes a frame for the client, written now or queued.
     private func enqueue(_ frame: OutboundFrame, flushing: Bool = false) {
         guard let context else { return }
+        if !flushing {
+            // A live stream's usual case without a list of actions: one delivery in each lane's trip.
+            switch machine.enqueueDirectly(frame, writable: context.channel.isWritable) {
+            case .write(let frame):
+                context.write(wrapOutboundOut(frame.webSocketFrame), promise: nil)
+                return
+            case .skip:
+                return
+            case .decide:
+                break
+            }
+        }
         perform(machine.enqueue(frame, flushing: flushing, writable: context.channel.isWritable))
     }
 

@@ -243,11 +243,35 @@ struct StreamMachine {
         return []
     }
 
+    /// What ``enqueue(_:flushing:writable:)`` does without flushing, in the usual case and without making a list of
+    /// actions: a live stream with nothing queued whose socket takes more writes the frame now; anything else is
+    /// left to ``enqueue(_:flushing:writable:)``.
+    enum Direct {
+        /// Write it now.
+        case write(OutboundFrame)
+        /// Nothing to write: the catch-up already wrote this message.
+        case skip
+        /// Not the usual case: call ``enqueue(_:flushing:writable:)``.
+        case decide
+    }
+
+    /// The usual case of ``enqueue(_:flushing:writable:)`` (see ``Direct``); the same state changes as it.
+    mutating func enqueueDirectly(_ frame: OutboundFrame, writable: Bool) -> Direct {
+        guard phase == .live, closing == nil, queue.isEmpty, writable else { return .decide }
+        if case .write(let written)? = writing(frame) { return .write(written) }
+        return .skip
+    }
+
     /// Flushes what was written, if anything was.
     mutating func flush() -> [Action] {
-        guard unflushed else { return [] }
+        takeFlush() ? [.flush] : []
+    }
+
+    /// Whether anything was written since the last flush; true once, until something is written again.
+    mutating func takeFlush() -> Bool {
+        guard unflushed else { return false }
         unflushed = false
-        return [.flush]
+        return true
     }
 
     /// Ends the stream once what is queued is written: nothing more is queued or handled, and a client that does not

@@ -99,9 +99,9 @@ export class Banners {
   }
 
   apply(effects) {
-    for (const { effect } of effects) {
+    for (const { at, effect } of effects) {
       switch (effect.type) {
-        case "show": this.draw(effect.banner); break;
+        case "show": this.draw(effect.banner, at); break;
         case "update": this.redraw(effect.banner); break;
         case "dismiss": this.remove(effect.banner, effect.reason); break;
         case "navigate": this.onNavigate(effect.conversation); break;
@@ -166,10 +166,14 @@ export class Banners {
     element.setAttribute("aria-label", isMessage ? `${spoken}. Press Enter to open, Escape to dismiss.` : spoken);
   }
 
-  draw(banner) {
+  /** Draws `banner`, shown by the engine at instant `at`: a banner drawn late (its hold's timer fired late on a busy
+   *  page) still leaves on the engine's time, so `data-due` notes, on the page's clock (`performance.now()`), when it
+   *  was due. */
+  draw(banner, at) {
     const element = document.createElement("div");
     element.className = "banner entering";
     element.dataset.id = banner.id;
+    element.dataset.due = (this.origin + at / 1000).toFixed(1);
     element.setAttribute("role", "status");
     element.setAttribute("aria-live", "polite");
     element.tabIndex = 0;

@@ -10,6 +10,23 @@ import Testing
 /// refusal, the catch-up's hand-over to live frames, the bounded queue, and the keep-alive.
 @Suite("A stream lives in its channel's pipeline")
 struct StreamHandlerTests {
+    @Test("a frame made once for every stream is a whole WebSocket text frame, as NIO's decoder reads it, at each length encoding")
+    func outboundFrameWire() throws {
+        for length in [0, 1, 125, 126, 127, 65_535, 65_536, 70_000] {
+            let text = String(repeating: "é", count: length / 2) + String(repeating: "a", count: length % 2)
+            let frame = OutboundFrame(seq: 7, text: text)
+            let reader = EmbeddedChannel(handler: ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: 1 << 20)))
+            try reader.writeInbound(frame.wire)
+            let read = try #require(try reader.readInbound(as: WebSocketFrame.self))
+            #expect(read.fin && read.opcode == .text && read.maskKey == nil)
+            #expect(String(buffer: read.data) == text, "length \(length)")
+            #expect(String(buffer: frame.bytes) == text)
+            let header = length <= 125 ? 2 : length <= 65_535 ? 4 : 10
+            #expect(frame.size == header + text.utf8.count, "the shortest length encoding (RFC 6455 §5.2)")
+            #expect(try reader.readInbound(as: WebSocketFrame.self) == nil, "one frame, nothing after it")
+        }
+    }
+
     @Test("a refusal waits for the client's first frame (or a second), then an error frame and a close 1008 with the code")
     func refusal() throws {
         let stream = try Pipeline()
@@ -158,8 +175,13 @@ private struct Pipeline {
     let lane: DeliveryLane
     let peer: StreamPeer
 
+    /// The bytes the pipeline gave the socket, not yet read back as frames.
+    let written = Written()
+
     init(limits: ServerLimits = ServerLimits(), timeouts: ServerTimeouts = ServerTimeouts()) throws {
         handler = StreamHandler(rules: StreamRules(limits: limits, timeouts: timeouts), logger: .init(label: "test"))
+        // As after a real upgrade: NIO's encoder before the handler (which writes its own frames past it).
+        try channel.pipeline.syncOperations.addHandler(WebSocketFrameEncoder())
         try channel.pipeline.syncOperations.addHandler(flushes)
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
@@ -188,8 +210,11 @@ private struct Pipeline {
         try channel.writeInbound(WebSocketFrame(fin: true, opcode: opcode, data: ByteBuffer(string: text)))
     }
 
+    /// The next frame the server wrote, read back from the bytes given to the socket: frames made by the handler
+    /// come whole, the others through NIO's encoder (header and data apart).
     func next() throws -> WebSocketFrame? {
-        try channel.readOutbound(as: WebSocketFrame.self)
+        while let bytes = try channel.readOutbound(as: ByteBuffer.self) { written.bytes.writeImmutableBuffer(bytes) }
+        return written.nextFrame()
     }
 
     func nextText() throws -> String? {
@@ -205,6 +230,29 @@ private struct Pipeline {
         var data = frame.data
         guard let code = data.readWebSocketErrorCode() else { return nil }
         return "\(UInt16(webSocketErrorCode: code)) \(String(buffer: data))"
+    }
+}
+
+/// Bytes a server wrote, read back frame by frame (RFC 6455 §5.2; a server's frames are not masked).
+private final class Written {
+    var bytes = ByteBuffer()
+
+    func nextFrame() -> WebSocketFrame? {
+        var rest = bytes
+        guard let first = rest.readInteger(as: UInt8.self), let second = rest.readInteger(as: UInt8.self) else { return nil }
+        #expect(second & 0x80 == 0, "a server's frame is not masked")
+        var length = Int(second & 0x7F)
+        if length == 126 {
+            guard let long = rest.readInteger(as: UInt16.self) else { return nil }
+            length = Int(long)
+        } else if length == 127 {
+            guard let long = rest.readInteger(as: UInt64.self) else { return nil }
+            length = Int(long)
+        }
+        guard let data = rest.readSlice(length: length),
+              let opcode = WebSocketOpcode(encodedWebSocketOpcode: first & 0x0F) else { return nil }
+        bytes = rest
+        return WebSocketFrame(fin: first & 0x80 != 0, opcode: opcode, data: data)
     }
 }
 

@@ -59,6 +59,9 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     var inTrip = false
     /// The catch-up waiting for the socket to take more.
     private var socketWaiters: [EventLoopPromise<Void>] = []
+    /// NIO's WebSocket encoder's place in the pipeline: frames made here (``OutboundFrame``, header included) are
+    /// written from there, so they go to the socket as they are; control frames go through the encoder.
+    private var wire: ChannelHandlerContext?
     private var cut: Scheduled<Void>?
     private var keepAlive: RepeatedTask?
 
@@ -78,6 +81,7 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        wire = try? context.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         keepAlive = context.eventLoop.scheduleRepeatedTask(initialDelay: TimeAmount(timeouts.ping), delay: TimeAmount(timeouts.ping)) { _ in
             handler.value.tick()
@@ -87,6 +91,7 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         ended()
         self.context = nil
+        wire = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -180,17 +185,24 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Carrying out the machine's actions
 
+    /// Writes a frame made here as its finished bytes, past NIO's encoder (in the same order as everything written
+    /// through it: both go straight on to the socket's queue). A pipeline without the encoder (only in tests) gets the
+    /// frame's bytes from this handler as they are.
+    private func write(_ frame: OutboundFrame, on context: ChannelHandlerContext) {
+        (wire ?? context).write(NIOAny(frame.wire), promise: nil)
+    }
+
     private func perform(_ actions: [StreamMachine.Action]) {
         guard let context else { return }
         for action in actions {
             switch action {
             case .write(let frame):
-                context.write(wrapOutboundOut(frame.webSocketFrame), promise: nil)
+                write(frame, on: context)
             case .flush:
                 context.flush()
             case .writeQueued:
                 while context.channel.isWritable, let frame = machine.nextQueued() {
-                    context.write(wrapOutboundOut(frame.webSocketFrame), promise: nil)
+                    write(frame, on: context)
                 }
                 perform(machine.queueWritten())
             case .handleFrames:
@@ -264,7 +276,7 @@ final class StreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // A live stream's usual case without a list of actions: one delivery in each lane's trip.
             switch machine.enqueueDirectly(frame, writable: context.channel.isWritable) {
             case .write(let frame):
-                context.write(wrapOutboundOut(frame.webSocketFrame), promise: nil)
+                write(frame, on: context)
                 return
             case .skip:
                 return

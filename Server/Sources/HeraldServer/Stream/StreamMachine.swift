@@ -233,7 +233,7 @@ struct StreamMachine {
             if flushing { actions += flush() }
             return actions
         }
-        let size = frame.bytes.readableBytes
+        let size = frame.size
         guard queue.count < limits.streamBufferFrames, queuedBytes + size <= limits.streamBufferBytes else {
             // Too slow: what was queued is still written, then the close.
             return [.note(.tooSlow)] + close(Closing(code: .policyViolation, reason: "too slow: reconnect with after", stopReading: false))
@@ -303,7 +303,7 @@ struct StreamMachine {
     mutating func nextQueued() -> OutboundFrame? {
         guard phase == .live else { return nil }
         while let frame = queue.popFirst() {
-            queuedBytes -= frame.bytes.readableBytes
+            queuedBytes -= frame.size
             if case .write(let written)? = writing(frame) { return written }
         }
         return nil

@@ -33,6 +33,14 @@ struct SQLiteHandleTests {
         try database.query("SELECT 1 AS once", keep: false)
         #expect(database.preparedCount == 13, "a statement that runs once is not kept")
 
+        // Kept statements are told apart by all of their SQL: these two have the same length and the same first
+        // and last 32 bytes.
+        let start = "SELECT 'the same start of the SQL' AS v, ", end = " AS w FROM t WHERE id = ?1 -- and the same end of it"
+        let names = try database.query(start + "name" + end, [.integer(42)]).first?.column("w")?.string
+        let fixed = try database.query(start + "'xx'" + end, [.integer(42)]).first?.column("w")?.string
+        #expect((names, fixed) == ("n42", "xx"))
+        #expect(database.preparedCount == 15)
+
         let rows = SQLiteHandle.padded([[.integer(1), .text("a")], [.integer(2), .text("b")], [.integer(3), .null]], width: 2)
         #expect(rows.placeholders == "(?1, ?2), (?3, ?4), (?5, ?6), (?7, ?8)")
         #expect(rows.binds == [.integer(1), .text("a"), .integer(2), .text("b"), .integer(3), .null, .null, .null])

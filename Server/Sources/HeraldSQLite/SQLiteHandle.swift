@@ -29,9 +29,10 @@ package final class SQLiteHandle {
 
     /// Opens (creating if needed) the database at `path`, or a private in-memory one for `:memory:`; with
     /// `readOnly`, an existing file only, never written to.
-    package init(path: String, readOnly: Bool = false) throws {
+    package init(path: String, readOnly: Bool = false, creating: Bool = true) throws {
         var handle: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let writable = SQLITE_OPEN_READWRITE | (creating ? SQLITE_OPEN_CREATE : 0)
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : writable) | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &handle, flags, nil)
         guard status == SQLITE_OK, let handle else {
             let message = handle.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
@@ -66,12 +67,27 @@ package final class SQLiteHandle {
     /// write of each page and one sync.
     package var checkpointPages = 8_000
 
-    /// Whether the last commit left the log past ``checkpointPages``; true once, until a commit says so again (a
-    /// checkpoint that could not fold it all leaves the log long, and the next commit says so).
-    package func takeCheckpointDue() -> Bool {
-        guard logPages >= checkpointPages else { return false }
-        logPages = 0
-        return true
+    /// Where a checkpoint is due, as the last commit left the log.
+    package enum CheckpointDue {
+        /// Past ``checkpointPages``: beside the commits, on a connection of its own.
+        case beside
+        /// Past twice that: the checkpoints beside the commits never found the log without a commit in progress (a
+        /// steady stream of commits), so the log never started over. One on this connection, between two commits,
+        /// folds what is left, and the next commit starts the log over.
+        case here
+    }
+
+    /// Whether the last commit left the log past ``checkpointPages``, and where to fold it; answered once, until a
+    /// commit says so again (a checkpoint that could not fold it all leaves the log long, and the next commit says so).
+    package func takeCheckpointDue() -> CheckpointDue? {
+        guard logPages >= checkpointPages else { return nil }
+        defer { logPages = 0 }
+        return logPages >= 2 * checkpointPages ? .here : .beside
+    }
+
+    /// A passive checkpoint on this connection (``CheckpointDue/here``): it waits for no reader.
+    package func checkpointHere() {
+        _ = try? query("PRAGMA wal_checkpoint(PASSIVE)", keep: false)
     }
 
     deinit {
@@ -133,6 +149,11 @@ package final class SQLiteHandle {
 
         init(_ sql: String) {
             self.sql = sql
+        }
+
+        static func == (lhs: StatementKey, rhs: StatementKey) -> Bool {
+            // Byte for byte, as the hash reads it (String's own == would equate differently normalised text).
+            lhs.sql.utf8.elementsEqual(rhs.sql.utf8)
         }
 
         func hash(into hasher: inout Hasher) {

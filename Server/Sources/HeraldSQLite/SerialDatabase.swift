@@ -121,10 +121,12 @@ package final class SerialDatabase: Service {
         work(handle)
         let checkpoint = handle.takeCheckpointDue()
         let more = runner.withLockedValue { runner -> Bool in
+            // Not once closing: the last job folds the log.
+            if checkpoint == .here, runner.accepting { runner.queue.append { $0.checkpointHere() } }
             runner.running = !runner.queue.isEmpty
             return runner.running
         }
-        if checkpoint { checkpointer?.fold() }
+        if checkpoint == .beside { checkpointer?.fold() }
         if more { drainOnThread() }
         return true
     }
@@ -144,7 +146,11 @@ package final class SerialDatabase: Service {
             }) {
                 let handle = connection.handle
                 job(handle)
-                if handle.takeCheckpointDue() { checkpointer?.fold() }
+                switch handle.takeCheckpointDue() {
+                case .beside: checkpointer?.fold()
+                case .here: handle.checkpointHere()
+                case nil: break
+                }
             }
         }
     }
@@ -241,6 +247,8 @@ package final class SerialDatabase: Service {
             var running = false
             var open = true
             var count = 0
+            /// Whether the last checkpoint failed (its warning is logged once until one succeeds).
+            var failing = false
         }
 
         private let path: String
@@ -268,21 +276,34 @@ package final class SerialDatabase: Service {
                 return true
             }
             guard start else { return }
-            thread.submit { [self] _ in
+            thread.submit { [self] work in
+                // A job the pool hands over as cancelled (at its shutdown, or submitted after it) does nothing: the
+                // connection is being closed, and the last job of the stop folds the log.
+                guard work == .active else {
+                    state.withLockedValue { $0.running = false }
+                    return
+                }
+                var failure: (any Error)?
                 do {
-                    if connection.handle == nil { connection.handle = try SQLiteHandle(path: path) }
+                    // The file exists by now (the store made it); never a new one where it was moved away.
+                    if connection.handle == nil { connection.handle = try SQLiteHandle(path: path, creating: false) }
                     _ = try connection.handle?.query("PRAGMA wal_checkpoint(PASSIVE)", keep: false)
                 } catch {
-                    logger.warning("the write-ahead log was not folded into the database", metadata: ["error": "\(error)"])
+                    failure = error
                 }
-                state.withLockedValue { state in
+                let warn = state.withLockedValue { state -> Bool in
                     state.running = false
-                    state.count += 1
+                    defer { state.failing = failure != nil }
+                    if failure == nil { state.count += 1 }
+                    return failure != nil && !state.failing
+                }
+                if warn, let failure {
+                    logger.warning("the write-ahead log was not folded into the database", metadata: ["error": "\(failure)"])
                 }
             }
         }
 
-        /// How many checkpoints ran.
+        /// How many checkpoints completed.
         var count: Int { state.withLockedValue { $0.count } }
 
         /// Returns once no checkpoint runs (polling every millisecond, for at most 10 s).

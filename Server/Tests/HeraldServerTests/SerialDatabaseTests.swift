@@ -145,6 +145,31 @@ struct SerialDatabaseTests {
         }
     }
 
+    @Test("a log that did not start over after a checkpoint beside the commits is folded on the connection itself at twice the length")
+    func checkpointHereWhenTheLogKeepsGrowing() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-serial-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let handle = try SQLiteHandle(path: folder.appendingPathComponent("grown.sqlite").path)
+        defer { handle.close() }
+        try Self.setUp(handle)
+        handle.checkpointPages = 40
+        let blob = SQLiteValue.blob(Array(repeating: 7, count: 3_000))
+        var asked: [SQLiteHandle.CheckpointDue] = []
+        // Nobody folds what is asked beside: the log grows past 40, then past 80 pages.
+        while asked.last != .here {
+            try handle.query("INSERT INTO t (data) VALUES (?1)", [blob])
+            if let due = handle.takeCheckpointDue() { asked.append(due) }
+            #expect(asked.count < 100)
+        }
+        #expect(asked.first == .beside)
+        #expect(handle.logPages == 0, "asked once, until the next commit")
+        handle.checkpointHere()
+        try handle.query("INSERT INTO t (data) VALUES (?1)", [blob])
+        #expect(handle.logPages > 0 && handle.logPages < 40, "the log started over: \(handle.logPages)")
+        #expect(handle.takeCheckpointDue() == nil)
+    }
+
     @Sendable private static func setUp(_ handle: SQLiteHandle) throws {
         try handle.query("PRAGMA journal_mode = WAL", keep: false)
         try handle.query("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, data BLOB)")

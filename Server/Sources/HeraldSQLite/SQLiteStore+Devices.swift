@@ -5,7 +5,8 @@ import HeraldRecords
 /// The devices on SQLite.
 extension SQLiteStore {
     public func registerDevice(_ device: DeviceRegistration, limit: Int, keyDigest: String?) async throws {
-        try await database.transaction { connection in
+        let owners = deviceOwners
+        _ = try await database.transaction { connection -> Set<String> in
             let existing = try connection.query(
                 "SELECT 1 FROM devices WHERE user_id = ?1 AND id = ?2", [.text(device.userID), .text(device.id)])
             if existing.isEmpty {
@@ -20,8 +21,11 @@ extension SQLiteStore {
                 "DELETE FROM devices WHERE platform = ?1 AND token = ?2 AND NOT (user_id = ?3 AND id = ?4) RETURNING user_id, id",
                 [.text(device.platform.rawValue), .text(device.token), .text(device.userID), .text(device.id)]
             )
+            var formerOwners = Set<String>()
             for row in previous {
-                try Self.forgetPushes(userID: row.column("user_id")?.string ?? "", deviceID: row.column("id")?.string ?? "", on: connection)
+                let userID = row.column("user_id")?.string ?? ""
+                try Self.forgetPushes(userID: userID, deviceID: row.column("id")?.string ?? "", on: connection)
+                if userID != device.userID { formerOwners.insert(userID) }
             }
             try connection.query(
                 """
@@ -35,11 +39,16 @@ extension SQLiteStore {
                  .float(Date().timeIntervalSince1970), keyDigest.map { .text($0) } ?? .null,
                  .optionalText(device.keys?.stored)]
             )
+            owners.gained(device.userID)
+            return try formerOwners.filter { try DeviceOwners.hasNone($0, on: connection) }
+        } committed: { leftWithout in
+            owners.lost(leftWithout)
         }
     }
 
     public func removeDevice(id: String, userID: String, webhook: Bool) async throws -> Bool {
-        try await database.transaction { connection in
+        let owners = deviceOwners
+        return try await database.transaction { connection -> (removed: Bool, lastOne: Bool) in
             let rows = try connection.query(
                 "DELETE FROM devices WHERE user_id = ?1 AND id = ?2 RETURNING platform", [.text(userID), .text(id)])
             try Self.forgetPushes(userID: userID, deviceID: id, on: connection)
@@ -47,8 +56,10 @@ extension SQLiteStore {
                 _ = try Self.insertWebhooks(
                     [NewWebhookEvent.deviceRemoved(userID: userID, deviceID: id, platform: platform)], on: connection)
             }
-            return !rows.isEmpty
-        }
+            return (!rows.isEmpty, try DeviceOwners.hasNone(userID, on: connection))
+        } committed: { outcome in
+            if outcome.lastOne { owners.lost([userID]) }
+        }.removed
     }
 
     /// A removed device's pushes go with it.

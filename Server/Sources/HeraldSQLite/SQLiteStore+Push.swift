@@ -6,15 +6,11 @@ import HeraldRecords
 extension SQLiteStore {
     public func pushTargets(_ queries: [PushTargetQuery]) async throws -> [[PushTarget]] {
         guard queries.contains(where: { !$0.candidates.isEmpty }) else { return queries.map { _ in [] } }
-        // Most members of a busy chat have no device: first who in each conversation of the round has one (a short
-        // read, on the decider's own thread when the database is idle), and a member with none is asked nothing more.
-        let conversations = Set(queries.lazy.filter { !$0.candidates.isEmpty }.map(\.conversationID))
-        let owners = try await database.perform(onCallerIfIdle: conversations.count <= Self.conversationsOnCaller) { connection in
-            try Dictionary(uniqueKeysWithValues: conversations.map { ($0, try Self.deviceOwners(in: $0, on: connection)) })
-        }
+        // Most members of a busy chat have no device: only those with one are asked about (``DeviceOwners``), and
+        // a round where none has one asks the database nothing.
         let narrowed = queries.map { query in
             var query = query
-            query.candidates.formIntersection(owners[query.conversationID] ?? [])
+            query.candidates = deviceOwners.among(query.candidates)
             return query
         }
         guard narrowed.contains(where: { !$0.candidates.isEmpty }) else { return queries.map { _ in [] } }
@@ -24,20 +20,6 @@ extension SQLiteStore {
         return try await database.perform { connection in
             try narrowed.map { try Self.pushTargets($0, at: now, on: connection) }
         }
-    }
-
-    /// The most conversations whose device owners are looked up on the decider's own thread.
-    static let conversationsOnCaller = 64
-
-    /// The members of `conversationID` with a registered device.
-    private static func deviceOwners(in conversationID: String, on connection: SQLiteHandle) throws -> Set<String> {
-        let rows = try connection.query(
-            """
-            SELECT me.user_id FROM members me WHERE me.conversation_id = ?1 AND me.removed_seq IS NULL
-              AND EXISTS (SELECT 1 FROM devices d WHERE d.user_id = me.user_id)
-            """,
-            [.text(conversationID)])
-        return Set(rows.compactMap { $0.column("user_id")?.string })
     }
 
     private static func pushTargets(_ query: PushTargetQuery, at now: Date, on connection: SQLiteHandle) throws -> [PushTarget] {

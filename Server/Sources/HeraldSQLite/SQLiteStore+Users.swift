@@ -35,7 +35,7 @@ extension SQLiteStore {
     }
 
     public func eraseUser(_ id: String) async throws -> ErasedUser {
-        try await appending { connection in
+        let erased = try await appending { connection in
             let found = try connection.query("SELECT erased FROM users WHERE id = ?1 AND id <> ''", [.text(id)])
             guard !found.isEmpty else { throw StoreError.userNotFound }
             try connection.query(
@@ -66,6 +66,9 @@ extension SQLiteStore {
             try connection.query("DELETE FROM notification_settings WHERE user_id = ?1", [.text(id)])
             return (entries, ErasedUser(entries: entries))
         }
+        // Their devices went with this commit, and none can be added again (`devices_of_the_living`).
+        deviceOwners.lost([id])
+        return erased
     }
 
     public func unknownUsers(among ids: [String]) async throws -> [String] {

@@ -19,6 +19,8 @@ public final class SQLiteStore: Store {
     package let database: SerialDatabase
     /// The folder holding the database file, whose free space ``health(within:)`` reads; nil in memory.
     package let folder: String?
+    /// Who has a registered device, for the push decider.
+    package let deviceOwners: DeviceOwners
     /// Posts waiting for the next group commit (see SQLiteStore+Entries.swift).
     package let posts = GroupCommitQueue()
     /// Where committed entries go: the node's log, once attached.
@@ -42,16 +44,18 @@ public final class SQLiteStore: Store {
     ) async throws -> SQLiteStore {
         guard path != ":memory:" else {
             let database = try await SerialDatabase.open(path: path, lock: nil, logger: logger)
+            let owners: DeviceOwners
             do {
-                try await database.perform { connection in
+                owners = try await database.perform { connection in
                     try configure(connection, fullSync: fullSync)
                     try SQLiteMigrations.migrate(connection, logger: logger)
+                    return try DeviceOwners.read(on: connection)
                 }
             } catch {
                 try? await database.close(markingClean: false)
                 throw error
             }
-            return SQLiteStore(database: database, folder: nil, clock: clock, syncsEachCommit: fullSync)
+            return SQLiteStore(database: database, deviceOwners: owners, folder: nil, clock: clock, syncsEachCommit: fullSync)
         }
         let lock = try await DatabaseLock.acquire(databasePath: path)
         let walExisted = FileManager.default.fileExists(atPath: path + "-wal")
@@ -66,20 +70,22 @@ public final class SQLiteStore: Store {
         } catch {
             throw StorageError("cannot open the database \(path): \(Self.reason(error))")
         }
+        let owners: DeviceOwners
         do {
-            try await database.perform { connection in
+            owners = try await database.perform { connection in
                 try configure(connection, fullSync: fullSync)
                 try checkIntegrity(connection, path: path)
                 try SQLiteMigrations.migrate(connection, logger: logger)
                 try markInUse(connection, path: path, walExisted: walExisted)
+                return try DeviceOwners.read(on: connection)
             }
         } catch {
             try? await database.close(markingClean: false)
             throw error as? StorageError ?? StorageError("cannot use the database \(path): \(Self.reason(error))")
         }
         return SQLiteStore(
-            database: database, folder: URL(fileURLWithPath: path).deletingLastPathComponent().path, clock: clock,
-            syncsEachCommit: fullSync)
+            database: database, deviceOwners: owners, folder: URL(fileURLWithPath: path).deletingLastPathComponent().path,
+            clock: clock, syncsEachCommit: fullSync)
     }
 
     /// Opens the database at `path` to read only, beside the server that may be serving it (no lock taken, nothing
@@ -89,16 +95,18 @@ public final class SQLiteStore: Store {
     public static func openForReading(path: String, clock: WallClock = WallClock(), logger: Logger) async throws -> SQLiteStore {
         guard FileManager.default.fileExists(atPath: path) else { throw StorageError("there is no database at \(path)") }
         let database: SerialDatabase
+        let owners: DeviceOwners
         do {
             database = try await SerialDatabase.open(path: path, readOnly: true, lock: nil, logger: logger)
-            try await database.perform { connection in
+            owners = try await database.perform { connection in
                 try connection.query("PRAGMA busy_timeout = 5000", keep: false)
                 _ = try connection.query("SELECT count(*) FROM delivery_trail", keep: false)
+                return try DeviceOwners.read(on: connection)
             }
         } catch {
             throw StorageError("cannot read the database \(path): \(Self.reason(error)) (a database from before Herald 0.32 has no delivery trail yet: start the server once)")
         }
-        return SQLiteStore(database: database, folder: nil, clock: clock)
+        return SQLiteStore(database: database, deviceOwners: owners, folder: nil, clock: clock)
     }
 
     /// Creates the database file at `path`, empty and readable by its owner only (0600), when there is none yet:
@@ -185,8 +193,11 @@ public final class SQLiteStore: Store {
         (error as? SQLiteFailure)?.message ?? String(describing: error)
     }
 
-    private init(database: SerialDatabase, folder: String?, clock: WallClock, syncsEachCommit: Bool = false) {
+    private init(
+        database: SerialDatabase, deviceOwners: DeviceOwners, folder: String?, clock: WallClock, syncsEachCommit: Bool = false
+    ) {
         self.database = database
+        self.deviceOwners = deviceOwners
         self.syncsEachCommit = syncsEachCommit
         self.clock = clock
         self.folder = folder

@@ -159,19 +159,23 @@ package final class SerialDatabase: Service {
     package static let shuttingDown = StoreError.closing
 
     /// Runs `work` inside a transaction, rolled back if it throws; `onCallerIfIdle` as for ``perform(onCallerIfIdle:_:)``.
+    /// `committed` gets the result once the commit succeeded, in the same job: before any other job runs.
     package func transaction<T: Sendable>(
-        onCallerIfIdle: Bool = false, _ work: @escaping @Sendable (SQLiteHandle) throws -> T
+        onCallerIfIdle: Bool = false, _ work: @escaping @Sendable (SQLiteHandle) throws -> T,
+        committed: @escaping @Sendable (T) -> Void = { _ in }
     ) async throws -> T {
         try await perform(onCallerIfIdle: onCallerIfIdle) { connection in
             try connection.query("BEGIN IMMEDIATE")
+            let result: T
             do {
-                let result = try work(connection)
+                result = try work(connection)
                 try connection.query("COMMIT")
-                return result
             } catch {
                 _ = try? connection.query("ROLLBACK")
                 throw error
             }
+            committed(result)
+            return result
         }
     }
 

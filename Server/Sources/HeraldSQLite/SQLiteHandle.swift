@@ -1,3 +1,4 @@
+import Foundation
 import CSQLite
 import HeraldRecords
 
@@ -152,8 +153,14 @@ package final class SQLiteHandle {
         }
 
         static func == (lhs: StatementKey, rhs: StatementKey) -> Bool {
-            // Byte for byte, as the hash reads it (String's own == would equate differently normalised text).
-            lhs.sql.utf8.elementsEqual(rhs.sql.utf8)
+            // Byte for byte, as the hash reads it (String's own == would equate differently normalised text), and
+            // with one memcmp: a statement's text is compared whole at each use.
+            var left = lhs.sql, right = rhs.sql
+            return left.withUTF8 { left in
+                right.withUTF8 { right in
+                    left.count == right.count && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+                }
+            }
         }
 
         func hash(into hasher: inout Hasher) {

@@ -30,6 +30,11 @@ public struct ConsumerOutput: Sendable {
         self.reminders = reminders
         self.trail = trail
     }
+
+    /// Whether it writes no row.
+    public var isEmpty: Bool {
+        pushJobs.isEmpty && webhookEvents.isEmpty && reminders.isEmpty && trail.isEmpty
+    }
 }
 
 /// The places of the log's durable consumers, each a row beside the messages, and the one write that moves a place

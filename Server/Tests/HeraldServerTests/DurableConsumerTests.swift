@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 @testable import HeraldRecords
 @testable import HeraldServer
+import HeraldTestSupport
 import Logging
 import NIOConcurrencyHelpers
 import Testing
@@ -132,6 +133,67 @@ struct DurableConsumerTests {
             }
             #expect(seen.withLockedValue { $0 } == entries.compactMap(\.message.seq), "each once, in order, in two rounds")
             #expect(try await store.place(of: .push) == latest)
+        }
+    }
+
+    @Test("rounds that write nothing leave the place unwritten until a round writes, a stop, the seqs' limit or the time's", arguments: kinds)
+    func unwrittenPlace(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let entries = try await messages(9, in: store)
+            let seqs = entries.compactMap(\.message.seq)
+            let start = try await store.place(of: .webhook)
+            let writing = seqs[3]
+            let signal = WakeSignal()
+            /// A consumer of the entries after `start` that makes an event of the entry `writing` only.
+            func consumer(for: Duration = .seconds(3_600), entries limit: Int64 = 1_000) -> DurableConsumer {
+                DurableConsumer(
+                    .webhook, store: store, after: start, isOn: true, interval: .zero, unwrittenFor: `for`,
+                    unwrittenEntries: limit, logger: Logger(label: "test"),
+                    decide: { entries in
+                        defer { signal.notify() }
+                        return ConsumerOutput(webhookEvents: entries.filter { $0.message.seq == writing }.compactMap(NewWebhookEvent.entry))
+                    },
+                    wrote: { _ in })
+            }
+            /// Waits (up to 30 s) until `done`.
+            func until(_ done: () async throws -> Bool) async throws {
+                let deadline = ContinuousClock.now + .seconds(30)
+                while try await !done(), ContinuousClock.now < deadline { await signal.wait(timeout: .milliseconds(50)) }
+                #expect(try await done())
+            }
+
+            let first = consumer()
+            try await withBackground({ await first.run() }) {
+                _ = first.takeAtOnce(Array(entries[0..<3]))
+                try await until { first.decidedThrough.withLockedValue { $0 } == seqs[2] }
+                #expect(try await store.place(of: .webhook) == start, "decided, nothing written, the place as it was")
+                _ = first.takeAtOnce([entries[3]])
+                try await until { try await store.webhookCount() == 1 }
+                #expect(try await store.place(of: .webhook) == writing, "the round that writes moves it over the others")
+                _ = first.takeAtOnce(Array(entries[4..<6]))
+                try await until { first.decidedThrough.withLockedValue { $0 } == seqs[5] }
+                #expect(try await store.place(of: .webhook) == writing)
+            }
+            #expect(try await store.place(of: .webhook) == seqs[5], "written at the stop")
+
+            // Past the seqs' limit (one), a round that writes nothing writes the place.
+            let second = consumer(entries: 1)
+            try await withBackground({ await second.run() }) {
+                _ = second.takeAtOnce([entries[6]])
+                try await until { second.decidedThrough.withLockedValue { $0 } == seqs[6] }
+                #expect(try await store.place(of: .webhook) == seqs[5])
+                _ = second.takeAtOnce([entries[7]])
+                try await until { second.decidedThrough.withLockedValue { $0 } == seqs[7] }
+                #expect(try await store.place(of: .webhook) == seqs[7])
+            }
+
+            // Once its time is up, an idle consumer writes it.
+            let third = consumer(for: .milliseconds(100))
+            try await withBackground({ await third.run() }) {
+                _ = third.takeAtOnce([entries[8]])
+                try await until { try await store.place(of: .webhook) == seqs[8] }
+            }
+            #expect(try await store.webhookCount() == 1)
         }
     }
 

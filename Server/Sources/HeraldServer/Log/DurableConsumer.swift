@@ -16,6 +16,10 @@ import NIOConcurrencyHelpers
 /// is tried again after a second. Rounds start at most every `interval`: a round costs two trips to the database
 /// whatever it decides, so under a stream of posts one round takes the entries of many, while a post after a quiet
 /// spell is decided at once.
+///
+/// A round that writes no row (most, where members have no device) leaves the place as it is, for up to
+/// ``unwrittenFor`` and ``unwrittenEntries``: the next round that writes moves it over both, and so does an idle
+/// consumer once that time is up, and a stop. After a crash, those rounds are decided again: they wrote nothing.
 final class DurableConsumer: LogConsumer, Sendable {
     /// What a round's entries make: the rows written with the new place.
     typealias Decide = @Sendable (_ entries: [IncomingMessage]) async throws -> ConsumerOutput
@@ -33,6 +37,28 @@ final class DurableConsumer: LogConsumer, Sendable {
     static let buffer = 4_096
     /// The most entries one round takes.
     static let roundSize = 256
+    /// How long rounds that wrote nothing may leave the place unwritten, unless told otherwise.
+    static let unwrittenFor = Duration.seconds(1)
+    /// How many seqs rounds that wrote nothing may leave the place behind, unless told otherwise.
+    static let unwrittenEntries: Int64 = 1_000
+
+    /// The place in the database, and how far this consumer decided beyond it with rounds that wrote nothing.
+    private struct Place {
+        /// The place as written.
+        var written: Int64
+        /// The last seq decided (at least ``written``).
+        var decided: Int64
+        /// When ``decided`` got ahead of ``written``.
+        var since: ContinuousClock.Instant
+
+        init(_ place: Int64) {
+            written = place
+            decided = place
+            since = .now
+        }
+
+        var isUnwritten: Bool { decided > written }
+    }
 
     /// Whose place it is.
     let name: DurableConsumerName
@@ -41,6 +67,8 @@ final class DurableConsumer: LogConsumer, Sendable {
     private let interval: Duration
     private let decide: Decide
     private let wrote: @Sendable (Int) -> Void
+    private let unwrittenFor: Duration
+    private let unwrittenEntries: Int64
     private let logger: Logger
     private let pending: NIOLockedValueBox<Pending>
     private let signal = WakeSignal()
@@ -49,7 +77,7 @@ final class DurableConsumer: LogConsumer, Sendable {
     let decidedThrough = NIOLockedValueBox<Int64>(0)
     /// The place as this consumer's last round left it; nil when it must be read (at start, after a failed round,
     /// after another node moved it, after a skip).
-    private let knownPlace = NIOLockedValueBox<Int64?>(nil)
+    private let knownPlace = NIOLockedValueBox<Place?>(nil)
 
     /// The last seq the log handed on (or that was committed before the start): once ``decidedThrough`` reaches
     /// it, whatever the entries up to it make is written.
@@ -57,11 +85,16 @@ final class DurableConsumer: LogConsumer, Sendable {
 
     /// The consumer `name`, of the entries after `delivered` (what the log delivered before it was added). When it
     /// is not `isOn`, it holds nothing and decides nothing: ``skipToEnd(stopping:)`` keeps its place at the log's
-    /// end. `wrote` is told how many rows each round wrote.
+    /// end. `wrote` is told how many rows each round wrote. Rounds that write nothing leave the place unwritten for
+    /// up to `unwrittenFor` and `unwrittenEntries` seqs.
     init(
         _ name: DurableConsumerName, store: any ConsumerPlaces & EntryStore, after delivered: Int64, isOn: Bool,
-        interval: Duration, logger: Logger, decide: @escaping Decide, wrote: @escaping @Sendable (Int) -> Void
+        interval: Duration, unwrittenFor: Duration = DurableConsumer.unwrittenFor,
+        unwrittenEntries: Int64 = DurableConsumer.unwrittenEntries, logger: Logger, decide: @escaping Decide,
+        wrote: @escaping @Sendable (Int) -> Void
     ) {
+        self.unwrittenFor = unwrittenFor
+        self.unwrittenEntries = unwrittenEntries
         self.name = name
         self.store = store
         self.isOn = isOn
@@ -104,7 +137,17 @@ final class DurableConsumer: LogConsumer, Sendable {
             // costs one timer, not a wait as well.
             let next = started + interval
             if ContinuousClock.now < next { try? await Task.sleep(until: next) }
-            await signal.wait(timeout: caughtUp ? .seconds(60) : .seconds(1))
+            let unwritten = knownPlace.withLockedValue { $0?.isUnwritten ?? false }
+            await signal.wait(timeout: unwritten ? unwrittenFor : caughtUp ? .seconds(60) : .seconds(1))
+        }
+        // The rounds since the place was last written, within the limit of a stop.
+        guard let known = knownPlace.withLockedValue({ $0 }), known.isUnwritten else { return }
+        do {
+            try await withinLimit(lastWriteLimit) { [store, name] in
+                _ = try await store.advance(name, from: known.written, to: known.decided, writing: ConsumerOutput())
+            }
+        } catch {
+            logger.warning("\(name.rawValue): the place in the log could not be moved", metadata: ["error": "\(error)"])
         }
     }
 
@@ -149,13 +192,14 @@ final class DurableConsumer: LogConsumer, Sendable {
     private func round() async throws -> Int64? {
         // The place this consumer last wrote, else the database's: only a round's own compare-and-set moves it while
         // the consumer runs, and when another node's did, this round's fails and the next reads it again.
-        let place: Int64
-        if let known = knownPlace.withLockedValue({ $0 }) {
-            place = known
+        let known: Place
+        if let place = knownPlace.withLockedValue({ $0 }) {
+            known = place
         } else {
-            place = try await store.place(of: name)
+            known = Place(try await store.place(of: name))
         }
         knownPlace.withLockedValue { $0 = nil }
+        let place = known.decided
         decidedThrough.withLockedValue { $0 = max($0, place) }
         let (held, readUpTo) = pending.withLockedValue { pending -> ([IncomingMessage], Int64) in
             while let first = pending.entries.first, (first.message.seq ?? 0) <= place { pending.entries.removeFirst() }
@@ -169,15 +213,31 @@ final class DurableConsumer: LogConsumer, Sendable {
             entries = try await store.entries(after: place, through: upper, limit: Self.roundSize)
             through = entries.count == Self.roundSize ? (entries.last?.message.seq ?? upper) : upper
         }
+        let now = ContinuousClock.now
         guard through > place else {
-            knownPlace.withLockedValue { $0 = place }
+            // Nothing new: rounds that wrote nothing are written once their time is up.
+            if known.isUnwritten, now - known.since >= unwrittenFor {
+                guard try await store.advance(name, from: known.written, to: known.decided, writing: ConsumerOutput()) != nil
+                else { return nil }  // Another node's round moved it: read again.
+                knownPlace.withLockedValue { $0 = Place(known.decided) }
+            } else {
+                knownPlace.withLockedValue { $0 = known }
+            }
             return nil
         }
         let output = try await decide(entries)
-        guard let written = try await store.advance(name, from: place, to: through, writing: output) else {
+        if output.isEmpty, through - known.written <= unwrittenEntries, !known.isUnwritten || now - known.since < unwrittenFor {
+            var unwritten = known
+            if !known.isUnwritten { unwritten.since = now }
+            unwritten.decided = through
+            knownPlace.withLockedValue { $0 = unwritten }
+            decidedThrough.withLockedValue { $0 = max($0, through) }
+            return through
+        }
+        guard let written = try await store.advance(name, from: known.written, to: through, writing: output) else {
             return place  // Another node's round moved it: this one again, from there.
         }
-        knownPlace.withLockedValue { $0 = through }
+        knownPlace.withLockedValue { $0 = Place(through) }
         decidedThrough.withLockedValue { $0 = max($0, through) }
         if written > 0 { wrote(written) }
         return through

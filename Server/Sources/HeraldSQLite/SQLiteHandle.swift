@@ -1,4 +1,3 @@
-import Foundation
 import CSQLite
 import HeraldRecords
 
@@ -25,7 +24,7 @@ package final class SQLiteHandle {
 
     /// Prepared statements by their SQL. Herald's statements are a fixed set (lists of values come in a few sizes,
     /// see ``padded(_:width:)``), so this stays small; it is emptied if it ever reaches ``statementLimit``.
-    private var statements: [StatementKey: Prepared] = [:]
+    private var statements: [ExactText: Prepared] = [:]
     package static let statementLimit = 128
 
     /// Opens (creating if needed) the database at `path`, or a private in-memory one for `:memory:`; with
@@ -141,38 +140,6 @@ package final class SQLiteHandle {
         handle = nil
     }
 
-    /// A statement's SQL as the key it is kept by: equal when the SQL is, hashed by its length and its first and last
-    /// 32 bytes only. Herald's statements are a few hundred bytes each and looked up at every use: hashing all of
-    /// each was a fiftieth of a delivery's instructions, and SQL of the same length with the same ends is rare (and
-    /// still told apart by the comparison).
-    private struct StatementKey: Hashable {
-        let sql: String
-
-        init(_ sql: String) {
-            self.sql = sql
-        }
-
-        static func == (lhs: StatementKey, rhs: StatementKey) -> Bool {
-            // Byte for byte, as the hash reads it (String's own == would equate differently normalised text), and
-            // with one memcmp: a statement's text is compared whole at each use.
-            var left = lhs.sql, right = rhs.sql
-            return left.withUTF8 { left in
-                right.withUTF8 { right in
-                    left.count == right.count && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
-                }
-            }
-        }
-
-        func hash(into hasher: inout Hasher) {
-            var sql = sql
-            sql.withUTF8 { bytes in
-                hasher.combine(bytes.count)
-                hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.prefix(32))))
-                hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.suffix(32))))
-            }
-        }
-    }
-
     /// How many prepared statements are kept.
     package var preparedCount: Int { statements.count }
 
@@ -198,13 +165,13 @@ package final class SQLiteHandle {
     }
 
     private func prepared(_ sql: String, on handle: OpaquePointer) throws -> Prepared {
-        if let statement = statements[StatementKey(sql)] { return statement }
+        if let statement = statements[ExactText(sql)] { return statement }
         if statements.count >= Self.statementLimit {
             for statement in statements.values { sqlite3_finalize(statement.pointer) }
             statements = [:]
         }
         let statement = try prepare(sql, on: handle, flags: UInt32(SQLITE_PREPARE_PERSISTENT))
-        statements[StatementKey(sql)] = statement
+        statements[ExactText(sql)] = statement
         return statement
     }
 

@@ -197,6 +197,43 @@ struct DurableConsumerTests {
         }
     }
 
+    @Test("a node whose unwritten rounds another node's write overtook decides them again from the new place", arguments: kinds)
+    func unwrittenPlaceOvertaken(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let entries = try await messages(4, in: store)
+            let seqs = entries.compactMap(\.message.seq)
+            let start = try await store.place(of: .webhook)
+            let rounds = NIOLockedValueBox<[[Int64]]>([])
+            let signal = WakeSignal()
+            let consumer = DurableConsumer(
+                .webhook, store: store, after: start, isOn: true, interval: .zero, unwrittenFor: .seconds(3_600),
+                logger: Logger(label: "test"),
+                decide: { entries in
+                    defer { signal.notify() }
+                    rounds.withLockedValue { $0.append(entries.compactMap(\.message.seq)) }
+                    return ConsumerOutput(webhookEvents: entries.filter { $0.message.seq == seqs[3] }.compactMap(NewWebhookEvent.entry))
+                },
+                wrote: { _ in })
+            func until(_ done: () async throws -> Bool) async throws {
+                let deadline = ContinuousClock.now + .seconds(30)
+                while try await !done(), ContinuousClock.now < deadline { await signal.wait(timeout: .milliseconds(50)) }
+                #expect(try await done())
+            }
+            try await withBackground({ await consumer.run() }) {
+                _ = consumer.takeAtOnce(Array(entries[0..<3]))
+                try await until { consumer.decidedThrough.withLockedValue { $0 } == seqs[2] }
+                #expect(try await store.place(of: .webhook) == start)
+                // Another node decided up to the second entry (writing nothing) and wrote its place.
+                #expect(try await store.advance(.webhook, from: start, to: seqs[1], writing: ConsumerOutput()) == 0)
+                rounds.withLockedValue { $0 = [] }
+                _ = consumer.takeAtOnce([entries[3]])
+                try await until { try await store.place(of: .webhook) == seqs[3] }
+            }
+            #expect(rounds.withLockedValue { $0 } == [[seqs[3]], [seqs[2]], [seqs[3]]], "lost, then from the new place")
+            #expect(try await store.webhookCount() == 1)
+        }
+    }
+
     @Test("a consumer that is off holds nothing, and moves its place to the log's end")
     func off() async throws {
         try await StoreKind.sqlite.withStore { store in

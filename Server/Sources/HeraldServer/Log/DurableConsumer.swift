@@ -17,9 +17,10 @@ import NIOConcurrencyHelpers
 /// whatever it decides, so under a stream of posts one round takes the entries of many, while a post after a quiet
 /// spell is decided at once.
 ///
-/// A round that writes no row (most, where members have no device) leaves the place as it is, for up to
+/// A round that writes no row (most, where members have no device) may leave the place as it is, for up to
 /// ``unwrittenFor`` and ``unwrittenEntries``: the next round that writes moves it over both, and so does an idle
-/// consumer once that time is up, and a stop. After a crash, those rounds are decided again: they wrote nothing.
+/// consumer once that time is up, and a stop. After a crash those rounds are decided again, and they wrote nothing
+/// (unless what they read changed meanwhile: a device registered since then is pushed what they would have pushed it).
 final class DurableConsumer: LogConsumer, Sendable {
     /// What a round's entries make: the rows written with the new place.
     typealias Decide = @Sendable (_ entries: [IncomingMessage]) async throws -> ConsumerOutput
@@ -140,15 +141,18 @@ final class DurableConsumer: LogConsumer, Sendable {
             let unwritten = knownPlace.withLockedValue { $0?.isUnwritten ?? false }
             await signal.wait(timeout: unwritten ? unwrittenFor : caughtUp ? .seconds(60) : .seconds(1))
         }
-        // The rounds since the place was last written, within the limit of a stop.
+        // The rounds since the place was last written, within the limit of a stop: in an unstructured task, as this
+        // one is cancelled (which a query on PostgreSQL would answer by not running); awaited here.
         guard let known = knownPlace.withLockedValue({ $0 }), known.isUnwritten else { return }
-        do {
-            try await withinLimit(lastWriteLimit) { [store, name] in
-                _ = try await store.advance(name, from: known.written, to: known.decided, writing: ConsumerOutput())
+        await Task { [store, name, logger] in
+            do {
+                try await withinLimit(lastWriteLimit) {
+                    _ = try await store.advance(name, from: known.written, to: known.decided, writing: ConsumerOutput())
+                }
+            } catch {
+                logger.warning("\(name.rawValue): the place in the log could not be moved", metadata: ["error": "\(error)"])
             }
-        } catch {
-            logger.warning("\(name.rawValue): the place in the log could not be moved", metadata: ["error": "\(error)"])
-        }
+        }.value
     }
 
     /// Moves the place to the log's end, deciding nothing: for a consumer that is off, at start and at stop, so
@@ -191,14 +195,15 @@ final class DurableConsumer: LogConsumer, Sendable {
     /// when there was nothing after the place.
     private func round() async throws -> Int64? {
         // The place this consumer last wrote, else the database's: only a round's own compare-and-set moves it while
-        // the consumer runs, and when another node's did, this round's fails and the next reads it again.
+        // the consumer runs, and when another node's did, this round's fails and the next reads it again. A round
+        // that fails (its write may have been committed or not) keeps it: the next write is compared with it.
         let known: Place
         if let place = knownPlace.withLockedValue({ $0 }) {
             known = place
         } else {
             known = Place(try await store.place(of: name))
+            knownPlace.withLockedValue { $0 = known }
         }
-        knownPlace.withLockedValue { $0 = nil }
         let place = known.decided
         decidedThrough.withLockedValue { $0 = max($0, place) }
         let (held, readUpTo) = pending.withLockedValue { pending -> ([IncomingMessage], Int64) in
@@ -218,10 +223,11 @@ final class DurableConsumer: LogConsumer, Sendable {
             // Nothing new: rounds that wrote nothing are written once their time is up.
             if known.isUnwritten, now - known.since >= unwrittenFor {
                 guard try await store.advance(name, from: known.written, to: known.decided, writing: ConsumerOutput()) != nil
-                else { return nil }  // Another node's round moved it: read again.
+                else {
+                    lostPlace(known)
+                    return nil
+                }
                 knownPlace.withLockedValue { $0 = Place(known.decided) }
-            } else {
-                knownPlace.withLockedValue { $0 = known }
             }
             return nil
         }
@@ -235,11 +241,19 @@ final class DurableConsumer: LogConsumer, Sendable {
             return through
         }
         guard let written = try await store.advance(name, from: known.written, to: through, writing: output) else {
+            lostPlace(known)
             return place  // Another node's round moved it: this one again, from there.
         }
         knownPlace.withLockedValue { $0 = Place(through) }
         decidedThrough.withLockedValue { $0 = max($0, through) }
         if written > 0 { wrote(written) }
         return through
+    }
+
+    /// Another node's round moved the place from `known.written`: the next round reads it, and reads from the
+    /// database what this one decided beyond it without writing (let go from memory), to decide it again from there.
+    private func lostPlace(_ known: Place) {
+        knownPlace.withLockedValue { $0 = nil }
+        pending.withLockedValue { $0.readUpTo = max($0.readUpTo, known.decided) }
     }
 }

@@ -53,7 +53,9 @@ final class WebhookDispatcher: Service, Sendable {
         let sender = sender
         feed = DurableConsumer(
             .webhook, store: store, after: log.delivered, isOn: settings.isOn, interval: .milliseconds(20),
-            logger: logger,
+            // Every round writes its place: events queued beside the feed (a read, a removed device) are sent once
+            // the place reaches them.
+            unwrittenEntries: 0, logger: logger,
             decide: { entries in
                 ConsumerOutput(
                     webhookEvents: entries.compactMap(NewWebhookEvent.entry).filter { settings.events.contains($0.type) },

@@ -136,6 +136,13 @@ struct DurableConsumerTests {
         }
     }
 
+    /// Waits (up to 30 s, looking again at each of `signal`'s notifications, or every 50 ms) until `done`.
+    private static func until(_ signal: WakeSignal, _ done: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await !done(), ContinuousClock.now < deadline { await signal.wait(timeout: .milliseconds(50)) }
+        #expect(try await done())
+    }
+
     @Test("rounds that write nothing leave the place unwritten until a round writes, a stop, the seqs' limit or the time's", arguments: kinds)
     func unwrittenPlace(kind: StoreKind) async throws {
         try await kind.withStore { store in
@@ -155,23 +162,17 @@ struct DurableConsumerTests {
                     },
                     wrote: { _ in })
             }
-            /// Waits (up to 30 s) until `done`.
-            func until(_ done: () async throws -> Bool) async throws {
-                let deadline = ContinuousClock.now + .seconds(30)
-                while try await !done(), ContinuousClock.now < deadline { await signal.wait(timeout: .milliseconds(50)) }
-                #expect(try await done())
-            }
 
             let first = consumer()
             try await withBackground({ await first.run() }) {
                 _ = first.takeAtOnce(Array(entries[0..<3]))
-                try await until { first.decidedThrough.withLockedValue { $0 } == seqs[2] }
+                try await Self.until(signal) { first.decidedThrough.withLockedValue { $0 } == seqs[2] }
                 #expect(try await store.place(of: .webhook) == start, "decided, nothing written, the place as it was")
                 _ = first.takeAtOnce([entries[3]])
-                try await until { try await store.webhookCount() == 1 }
+                try await Self.until(signal) { try await store.webhookCount() == 1 }
                 #expect(try await store.place(of: .webhook) == writing, "the round that writes moves it over the others")
                 _ = first.takeAtOnce(Array(entries[4..<6]))
-                try await until { first.decidedThrough.withLockedValue { $0 } == seqs[5] }
+                try await Self.until(signal) { first.decidedThrough.withLockedValue { $0 } == seqs[5] }
                 #expect(try await store.place(of: .webhook) == writing)
             }
             #expect(try await store.place(of: .webhook) == seqs[5], "written at the stop")
@@ -180,10 +181,10 @@ struct DurableConsumerTests {
             let second = consumer(entries: 1)
             try await withBackground({ await second.run() }) {
                 _ = second.takeAtOnce([entries[6]])
-                try await until { second.decidedThrough.withLockedValue { $0 } == seqs[6] }
+                try await Self.until(signal) { second.decidedThrough.withLockedValue { $0 } == seqs[6] }
                 #expect(try await store.place(of: .webhook) == seqs[5])
                 _ = second.takeAtOnce([entries[7]])
-                try await until { second.decidedThrough.withLockedValue { $0 } == seqs[7] }
+                try await Self.until(signal) { second.decidedThrough.withLockedValue { $0 } == seqs[7] }
                 #expect(try await store.place(of: .webhook) == seqs[7])
             }
 
@@ -191,7 +192,7 @@ struct DurableConsumerTests {
             let third = consumer(for: .milliseconds(100))
             try await withBackground({ await third.run() }) {
                 _ = third.takeAtOnce([entries[8]])
-                try await until { try await store.place(of: .webhook) == seqs[8] }
+                try await Self.until(signal) { try await store.place(of: .webhook) == seqs[8] }
             }
             #expect(try await store.webhookCount() == 1)
         }
@@ -214,20 +215,15 @@ struct DurableConsumerTests {
                     return ConsumerOutput(webhookEvents: entries.filter { $0.message.seq == seqs[3] }.compactMap(NewWebhookEvent.entry))
                 },
                 wrote: { _ in })
-            func until(_ done: () async throws -> Bool) async throws {
-                let deadline = ContinuousClock.now + .seconds(30)
-                while try await !done(), ContinuousClock.now < deadline { await signal.wait(timeout: .milliseconds(50)) }
-                #expect(try await done())
-            }
             try await withBackground({ await consumer.run() }) {
                 _ = consumer.takeAtOnce(Array(entries[0..<3]))
-                try await until { consumer.decidedThrough.withLockedValue { $0 } == seqs[2] }
+                try await Self.until(signal) { consumer.decidedThrough.withLockedValue { $0 } == seqs[2] }
                 #expect(try await store.place(of: .webhook) == start)
                 // Another node decided up to the second entry (writing nothing) and wrote its place.
                 #expect(try await store.advance(.webhook, from: start, to: seqs[1], writing: ConsumerOutput()) == 0)
                 rounds.withLockedValue { $0 = [] }
                 _ = consumer.takeAtOnce([entries[3]])
-                try await until { try await store.place(of: .webhook) == seqs[3] }
+                try await Self.until(signal) { try await store.place(of: .webhook) == seqs[3] }
             }
             #expect(rounds.withLockedValue { $0 } == [[seqs[3]], [seqs[2]], [seqs[3]]], "lost, then from the new place")
             #expect(try await store.webhookCount() == 1)

@@ -5,7 +5,6 @@ import HeraldRecords
 
 extension SQLiteStore {
     public func pushTargets(_ queries: [PushTargetQuery]) async throws -> [[PushTarget]] {
-        guard queries.contains(where: { !$0.candidates.isEmpty }) else { return queries.map { _ in [] } }
         // Most members of a busy chat have no device: only those with one are asked about (``DeviceOwners``), and
         // a round where none has one asks the database nothing.
         let narrowed = queries.map { query in

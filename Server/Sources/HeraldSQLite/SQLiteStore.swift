@@ -164,25 +164,15 @@ public final class SQLiteStore: Store {
         _ work: @escaping @Sendable (SQLiteHandle) throws -> (entries: [IncomingMessage], result: T)
     ) async throws -> T {
         let commits = commits
-        let (committed, result) = try await database.perform { connection -> (Int64?, T) in
-            try connection.query("BEGIN IMMEDIATE")
-            let outcome: (entries: [IncomingMessage], result: T)
-            do {
-                outcome = try work(connection)
-                try connection.query("COMMIT")
-            } catch {
-                _ = try? connection.query("ROLLBACK")
-                throw error
-            }
+        let outcome = try await database.transaction(work) { outcome in
             let seqs = outcome.entries.compactMap(\.message.seq)
-            guard let first = seqs.min(), let last = seqs.max() else { return (nil, outcome.result) }
+            guard let first = seqs.min(), let last = seqs.max() else { return }
             commits.committed(first...last, entries: outcome.entries, waiters: [])
-            return (last, outcome.result)
         }
-        // Handed to the log above, on this thread: the log delivers it unless its consumers wait for a read of the
-        // database (see ``GroupCommitQueue/add(_:schedule:)``).
-        if let committed { await commits.delivery(of: committed) }
-        return result
+        // Handed to the log once committed, on the database's thread: the log delivers it unless its consumers wait
+        // for a read of the database (see ``GroupCommitQueue/add(_:schedule:)``).
+        if let last = outcome.entries.compactMap(\.message.seq).max() { await commits.delivery(of: last) }
+        return outcome.result
     }
 
     public func attach(_ sink: any CommitSink) {

@@ -76,8 +76,8 @@ final class DurableConsumer: LogConsumer, Sendable {
     /// How far the place was decided, by a round of this node or (with several nodes) another's, as this node last
     /// saw it (0 before its first round): what tests wait for before changing what a decision reads when it is made.
     let decidedThrough = NIOLockedValueBox<Int64>(0)
-    /// The place as this consumer's last round left it; nil when it must be read (at start, after a failed round,
-    /// after another node moved it, after a skip).
+    /// The place as this consumer's last round left it; nil when it must be read (at start, after another node
+    /// moved it, after a skip). A failed round leaves it as it was.
     private let knownPlace = NIOLockedValueBox<Place?>(nil)
 
     /// The last seq the log handed on (or that was committed before the start): once ``decidedThrough`` reaches
@@ -144,11 +144,9 @@ final class DurableConsumer: LogConsumer, Sendable {
         // The rounds since the place was last written, within the limit of a stop: in an unstructured task, as this
         // one is cancelled (which a query on PostgreSQL would answer by not running); awaited here.
         guard let known = knownPlace.withLockedValue({ $0 }), known.isUnwritten else { return }
-        await Task { [store, name, logger] in
+        await Task { [name, logger] in
             do {
-                try await withinLimit(lastWriteLimit) {
-                    _ = try await store.advance(name, from: known.written, to: known.decided, writing: ConsumerOutput())
-                }
+                try await withinLimit(lastWriteLimit) { _ = try await self.writeUnwritten(known) }
             } catch {
                 logger.warning("\(name.rawValue): the place in the log could not be moved", metadata: ["error": "\(error)"])
             }
@@ -222,8 +220,7 @@ final class DurableConsumer: LogConsumer, Sendable {
         guard through > place else {
             // Nothing new: rounds that wrote nothing are written once their time is up.
             if known.isUnwritten, now - known.since >= unwrittenFor {
-                guard try await store.advance(name, from: known.written, to: known.decided, writing: ConsumerOutput()) != nil
-                else {
+                guard try await writeUnwritten(known) else {
                     lostPlace(known)
                     return nil
                 }
@@ -248,6 +245,11 @@ final class DurableConsumer: LogConsumer, Sendable {
         decidedThrough.withLockedValue { $0 = max($0, through) }
         if written > 0 { wrote(written) }
         return through
+    }
+
+    /// Writes the place rounds that wrote nothing left at `known.decided`: false when another node's round moved it.
+    private func writeUnwritten(_ known: Place) async throws -> Bool {
+        try await store.advance(name, from: known.written, to: known.decided, writing: ConsumerOutput()) != nil
     }
 
     /// Another node's round moved the place from `known.written`: the next round reads it, and reads from the

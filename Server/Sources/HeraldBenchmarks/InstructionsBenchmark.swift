@@ -8,8 +8,9 @@ import Logging
 /// streams in groups of `groupSize`. The posts go one at a time, each from the next member of the next group, and
 /// the next goes only once every member received the last (and, for Herald, its sender had the `ack`): so each post
 /// takes the same path through the server every time, with nothing batched by chance. The server's counters are
-/// zeroed once every client is connected and dumped after the last post (`callgrind_control`), so the figure is the
-/// posts' work alone. Herald's clients do not confirm what they receive (confirmations go at most once a second:
+/// zeroed once every client is connected and `warmUp` posts went, and dumped after the last post (`callgrind_control`),
+/// so the figure is the posts' work alone, in a steady state: a path's first run costs more (Swift's runtime resolves
+/// generic types the first time a call site needs them, tens of thousands of instructions each; caches fill). Herald's clients do not confirm what they receive (confirmations go at most once a second:
 /// their number would follow the clock), and its streams are pinged once an hour.
 public enum InstructionsBenchmark {
     /// The shape of a run.
@@ -20,8 +21,10 @@ public enum InstructionsBenchmark {
         public var groupSize = 10
         /// Messages posted, one at a time.
         public var posts = 200
+        /// Posts before the counting starts, each from the next member of the next group as the counted ones.
+        public var warmUp = 10
 
-        /// The issue's shape: 100 streams in groups of ten, 200 posts.
+        /// The issue's shape: 100 streams in groups of ten, 200 posts, after ten not counted.
         public init() {}
     }
 
@@ -63,7 +66,7 @@ public enum InstructionsBenchmark {
         public var text: String {
             """
             instructions (\(target)): \(options.clients) streams in groups of \(options.groupSize), \(options.posts) posts \
-            one at a time, \(deliveries) deliveries
+            one at a time (after \(options.warmUp) not counted), \(deliveries) deliveries
               instructions: \(Self.grouped(instructions))
               per delivery: \(Self.grouped(Int(perDelivery.rounded())))
               per post: \(Self.grouped(Int(perPost.rounded())))
@@ -132,12 +135,13 @@ public enum InstructionsBenchmark {
             let connections = try await FanOutClient.connectAll(
                 clients, groups: groups, in: &tasks, logger: logger, onAck: { arrivalSink.yield() }
             ) { _ in arrivalSink.yield() }
-            try await callgrind(["--zero"], pid: pid)
             var arrived = 0, expected = 0
             var waiting = arrivals.makeAsyncIterator()
-            for post in 0..<options.posts {
-                let group = groups[post % groups.count]
-                let sender = group.members[(post / groups.count) % group.members.count]
+            // Post `post` (a warm-up post when negative) and wait for its deliveries.
+            func post(_ post: Int) async throws {
+                let turn = post + options.warmUp
+                let group = groups[turn % groups.count]
+                let sender = group.members[(turn / groups.count) % group.members.count]
                 guard let connection = connections[sender] else { throw BenchmarkError("client \(sender) is not connected") }
                 expected += group.members.count + (acks ? 1 : 0)
                 // Bounded: a post whose deliveries do not all come within a minute ends the run.
@@ -145,16 +149,19 @@ public enum InstructionsBenchmark {
                     try await Task.sleep(for: .seconds(60))
                     arrivalSink.finish()
                 }
-                try await connection.publish(id: "i\(post)", text: "t=\(post);")
+                try await connection.publish(id: "i\(turn)", text: "t=\(turn);")
                 while arrived < expected, await waiting.next() != nil { arrived += 1 }
                 watchdog.cancel()
                 guard arrived == expected else {
                     throw BenchmarkError("post \(post): \(arrived) of \(expected) deliveries and answers within a minute")
                 }
             }
+            for warmUp in -options.warmUp..<0 { try await post(warmUp) }
+            try await callgrind(["--zero"], pid: pid)
+            for index in 0..<options.posts { try await post(index) }
             try await callgrind(["--dump=posts"], pid: pid)
             tasks.cancelAll()
-            return (0..<options.posts).reduce(0) { $0 + groups[$1 % groups.count].members.count }
+            return (0..<options.posts).reduce(0) { $0 + groups[($1 + options.warmUp) % groups.count].members.count }
         }
     }
 

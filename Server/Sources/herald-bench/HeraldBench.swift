@@ -175,6 +175,9 @@ struct HeraldBench: AsyncParsableCommand {
         @Option(help: "Messages posted, one at a time.")
         var posts = 200
 
+        @Option(help: "Posts before the counting starts, so that each path's first run (Swift's runtime resolving types, caches filling) is not counted.")
+        var warmUp = 10
+
         @Option(help: "The valgrind program.")
         var valgrind = "valgrind"
 
@@ -200,6 +203,7 @@ struct HeraldBench: AsyncParsableCommand {
 
         func validate() throws {
             guard clients > 0, groupSize > 0, posts > 0 else { throw ValidationError("every number must be positive") }
+            guard warmUp >= 0 else { throw ValidationError("--warm-up cannot be negative") }
             let mosquitto = [mosquittoPort != nil, mosquittoPid != nil, mosquittoOut != nil]
             guard mosquitto.allSatisfy({ $0 }) || mosquitto.allSatisfy({ !$0 }) else {
                 throw ValidationError("--mosquitto-port, --mosquitto-pid and --mosquitto-out go together")
@@ -213,6 +217,7 @@ struct HeraldBench: AsyncParsableCommand {
             options.clients = clients
             options.groupSize = groupSize
             options.posts = posts
+            options.warmUp = warmUp
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-instructions-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: folder) }

@@ -1,5 +1,6 @@
 import CSQLite
 import HeraldRecords
+import NIOConcurrencyHelpers
 
 /// One SQLite connection, used by one thread at a time (whoever holds the ``SerialDatabase``'s connection), with its
 /// prepared statements kept and reused.
@@ -156,13 +157,29 @@ package final class SQLiteHandle {
     package static func padded(_ rows: [[SQLiteValue]], width: Int = 1) -> (placeholders: String, binds: [SQLiteValue]) {
         var count = 1
         while count < rows.count { count *= 2 }
-        let placeholders = (0..<count).map { row in
+        let binds = rows.flatMap { $0 } + repeatElement(.null, count: (count - rows.count) * width)
+        return (placeholders(rows: count, width: width), binds)
+    }
+
+    /// The placeholders of `rows` rows of `width`, written once per shape: a group commit asks for them every time.
+    private static func placeholders(rows: Int, width: Int) -> String {
+        let shape = Shape(rows: rows, width: width)
+        if let known = writtenPlaceholders.withLockedValue({ $0[shape] }) { return known }
+        let written = (0..<rows).map { row in
             let values = (1...width).map { "?\(row * width + $0)" }.joined(separator: ", ")
             return width == 1 ? values : "(\(values))"
-        }
-        let binds = rows.flatMap { $0 } + repeatElement(.null, count: (count - rows.count) * width)
-        return (placeholders.joined(separator: ", "), binds)
+        }.joined(separator: ", ")
+        writtenPlaceholders.withLockedValue { $0[shape] = written }
+        return written
     }
+
+    private struct Shape: Hashable {
+        var rows: Int
+        var width: Int
+    }
+
+    /// Few: rows are powers of two, up to a statement's limit of variables.
+    private static let writtenPlaceholders = NIOLockedValueBox<[Shape: String]>([:])
 
     private func prepared(_ sql: String, on handle: OpaquePointer) throws -> Prepared {
         if let statement = statements[ExactText(sql)] { return statement }

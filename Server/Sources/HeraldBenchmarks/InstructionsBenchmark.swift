@@ -5,13 +5,14 @@ import Logging
 /// same binary however busy the machine is, where CPU time moves by a third.
 ///
 /// A server (Herald, started here under callgrind; or a Mosquitto broker the caller started under it) has `clients`
-/// streams in groups of `groupSize`. The posts go one at a time, each from the next member of the next group, and
-/// the next goes only once every member received the last (and, for Herald, its sender had the `ack`): so each post
-/// takes the same path through the server every time, with nothing batched by chance. The server's counters are
-/// zeroed once every client is connected and `warmUp` posts went, and dumped after the last post (`callgrind_control`),
-/// so the figure is the posts' work alone, in a steady state: a path's first run costs more (Swift's runtime resolves
-/// generic types the first time a call site needs them, tens of thousands of instructions each; caches fill). Herald's clients do not confirm what they receive (confirmations go at most once a second:
-/// their number would follow the clock), and its streams are pinged once an hour.
+/// streams in groups of `groupSize`. The posts go one at a time, each from the next member of the next group, and the
+/// next goes only once every member received the last (and, for Herald, its sender had the `ack`): so each post takes
+/// the same path through the server every time, with nothing batched by chance. The server's counters are zeroed once
+/// every client is connected and `warmUp` posts went, and dumped after the last post (`callgrind_control`), so the
+/// figure is the posts' work alone, in a steady state: a path's first run costs more (Swift's runtime resolves generic
+/// types the first time a call site needs them, tens of thousands of instructions each; caches fill). Herald's clients
+/// do not confirm what they receive (confirmations go at most once a second: their number would follow the clock), and
+/// its streams are pinged once an hour.
 public enum InstructionsBenchmark {
     /// The shape of a run.
     public struct Options: Sendable {
@@ -137,9 +138,9 @@ public enum InstructionsBenchmark {
             ) { _ in arrivalSink.yield() }
             var arrived = 0, expected = 0
             var waiting = arrivals.makeAsyncIterator()
-            // Post `post` (a warm-up post when negative) and wait for its deliveries.
-            func post(_ post: Int) async throws {
-                let turn = post + options.warmUp
+            // Posts the `index`th message (a warm-up one when negative) and waits for its deliveries.
+            func post(_ index: Int) async throws {
+                let turn = index + options.warmUp
                 let group = groups[turn % groups.count]
                 let sender = group.members[(turn / groups.count) % group.members.count]
                 guard let connection = connections[sender] else { throw BenchmarkError("client \(sender) is not connected") }
@@ -153,7 +154,7 @@ public enum InstructionsBenchmark {
                 while arrived < expected, await waiting.next() != nil { arrived += 1 }
                 watchdog.cancel()
                 guard arrived == expected else {
-                    throw BenchmarkError("post \(post): \(arrived) of \(expected) deliveries and answers within a minute")
+                    throw BenchmarkError("post \(index): \(arrived) of \(expected) deliveries and answers within a minute")
                 }
             }
             for warmUp in -options.warmUp..<0 { try await post(warmUp) }

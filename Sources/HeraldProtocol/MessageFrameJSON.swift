@@ -175,9 +175,26 @@ private struct JSONText {
         bytes.append(UInt8(ascii: "Z"))
     }
 
+    /// `value` in decimal, zero-padded to `width` digits, appended digit by digit (no string made: a frame's time
+    /// takes seven of these).
     private mutating func digits(_ value: Int64, _ width: Int) {
-        var text = Array(String(value).utf8)
-        while text.count < width { text.insert(UInt8(ascii: "0"), at: 0) }
-        bytes.append(contentsOf: text)
+        guard value >= 0 else {
+            var text = Array(String(value).utf8)
+            while text.count < width { text.insert(UInt8(ascii: "0"), at: 0) }
+            bytes.append(contentsOf: text)
+            return
+        }
+        var count = 1, divisor: Int64 = 1
+        while value / divisor >= 10 {
+            divisor *= 10
+            count += 1
+        }
+        for _ in count..<max(width, count) { bytes.append(UInt8(ascii: "0")) }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 }

@@ -34,6 +34,13 @@ final class DeliveryLane: Sendable {
     private struct Pending {
         var items: [(StreamPeer, StreamDelivery)] = []
         var scheduled = false
+
+        /// Whether a trip must be scheduled for what is pending (none is yet); notes that one will be.
+        mutating func needsRun() -> Bool {
+            guard !scheduled, !items.isEmpty else { return false }
+            scheduled = true
+            return true
+        }
     }
 
     let eventLoop: any EventLoop
@@ -45,13 +52,23 @@ final class DeliveryLane: Sendable {
 
     /// Hands `items` to their streams on the loop. Never waits.
     func add(_ items: some Sequence<(StreamPeer, StreamDelivery)>) {
-        let schedule = pending.withLockedValue { pending -> Bool in
+        schedule(pending.withLockedValue { pending -> Bool in
             pending.items.append(contentsOf: items)
-            guard !pending.scheduled, !pending.items.isEmpty else { return false }
-            pending.scheduled = true
-            return true
-        }
-        if schedule { eventLoop.execute { self.run() } }
+            return pending.needsRun()
+        })
+    }
+
+    /// Hands `items` to their streams on the loop; when nothing is waiting, the list itself becomes what waits (the
+    /// usual case: a trip runs before the next message comes). Never waits.
+    func add(_ items: [(StreamPeer, StreamDelivery)]) {
+        schedule(pending.withLockedValue { pending -> Bool in
+            if pending.items.isEmpty { pending.items = items } else { pending.items.append(contentsOf: items) }
+            return pending.needsRun()
+        })
+    }
+
+    private func schedule(_ needed: Bool) {
+        if needed { eventLoop.execute { self.run() } }
     }
 
     private func run() {
@@ -100,11 +117,20 @@ final class DeliveryLanes: Sendable {
             first.0.lane.add(items)
             return
         }
-        var byLane: [ObjectIdentifier: (DeliveryLane, [(StreamPeer, StreamDelivery)])] = [:]
+        // A loop or two per hand-over, rarely more than the cores: lanes found by identity in a short list.
+        var byLane: [(lane: DeliveryLane, items: [(StreamPeer, StreamDelivery)])] = []
+        byLane.reserveCapacity(4)
         for item in items {
-            byLane[ObjectIdentifier(item.0.lane), default: (item.0.lane, [])].1.append(item)
+            if let index = byLane.firstIndex(where: { $0.lane === item.0.lane }) {
+                byLane[index].items.append(item)
+            } else {
+                var started: [(StreamPeer, StreamDelivery)] = []
+                started.reserveCapacity(items.count)
+                started.append(item)
+                byLane.append((item.0.lane, started))
+            }
         }
-        for (lane, items) in byLane.values { lane.add(items) }
+        for group in byLane { group.lane.add(group.items) }
     }
 }
 

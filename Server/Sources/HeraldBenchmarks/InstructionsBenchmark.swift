@@ -94,6 +94,7 @@ public enum InstructionsBenchmark {
         guard options.clients > 0, options.groupSize > 0, options.posts > 0 else {
             throw BenchmarkError("every number must be positive")
         }
+        guard options.warmUp >= 0 else { throw BenchmarkError("the warm-up cannot be negative") }
         var shape = StreamBenchmark.Options()
         shape.clients = options.clients
         shape.groupSize = options.groupSize
@@ -154,7 +155,8 @@ public enum InstructionsBenchmark {
                 while arrived < expected, await waiting.next() != nil { arrived += 1 }
                 watchdog.cancel()
                 guard arrived == expected else {
-                    throw BenchmarkError("post \(index): \(arrived) of \(expected) deliveries and answers within a minute")
+                    let which = index < 0 ? "warm-up post \(index + options.warmUp)" : "post \(index)"
+                    throw BenchmarkError("\(which): \(arrived) of \(expected) deliveries and answers within a minute")
                 }
             }
             for warmUp in -options.warmUp..<0 { try await post(warmUp) }

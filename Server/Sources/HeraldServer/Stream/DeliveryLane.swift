@@ -117,18 +117,24 @@ final class DeliveryLanes: Sendable {
             first.0.lane.add(items)
             return
         }
-        // A loop or two per hand-over, rarely more than the cores: lanes found by identity in a short list.
-        var byLane: [(lane: DeliveryLane, items: [(StreamPeer, StreamDelivery)])] = []
-        byLane.reserveCapacity(4)
+        // A loop or two per hand-over, rarely more than the cores: lanes found by identity in a short list, each
+        // lane's list made to its size (it is what the lane keeps until its trip).
+        var counts: [(lane: DeliveryLane, count: Int)] = []
+        counts.reserveCapacity(4)
         for item in items {
-            if let index = byLane.firstIndex(where: { $0.lane === item.0.lane }) {
-                byLane[index].items.append(item)
+            if let index = counts.firstIndex(where: { $0.lane === item.0.lane }) {
+                counts[index].count += 1
             } else {
-                var started: [(StreamPeer, StreamDelivery)] = []
-                started.reserveCapacity(items.count)
-                started.append(item)
-                byLane.append((item.0.lane, started))
+                counts.append((item.0.lane, 1))
             }
+        }
+        var byLane = counts.map { lane, count in
+            var list: [(StreamPeer, StreamDelivery)] = []
+            list.reserveCapacity(count)
+            return (lane: lane, items: list)
+        }
+        for item in items {
+            if let index = byLane.firstIndex(where: { $0.lane === item.0.lane }) { byLane[index].items.append(item) }
         }
         for group in byLane { group.lane.add(group.items) }
     }

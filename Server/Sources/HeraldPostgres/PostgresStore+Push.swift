@@ -159,7 +159,7 @@ extension PostgresStore {
         now: Date, platform: DeviceRegistration.Platform, limit: Int
     ) async throws -> (jobs: [PushJob], nextDue: Date?) {
         let nowSeconds = now.timeIntervalSince1970
-        return try await transaction { connection in
+        return try await leasing(for: leaseDuration) { connection in
             // Due jobs nobody holds (or whose holder's lease ran out); rows another node is leasing are skipped.
             let rows = try await connection.query(
                 """
@@ -326,8 +326,6 @@ extension PostgresStore {
             logger: logger)
     }
 
-    /// Releases the leases that ran out. Several nodes share the outbox, so a starting node cannot tell a lease of a
-    /// node that died from one of a node at work: those of the dead are taken over when they run out, never sooner.
     public func pushedDevices(of conversationID: String, messageID: String) async throws -> [PushedDevice] {
         let now = clock.now()
         return try await transaction { connection in
@@ -391,6 +389,8 @@ extension PostgresStore {
             "DELETE FROM push_grants WHERE granted_at < \(date.timeIntervalSince1970) RETURNING seq", logger: logger).count
     }
 
+    /// Releases the leases that ran out. Several nodes share the outbox, so a starting node cannot tell a lease of a
+    /// node that died from one of a node at work: those of the dead are taken over when they run out, never sooner.
     @discardableResult
     public func releasePushLeases() async throws -> Int {
         let forgotten = Date().addingTimeInterval(-Self.pushSentKept).timeIntervalSince1970

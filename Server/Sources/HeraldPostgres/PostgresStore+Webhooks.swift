@@ -28,7 +28,7 @@ extension PostgresStore {
 
     public func leaseWebhooks(now: Date, limit: Int, lease: Duration) async throws -> (jobs: [WebhookJob], nextDue: Date?) {
         let now = now.timeIntervalSince1970
-        return try await transaction { connection in
+        return try await leasing(for: lease.seconds) { connection in
             // The first waiting event of each conversation or user, once due, not held by a node, and within what
             // the feed has queued; the rows held by another node's lease in progress are skipped.
             let rows = try await connection.query(

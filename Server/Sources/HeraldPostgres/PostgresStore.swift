@@ -224,6 +224,28 @@ public final class PostgresStore: Store, Service {
     package func transaction<Result: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
+        try await transaction(on: database, body)
+    }
+
+    /// Runs `body` in a transaction that leases jobs for `lease` seconds (an outbox's), so that a slow database
+    /// delays a lease and never leaves its jobs held by nobody:
+    /// - it may take half the lease (at least the query limit), since its caller is a sender's loop, not a request;
+    /// - it commits only while its caller still waits. A caller answered at the bound, or cut by the stop, leaves the
+    ///   transaction going on in the pool's task (``BoundedPostgres``), which cancels it: committed then, its jobs
+    ///   would wait out their lease unsent. It rolls back instead (unless the cut comes during the commit itself).
+    package func leasing<Result: Sendable>(
+        for lease: TimeInterval, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await transaction(on: database.within(max(database.limit, .seconds(lease / 2)))) { connection in
+            let result = try await body(connection)
+            try Task.checkCancellation()
+            return result
+        }
+    }
+
+    private func transaction<Result: Sendable>(
+        on database: BoundedPostgres, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
         do {
             return try await database.withTransaction(logger: logger, body)
         } catch let error as PostgresTransactionError {

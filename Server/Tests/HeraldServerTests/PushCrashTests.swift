@@ -180,9 +180,7 @@ struct PushCrashTests {
 
             // Every message posted gets one push to each phone: those decided before a kill, and those after.
             let expected = posted.count * members.count
-            try await fake.wait(timeout: .seconds(240), "a push for every message to every phone") { requests in
-                requests.filter { $0.messageID != nil }.count >= expected
-            }
+            try await Self.waitForPushes(expected, to: fake, from: server)
             try await Task.sleep(for: .milliseconds(500))
             var seen: [String: Int] = [:]
             for request in fake.requests {
@@ -192,6 +190,19 @@ struct PushCrashTests {
             #expect(seen.count == expected, "every message to every phone")
             #expect(seen.values.allSatisfy { $0 == 1 }, "each once: \(seen.filter { $0.value > 1 }.keys.sorted().prefix(5))")
             await server.expectCleanStop()
+        }
+    }
+
+    /// Waits until `fake` saw `expected` pushes about messages; if it never does, the failure also shows the end of
+    /// `server`'s log, which names the culprit (a lease held, a send that failed).
+    private static func waitForPushes(_ expected: Int, to fake: FakePushService, from server: ServerProcess) async throws {
+        do {
+            try await fake.wait(timeout: .seconds(240), "a push for every message to every phone") { requests in
+                requests.filter { $0.messageID != nil }.count >= expected
+            }
+        } catch {
+            Issue.record("the last server's log ends:\n\(server.logTail(80))")
+            throw error
         }
     }
 

@@ -397,8 +397,12 @@ public final class PushDispatcher: Service, Sendable {
                     outcome: "redirected", step: .redirected, metadata: metadata)
             }
         } catch {
-            // The store is closing: the job stays leased and is sent again at the next start.
-            logger.debug("push outcome not recorded", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+            // The job stays leased: it goes again once its lease runs out (PostgreSQL) or at the next start. Expected
+            // while the store closes; while running it delays a push by a lease, so it is said.
+            let level: Logger.Level = stopping.withLockedValue { $0 } ? .debug : .warning
+            logger.log(
+                level: level, "push outcome not recorded: the push goes again once its lease runs out",
+                metadata: metadata.merging(["error": "\(error)"]) { $1 })
         }
     }
 

@@ -130,6 +130,9 @@ package final class SQLiteHandle {
         }
     }
 
+    /// The rowid of the last row an `INSERT` added on this connection (0 before any).
+    package var lastInsertedRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+
     /// Whether the connection is open (``close()`` not called yet).
     package var isOpen: Bool { handle != nil }
 

@@ -402,6 +402,15 @@ extension PostgresStore {
             """, logger: logger).count
     }
 
+    public func releasePushJobs(ids: [Int64], now: Date) async throws {
+        guard !ids.isEmpty else { return }
+        try await database.query(
+            """
+            UPDATE push_jobs SET leased_until = NULL
+            WHERE id = ANY(\(ids)::bigint[]) AND leased_until > \(now.timeIntervalSince1970)
+            """, logger: logger)
+    }
+
     /// After `userID` read `conversationID` (up to their read marker) on `device`: carries out
     /// ``OutboxRules/afterRead(readSeq:on:due:)``. Returns the clears queued.
     package static func clearsAfterRead(

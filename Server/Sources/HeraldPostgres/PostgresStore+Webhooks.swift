@@ -74,6 +74,15 @@ extension PostgresStore {
     /// With several nodes a lease is left to expire: another node may be sending the event now.
     public func releaseWebhookLeases() async throws {}
 
+    public func releaseWebhooks(ids: [Int64], now: Date) async throws {
+        guard !ids.isEmpty else { return }
+        try await database.query(
+            """
+            UPDATE webhook_jobs SET leased_until = 0
+            WHERE id = ANY(\(ids)::bigint[]) AND leased_until > \(now.timeIntervalSince1970)
+            """, logger: logger)
+    }
+
     public func fireReminders(now: Date, limit: Int) async throws -> Int {
         try await transaction { connection in
             try await connection.query("SELECT seq FROM message_seq WHERE id = 1 FOR SHARE", logger: self.logger)

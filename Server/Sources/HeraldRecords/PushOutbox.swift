@@ -56,6 +56,11 @@ public protocol PushOutbox: Sendable {
     @discardableResult
     func releasePushLeases() async throws -> Int
 
+    /// Puts back the jobs `ids` this server leased and never started, due as they were: a stopping server's, so
+    /// that another node or the next start takes them at once, not once their lease ran out. A job whose lease ran
+    /// out by `now` is left alone (another node may hold it since).
+    func releasePushJobs(ids: [Int64], now: Date) async throws
+
     /// How many jobs wait or are being sent.
     func pushJobCount() async throws -> Int
 

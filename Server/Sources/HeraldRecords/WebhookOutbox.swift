@@ -102,6 +102,10 @@ public protocol WebhookOutbox: Sendable {
     /// Releases every lease (at start, with one node: what was being sent when it stopped is sent again).
     func releaseWebhookLeases() async throws
 
+    /// Puts back the events `ids` this server leased and never started, as ``PushOutbox/releasePushJobs(ids:now:)``
+    /// does jobs.
+    func releaseWebhooks(ids: [Int64], now: Date) async throws
+
     /// Turns the reminders due by `now` into `unread.reminder` events, for members who still have not read the
     /// message and are still members; drops the others. Returns the events queued.
     func fireReminders(now: Date, limit: Int) async throws -> Int

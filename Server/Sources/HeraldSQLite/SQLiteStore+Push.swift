@@ -329,6 +329,15 @@ extension SQLiteStore {
         }
     }
 
+    public func releasePushJobs(ids: [Int64], now: Date) async throws {
+        guard !ids.isEmpty else { return }
+        try await database.transaction { connection in
+            for id in ids {
+                try connection.query("UPDATE push_jobs SET leased = 0 WHERE id = ?1 AND leased = 1", [.integer(Int(id))])
+            }
+        }
+    }
+
     @discardableResult
     public func recordConfirmations(_ confirmations: [PushConfirmation]) async throws -> Int {
         guard !confirmations.isEmpty else { return 0 }

@@ -88,6 +88,17 @@ extension SQLiteStore {
         }
     }
 
+    public func releaseWebhooks(ids: [Int64], now: Date) async throws {
+        guard !ids.isEmpty else { return }
+        try await database.transaction { connection in
+            for id in ids {
+                try connection.query(
+                    "UPDATE webhook_jobs SET leased_until = 0 WHERE id = ?1 AND leased_until > ?2",
+                    [.integer(Int(id)), .float(now.timeIntervalSince1970)])
+            }
+        }
+    }
+
     public func fireReminders(now: Date, limit: Int) async throws -> Int {
         try await database.transaction { connection in
             let due = try connection.query(

@@ -134,7 +134,7 @@ struct LeaseLoopTests {
         }
     }
 
-    @Test("a stop starts nothing more, whatever is ahead or in flight; the jobs ahead are let go at the end")
+    @Test("a stop starts nothing more, whatever is ahead or in flight; the jobs ahead are let go at the end, to be put back")
     func stopWhileInFlight() {
         var loop = Loop(concurrency: 1, idle: .seconds(60))
         _ = loop.next(now: t0)
@@ -151,7 +151,7 @@ struct LeaseLoopTests {
         #expect(loop.held == 2 && loop.inFlight == 1, "the send in flight is still held")
         loop.answered()
         loop.written()
-        loop.ended()
+        #expect(loop.ended() == [2], "the job ahead, to be put back")
         #expect(loop.held == 0 && loop.leasedAhead == 0)
         guard case .stop = loop.next(now: t0) else {
             Issue.record("stopped for good")

@@ -81,5 +81,6 @@ final class FlakyOutcomes: PushOutbox {
     }
     func forgetPushGrants(before date: Date) async throws -> Int { try await store.forgetPushGrants(before: date) }
     func releasePushLeases() async throws -> Int { try await store.releasePushLeases() }
+    func releasePushJobs(ids: [Int64], now: Date) async throws { try await store.releasePushJobs(ids: ids, now: now) }
     func pushJobCount() async throws -> Int { try await store.pushJobCount() }
 }

@@ -165,9 +165,17 @@ struct PushCrashTests {
                 let port = server.port
                 try await withThrowingTaskGroup(of: Int.self) { group in
                     for id in ids {
-                        group.addTask { try await RemoteServer(port: port).post(alice, to: chat, id: id, text: "message \(id)") }
+                        group.addTask {
+                            // As a client does, a post answered 503 (the database's bound passed, on a loaded machine)
+                            // is sent again with its id: stored once, whichever try stored it.
+                            var status = 503
+                            for _ in 0..<5 where status == 503 {
+                                status = try await RemoteServer(port: port).post(alice, to: chat, id: id, text: "message \(id)")
+                            }
+                            return status
+                        }
                     }
-                    for try await status in group { #expect(status == 201) }
+                    for try await status in group { #expect(status == 201 || status == 200) }
                 }
                 let status = await Self.stop(server, killing: killed)
                 #expect(killed || status == 0, "SIGTERM with decisions behind stops cleanly")

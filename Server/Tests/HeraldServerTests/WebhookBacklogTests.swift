@@ -86,7 +86,8 @@ struct WebhookBacklogTests {
         let sender = LeasedSender<Int>(
             "webhook", concurrency: concurrency, idle: .seconds(3600), logger: Logger(label: "test"),
             lease: { limit in outbox.lease(limit) },
-            send: { job, answered in await outbox.send(job, answered: answered) })
+            send: { job, answered in await outbox.send(job, answered: answered) },
+            release: { _ in })
         #expect(sender.maxHeld == 2 * concurrency)
         // The sender runs beside the body; stopped at its end, it is awaited before the last check.
         try await withBackground({ await sender.run() }) {

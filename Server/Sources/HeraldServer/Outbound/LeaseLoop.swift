@@ -136,10 +136,12 @@ struct LeaseLoop<Job> {
         stopping = true
     }
 
-    /// The sends in flight returned after the stop: the jobs ahead are let go (released at the next start).
-    mutating func ended() {
+    /// The sends in flight returned after the stop: the jobs ahead are let go; returns them, to be put back.
+    @discardableResult
+    mutating func ended() -> [Job] {
         held -= ahead.count
-        ahead.removeAll()
+        defer { ahead.removeAll() }
+        return Array(ahead)
     }
 
     /// What may still be leased: room ahead (up to `concurrency`) and room held (up to ``maxHeld``).

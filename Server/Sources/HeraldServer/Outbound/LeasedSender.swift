@@ -31,7 +31,8 @@ struct Backoff: Hashable, Sendable {
 /// half are left ahead. Otherwise it waits for a slot, new jobs (``wake()``), the next job due, or `idle` (another
 /// node may have queued some). A lease in progress is cut by the graceful stop (it rolls back: the stop does not
 /// wait on a database that is gone); from ``stop()`` on it starts nothing more and ends once the sends in flight
-/// returned. Jobs leased and not started are released at the next start.
+/// returned. Jobs leased and not started are then put back (else released at the next start, or on PostgreSQL once
+/// their lease ran out).
 ///
 /// A send's slot is free once the service answered, while its outcome is written; the job is still held (its task,
 /// its error, its log line) until that write returned. So that a service that fails at once (a receiver down)
@@ -46,11 +47,14 @@ final class LeasedSender<Job: Sendable>: Sendable {
     /// Sends one job and records its outcome, calling `answered` once the service answered (its slot is then free,
     /// while the outcome is written).
     typealias Send = @Sendable (_ job: Job, _ answered: @escaping @Sendable () -> Void) async -> Void
+    /// Puts back jobs leased and never started (at the stop).
+    typealias Release = @Sendable (_ jobs: [Job]) async throws -> Void
 
     private let name: String
     private let now: @Sendable () -> Date
     private let lease: Lease
     private let send: Send
+    private let release: Release
     private let logger: Logger
     private let signal = WakeSignal()
     /// What the loop does next (``LeaseLoop``); the sender carries it out.
@@ -62,10 +66,11 @@ final class LeasedSender<Job: Sendable>: Sendable {
     /// The jobs held now: leased and not started, in flight, or writing their outcome (for tests and metrics).
     var held: Int { machine.withLockedValue { $0.held } }
 
-    /// A sender named `name` in its logs, reading due times on `now`.
+    /// A sender named `name` in its logs, reading due times on `now`; at the stop it puts back what it leased and
+    /// never started with `release`.
     init(
         _ name: String, concurrency: Int, idle: Duration, now: @escaping @Sendable () -> Date = { Date() },
-        logger: Logger, lease: @escaping Lease, send: @escaping Send
+        logger: Logger, lease: @escaping Lease, send: @escaping Send, release: @escaping Release
     ) {
         self.name = name
         machine = NIOLockedValueBox(LeaseLoop(concurrency: concurrency, idle: idle))
@@ -73,6 +78,7 @@ final class LeasedSender<Job: Sendable>: Sendable {
         self.logger = logger
         self.lease = lease
         self.send = send
+        self.release = release
     }
 
     /// Looks at the outbox at once: new jobs were queued, or the clock moved.
@@ -130,8 +136,16 @@ final class LeasedSender<Job: Sendable>: Sendable {
             }
             logger.debug("\(name): starting nothing more")
         }
-        // Those ahead are let go (released at the next start).
-        machine.withLockedValue { $0.ended() }
         logger.debug("\(name): sends in flight ended")
+        // Those ahead are put back, so that another node, or the next start, takes them at once rather than once
+        // their lease ran out. Bounded: the database may be gone; then they wait for that.
+        let ahead = machine.withLockedValue { $0.ended() }
+        guard !ahead.isEmpty else { return }
+        do {
+            try await withinLimit(lastWriteLimit) { [release] in try await release(ahead) }
+            logger.debug("\(name): \(ahead.count) leased and not started put back")
+        } catch {
+            logger.info("\(name): \(ahead.count) leased and not started wait for their lease to run out", metadata: ["error": "\(error)"])
+        }
     }
 }

@@ -270,7 +270,8 @@ public final class PushDispatcher: Service, Sendable {
                 lease: { [store, clock] limit in
                     try await store.leasePushJobs(now: clock.now(), platform: provider.platform, limit: limit)
                 },
-                send: { job, answered in await self.process(job, with: provider, answered: answered) })
+                send: { job, answered in await self.process(job, with: provider, answered: answered) },
+                release: { [store, clock] jobs in try await store.releasePushJobs(ids: jobs.map(\.id), now: clock.now()) })
         }
         self.senders.withLockedValue { $0 = senders }
         await withDiscardingTaskGroup { writing in
@@ -286,7 +287,7 @@ public final class PushDispatcher: Service, Sendable {
                 // backlog here could outlast the shutdown timeout). Then the senders start nothing more; the sends
                 // in flight are answered and their outcomes written (a push cut here would go again at the next
                 // start, and show twice), unless the shutdown timeout cuts them first. Jobs leased and not started
-                // are released at the next start.
+                // are put back.
                 await cancelWhenGracefulShutdown {
                     await withDiscardingTaskGroup { deciding in
                         deciding.addTask { await self.decider.run() }

@@ -129,7 +129,8 @@ final class WebhookDispatcher: Service, Sendable {
         let sender = LeasedSender<WebhookJob>(
             "webhook", concurrency: settings.concurrency, idle: .seconds(1), logger: logger,
             lease: { [store, lease] limit in try await store.leaseWebhooks(now: Date(), limit: limit, lease: lease) },
-            send: { job, answered in await self.deliver(job, with: http, answered: answered) })
+            send: { job, answered in await self.deliver(job, with: http, answered: answered) },
+            release: { [store] jobs in try await store.releaseWebhooks(ids: jobs.map(\.id), now: Date()) })
         self.sender.withLockedValue { $0 = sender }
         await withDiscardingTaskGroup { group in
             group.addTask { await sender.run() }

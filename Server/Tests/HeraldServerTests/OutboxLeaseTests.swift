@@ -8,14 +8,15 @@ import Logging
 import PostgresNIO
 import Testing
 
-/// An outbox's lease on PostgreSQL when the database is slow.
+/// An outbox's leases when the database is slow, and at the stop.
 ///
-/// A use of the database answers its caller at its bound while the use goes on in the pool's task (postgres-nio's
+/// On PostgreSQL a use of the database answers its caller at its bound while the use goes on in the pool's task (postgres-nio's
 /// statements answer no cancellation). A lease that went on and committed after its caller was told it failed held
 /// its jobs for nobody until the lease ran out: on a loaded machine, batches of 32 pushes went two minutes late
-/// (a CI run of `PushCrashTests` caught it).
-@Suite("PostgreSQL leases", .timeLimit(.minutes(2)))
-struct PostgresLeaseTests {
+/// (a CI run of `PushCrashTests` caught it). And a server that stopped left what it had leased and not started held
+/// until the lease ran out.
+@Suite("Outbox leases", .timeLimit(.minutes(2)))
+struct OutboxLeaseTests {
     @Test("PostgreSQL: a push lease whose caller stopped waiting (its bound passed) rolls back: nothing is left held by nobody",
           .enabled(if: StoreKind.postgresURL != nil))
     func leasePastItsBound() async throws {
@@ -29,7 +30,8 @@ struct PostgresLeaseTests {
             let store = try await PostgresStore.connect(
                 url: url, leaseDuration: 12, retryFor: .seconds(30), queryLimit: .seconds(5), logger: logger)
             do {
-                let job = try await Self.queueAlert(in: store)
+                _ = try await Self.queueAlert(in: store)
+                let job = try #require(try await store.database.query("SELECT id FROM push_jobs", logger: logger).first?.decode(Int64.self))
                 try await PostgresServeTests.withClient(url) { client in
                     // Another transaction holds a lock the lease needs after it marked its jobs (recording what the
                     // device shows), until the lease's caller was answered at the bound.
@@ -74,17 +76,48 @@ struct PostgresLeaseTests {
         }
     }
 
-    /// Alice's message in a group with Bob, and an alert of it queued for Bob's phone, due now; its id.
-    private static func queueAlert(in store: PostgresStore) async throws -> Int64 {
+    @Test("jobs and events leased and never started are put back (the stop's): the next lease takes them at once",
+          arguments: StoreKind.available)
+    func putBack(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let alert = try await Self.queueAlert(in: store)
+            let leased = try await store.leasePushJobs(now: Date(), platform: .apns, limit: 10)
+            #expect(leased.jobs.count == 1)
+            #expect(try await store.leasePushJobs(now: Date(), platform: .apns, limit: 10).jobs.isEmpty, "held")
+            try await store.releasePushJobs(ids: leased.jobs.map(\.id), now: Date())
+            #expect(try await store.leasePushJobs(now: Date(), platform: .apns, limit: 10).jobs.map(\.id) == leased.jobs.map(\.id))
+
+            let start = try await store.place(of: .webhook)
+            let events = [alert.entry].compactMap(NewWebhookEvent.entry)
+            #expect(try await store.advance(.webhook, from: start, to: try await store.latestSeq(), writing: ConsumerOutput(webhookEvents: events)) != nil)
+            let hooks = try await store.leaseWebhooks(now: Date(), limit: 10, lease: .seconds(120))
+            #expect(hooks.jobs.count == 1)
+            #expect(try await store.leaseWebhooks(now: Date(), limit: 10, lease: .seconds(120)).jobs.isEmpty, "held")
+            try await store.releaseWebhooks(ids: hooks.jobs.map(\.id), now: Date())
+            #expect(try await store.leaseWebhooks(now: Date(), limit: 10, lease: .seconds(120)).jobs.map(\.id) == hooks.jobs.map(\.id))
+
+            // A lease that ran out is not this server's to put back: another node may hold the job since.
+            if kind == .postgres {
+                let late = Date().addingTimeInterval(300)
+                try await store.releasePushJobs(ids: leased.jobs.map(\.id), now: late)
+                try await store.releaseWebhooks(ids: hooks.jobs.map(\.id), now: late)
+                #expect(try await store.leasePushJobs(now: Date(), platform: .apns, limit: 10).jobs.isEmpty)
+                #expect(try await store.leaseWebhooks(now: Date(), limit: 10, lease: .seconds(120)).jobs.isEmpty)
+            }
+        }
+    }
+
+    /// Alice's message in a group with Bob, and an alert of it queued for Bob's phone, due now.
+    private static func queueAlert(in store: any Store) async throws -> (entry: IncomingMessage, jobs: [NewPushJob]) {
         for id in ["alice", "bob"] { try await store.upsertUser(Person(id: id, displayName: id.capitalized)) }
         let group = try await store.createConversation(kind: .group, title: "Slow", memberIDs: ["alice", "bob"]).record.conversation
         try await store.registerDevice(DeviceRegistration(id: "bob-phone", userID: "bob", platform: .apns, token: "b1"), limit: 5)
-        let draft = MessageDraft(id: "m-1", conversation: group, sender: Person(id: "alice", displayName: "Alice"), text: "hi", imageURL: nil)
+        let alice = Person(id: "alice", displayName: "Alice")
+        let draft = MessageDraft(id: "m-1", conversation: group, sender: alice, text: "hi", imageURL: nil)
         guard case .stored(let message) = try await store.post(draft) else { throw TestFailure("the message was not stored") }
-        let content = PushContent(
-            alert: IncomingMessage(message: message, conversation: group, sender: Person(id: "alice", displayName: "Alice")), badge: 1)
-        try await store.queuePushJobs([NewPushJob(kind: .alert, userID: "bob", deviceID: "bob-phone", content: content, due: Date())])
-        let rows = try await store.database.query("SELECT id FROM push_jobs", logger: store.logger)
-        return try #require(try rows.first?.decode(Int64.self))
+        let entry = IncomingMessage(message: message, conversation: group, sender: alice)
+        let jobs = [NewPushJob(kind: .alert, userID: "bob", deviceID: "bob-phone", content: PushContent(alert: entry, badge: 1), due: Date())]
+        try await store.queuePushJobs(jobs)
+        return (entry, jobs)
     }
 }

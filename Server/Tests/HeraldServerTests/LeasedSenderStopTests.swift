@@ -9,31 +9,6 @@ import Testing
 /// lease (two minutes) before another node, or the next start, sent it.
 @Suite("The leased sender at the stop", .timeLimit(.minutes(1)))
 struct LeasedSenderStopTests {
-    /// Holds the sends until it opens.
-    final class Gate: Sendable {
-        private let state = NIOLockedValueBox<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
-
-        func wait() async {
-            await withCheckedContinuation { continuation in
-                let now = state.withLockedValue { state -> Bool in
-                    if state.open { return true }
-                    state.waiting.append(continuation)
-                    return false
-                }
-                if now { continuation.resume() }
-            }
-        }
-
-        func open() {
-            let waiting = state.withLockedValue { state in
-                state.open = true
-                defer { state.waiting = [] }
-                return state.waiting
-            }
-            for continuation in waiting { continuation.resume() }
-        }
-    }
-
     @Test("at the stop, what was leased and never started is put back, once, after the sends in flight returned")
     func aheadPutBack() async throws {
         let leased = NIOLockedValueBox<[Int]>([])

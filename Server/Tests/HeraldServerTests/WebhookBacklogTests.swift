@@ -23,15 +23,14 @@ struct WebhookBacklogTests {
             var writing = 0
             /// Sends returned.
             var done = 0
-            /// The outcomes wait while false.
-            var open = false
-            var waiting: [CheckedContinuation<Void, Never>] = []
 
             var summary: String { "leased \(leased), held \(held) (at most \(peak)), writing \(writing), done \(done)" }
         }
 
         let total: Int
         let state = NIOLockedValueBox(State())
+        /// The outcomes wait until it opens.
+        private let database = Gate()
 
         init(total: Int) {
             self.total = total
@@ -51,15 +50,8 @@ struct WebhookBacklogTests {
         func send(_ job: Int, answered: @Sendable () -> Void) async {
             // The receiver is down: refused at once, and the retry is to be written.
             answered()
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = state.withLockedValue { state -> Bool in
-                    state.writing += 1
-                    if state.open { return true }
-                    state.waiting.append(continuation)
-                    return false
-                }
-                if now { continuation.resume() }
-            }
+            state.withLockedValue { $0.writing += 1 }
+            await database.wait()
             state.withLockedValue { state in
                 state.writing -= 1
                 state.held -= 1
@@ -69,12 +61,7 @@ struct WebhookBacklogTests {
 
         /// Lets every outcome be written, those waiting and those to come.
         func openDatabase() {
-            let waiting = state.withLockedValue { state in
-                state.open = true
-                defer { state.waiting = [] }
-                return state.waiting
-            }
-            for continuation in waiting { continuation.resume() }
+            database.open()
         }
     }
 

@@ -328,8 +328,11 @@ public final class TerminalChat: Sendable {
         TerminalText.clean(text).replacingOccurrences(of: ";", with: ",")
     }
 
+    /// Writes `text` to the terminal. A terminal that hung up refuses it (EIO): nothing can show it then, so the
+    /// chat goes on to exit (the deprecated `write(_:)` crashed there, and a crash report of the whole binary could
+    /// take longer to write than a test waits).
     private static func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
     }
 }
 

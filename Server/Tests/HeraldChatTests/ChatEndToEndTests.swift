@@ -533,7 +533,7 @@ struct ChatEndToEndTests {
         try await tmux.keys("C-c")
     }
 
-    @Test("a refused token and an unreachable server are shown with their reason, not an endless reconnecting")
+    @Test("a refused token and an unreachable server are shown with their reason, not an endless reconnecting; a hang-up ends the chat cleanly")
     func refusals() async throws {
         try await DemoTerminal.run(refusals)
     }
@@ -557,5 +557,16 @@ struct ChatEndToEndTests {
         let unreachableScreen = await tmux.screen()
         #expect(unreachable != nil, "\(unreachableScreen)")
         try await tmux.keys("C-c")
+        await tmux.stop()
+
+        // The terminal hangs up (its tmux server ends): the chat exits cleanly. Writing to the gone terminal used to
+        // crash it, and the crash report of the whole binary, on a busy machine, outlasted the wait for its exit.
+        let errors = try makeTemporaryFolder("herald-chat-hang-up").appendingPathComponent("stderr")
+        defer { try? FileManager.default.removeItem(at: errors.deletingLastPathComponent()) }
+        try await tmux.start("\(heraldExecutable.path) chat --server http://127.0.0.1:9 --token \(foreign) 2>\(errors.path)")
+        _ = try await tmux.wait { $0.first?.contains("cannot reach http://127.0.0.1:9") == true }
+        await tmux.stop()
+        let report = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+        #expect(!report.contains("Fatal error"), "herald chat crashed at the hang-up: \(report.prefix(400))")
     }
 }

@@ -309,10 +309,15 @@ extension SQLiteStore {
         let names = readers.indices.map { "?\($0 + 3)" }.joined(separator: ", ")
         let gate = readers.isEmpty ? "" : "AND seq <= (SELECT min(seq) FROM log_cursors WHERE name IN (\(names)))"
         let expired: (deleted: Int, horizon: Int64) = try await database.transaction { connection in
+            // The oldest `limit` entries the readers passed, in seq order, up to the first one still kept: a time is
+            // the store's clock at the commit, so seq order is time order (but for a clock set back, whose entries
+            // then wait for those before them). A scan of at most `limit` rows, with no index of times to keep up.
             let deleted = try connection.query(
                 """
+                WITH oldest(seq, created_at) AS (SELECT seq, created_at FROM messages WHERE 1 \(gate) ORDER BY seq LIMIT ?2)
                 DELETE FROM messages WHERE seq IN (
-                    SELECT seq FROM messages WHERE created_at < ?1 \(gate) ORDER BY seq LIMIT ?2)
+                    SELECT seq FROM oldest
+                    WHERE seq < coalesce((SELECT min(seq) FROM oldest WHERE created_at >= ?1), 9223372036854775807))
                 RETURNING seq
                 """,
                 [.float(date.timeIntervalSince1970), .integer(limit)] + readers.map { .text($0) })

@@ -48,6 +48,33 @@ struct RetentionTests {
         }
     }
 
+    @Test("retention deletes the oldest entries in seq order, a batch at a time, up to the first one still kept",
+          arguments: StoreKind.available)
+    func batches(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let chat = try await store.createConversation(kind: .group, title: "Team", memberIDs: ["alice", "bob"])
+                .record.conversation
+            var seqs: [Int64] = []
+            for index in 1...5 {
+                let draft = MessageDraft(
+                    id: "m-\(index)", conversation: chat, sender: Person(id: "alice", displayName: "Alice"),
+                    text: "\(index)", imageURL: nil)
+                guard case .stored(let message) = try await store.post(draft), let seq = message.seq else {
+                    throw TestFailure("m-\(index) not stored")
+                }
+                seqs.append(seq)
+            }
+            // The first three messages are a day old; the last two are new.
+            try await Self.age(store, through: seqs[2])
+            let cutoff = Date().addingTimeInterval(-3600)
+            #expect(try await store.expireEntries(before: cutoff, limit: 2, waitingFor: []) == (2, seqs[1]))
+            #expect(try await store.expireEntries(before: cutoff, limit: 2, waitingFor: []) == (1, seqs[2]))
+            #expect(try await store.expireEntries(before: cutoff, limit: 2, waitingFor: []) == (0, seqs[2]))
+            let kept = try await store.entries(after: 0, through: try await store.latestSeq(), limit: 10)
+            #expect(kept.compactMap(\.message.seq) == Array(seqs[3...]))
+        }
+    }
+
     @Test("HERALD_RETENTION takes seconds or a number with s, m, h or d")
     func setting() throws {
         #expect(try ServerConfiguration.fromEnvironment(["HERALD_RETENTION": "30d"]).retention == .seconds(30 * 86_400))

@@ -16,7 +16,7 @@ struct Entry {
 }
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("herald-embed: \(message)\n".utf8))
+    try? FileHandle.standardError.write(contentsOf: Data("herald-embed: \(message)\n".utf8))
     exit(1)
 }
 

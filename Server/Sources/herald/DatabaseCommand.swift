@@ -46,7 +46,7 @@ struct DatabaseCommand: AsyncParsableCommand {
                 print(report)
                 print("Start the servers with HERALD_POSTGRES_URL set to it; \(source) was only read.")
             } catch let error as StorageError {
-                FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+                Console.error("Error: \(error)\n")
                 throw ExitCode.failure
             }
         }

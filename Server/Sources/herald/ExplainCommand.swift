@@ -40,7 +40,7 @@ struct ExplainCommand: AsyncParsableCommand {
             print(try await DeliveryExplanation.explain(
                 conversationID: conversation, messageID: message, userID: user, configuration: configuration, logger: logger))
         } catch let error as StorageError {
-            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+            Console.error("Error: \(error)\n")
             throw ExitCode.failure
         }
     }

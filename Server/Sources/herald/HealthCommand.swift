@@ -59,7 +59,7 @@ struct HealthCommand: AsyncParsableCommand {
 
     /// Writes `line` on standard error; the exit status 1, to throw.
     private static func failure(_ line: String) -> ExitCode {
-        FileHandle.standardError.write(Data("herald health: \(line)\n".utf8))
+        Console.error("herald health: \(line)\n")
         return ExitCode.failure
     }
 }

@@ -21,20 +21,20 @@ struct Herald: AsyncParsableCommand {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "bench" {
-            FileHandle.standardError.write(Data("""
+            Console.error("""
                 Error: the benchmarks are an executable of their own, built beside herald: herald-bench
                   (swift build -c release, then .build/release/herald-bench --help)
 
-                """.utf8))
+                """)
             Foundation.exit(ExitCode.validationFailure.rawValue)
         }
         if let first = arguments.first, let suggestion = suggestion(for: first) {
-            FileHandle.standardError.write(Data("""
+            Console.error("""
                 Error: Unknown command '\(first)'. Did you mean '\(suggestion)'?
                 Usage: herald <subcommand>
                   See 'herald --help' for more information.
 
-                """.utf8))
+                """)
             Foundation.exit(ExitCode.validationFailure.rawValue)
         }
         if arguments.first == "serve" {

@@ -25,9 +25,12 @@ struct ReplayCommand: ParsableCommand {
         }
         do {
             let lines = try Replay.timeline(forTrace: text)
-            FileHandle.standardOutput.write(Data(lines.map { $0 + "\n" }.joined().utf8))
+            guard Console.out(lines.map { $0 + "\n" }.joined()) else {
+                Console.error("herald replay: the timeline could not be written to standard output\n")
+                throw ExitCode.failure
+            }
         } catch let error as ReplayError {
-            FileHandle.standardError.write(Data("herald replay: \(file ?? "stdin"): \(error)\n".utf8))
+            Console.error("herald replay: \(file ?? "stdin"): \(error)\n")
             throw ExitCode(65)
         }
     }

@@ -47,7 +47,7 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             // One clear line, never a stack of framework types: the setting, the file or the port that is wrong.
             let line = Self.describe(error).split(whereSeparator: \.isNewline).joined(separator: " ")
-            FileHandle.standardError.write(Data("herald: \(line)\n".utf8))
+            Console.error("herald: \(line)\n")
             throw ExitCode.failure
         }
     }
@@ -143,7 +143,8 @@ struct ServeCommand: AsyncParsableCommand {
             }
             lines.append("Try: curl -H \"Authorization: Bearer <token>\" http://\(settings.host):\(port)/v1/conversations")
         }
-        FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        // Nobody may be reading (a closed terminal): the server goes on regardless.
+        Console.out(lines.joined(separator: "\n") + "\n")
     }
 }
 

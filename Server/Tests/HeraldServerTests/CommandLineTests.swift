@@ -45,6 +45,25 @@ struct CommandLineTests {
         #expect(try await authority.verify(again.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).userID == "bob")
     }
 
+    @Test("output nobody can take never crashes herald: a replay into a closed standard output exits 1 and says so, a suggestion into a closed standard error still exits 64")
+    func closedOutput() async throws {
+        let folder = try makeTemporaryFolder("herald-closed-output")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let trace = folder.appendingPathComponent("trace.jsonl")
+        try """
+            {"at": 0, "event": "configure", "me": "alice"}
+            {"at": 1, "event": "message", "id": "m1", "conversation": {"id": "c", "kind": "direct"}, "sender": {"id": "bob", "name": "Bob"}}
+
+            """.write(to: trace, atomically: true, encoding: .utf8)
+        let shell = URL(fileURLWithPath: "/bin/sh")
+        // Foundation's `FileHandle.write(_:)` trapped here (signal 4, status 132) on the closed descriptor.
+        let replay = try await runProcess(shell, ["-c", #"exec "$0" replay "$1" >&-"#, heraldExecutable.path, trace.path])
+        #expect(replay.reason == .exit && replay.status == 1, "\(replay.reason) \(replay.status): \(replay.stderr)")
+        #expect(replay.stderr.contains("could not be written to standard output"), "\(replay.stderr)")
+        let suggestion = try await runProcess(shell, ["-c", #"exec "$0" serv 2>&-"#, heraldExecutable.path])
+        #expect(suggestion.reason == .exit && suggestion.status == 64, "\(suggestion.reason) \(suggestion.status)")
+    }
+
     @Test("a mistyped command gets a suggestion: herald serv, herald chta, herald rpelay; herald bench names herald-bench")
     func suggestions() async throws {
         for (typed, meant) in [("serv", "serve"), ("chta", "chat"), ("rpelay", "replay"), ("tokn", "token")] {

@@ -110,31 +110,21 @@ final class DeliveryLanes: Sendable {
         }
     }
 
-    /// Hands each stream its delivery, one hand-over per loop.
-    func deliver(_ items: [(StreamPeer, StreamDelivery)]) {
-        guard let first = items.first else { return }
-        if items.allSatisfy({ $0.0.lane === first.0.lane }) {
-            first.0.lane.add(items)
-            return
-        }
+    /// Hands `delivery` to each of `peers`' streams, one hand-over per loop.
+    func deliver(_ delivery: StreamDelivery, to peers: [StreamPeer]) {
         // A loop or two per hand-over, rarely more than the cores: lanes found by identity in a short list, each
-        // lane's list made to its size (it is what the lane keeps until its trip).
-        var counts: [(lane: DeliveryLane, count: Int)] = []
-        counts.reserveCapacity(4)
-        for item in items {
-            if let index = counts.firstIndex(where: { $0.lane === item.0.lane }) {
-                counts[index].count += 1
+        // lane's list made in one pass (it is what the lane keeps until its trip).
+        var byLane: [(lane: DeliveryLane, items: [(StreamPeer, StreamDelivery)])] = []
+        byLane.reserveCapacity(4)
+        for peer in peers {
+            if let index = byLane.firstIndex(where: { $0.lane === peer.lane }) {
+                byLane[index].items.append((peer, delivery))
             } else {
-                counts.append((item.0.lane, 1))
+                var items: [(StreamPeer, StreamDelivery)] = []
+                items.reserveCapacity(peers.count)
+                items.append((peer, delivery))
+                byLane.append((peer.lane, items))
             }
-        }
-        var byLane = counts.map { lane, count in
-            var list: [(StreamPeer, StreamDelivery)] = []
-            list.reserveCapacity(count)
-            return (lane: lane, items: list)
-        }
-        for item in items {
-            if let index = byLane.firstIndex(where: { $0.lane === item.0.lane }) { byLane[index].items.append(item) }
         }
         for group in byLane { group.lane.add(group.items) }
     }

@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldProtocol
 import HeraldRecords
+import NIOCore
 import NIOPosix
 
 /// The event log on SQLite: posting (group commit) and reading entries.
@@ -26,12 +27,34 @@ extension SQLiteStore {
     /// How many transactions stored how many posts since the store opened.
     package var groupCommitStatistics: GroupCommitStatistics { posts.statistics }
 
+    /// Commits what is waiting: at once, or, on an event loop within the commit window, at the window's end.
+    ///
+    /// The window (``commitWindow``) counts from the start of the last commit: a post that comes sooner is under
+    /// load, and it waits on its loop, with every post that comes meanwhile, for one commit of them all. Each commit
+    /// costs nearly as much for one post as for many (its write of the log's pages, its locks), so under load a few
+    /// milliseconds' wait takes a good part of the server's CPU per delivery off (docs/benchmarks.md). A post after a
+    /// quiet spell, and one not read on an event loop (the HTTP API), does not wait.
+    private func scheduleGroup() {
+        if let commitWindow, let loop = MultiThreadedEventLoopGroup.currentEventLoop {
+            let opens = lastCommit.withLockedValue { $0 } + commitWindow
+            if opens > .now() {
+                // A loop that shuts down first cancels the task: the posts fail as they would with the database
+                // gone, and none waits for ever.
+                loop.scheduleTask(deadline: opens) { self.commitNow() }.futureResult.whenFailure { [posts] _ in
+                    posts.failAll(with: SerialDatabase.shuttingDown)
+                }
+                return
+            }
+        }
+        commitNow()
+    }
+
     /// Queues a job that commits what is waiting; if the database takes no more work, fails every waiting post.
     ///
     /// On an event loop, with the database idle, the group is committed at once on the loop
     /// (``SerialDatabase/runHereIfIdle(_:)``): the post's frame was read there, and its deliveries and answer go out
     /// from there, with no hand-over to the database's thread and back. Not when every commit waits for the disk.
-    private func scheduleGroup() {
+    private func commitNow() {
         if !syncsEachCommit, MultiThreadedEventLoopGroup.currentEventLoop != nil,
            database.runHereIfIdle({ commitWaiting(on: $0) }) {
             return
@@ -43,9 +66,11 @@ extension SQLiteStore {
     }
 
     private func commitWaiting(on connection: SQLiteHandle) {
+        if commitWindow != nil { lastCommit.withLockedValue { $0 = .now() } }
         let (group, more) = posts.take()
-        // Posts beyond this group wait for a job queued behind it (others' work in between stays in order).
-        if more { scheduleGroup() }
+        // Posts beyond this group (more than its most) wait for a job queued behind it (others' work in between
+        // stays in order), not for a window.
+        if more { commitNow() }
         guard !group.isEmpty else { return }
         do {
             finish(group, try store(group.map(\.draft), on: connection))

@@ -4,6 +4,7 @@ import HeraldProtocol
 import HeraldRecords
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// The embedded store: one SQLite file in WAL mode, migrated at start.
 ///
@@ -31,16 +32,22 @@ public final class SQLiteStore: Store {
     public let trailSwitch = TrailSwitch()
     /// Whether every commit waits for the disk (`HERALD_SQLITE_SYNC=full`): then no commit runs on an event loop.
     package let syncsEachCommit: Bool
+    /// Under load, how long after a commit began the next waits for, with every post that comes meanwhile (nil: it
+    /// does not wait). See SQLiteStore+Entries.swift.
+    package let commitWindow: TimeAmount?
+    /// When the last group commit began.
+    package let lastCommit = NIOLockedValueBox(NIODeadline.uptimeNanoseconds(0))
 
     /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one), checks it and
-    /// migrates it.
+    /// migrates it. Under load, posts read on an event loop less than `commitWindow` after a commit began wait for
+    /// the window's end, to be committed together (zero: a post is committed as soon as the database is free).
     ///
     /// A file database is refused, with a ``StorageError`` that says why and what to do, when another server holds
     /// it (its `<path>-lock`), when `PRAGMA quick_check` finds it damaged, or when the server that last used it
     /// stopped without closing it and its write-ahead log (`<path>-wal`) is gone: then the messages committed
     /// since the last checkpoint are lost, and serving the file would give their `seq` numbers again.
     public static func open(
-        path: String, fullSync: Bool = false, clock: WallClock = WallClock(), logger: Logger
+        path: String, fullSync: Bool = false, commitWindow: Duration = .zero, clock: WallClock = WallClock(), logger: Logger
     ) async throws -> SQLiteStore {
         guard path != ":memory:" else {
             let database = try await SerialDatabase.open(path: path, lock: nil, logger: logger)
@@ -55,7 +62,9 @@ public final class SQLiteStore: Store {
                 try? await database.close(markingClean: false)
                 throw error
             }
-            return SQLiteStore(database: database, deviceOwners: owners, folder: nil, clock: clock, syncsEachCommit: fullSync)
+            return SQLiteStore(
+                database: database, deviceOwners: owners, folder: nil, clock: clock, syncsEachCommit: fullSync,
+                commitWindow: commitWindow)
         }
         let lock = try await DatabaseLock.acquire(databasePath: path)
         let walExisted = FileManager.default.fileExists(atPath: path + "-wal")
@@ -85,7 +94,7 @@ public final class SQLiteStore: Store {
         }
         return SQLiteStore(
             database: database, deviceOwners: owners, folder: URL(fileURLWithPath: path).deletingLastPathComponent().path,
-            clock: clock, syncsEachCommit: fullSync)
+            clock: clock, syncsEachCommit: fullSync, commitWindow: commitWindow)
     }
 
     /// Opens the database at `path` to read only, beside the server that may be serving it (no lock taken, nothing
@@ -184,9 +193,11 @@ public final class SQLiteStore: Store {
     }
 
     private init(
-        database: SerialDatabase, deviceOwners: DeviceOwners, folder: String?, clock: WallClock, syncsEachCommit: Bool = false
+        database: SerialDatabase, deviceOwners: DeviceOwners, folder: String?, clock: WallClock, syncsEachCommit: Bool = false,
+        commitWindow: Duration = .zero
     ) {
         self.database = database
+        self.commitWindow = commitWindow > .zero ? TimeAmount(commitWindow) : nil
         self.deviceOwners = deviceOwners
         self.syncsEachCommit = syncsEachCommit
         self.clock = clock

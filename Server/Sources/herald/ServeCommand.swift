@@ -16,7 +16,7 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Settings come from these options, else from HERALD_HOST, HERALD_PORT, HERALD_DATABASE, HERALD_POSTGRES_URL, \
             HERALD_PRESENCE_EXPIRY, \
-            HERALD_JWT_SECRET, HERALD_SQLITE_SYNC, HERALD_DEMO, HERALD_CORS_ORIGINS, the limits (HERALD_LIMIT_*, \
+            HERALD_JWT_SECRET, HERALD_SQLITE_SYNC, HERALD_SQLITE_COMMIT_WINDOW, HERALD_DEMO, HERALD_CORS_ORIGINS, the limits (HERALD_LIMIT_*, \
             HERALD_MAX_CONNECTIONS) and the timeouts (HERALD_HEADER_TIMEOUT, HERALD_IDLE_TIMEOUT, \
             HERALD_SHUTDOWN_TIMEOUT, HERALD_PING_INTERVAL), push (HERALD_APNS_*, HERALD_FCM_*, HERALD_EXPO_*, HERALD_PUSH_*; see \
             docs/push.md), else the defaults; docs/configuration.md lists them all. A value that cannot be used stops the server with a line saying which. Without \

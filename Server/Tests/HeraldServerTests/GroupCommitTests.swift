@@ -150,6 +150,50 @@ struct GroupCommitTests {
         }
     }
 
+    @Test("under load, posts read on an event loop within the commit window wait for its end and commit together; the first after a quiet spell goes at once; one waiting when the database closes fails")
+    func commitWindow() async throws {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let window = Duration.milliseconds(300)
+        var logger = Logger(label: "group-commit-test")
+        logger.logLevel = .critical
+        let store = try await SQLiteStore.open(path: ":memory:", commitWindow: window, logger: logger)
+        /// Posts `ids` from `loop`, all in one turn of it: their outcomes in the order they were answered.
+        func post(_ ids: [String], in conversation: Conversation) async -> [(String, Result<PostOutcome, any Error>)] {
+            let (answers, sink) = AsyncStream<(String, Result<PostOutcome, any Error>)>.makeStream()
+            loop.execute {
+                for id in ids {
+                    store.post(draft(id, by: id.hasPrefix("b") ? "bob" : "alice", in: conversation)) { sink.yield((id, $0)) }
+                }
+            }
+            var outcomes: [(String, Result<PostOutcome, any Error>)] = []
+            for await answer in answers {
+                outcomes.append(answer)
+                if outcomes.count == ids.count { break }
+            }
+            return outcomes
+        }
+        try await withBackground({ try await store.database.run() }) {
+            let record = try await store.createConversation(kind: .group, title: "Window", memberIDs: ["alice", "bob"]).record
+            try await store.database.settled()
+            let start = ContinuousClock.now
+            // "a1" finds no commit in the last window; the others come within the window its commit opened.
+            let answered = await post(["a1", "b1", "a2", "b2"], in: record.conversation)
+            let waited = ContinuousClock.now - start
+            #expect(answered.map(\.0) == ["a1", "b1", "a2", "b2"])
+            #expect(answered.allSatisfy { if case .success(.stored) = $0.1 { true } else { false } })
+            #expect(store.posts.statistics == GroupCommitStatistics(transactions: 2, posts: 4), "a1 alone, then the three that waited")
+            #expect(waited >= window - .milliseconds(1), "they waited for the window to end: \(waited)")
+
+            // Posts waiting for their window when the database closes are refused, not lost silently nor waited on.
+            let closing = Task { await post(["a3", "b3"], in: record.conversation) }
+            try await waitUntil { store.posts.waiting + store.posts.statistics.posts == 6 }
+            try await store.database.close(markingClean: false)
+            let last = await closing.value
+            let refused = last.filter { if case .failure(StoreError.closing) = $0.1 { true } else { false } }.map(\.0)
+            #expect(last.count == 2 && refused.contains("b3"), "\(last)")
+        }
+    }
+
     @Test("in one group, a repeated id is the first post's message, an id taken by another sender is refused alone")
     func repeatsAndConflictsInOneGroup() async throws {
         try await withStore { store in

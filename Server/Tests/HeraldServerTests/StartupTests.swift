@@ -58,6 +58,7 @@ struct StartupTests {
             ([], ["HERALD_PORT": "70000"], "HERALD_PORT"),
             ([], ["HERALD_DEMO": "true"], "HERALD_DEMO"),
             ([], ["HERALD_SQLITE_SYNC": "sometimes"], "HERALD_SQLITE_SYNC"),
+            ([], ["HERALD_SQLITE_COMMIT_WINDOW": "101"], "HERALD_SQLITE_COMMIT_WINDOW"),
             ([], ["HERALD_LIMIT_STREAMS": "0"], "HERALD_LIMIT_STREAMS"),
             ([], ["HERALD_LIMIT_POSTS_PER_SECOND": "fast"], "HERALD_LIMIT_POSTS_PER_SECOND"),
             ([], ["HERALD_HEADER_TIMEOUT": "-1"], "HERALD_HEADER_TIMEOUT"),
@@ -70,6 +71,13 @@ struct StartupTests {
             let line = try await Self.failedStart(arguments + ["--database", ":memory:"], environment: environment)
             #expect(line.contains(named), "\(environment): \(line)")
         }
+    }
+
+    @Test("SQLite's commit window is 5 ms unless HERALD_SQLITE_COMMIT_WINDOW says otherwise; 0 turns it off")
+    func commitWindowSetting() throws {
+        #expect(try ServerConfiguration.fromEnvironment([:]).commitWindow == .milliseconds(5))
+        #expect(try ServerConfiguration.fromEnvironment(["HERALD_SQLITE_COMMIT_WINDOW": "20"]).commitWindow == .milliseconds(20))
+        #expect(try ServerConfiguration.fromEnvironment(["HERALD_SQLITE_COMMIT_WINDOW": "0"]).commitWindow == .zero)
     }
 
     @Test("push settings that cannot be used stop the start with a line naming them: half an APNs set-up, a key or service account that is not one, a bad URL or number")

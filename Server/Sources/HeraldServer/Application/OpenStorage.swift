@@ -55,7 +55,8 @@ struct OpenStorage: Sendable {
             return OpenStorage(store: store, cluster: cluster, services: [store, cluster], close: { await store.close() })
         }
         let store = try await SQLiteStore.open(
-            path: configuration.databasePath, fullSync: configuration.fullSync, clock: configuration.clock, logger: logger)
+            path: configuration.databasePath, fullSync: configuration.fullSync, commitWindow: configuration.commitWindow,
+            clock: configuration.clock, logger: logger)
         return OpenStorage(
             store: store, cluster: SingleNode(databasePath: configuration.databasePath), services: [store.database],
             close: { try? await store.database.close(markingClean: true) })

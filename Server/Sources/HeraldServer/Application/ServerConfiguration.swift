@@ -99,6 +99,10 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var jwtSecret: String?
     /// Whether SQLite syncs every commit to disk (survives power loss, slower) rather than only to the OS.
     public var fullSync = false
+    /// Under load, how long after a commit began SQLite's next waits, to take every post that comes meanwhile in one
+    /// commit (`HERALD_SQLITE_COMMIT_WINDOW`, in milliseconds, 0 to 100; default 5; 0: no wait). Posts read on a
+    /// stream only; a post after a quiet spell is committed at once.
+    public var commitWindow: Duration = .milliseconds(5)
     /// Whether to create the demo users, conversations and messages.
     public var demo = false
     /// The limits.
@@ -136,8 +140,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     public init() {}
 
     /// The defaults overridden by the environment: `HERALD_HOST`, `HERALD_PORT`, `HERALD_DATABASE`, `HERALD_POSTGRES_URL`,
-    /// `HERALD_JWT_SECRET`, `HERALD_SQLITE_SYNC` (`full` or `normal`), `HERALD_DEMO` (`1` or `0`),
-    /// `HERALD_CORS_ORIGINS` (origins separated by commas, or `*`), `HERALD_SERVICE_KEY`, the limits
+    /// `HERALD_JWT_SECRET`, `HERALD_SQLITE_SYNC` (`full` or `normal`), `HERALD_SQLITE_COMMIT_WINDOW` (milliseconds),
+    /// `HERALD_DEMO` (`1` or `0`), `HERALD_CORS_ORIGINS` (origins separated by commas, or `*`), `HERALD_SERVICE_KEY`, the limits
     /// (`HERALD_LIMIT_*`) and the timeouts (`HERALD_*_TIMEOUT`, in seconds). An empty variable counts as unset.
     ///
     /// - Throws: ``ConfigurationError`` naming the variable when a value cannot be used: a setting is never
@@ -153,6 +157,8 @@ public struct ServerConfiguration: Hashable, Sendable {
             .map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? configuration.presenceExpiry
         configuration.jwtSecret = settings.string("HERALD_JWT_SECRET")
         configuration.fullSync = try settings.choice("HERALD_SQLITE_SYNC", ["normal": false, "full": true]) ?? false
+        configuration.commitWindow = try settings.integer("HERALD_SQLITE_COMMIT_WINDOW", in: 0...100)
+            .map { .milliseconds($0) } ?? configuration.commitWindow
         configuration.demo = try settings.choice("HERALD_DEMO", ["0": false, "1": true]) ?? false
         configuration.corsOrigins = try settings.origins("HERALD_CORS_ORIGINS") ?? []
         configuration.userDirectory = try settings.choice(

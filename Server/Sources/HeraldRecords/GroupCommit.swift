@@ -7,9 +7,10 @@ import NIOConcurrencyHelpers
 ///
 /// Every post joins the queue; the store takes all that wait (up to its group size) and stores them in one
 /// transaction, so in one write to the log. While it runs, new posts queue for the next group; under load groups
-/// grow by themselves, and a lone post is committed at once, alone. A post is answered once its group committed and
-/// its entry was handed on by the ``EventLog``: what a client is told is stored, is stored, and its sender's stream
-/// has it first.
+/// grow by themselves, and a lone post is committed at once, alone (on SQLite, a stream's post under load may first
+/// wait out the store's commit window, a few milliseconds, for others to join it). A post is answered once its group
+/// committed and its entry was handed on by the ``EventLog``: what a client is told is stored, is stored, and its
+/// sender's stream has it first.
 package final class GroupCommitQueue: Sendable {
     /// A post waiting for its group.
     package struct Post {
@@ -39,8 +40,10 @@ package final class GroupCommitQueue: Sendable {
     /// its answer dropped), and it ends because:
     /// - a post is queued and `scheduled` read in one step, so while it waits `scheduled` is true, and `scheduled`
     ///   is true only while a committer will call ``take()`` again (the one `schedule` started, or the one whose
-    ///   `take` left posts behind: SQLite queues a job for them, PostgreSQL's committer loops); a committer that
-    ///   cannot run (the database takes no more work) fails them with ``failAll(with:)``;
+    ///   `take` left posts behind: SQLite queues a job for them, PostgreSQL's committer loops; on SQLite the one
+    ///   `schedule` started may be a timer on an event loop, at most the commit window away); a committer that
+    ///   cannot run (the database takes no more work, or the timer's loop shut down first) fails them with
+    ///   ``failAll(with:)``;
     /// - the committer ends every group it takes with ``finish(_:with:sink:committed:)``, which answers a failure
     ///   at once; each of its transactions is bounded (SQLite's runs on the database's thread or on the event loop
     ///   that asked for it, waiting for a lock at most its `busy_timeout`; PostgreSQL's uses are bounded by

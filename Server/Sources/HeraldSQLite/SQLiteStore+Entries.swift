@@ -16,12 +16,16 @@ import NIOPosix
 /// lookup only when some ids were used before. If the group fails
 /// as a whole, each of its posts is tried again alone, so one bad post never fails the others.
 extension SQLiteStore {
+    /// Stores `draft` in the next group commit, which starts at once (the HTTP API's way in: it never waits for a
+    /// commit window).
     public func post(_ draft: MessageDraft) async throws -> PostOutcome {
-        try await posts.add(draft) { scheduleGroup() }
+        try await posts.add(draft) { commitNow() }
     }
 
+    /// Stores `draft` in the next group commit, which may wait for the commit window (a stream's `send`, read on its
+    /// event loop: ``commitSoon(after:)``).
     public func post(_ draft: MessageDraft, answer: @escaping @Sendable (Result<PostOutcome, any Error>) -> Void) {
-        posts.add(draft, schedule: { scheduleGroup() }, answer: answer)
+        posts.add(draft, schedule: { commitSoon(after: draft.sender.id) }, answer: answer)
     }
 
     /// How many transactions stored how many posts since the store opened.
@@ -29,15 +33,18 @@ extension SQLiteStore {
 
     /// Commits what is waiting: at once, or, on an event loop within the commit window, at the window's end.
     ///
-    /// The window (``commitWindow``) counts from the start of the last commit: a post that comes sooner is under
-    /// load, and it waits on its loop, with every post that comes meanwhile, for one commit of them all. Each commit
-    /// costs nearly as much for one post as for many (its write of the log's pages, its locks), so under load a few
-    /// milliseconds' wait takes a good part of the server's CPU per delivery off (docs/benchmarks.md). A post after a
-    /// quiet spell, and one not read on an event loop (the HTTP API), does not wait.
-    private func scheduleGroup() {
+    /// The window (``commitWindow``) counts from the start of the last commit: a post by someone else that comes
+    /// sooner is under load, and it waits on its loop, with every post that comes meanwhile, for one commit of them
+    /// all. Each commit costs nearly as much for one post as for many (its write of the log's pages, its locks), so
+    /// under load a few milliseconds' wait takes a good part of the server's CPU per delivery off
+    /// (docs/benchmarks.md). A post after a quiet spell does not wait, nor does the next post of the sender the last
+    /// commit was for: one client sending post after post (each once the last was answered, as a stream does)
+    /// would only wait a window each, with nobody to share it.
+    private func commitSoon(after sender: String) {
         if let commitWindow, let loop = MultiThreadedEventLoopGroup.currentEventLoop {
-            let opens = lastCommit.withLockedValue { $0 } + commitWindow
-            if opens > .now() {
+            let last = lastCommit.withLockedValue { $0 }
+            let opens = last.began + commitWindow
+            if last.sender != sender, opens > .now() {
                 // A loop that shuts down first cancels the task: the posts fail as they would with the database
                 // gone, and none waits for ever.
                 loop.scheduleTask(deadline: opens) { self.commitNow() }.futureResult.whenFailure { [posts] _ in
@@ -66,8 +73,10 @@ extension SQLiteStore {
     }
 
     private func commitWaiting(on connection: SQLiteHandle) {
-        if commitWindow != nil { lastCommit.withLockedValue { $0 = .now() } }
         let (group, more) = posts.take()
+        if commitWindow != nil, let last = group.last {
+            lastCommit.withLockedValue { $0 = CommitMark(began: .now(), sender: last.draft.sender.id) }
+        }
         // Posts beyond this group (more than its most) wait for a job queued behind it (others' work in between
         // stays in order), not for a window.
         if more { commitNow() }

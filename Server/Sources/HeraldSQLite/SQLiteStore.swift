@@ -35,12 +35,12 @@ public final class SQLiteStore: Store {
     /// Under load, how long after a commit began the next waits for, with every post that comes meanwhile (nil: it
     /// does not wait). See SQLiteStore+Entries.swift.
     package let commitWindow: TimeAmount?
-    /// When the last group commit began.
-    package let lastCommit = NIOLockedValueBox(NIODeadline.uptimeNanoseconds(0))
+    /// When the last group commit began, and whose post was the last in it.
+    package let lastCommit = NIOLockedValueBox(CommitMark(began: .uptimeNanoseconds(0), sender: ""))
 
     /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one), checks it and
-    /// migrates it. Under load, posts read on an event loop less than `commitWindow` after a commit began wait for
-    /// the window's end, to be committed together (zero: a post is committed as soon as the database is free).
+    /// migrates it. Under load, a stream's posts less than `commitWindow` after a commit began wait for the window's
+    /// end, to be committed together (zero: a post is committed as soon as the database is free).
     ///
     /// A file database is refused, with a ``StorageError`` that says why and what to do, when another server holds
     /// it (its `<path>-lock`), when `PRAGMA quick_check` finds it damaged, or when the server that last used it
@@ -226,4 +226,10 @@ public final class SQLiteStore: Store {
         guard statvfs(path, &stats) == 0 else { return nil }
         return Int(stats.f_bavail) * Int(stats.f_frsize)
     }
+}
+
+/// When a group commit began, and the sender of its last post: what the commit window is judged by.
+package struct CommitMark: Sendable {
+    var began: NIODeadline
+    var sender: String
 }

@@ -100,8 +100,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// Whether SQLite syncs every commit to disk (survives power loss, slower) rather than only to the OS.
     public var fullSync = false
     /// Under load, how long after a commit began SQLite's next waits, to take every post that comes meanwhile in one
-    /// commit (`HERALD_SQLITE_COMMIT_WINDOW`, in milliseconds, 0 to 100; default 5; 0: no wait). Posts read on a
-    /// stream only; a post after a quiet spell is committed at once.
+    /// commit (`HERALD_SQLITE_COMMIT_WINDOW`, in milliseconds, 0 to 100; default 5; 0: no wait). Posts sent on a
+    /// stream only; a post after a quiet spell, or by the sender the last commit was for, is committed at once.
     public var commitWindow: Duration = .milliseconds(5)
     /// Whether to create the demo users, conversations and messages.
     public var demo = false

@@ -16,8 +16,8 @@ import NIOPosix
 /// lookup only when some ids were used before. If the group fails
 /// as a whole, each of its posts is tried again alone, so one bad post never fails the others.
 extension SQLiteStore {
-    /// Stores `draft` in the next group commit, which starts at once (the HTTP API's way in: it never waits for a
-    /// commit window).
+    /// Stores `draft` in the next group commit, which starts at once (the HTTP API's way in: it starts no wait for a
+    /// commit window, though it joins one under way).
     public func post(_ draft: MessageDraft) async throws -> PostOutcome {
         try await posts.add(draft) { commitNow() }
     }
@@ -37,21 +37,18 @@ extension SQLiteStore {
     /// sooner is under load, and it waits on its loop, with every post that comes meanwhile, for one commit of them
     /// all. Each commit costs nearly as much for one post as for many (its write of the log's pages, its locks), so
     /// under load a few milliseconds' wait takes a good part of the server's CPU per delivery off
-    /// (docs/benchmarks.md). A post after a quiet spell does not wait, nor does the next post of the sender the last
-    /// commit was for: one client sending post after post (each once the last was answered, as a stream does)
-    /// would only wait a window each, with nobody to share it.
+    /// (docs/benchmarks.md). A post after a quiet spell does not wait, nor does the next post of the sender whose post
+    /// alone was the last commit: one client sending post after post (each once the last was answered, as a stream
+    /// does) would only wait a window each, with nobody to share it.
     private func commitSoon(after sender: String) {
-        if let commitWindow, let loop = MultiThreadedEventLoopGroup.currentEventLoop {
-            let last = lastCommit.withLockedValue { $0 }
-            let opens = last.began + commitWindow
-            if last.sender != sender, opens > .now() {
-                // A loop that shuts down first cancels the task: the posts fail as they would with the database
-                // gone, and none waits for ever.
-                loop.scheduleTask(deadline: opens) { self.commitNow() }.futureResult.whenFailure { [posts] _ in
-                    posts.failAll(with: SerialDatabase.shuttingDown)
-                }
-                return
+        if let commitWindow, let loop = MultiThreadedEventLoopGroup.currentEventLoop,
+           let last = lastCommit.withLockedValue({ $0 }), last.sender != sender, last.began + commitWindow > .now() {
+            // A loop that shuts down first cancels the task: the posts fail as they would with the database gone,
+            // and none waits for ever.
+            loop.scheduleTask(deadline: last.began + commitWindow) { self.commitNow() }.futureResult.whenFailure { [posts] _ in
+                posts.failAll(with: SerialDatabase.shuttingDown)
             }
+            return
         }
         commitNow()
     }
@@ -74,8 +71,9 @@ extension SQLiteStore {
 
     private func commitWaiting(on connection: SQLiteHandle) {
         let (group, more) = posts.take()
-        if commitWindow != nil, let last = group.last {
-            lastCommit.withLockedValue { $0 = CommitMark(began: .now(), sender: last.draft.sender.id) }
+        if commitWindow != nil, !group.isEmpty {
+            let alone = group.count == 1 ? group[0].draft.sender.id : ""
+            lastCommit.withLockedValue { $0 = CommitMark(began: .now(), sender: alone) }
         }
         // Posts beyond this group (more than its most) wait for a job queued behind it (others' work in between
         // stays in order), not for a window.

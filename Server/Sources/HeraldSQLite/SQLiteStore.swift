@@ -35,8 +35,8 @@ public final class SQLiteStore: Store {
     /// Under load, how long after a commit began the next waits for, with every post that comes meanwhile (nil: it
     /// does not wait). See SQLiteStore+Entries.swift.
     package let commitWindow: TimeAmount?
-    /// When the last group commit began, and whose post was the last in it.
-    package let lastCommit = NIOLockedValueBox(CommitMark(began: .uptimeNanoseconds(0), sender: ""))
+    /// When the last group commit began, and whose post it was when it held one (nil before the first).
+    package let lastCommit = NIOLockedValueBox<CommitMark?>(nil)
 
     /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one), checks it and
     /// migrates it. Under load, a stream's posts less than `commitWindow` after a commit began wait for the window's
@@ -228,7 +228,8 @@ public final class SQLiteStore: Store {
     }
 }
 
-/// When a group commit began, and the sender of its last post: what the commit window is judged by.
+/// When a group commit began, and the sender of its post when it held only one (else empty): what the commit window
+/// is judged by.
 package struct CommitMark: Sendable {
     var began: NIODeadline
     var sender: String

@@ -201,6 +201,7 @@ struct GroupCommitTests {
             for id in ["a1", "a2", "a3"] {
                 #expect(stored(await post([id], to: store, in: conversation)) == [id], "alice's posts one after another")
             }
+            // The HTTP API's way in (here from a task, off the loops) starts no wait either.
             let overHTTP = try await store.post(draft("h1", by: "bob", in: conversation))
             if case .stored = overHTTP {} else { Issue.record("the HTTP API's post: \(overHTTP)") }
             #expect(store.posts.statistics == GroupCommitStatistics(transactions: 4, posts: 4), "none waited")
@@ -209,7 +210,8 @@ struct GroupCommitTests {
         // A post waiting for its window when the database closes is refused, not lost silently nor waited on.
         try await withWindow(.seconds(3)) { store, conversation in
             let closing = Task { await post(["a1", "b1"], to: store, in: conversation) }
-            try await waitUntil { store.posts.waiting == 1 }
+            // a1 was committed (in the loop's turn, before b1 came), and b1 waits.
+            try await waitUntil { store.posts.statistics.posts == 1 && store.posts.waiting == 1 }
             try await store.database.close(markingClean: false)
             let answered = await closing.value
             let refused = answered.filter { if case .failure(StoreError.closing) = $0.1 { true } else { false } }.map(\.0)

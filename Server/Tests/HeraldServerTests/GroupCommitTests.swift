@@ -209,11 +209,11 @@ struct GroupCommitTests {
 
         // A post waiting for its window when the database closes is refused, not lost silently nor waited on.
         try await withWindow(.seconds(3)) { store, conversation in
-            let closing = Task { await post(["a1", "b1"], to: store, in: conversation) }
+            async let closing = post(["a1", "b1"], to: store, in: conversation)
             // a1 was committed (in the loop's turn, before b1 came), and b1 waits.
             try await waitUntil { store.posts.statistics.posts == 1 && store.posts.waiting == 1 }
             try await store.database.close(markingClean: false)
-            let answered = await closing.value
+            let answered = await closing
             let refused = answered.filter { if case .failure(StoreError.closing) = $0.1 { true } else { false } }.map(\.0)
             #expect(stored(answered) == ["a1"] && refused == ["b1"], "\(answered)")
         }

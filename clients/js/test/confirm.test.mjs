@@ -160,6 +160,11 @@ describe("Confirmations: LiveNotifications in the background", async () => {
 
     live.setAppState("background");
     await eventually("paused", () => client.state === "paused");
+    // "paused" is the client's word, set as it sends its close; the server decides by what it counts.
+    await eventually("the server counts the stream gone", async () => {
+      const check = await server.request("lee", "GET", "/v1/me/notifications/check");
+      return check.devices.find((device) => device.id === "lee-phone")?.connected === false;
+    });
     await server.post("kim", direct, "while away", { id: "away" });
     await eventually("pushed at once", () => expo.of("away").length === 1);
 

@@ -42,7 +42,7 @@ extension SQLiteStore {
     /// does) would only wait a window each, with nobody to share it.
     private func commitSoon(after sender: String) {
         if let commitWindow, let loop = MultiThreadedEventLoopGroup.currentEventLoop,
-           let last = lastCommit.withLockedValue({ $0 }), last.sender != sender, last.began + commitWindow > .now() {
+           let last = lastCommit.withLockedValue({ $0 }), last.soleSender != sender, last.began + commitWindow > .now() {
             // A loop that shuts down first cancels the task: the posts fail as they would with the database gone,
             // and none waits for ever.
             loop.scheduleTask(deadline: last.began + commitWindow) { self.commitNow() }.futureResult.whenFailure { [posts] _ in
@@ -72,8 +72,8 @@ extension SQLiteStore {
     private func commitWaiting(on connection: SQLiteHandle) {
         let (group, more) = posts.take()
         if commitWindow != nil, !group.isEmpty {
-            let alone = group.count == 1 ? group[0].draft.sender.id : ""
-            lastCommit.withLockedValue { $0 = CommitMark(began: .now(), sender: alone) }
+            let alone = group.count == 1 ? group[0].draft.sender.id : nil
+            lastCommit.withLockedValue { $0 = CommitMark(began: .now(), soleSender: alone) }
         }
         // Posts beyond this group (more than its most) wait for a job queued behind it (others' work in between
         // stays in order), not for a window.

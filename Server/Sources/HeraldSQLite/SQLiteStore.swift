@@ -228,9 +228,9 @@ public final class SQLiteStore: Store {
     }
 }
 
-/// When a group commit began, and the sender of its post when it held only one (else empty): what the commit window
-/// is judged by.
+/// When a group commit began, and the sender of its post when it held only one: what the commit window is judged by.
 package struct CommitMark: Sendable {
     var began: NIODeadline
-    var sender: String
+    /// The sender of the commit's only post; nil when it held several.
+    var soleSender: String?
 }

@@ -159,14 +159,10 @@ extension SQLiteStore {
     private func insertGroup(
         _ drafts: [MessageDraft], createdAt: Double, on connection: SQLiteHandle
     ) throws -> [(Int64, MessageDraft)] {
-        let values = SQLiteHandle.padded(drafts.map { draft -> [SQLiteValue] in
-            [.text(draft.id), .text(draft.conversation.id), .text(draft.sender.id), .optionalText(draft.text),
-             .optionalText(draft.imageURL?.absoluteString), .float(createdAt), .integer(draft.silent ? 1 : 0),
-             .optionalText(draft.mentionsColumn)]
-        }, width: 8)
+        let values = SQLiteHandle.padded(drafts.map { Self.postedValues(of: $0, createdAt: createdAt) }, width: 8)
         let inserted = try connection.query(
             """
-            INSERT INTO messages (id, conversation_id, sender_id, text, image_url, created_at, silent, mentions)
+            INSERT INTO messages \(Self.postedColumns)
             SELECT * FROM (VALUES \(values.placeholders)) AS draft
             WHERE draft.column1 IS NOT NULL
               AND (draft.column3 = '' OR EXISTS (SELECT 1 FROM members me WHERE me.conversation_id = draft.column2
@@ -202,14 +198,19 @@ extension SQLiteStore {
             [.text(draft.id), .text(draft.conversation.id), .text(draft.sender.id)])
         guard check.first?.column("fresh")?.integer == 1 else { return nil }
         try connection.query(
-            """
-            INSERT INTO messages (id, conversation_id, sender_id, text, image_url, created_at, silent, mentions)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-            """,
-            [.text(draft.id), .text(draft.conversation.id), .text(draft.sender.id), .optionalText(draft.text),
-             .optionalText(draft.imageURL?.absoluteString), .float(createdAt), .integer(draft.silent ? 1 : 0),
-             .optionalText(draft.mentionsColumn)])
+            "INSERT INTO messages \(Self.postedColumns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            Self.postedValues(of: draft, createdAt: createdAt))
         return connection.lastInsertedRowID
+    }
+
+    /// The columns a post fills, in the order of ``postedValues(of:createdAt:)``.
+    private static let postedColumns = "(id, conversation_id, sender_id, text, image_url, created_at, silent, mentions)"
+
+    /// What a post stores in ``postedColumns``.
+    private static func postedValues(of draft: MessageDraft, createdAt: Double) -> [SQLiteValue] {
+        [.text(draft.id), .text(draft.conversation.id), .text(draft.sender.id), .optionalText(draft.text),
+         .optionalText(draft.imageURL?.absoluteString), .float(createdAt), .integer(draft.silent ? 1 : 0),
+         .optionalText(draft.mentionsColumn)]
     }
 
     /// The columns ``Rows/message(_:idColumn:conversationID:)`` reads.
